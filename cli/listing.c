@@ -1,0 +1,291 @@
+#include "listing.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <string.h>
+
+#include "arena.h"
+#include "catalog.h"
+#include "tracepoint.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define INDENT "    "
+#define WRAP_COL 80
+
+/* What follows "provider" for probes written with arguments. */
+static const char *const templates[] = {
+	[SYN_BARE] = "",
+	[SYN_EVENT] = NULL, /* the event's own name */
+	[SYN_UPROBE] = ":TARGET:SYMBOL",
+	[SYN_TRACEPOINT] = ":CATEGORY:NAME",
+	[SYN_INTERVAL] = ":s:N",
+};
+
+static const struct {
+	enum place place;
+	const char *desc;
+} place_descs[] = {
+	{ PLACE_DEVICE, "device (warp-collective)" },
+	{ PLACE_DRIVER, "driver" },
+	{ PLACE_HOST, "host" },
+};
+
+static const struct {
+	const char *what;
+	const char *example;
+} filter_descs[] = {
+	[FILTER_NONE] = { NULL, NULL },
+	[FILTER_KERNEL] = { "kernel name glob", "*gemm*" },
+	[FILTER_FUNC] = { "device function name glob", "*reduce*" },
+};
+
+static const char *const unif_names[] = {
+	[UNIF_UNIFORM] = "[uniform]",
+	[UNIF_VARYING] = "[lane-varying]",
+};
+
+static const char *place_desc(enum place p)
+{
+	for (size_t i = 0; i < ARRAY_LEN(place_descs); i++)
+		if (place_descs[i].place == p)
+			return place_descs[i].desc;
+	return place_name(p);
+}
+
+static void probe_name(const struct event *e, const struct provider *p,
+		       char *buf, size_t len)
+{
+	if (p->syntax == SYN_EVENT)
+		snprintf(buf, len, "%s:%s", e->provider, e->name);
+	else
+		snprintf(buf, len, "%s%s", e->provider, templates[p->syntax]);
+}
+
+/* Words after "    label: ", wrapped under the first word. */
+struct wrap {
+	FILE *out;
+	size_t indent, col;
+	bool any;
+};
+
+static void wrap_start(struct wrap *w, FILE *out, const char *label)
+{
+	w->out = out;
+	w->col = (size_t)fprintf(out, INDENT "%s:", label);
+	w->indent = w->col + 1;
+	w->any = false;
+}
+
+static void wrap_word(struct wrap *w, const char *word)
+{
+	size_t len = strlen(word);
+	if (w->any && w->col + 1 + len > WRAP_COL) {
+		fprintf(w->out, "\n%*s", (int)w->indent, "");
+		w->col = w->indent;
+	} else {
+		fputc(' ', w->out);
+		w->col++;
+	}
+	w->col += (size_t)fprintf(w->out, "%s", word);
+	w->any = true;
+}
+
+static void wrap_end(struct wrap *w)
+{
+	if (!w->any)
+		fputs(" none", w->out);
+	fputc('\n', w->out);
+}
+
+static void print_fields(FILE *out, const struct field *fields, bool device)
+{
+	char tb[64];
+	int tw = 0, nw = 0, uw = 0;
+
+	for (const struct field *f = fields; f && f->name; f++) {
+		int l = (int)strlen(type_str(f->type, tb, sizeof(tb)));
+		tw = l > tw ? l : tw;
+		l = (int)strlen(f->name);
+		nw = l > nw ? l : nw;
+		l = (int)strlen(unif_names[f->unif]);
+		uw = l > uw ? l : uw;
+	}
+	for (const struct field *f = fields; f && f->name; f++) {
+		fprintf(out, INDENT "%-*s  %-*s", tw,
+			type_str(f->type, tb, sizeof(tb)), nw, f->name);
+		if (device)
+			fprintf(out, "  %-*s", uw, unif_names[f->unif]);
+		fprintf(out, "  %s\n", f->doc ? f->doc : "");
+	}
+}
+
+/* Builtins available at this place; on the device, split by uniformity
+ * since that decides where a value may be branched on. */
+static void print_builtins(FILE *out, enum place place)
+{
+	size_t n;
+	const struct builtin *b = catalog_builtins(&n);
+	bool device = place_is_device(place);
+	struct wrap w;
+	int last = device ? UNIF_VARYING : UNIF_UNIFORM;
+
+	for (int u = UNIF_UNIFORM; u <= last; u++) {
+		wrap_start(&w, out, !device ? "builtins"
+				    : u == UNIF_UNIFORM ? "builtins [uniform]"
+				    : "builtins [lane-varying]");
+		for (size_t i = 0; i < n; i++)
+			if ((b[i].places & place) &&
+			    (!device || (int)b[i].unif == u))
+				wrap_word(&w, b[i].name);
+		wrap_end(&w);
+	}
+}
+
+static void print_policy(FILE *out, const struct event *e)
+{
+	struct wrap w;
+	size_t n;
+	char buf[160], tb[64];
+
+	if (e->decisions) {
+		wrap_start(&w, out, "return");
+		for (enum decision d = 0; d < DECISION_COUNT; d++)
+			if (e->decisions & DECISION_BIT(d))
+				wrap_word(&w, decision_name(d));
+		wrap_end(&w);
+	}
+	if (!e->decisions && !e->actions)
+		return;
+	const struct action *a = catalog_actions(&n);
+	wrap_start(&w, out, "actions");
+	for (size_t i = 0; i < n; i++) {
+		if (!(e->actions & ACTION_BIT(a[i].id)))
+			continue;
+		size_t len = (size_t)snprintf(buf, sizeof(buf), "%s(",
+					      a[i].name);
+		for (int k = 0; k < a[i].nargs && len < sizeof(buf); k++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+						"%s%s", k ? ", " : "",
+						type_str(a[i].args[k], tb,
+							 sizeof(tb)));
+		if (len < sizeof(buf))
+			snprintf(buf + len, sizeof(buf) - len, ")");
+		wrap_word(&w, buf);
+	}
+	wrap_end(&w);
+}
+
+static void print_verbose(FILE *out, const struct event *e,
+			  const struct field *fields, const char *doc,
+			  const char *name)
+{
+	if (doc)
+		fprintf(out, INDENT "%s\n", doc);
+	fprintf(out, INDENT "place: %s\n", place_desc(e->place));
+	if (e->filter != FILTER_NONE)
+		fprintf(out, INDENT "filter: %s (%s:%s)\n",
+			filter_descs[e->filter].what, name,
+			filter_descs[e->filter].example);
+	print_fields(out, fields, place_is_device(e->place));
+	print_builtins(out, e->place);
+	print_policy(out, e);
+}
+
+/* Real tracepoints matching glob; -errno when tracefs cannot be read. */
+static int list_tracepoints(FILE *out, const char *glob, bool verbose,
+			    const struct event *tp)
+{
+	struct arena a;
+	char **names, cat[256];
+	size_t n, skip = strlen("tracepoint:");
+	const char *rest = glob + skip, *colon = strchr(rest, ':');
+	const char *category = NULL;
+	int count = 0;
+
+	/* A literal category reads one directory instead of all. */
+	size_t clen = colon ? (size_t)(colon - rest) : 0;
+	if (colon && clen < sizeof(cat) && strcspn(rest, "*?[\\") > clen) {
+		memcpy(cat, rest, clen);
+		cat[clen] = '\0';
+		category = cat;
+	}
+
+	arena_init(&a);
+	int err = tracepoint_list(&a, category, &names, &n);
+	if (err == -ENOENT || err == -EINVAL) {
+		arena_free(&a);
+		return 0;
+	}
+	if (err) {
+		arena_free(&a);
+		return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char full[600];
+		snprintf(full, sizeof(full), "tracepoint:%s", names[i]);
+		if (fnmatch(glob, full, 0))
+			continue;
+		fprintf(out, "%s\n", full);
+		count++;
+		if (!verbose)
+			continue;
+		char *c = names[i], *nm = strchr(c, ':');
+		struct field *f = NULL;
+		size_t nf;
+		*nm++ = '\0';
+		int r = tracepoint_fields(&a, c, nm, &f, &nf);
+		char *doc = r ? arena_printf(&a, "fields unreadable: %s",
+					     strerror(-r))
+			      : NULL;
+		print_verbose(out, tp, f, doc, full);
+	}
+	arena_free(&a);
+	return count;
+}
+
+int listing_print(FILE *out, const char *glob, bool verbose)
+{
+	struct arena a;
+	size_t n;
+	int count = 0;
+
+	arena_init(&a);
+	if (!glob || !*glob)
+		glob = "*";
+
+	/* "t:sched:*" means "tracepoint:sched:*". */
+	const char *colon = strchr(glob, ':');
+	if (colon) {
+		char *prov = arena_strndup(&a, glob, (size_t)(colon - glob));
+		const struct provider *p = catalog_provider(prov);
+		if (p && strcmp(p->name, prov))
+			glob = arena_printf(&a, "%s%s", p->name, colon);
+	}
+	bool real_tp = !strncmp(glob, "tracepoint:", 11) && glob[11];
+
+	const struct event *e = catalog_events(&n);
+	for (size_t i = 0; i < n; i++, e++) {
+		const struct provider *p = catalog_provider(e->provider);
+		char name[128];
+
+		if (p->syntax == SYN_TRACEPOINT && real_tp) {
+			int r = list_tracepoints(out, glob, verbose, e);
+			if (r >= 0) {
+				count += r;
+				continue;
+			}
+			fprintf(stderr, "gpux: cannot list tracepoints: %s\n",
+				r == -ENODEV ? "tracefs is not mounted"
+					     : strerror(-r));
+		}
+		probe_name(e, p, name, sizeof(name));
+		if (fnmatch(glob, name, 0))
+			continue;
+		fprintf(out, "%s\n", name);
+		count++;
+		if (verbose)
+			print_verbose(out, e, e->fields, e->doc, name);
+	}
+	arena_free(&a);
+	return count;
+}

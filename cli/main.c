@@ -1,0 +1,153 @@
+/* gpux: parse the command line, then list, check, dump or prompt. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ast_dump.h"
+#include "frontend.h"
+#include "listing.h"
+#include "options.h"
+#include "repl.h"
+
+/* Read a whole file (or stdin for "-") into a malloc'd buffer. */
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (n == cap) {
+			char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				errno = EFBIG;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t r = fread(buf + n, 1, cap - n, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	if (buf && ferror(f)) {
+		free(buf);
+		buf = NULL;
+	}
+	if (f != stdin)
+		fclose(f);
+	*len = n;
+	return buf;
+}
+
+static int do_list(const struct options *o, FILE *out)
+{
+	int n = listing_print(out, o->list_glob, o->verbose);
+	if (n == 0 && o->list_glob) {
+		fprintf(stderr, "gpux: ERROR: no probes match '%s'\n", o->list_glob);
+		return 1;
+	}
+	return n < 0 ? 1 : 0;
+}
+
+static void report_target(const struct options *o)
+{
+	if (o->quiet)
+		return;
+	if (o->command)
+		fprintf(stderr, "gpux: would trace command: %s\n", o->command);
+	else if (o->cmd_argv) {
+		fputs("gpux: would trace command:", stderr);
+		for (int i = 0; i < o->cmd_argc; i++)
+			fprintf(stderr, " %s", o->cmd_argv[i]);
+		fputc('\n', stderr);
+	} else if (o->pid)
+		fprintf(stderr, "gpux: would trace process %ld\n", o->pid);
+}
+
+static int do_program(const struct options *o, FILE *out)
+{
+	const char *name = "stdin";
+	char *text = NULL;
+	size_t len;
+	if (o->program) {
+		len = strlen(o->program);
+	} else {
+		text = read_all(o->file, &len);
+		if (!text) {
+			fprintf(stderr, "gpux: ERROR: cannot read %s: %s\n", o->file,
+				strerror(errno));
+			return 1;
+		}
+		name = strcmp(o->file, "-") ? o->file : "stdin";
+	}
+	struct program *prog = program_new(name, o->program ? o->program : text, len);
+	free(text);
+	if (!prog) {
+		fputs("gpux: ERROR: out of memory\n", stderr);
+		return 1;
+	}
+	program_set_args(prog, o->args, o->nargs);
+	struct diags diags;
+	diags_init(&diags, &prog->arena);
+	enum fe_stop stop = o->dump == DUMP_AST ? FE_STOP_PARSE : FE_STOP_SEMA;
+	int rc = frontend_check(prog, &diags, stop);
+	if (rc == 0 && (o->dump & DUMP_AST))
+		ast_dump(out, prog, false);
+	if (rc == 0 && (o->dump & DUMP_TYPES))
+		ast_dump(out, prog, true);
+	diags_print(&diags, &prog->src, stderr);
+	program_free(prog);
+	if (rc)
+		return 1;
+	if (o->dry_run || o->dump) {
+		report_target(o);
+		return 0;
+	}
+	fputs("gpux: ERROR: this build checks programs but cannot attach probes yet; "
+	      "use --dry-run to check a program\n", stderr);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	if (options_parse(&o, argc, argv, stderr))
+		return 1;
+	if (o.help) {
+		options_usage(stdout);
+		return 0;
+	}
+	if (o.version) {
+		printf("gpux v%s\n", GPUX_VERSION);
+		return 0;
+	}
+	FILE *out = stdout;
+	if (o.output && !(out = fopen(o.output, "w"))) {
+		fprintf(stderr, "gpux: ERROR: cannot open %s: %s\n", o.output, strerror(errno));
+		return 1;
+	}
+	int rc;
+	if (o.list)
+		rc = do_list(&o, out);
+	else if (o.program || o.file)
+		rc = do_program(&o, out);
+	else if (o.repl || isatty(STDIN_FILENO))
+		rc = repl_run(stdin, out, isatty(STDIN_FILENO));
+	else {
+		fputs("gpux: ERROR: no program given: use -e 'PROGRAM' or a .gpx file\n"
+		      "Try 'gpux --help' for more information.\n", stderr);
+		rc = 1;
+	}
+	if (out != stdout && fclose(out)) {
+		fprintf(stderr, "gpux: ERROR: writing %s: %s\n", o.output, strerror(errno));
+		rc = 1;
+	}
+	return rc;
+}

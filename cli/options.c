@@ -1,0 +1,175 @@
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+void options_usage(FILE *out)
+{
+	fputs(
+"USAGE:\n"
+"    gpux [options] -e 'program' [args...]\n"
+"    gpux [options] FILE.gpx [args...]\n"
+"    gpux -l [GLOB]            list probes (-lv: with fields and builtins)\n"
+"    gpux                      interactive prompt (on a terminal)\n"
+"\n"
+"OPTIONS:\n"
+"    -e PROGRAM     program text (file name in messages: stdin)\n"
+"    -l [GLOB]      list probes matching GLOB, e.g. 'gdev:*'\n"
+"    -v             verbose: with -l, show fields, types and uniformity\n"
+"    -d STAGE       print a compiler stage and stop: ast, types\n"
+"                   (several with commas: -d ast,types)\n"
+"    --dry-run      compile and check the program, then stop\n"
+"    -c CMD         run CMD (a shell command line) and trace it\n"
+"    -p PID         trace the process PID\n"
+"    -f FORMAT      output format: text (default) or json\n"
+"    -o FILE        write program output to FILE\n"
+"    -q             quiet: no informational messages\n"
+"    --repl         start the interactive prompt even without a terminal\n"
+"    -h, --help     show this help\n"
+"    -V, --version  show the version\n"
+"    -- CMD ARGS    run CMD with ARGS and trace it\n"
+"\n"
+"EXAMPLES:\n"
+"    gpux -l 'gdev:*'\n"
+"    gpux --dry-run -e 'gdev:kernel_exit { @[kernel] = count(); }'\n"
+"    gpux -e 'gdev:access /store/ { @bytes[kernel] = sum(size); }' -c ./app\n",
+	      out);
+}
+
+static int usage_error(FILE *err, const char *fmt, const char *arg)
+{
+	fputs("gpux: ERROR: ", err);
+	fprintf(err, fmt, arg);
+	fputs("\nTry 'gpux --help' for more information.\n", err);
+	return -1;
+}
+
+static int parse_dump(struct options *o, const char *arg, FILE *err)
+{
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "ast"))
+			o->dump |= DUMP_AST;
+		else if (!strcmp(t, "types"))
+			o->dump |= DUMP_TYPES;
+		else
+			return usage_error(err, "unknown stage '%s' for -d (stages: ast, types)", t);
+	}
+	if (!o->dump)
+		return usage_error(err, "-d needs a stage (ast, types)%s", "");
+	return 0;
+}
+
+static int parse_pid(struct options *o, const char *arg, FILE *err)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	if (!*arg || *end || errno || v <= 0 || v > 4194304)
+		return usage_error(err, "invalid process id '%s' for -p", arg);
+	o->pid = v;
+	return 0;
+}
+
+enum { OPT_DRY_RUN = 256, OPT_REPL };
+
+int options_parse(struct options *o, int argc, char **argv, FILE *err)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "repl", no_argument, NULL, OPT_REPL },
+		{ NULL, 0, NULL, 0 },
+	};
+	memset(o, 0, sizeof(*o));
+	/* Everything after the first "--" is the command to trace. */
+	int end = argc;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			end = i;
+			o->cmd_argv = argv + i + 1;
+			o->cmd_argc = argc - i - 1;
+			break;
+		}
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(end, argv, ":e:ld:c:p:f:o:qvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (o->program)
+				return usage_error(err, "-e given twice%s", "");
+			o->program = optarg;
+			break;
+		case 'l': o->list = true; break;
+		case 'v': o->verbose = true; break;
+		case 'd':
+			if (parse_dump(o, optarg, err))
+				return -1;
+			break;
+		case 'c': o->command = optarg; break;
+		case 'p':
+			if (parse_pid(o, optarg, err))
+				return -1;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				o->format = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o->format = FMT_JSON;
+			else
+				return usage_error(err, "unknown output format '%s' (text, json)", optarg);
+			break;
+		case 'o': o->output = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'h': o->help = true; break;
+		case 'V': o->version = true; break;
+		case OPT_DRY_RUN: o->dry_run = true; break;
+		case OPT_REPL: o->repl = true; break;
+		case ':': {
+			char opt[3] = { '-', (char)optopt, 0 };
+			return usage_error(err, "option %s needs an argument", opt);
+		}
+		default: {
+			if (optopt) {
+				char opt[3] = { '-', (char)optopt, 0 };
+				return usage_error(err, "unknown option %s", opt);
+			}
+			return usage_error(err, "unknown option %s", argv[optind - 1]);
+		}
+		}
+	}
+	char **pos = argv + optind;
+	int npos = end - optind;
+	if (o->help || o->version)
+		return 0;
+	if (o->list) {
+		if (o->program)
+			return usage_error(err, "-l cannot be combined with -e%s", "");
+		if (npos > 1)
+			return usage_error(err, "-l takes one glob, got '%s' too", pos[1]);
+		o->list_glob = npos ? pos[0] : NULL;
+		return 0;
+	}
+	if (!o->program && npos) {
+		o->file = pos[0];
+		pos++;
+		npos--;
+	}
+	o->args = pos;
+	o->nargs = npos;
+	if (o->command && o->cmd_argv)
+		return usage_error(err, "give the command either with -c or after --, not both%s", "");
+	if (o->pid && (o->command || o->cmd_argv))
+		return usage_error(err, "-p traces a running process; it cannot be combined with a command%s", "");
+	if (o->cmd_argv && o->cmd_argc == 0)
+		return usage_error(err, "'--' must be followed by a command%s", "");
+	if (!o->program && !o->file && (o->command || o->cmd_argv || o->pid || o->dump || o->dry_run))
+		return usage_error(err, "no program given: use -e 'PROGRAM' or a .gpx file%s", "");
+	return 0;
+}

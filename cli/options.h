@@ -1,0 +1,39 @@
+/* Command-line options of gpux, parsed into one struct. */
+#ifndef GPUX_OPTIONS_H
+#define GPUX_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum out_format { FMT_TEXT, FMT_JSON };
+
+enum dump_stage {
+	DUMP_AST = 1 << 0,
+	DUMP_TYPES = 1 << 1,
+};
+
+struct options {
+	const char *program;   /* -e text */
+	const char *file;      /* script path ("-" = stdin) */
+	char **args;           /* script arguments ($1...) */
+	int nargs;
+	bool list;             /* -l */
+	const char *list_glob;
+	bool verbose;          /* -v */
+	unsigned dump;         /* -d stages */
+	bool dry_run;
+	const char *command;   /* -c */
+	char **cmd_argv;       /* after -- */
+	int cmd_argc;
+	long pid;              /* -p, 0 if none */
+	enum out_format format;
+	const char *output;    /* -o */
+	bool quiet;
+	bool help, version, repl;
+};
+
+/* Parse argv. On a usage error print it to err and return -1. */
+int options_parse(struct options *o, int argc, char **argv, FILE *err);
+void options_usage(FILE *out);
+
+#endif

@@ -1,0 +1,152 @@
+/* The abstract syntax tree. Every node carries its source span; semantic
+ * passes fill in type, uniformity and resolution fields in place. */
+#ifndef GPUX_AST_H
+#define GPUX_AST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "catalog.h"
+#include "source.h"
+#include "types.h"
+
+enum node_kind {
+	/* top level */
+	N_PROBE,
+	N_ATTACH,
+	/* statements */
+	N_EXPR_STMT,
+	N_ASSIGN,
+	N_IF,
+	N_UNROLL,
+	N_FOR,
+	N_WHILE,
+	N_RETURN,
+	N_BLOCK,
+	/* expressions */
+	N_INT,
+	N_STR,
+	N_VAR,        /* $name */
+	N_POSITIONAL, /* $1, $2 ... and $# (index 0 means $#) */
+	N_MAP,        /* @name[keys], name "" for the anonymous @ */
+	N_IDENT,      /* builtin, context field or decision constant */
+	N_FIELD,      /* expr.name */
+	N_BINOP,
+	N_UNOP,
+	N_TERNARY,
+	N_CAST,
+	N_CALL,
+	N_INCDEC, /* ++x, x++, --x, x-- */
+};
+
+/* Operators use their token spelling's first character where it is
+ * unique, and named values for the two-character ones. */
+enum op {
+	OP_ADD = '+', OP_SUB = '-', OP_MUL = '*', OP_DIV = '/', OP_MOD = '%',
+	OP_BAND = '&', OP_BOR = '|', OP_BXOR = '^', OP_LT = '<', OP_GT = '>',
+	OP_NOT = '!', OP_BNOT = '~', OP_ASSIGN = '=',
+	OP_EQ = 256, OP_NE, OP_LE, OP_GE, OP_LAND, OP_LOR, OP_SHL, OP_SHR,
+	OP_NEG, OP_PLUS, OP_INC, OP_DEC,
+};
+
+/* What an N_IDENT turned out to be. */
+enum ident_kind { ID_UNRESOLVED, ID_FIELD, ID_BUILTIN, ID_DECISION };
+
+struct node;
+
+struct attach {
+	const char *text;     /* as written: "gdev:kernel_entry:*gemm*" */
+	const char *provider; /* "gdev" */
+	const char *event;    /* second part or NULL */
+	const char *filter;   /* third part or NULL */
+	int nparts;           /* how many ':'-separated parts were written */
+	/* resolution */
+	const struct provider *prov;
+	const struct event **events; /* events matched (globs expand) */
+	int nevents;
+	uint64_t interval_ns; /* interval: period */
+	const struct field *tp_fields; /* tracepoint: fields from tracefs */
+	int ntp_fields;
+};
+
+struct probe {
+	struct node *attach; /* list of N_ATTACH */
+	struct node *pred;   /* may be NULL */
+	struct node *body;   /* N_BLOCK */
+	/* resolution */
+	enum place place;
+	bool policy; /* a driver hook that may return a decision */
+	int index;   /* order in the program */
+};
+
+struct node {
+	enum node_kind kind;
+	struct span span;
+	struct node *next; /* next sibling in a list */
+	int depth;         /* expression nesting, bounded by the parser */
+	/* filled by semantic passes */
+	struct type type;
+	enum unif unif;
+	union {
+		struct probe probe;
+		struct attach attach;
+		struct { struct node *expr; } expr_stmt;
+		struct { int op; struct node *target, *value; } assign;
+		struct { struct node *cond, *then, *els; } if_;
+		struct { struct node *count, *body; } unroll;
+		struct { struct node *var, *lo, *hi, *body; } for_;
+		struct { struct node *cond, *body; } while_;
+		struct { struct node *value; } ret;
+		struct { struct node *stmts; } block;
+		struct { uint64_t value; } num;
+		struct { const char *s; size_t len; } str;
+		struct { const char *name; } var;
+		struct { int index; } positional;
+		struct { const char *name; struct node *keys; int nkeys;
+			 struct map_info *info; } map;
+		struct { const char *name; enum ident_kind kind;
+			 const struct field *field;
+			 const struct builtin *builtin;
+			 enum decision decision; } ident;
+		struct { struct node *base; const char *name; } field;
+		struct { int op; struct node *lhs, *rhs; } binop;
+		struct { int op; struct node *operand; } unop;
+		struct { struct node *cond, *then, *els; } ternary;
+		struct { const char *name; struct type to;
+			 struct node *operand; } cast;
+		struct { const char *name; struct node *args; int nargs;
+			 const void *fn; } call;
+		struct { int op; bool prefix; struct node *target; } incdec;
+	} u;
+};
+
+/* One map of the program, shared by every use of its name. */
+struct map_info {
+	struct map_info *next;
+	const char *name; /* "" for @ */
+	struct node *first_use;
+	int nkeys;          /* -1 until known */
+	struct type *keys;  /* nkeys entries */
+	struct type value;  /* TY_NONE until known */
+	unsigned places;    /* PLACE_* bits of the probes using it */
+	bool written;       /* assigned somewhere (else: read of undefined) */
+	bool warned;        /* 'never assigned' reported once */
+};
+
+struct program {
+	struct arena arena;
+	struct source src;
+	struct node *probes; /* list of N_PROBE */
+	struct map_info *maps;
+	char **positional; /* script arguments, $1.. */
+	int npositional;
+};
+
+struct node *ast_new(struct arena *a, enum node_kind kind, struct span sp);
+/* Append b to list a (either may be NULL); returns the head. */
+struct node *ast_append(struct node *a, struct node *b);
+int ast_count(const struct node *list);
+const char *op_str(int op);
+
+#endif

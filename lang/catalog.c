@@ -1,0 +1,419 @@
+/* The probe catalog's tables. Everything gpux knows about probe names lives
+ * here as data; the lookups below are plain linear scans, as the tables are
+ * small and read once per name in a script. */
+#include "catalog.h"
+
+#include <string.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define DEC(d) DECISION_BIT(DECISION_##d)
+#define ACT(a) ACTION_BIT(ACT_##a)
+
+/* Same order as gpux -l prints them. */
+static const struct provider providers[] = {
+	{ "gdev", NULL, PLACE_DEVICE, SYN_EVENT,
+	  "inside CUDA kernels on the GPU, warp-collective" },
+	{ "cuda", NULL, PLACE_HOST, SYN_EVENT,
+	  "CUDA API calls, seen by the runtime preloaded into the program" },
+	{ "uprobe", "u", PLACE_HOST, SYN_UPROBE,
+	  "entry of a user-space function" },
+	{ "uretprobe", "ur", PLACE_HOST, SYN_UPROBE,
+	  "return of a user-space function" },
+	{ "tracepoint", "t", PLACE_HOST, SYN_TRACEPOINT,
+	  "a Linux kernel tracepoint" },
+	{ "gpu_mem", NULL, PLACE_DRIVER, SYN_EVENT,
+	  "GPU memory policy hooks (UVM eviction, prefetch) in the driver" },
+	{ "gpu_sched", NULL, PLACE_DRIVER, SYN_EVENT,
+	  "GPU scheduling policy hooks (TSG timeslice, interleave)" },
+	{ "BEGIN", NULL, PLACE_HOST, SYN_BARE,
+	  "once, before any other probe" },
+	{ "END", NULL, PLACE_HOST, SYN_BARE,
+	  "once, when gpux exits" },
+	{ "interval", "i", PLACE_HOST, SYN_INTERVAL,
+	  "periodically, on one CPU" },
+};
+
+/* Context fields, one { NULL } terminated array per event. */
+#define FIELDS_END { .name = NULL }
+
+static const struct field no_fields[] = { FIELDS_END };
+
+static const struct field gdev_access_fields[] = {
+	{ "addr", TYPE_U64, UNIF_VARYING, "address accessed by this lane" },
+	{ "size", TYPE_U32, UNIF_UNIFORM,
+	  "bytes per lane of the memory instruction" },
+	{ "store", TYPE_INT(8, false), UNIF_UNIFORM, "1 for stores" },
+	{ "atomic", TYPE_INT(8, false), UNIF_UNIFORM,
+	  "1 for atomic and reduction instructions" },
+	FIELDS_END,
+};
+
+static const struct field gdev_func_fields[] = {
+	{ "func", TYPE_STR, UNIF_UNIFORM, "device function name" },
+	FIELDS_END,
+};
+
+static const struct field cuda_launch_fields[] = {
+	{ "kernel", TYPE_STR, UNIF_UNIFORM, "name of the launched kernel" },
+	{ "grid", TYPE_DIM3, UNIF_UNIFORM, "grid dimensions, in blocks" },
+	{ "block", TYPE_DIM3, UNIF_UNIFORM, "block dimensions, in threads" },
+	{ "shmem", TYPE_U32, UNIF_UNIFORM, "dynamic shared memory, bytes" },
+	{ "stream", TYPE_U64, UNIF_UNIFORM, "stream handle (0: default)" },
+	FIELDS_END,
+};
+
+static const struct field cuda_malloc_fields[] = {
+	{ "ptr", TYPE_U64, UNIF_UNIFORM, "device address returned" },
+	{ "bytes", TYPE_U64, UNIF_UNIFORM, "size requested" },
+	{ "managed", TYPE_INT(8, false), UNIF_UNIFORM,
+	  "1 for managed (UVM) memory" },
+	FIELDS_END,
+};
+
+static const struct field cuda_free_fields[] = {
+	{ "ptr", TYPE_U64, UNIF_UNIFORM, "device address freed" },
+	FIELDS_END,
+};
+
+static const struct field cuda_memcpy_fields[] = {
+	{ "dst", TYPE_U64, UNIF_UNIFORM, "destination address" },
+	{ "src", TYPE_U64, UNIF_UNIFORM, "source address" },
+	{ "bytes", TYPE_U64, UNIF_UNIFORM, "bytes copied" },
+	{ "kind", TYPE_STR, UNIF_UNIFORM,
+	  "\"HtoD\", \"DtoH\", \"DtoD\", \"HtoH\" or \"default\"" },
+	{ "stream", TYPE_U64, UNIF_UNIFORM, "stream handle (0: default)" },
+	{ "async", TYPE_INT(8, false), UNIF_UNIFORM,
+	  "1 for cudaMemcpyAsync and friends" },
+	FIELDS_END,
+};
+
+static const struct field cuda_sync_fields[] = {
+	{ "stream", TYPE_U64, UNIF_UNIFORM,
+	  "stream synchronized (0: device-wide sync)" },
+	FIELDS_END,
+};
+
+static const struct field cuda_module_fields[] = {
+	{ "module", TYPE_U64, UNIF_UNIFORM, "module handle" },
+	{ "bytes", TYPE_U64, UNIF_UNIFORM, "image size" },
+	{ "ptx", TYPE_INT(8, false), UNIF_UNIFORM,
+	  "1 if the image carries PTX" },
+	FIELDS_END,
+};
+
+static const struct field mem_chunk_fields[] = {
+	{ "chunk", TYPE_PTR("chunk"), UNIF_UNIFORM,
+	  "the memory chunk (block)" },
+	{ "list", TYPE_PTR("list"), UNIF_UNIFORM,
+	  "the eviction list holding it" },
+	FIELDS_END,
+};
+
+static const struct field mem_evict_fields[] = {
+	{ "used_list", TYPE_PTR("list"), UNIF_UNIFORM,
+	  "chunks in use, head evicted first" },
+	{ "unused_list", TYPE_PTR("list"), UNIF_UNIFORM,
+	  "chunks allocated but unused" },
+	FIELDS_END,
+};
+
+static const struct field mem_prefetch_fields[] = {
+	{ "page_index", TYPE_U32, UNIF_UNIFORM,
+	  "faulting page within its 2 MB block" },
+	{ "max_first", TYPE_U32, UNIF_UNIFORM,
+	  "first page of the max prefetch region" },
+	{ "max_outer", TYPE_U32, UNIF_UNIFORM,
+	  "end (exclusive) of the max prefetch region" },
+	FIELDS_END,
+};
+
+static const struct field sched_init_fields[] = {
+	{ "tsg_id", TYPE_U64, UNIF_UNIFORM, "time-slice group id" },
+	{ "timeslice", TYPE_U64, UNIF_UNIFORM, "current timeslice, us" },
+	{ "interleave", TYPE_U32, UNIF_UNIFORM, "current interleave level" },
+	FIELDS_END,
+};
+
+static const struct field sched_tsg_fields[] = {
+	{ "tsg_id", TYPE_U64, UNIF_UNIFORM, "time-slice group id" },
+	FIELDS_END,
+};
+
+static const struct field uprobe_fields[] = {
+	{ "arg0", TYPE_U64, UNIF_UNIFORM, "first integer argument" },
+	{ "arg1", TYPE_U64, UNIF_UNIFORM, "second integer argument" },
+	{ "arg2", TYPE_U64, UNIF_UNIFORM, "third integer argument" },
+	{ "arg3", TYPE_U64, UNIF_UNIFORM, "fourth integer argument" },
+	{ "arg4", TYPE_U64, UNIF_UNIFORM, "fifth integer argument" },
+	{ "arg5", TYPE_U64, UNIF_UNIFORM, "sixth integer argument" },
+	{ "func", TYPE_STR, UNIF_UNIFORM, "probed function name" },
+	FIELDS_END,
+};
+
+static const struct field uretprobe_fields[] = {
+	{ "retval", TYPE_U64, UNIF_UNIFORM, "return value" },
+	{ "func", TYPE_STR, UNIF_UNIFORM, "probed function name" },
+	FIELDS_END,
+};
+
+static const struct event events[] = {
+	{ "gdev", "kernel_entry", PLACE_DEVICE, FILTER_KERNEL, no_fields, 0, 0,
+	  "kernel start, once per thread (after parameter loads)" },
+	{ "gdev", "kernel_exit", PLACE_DEVICE, FILTER_KERNEL, no_fields, 0, 0,
+	  "kernel end, once per thread, on every exit path" },
+	{ "gdev", "access", PLACE_DEVICE, FILTER_KERNEL, gdev_access_fields,
+	  0, 0, "global load/store/atomic, once per thread per instruction" },
+	{ "gdev", "func_entry", PLACE_DEVICE, FILTER_FUNC, gdev_func_fields,
+	  0, 0, "device function entry, once per thread" },
+	{ "gdev", "func_exit", PLACE_DEVICE, FILTER_FUNC, gdev_func_fields,
+	  0, 0, "device function return, once per thread" },
+
+	{ "cuda", "launch", PLACE_HOST, FILTER_KERNEL, cuda_launch_fields,
+	  0, 0, "kernel launch (cuLaunchKernel / cudaLaunchKernel)" },
+	{ "cuda", "malloc", PLACE_HOST, FILTER_NONE, cuda_malloc_fields, 0, 0,
+	  "device or managed allocation (cuMemAlloc*, cudaMalloc*)" },
+	{ "cuda", "free", PLACE_HOST, FILTER_NONE, cuda_free_fields, 0, 0,
+	  "device memory release (cuMemFree, cudaFree)" },
+	{ "cuda", "memcpy", PLACE_HOST, FILTER_NONE, cuda_memcpy_fields, 0, 0,
+	  "memory copy (cuMemcpy*, cudaMemcpy*)" },
+	{ "cuda", "sync", PLACE_HOST, FILTER_NONE, cuda_sync_fields, 0, 0,
+	  "stream or device synchronization" },
+	{ "cuda", "module_load", PLACE_HOST, FILTER_NONE, cuda_module_fields,
+	  0, 0, "module (cubin/PTX image) load" },
+
+	{ "uprobe", NULL, PLACE_HOST, FILTER_NONE, uprobe_fields, 0, 0,
+	  "entry of SYMBOL in TARGET (a path or library name)" },
+	{ "uretprobe", NULL, PLACE_HOST, FILTER_NONE, uretprobe_fields, 0, 0,
+	  "return of SYMBOL in TARGET (a path or library name)" },
+	{ "tracepoint", NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
+	  "kernel tracepoint CATEGORY:NAME; fields come from tracefs" },
+
+	{ "gpu_mem", "activate", PLACE_DRIVER, FILTER_NONE, mem_chunk_fields,
+	  DEC(DEFAULT), ACT(MOVE_HEAD) | ACT(MOVE_TAIL),
+	  "chunk becomes evictable (uvm_pmm_chunk_activate / gpu_block_activate)" },
+	{ "gpu_mem", "access", PLACE_DRIVER, FILTER_NONE, mem_chunk_fields,
+	  DEC(DEFAULT) | DEC(BYPASS) | DEC(ENTER_LOOP),
+	  ACT(MOVE_HEAD) | ACT(MOVE_TAIL),
+	  "chunk used (uvm_pmm_chunk_used / gpu_block_access)" },
+	{ "gpu_mem", "evict_prepare", PLACE_DRIVER, FILTER_NONE,
+	  mem_evict_fields, DEC(DEFAULT), 0,
+	  "before picking a victim (uvm_pmm_eviction_prepare / gpu_evict_prepare)" },
+	{ "gpu_mem", "prefetch", PLACE_DRIVER, FILTER_NONE,
+	  mem_prefetch_fields, DEC(DEFAULT) | DEC(BYPASS) | DEC(ENTER_LOOP),
+	  ACT(SET_PREFETCH_REGION),
+	  "fault prefetch (uvm_prefetch_before_compute / gpu_page_prefetch)" },
+
+	{ "gpu_sched", "task_init", PLACE_DRIVER, FILTER_NONE,
+	  sched_init_fields, DEC(DEFAULT),
+	  ACT(SET_TIMESLICE) | ACT(SET_INTERLEAVE),
+	  "new time-slice group (nv_gpu_sched_ops.on_task_init)" },
+	{ "gpu_sched", "bind", PLACE_DRIVER, FILTER_NONE, sched_tsg_fields,
+	  DEC(DEFAULT), ACT(SET_INTERLEAVE) | ACT(REJECT_BIND),
+	  "group bound to a runlist (nv_gpu_sched_ops.on_bind)" },
+	{ "gpu_sched", "task_destroy", PLACE_DRIVER, FILTER_NONE,
+	  sched_tsg_fields, DEC(DEFAULT), 0,
+	  "group destroyed (nv_gpu_sched_ops.on_task_destroy)" },
+
+	{ "BEGIN", NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
+	  "once, before any other probe fires" },
+	{ "END", NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
+	  "once, at exit (after exit(), Ctrl-C or the traced program ends)" },
+	{ "interval", NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
+	  "every N seconds; unit s, ms, us, or hz for N times a second" },
+};
+
+#define DEV PLACE_DEVICE
+#define DRV PLACE_DRIVER
+#define HOST PLACE_HOST
+
+static const struct builtin builtins[] = {
+	{ "kernel", TYPE_STR, DEV, UNIF_UNIFORM, "CUDA kernel name" },
+	{ "sm", TYPE_U32, DEV, UNIF_UNIFORM, "streaming multiprocessor id" },
+	{ "warp", TYPE_U32, DEV, UNIF_UNIFORM, "warp index within the block" },
+	{ "lane", TYPE_U32, DEV, UNIF_VARYING, "lane index within the warp" },
+	{ "threadIdx", TYPE_DIM3, DEV, UNIF_VARYING,
+	  "thread index in the block" },
+	{ "blockIdx", TYPE_DIM3, DEV, UNIF_UNIFORM, "block index in the grid" },
+	{ "blockDim", TYPE_DIM3, DEV, UNIF_UNIFORM, "block dimensions" },
+	{ "gridDim", TYPE_DIM3, DEV, UNIF_UNIFORM, "grid dimensions" },
+	{ "gtid", TYPE_U64, DEV, UNIF_VARYING, "global linear thread id" },
+	{ "cycles", TYPE_U64, DEV, UNIF_UNIFORM,
+	  "SM clock (clock64), read by the warp leader" },
+	{ "nsecs", TYPE_U64, PLACE_ANY, UNIF_UNIFORM,
+	  "timestamp, ns (on the device: globaltimer)" },
+	{ "pid", TYPE_U32, DEV | DRV | HOST, UNIF_UNIFORM,
+	  "process id (on the device: the traced process)" },
+	{ "tid", TYPE_U32, DEV | DRV | HOST, UNIF_UNIFORM,
+	  "thread id (on the device: the traced process)" },
+	{ "comm", TYPE_STR, DEV | DRV | HOST, UNIF_UNIFORM, "process name" },
+	{ "probe", TYPE_STR, PLACE_ANY, UNIF_UNIFORM,
+	  "name of the probe fired" },
+	{ "cpu", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "CPU id" },
+	{ "uid", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "user id" },
+	{ "elapsed", TYPE_U64, HOST, UNIF_UNIFORM, "ns since gpux started" },
+};
+
+/* Indexed by enum action_id. */
+static const struct action actions[] = {
+	[ACT_MOVE_HEAD] = {
+		ACT_MOVE_HEAD, "move_head", 1, { TYPE_PTR("chunk") },
+		"evict next: bpf_uvm_pmm_chunk_move_head / "
+		"bpf_gpu_block_move_head" },
+	[ACT_MOVE_TAIL] = {
+		ACT_MOVE_TAIL, "move_tail", 1, { TYPE_PTR("chunk") },
+		"evict last: bpf_uvm_pmm_chunk_move_tail / "
+		"bpf_gpu_block_move_tail" },
+	[ACT_SET_PREFETCH_REGION] = {
+		ACT_SET_PREFETCH_REGION, "set_prefetch_region", 2,
+		{ TYPE_U32, TYPE_U32 },
+		"prefetch pages [first, outer): bpf_uvm_set_va_block_region / "
+		"bpf_gpu_set_prefetch_region" },
+	[ACT_SET_TIMESLICE] = { ACT_SET_TIMESLICE, "set_timeslice", 1,
+				{ TYPE_U64 },
+				"timeslice in us: bpf_nv_gpu_set_timeslice" },
+	[ACT_SET_INTERLEAVE] = { ACT_SET_INTERLEAVE, "set_interleave", 1,
+				 { TYPE_U32 },
+				 "interleave level: bpf_nv_gpu_set_interleave" },
+	[ACT_REJECT_BIND] = { ACT_REJECT_BIND, "reject_bind", 0, { TYPE_NONE },
+			      "refuse the bind: bpf_nv_gpu_reject_bind" },
+};
+
+/* Indexed by enum decision. */
+static const struct decision_info decisions[] = {
+	[DECISION_DEFAULT] = { DECISION_DEFAULT, "DEFAULT" },
+	[DECISION_BYPASS] = { DECISION_BYPASS, "BYPASS" },
+	[DECISION_ENTER_LOOP] = { DECISION_ENTER_LOOP, "ENTER_LOOP" },
+};
+
+static const struct {
+	enum place place;
+	const char *name;
+} place_names[] = {
+	{ PLACE_DEVICE, "device" },
+	{ PLACE_DRIVER, "driver" },
+	{ PLACE_HOST, "host" },
+};
+
+_Static_assert(ARRAY_LEN(actions) == ACT_COUNT, "one action per action_id");
+_Static_assert(ARRAY_LEN(decisions) == DECISION_COUNT,
+	       "one entry per decision");
+
+const struct provider *catalog_providers(size_t *n)
+{
+	*n = ARRAY_LEN(providers);
+	return providers;
+}
+
+const struct event *catalog_events(size_t *n)
+{
+	*n = ARRAY_LEN(events);
+	return events;
+}
+
+const struct builtin *catalog_builtins(size_t *n)
+{
+	*n = ARRAY_LEN(builtins);
+	return builtins;
+}
+
+const struct action *catalog_actions(size_t *n)
+{
+	*n = ARRAY_LEN(actions);
+	return actions;
+}
+
+const struct decision_info *catalog_decisions(size_t *n)
+{
+	*n = ARRAY_LEN(decisions);
+	return decisions;
+}
+
+const struct provider *catalog_provider(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_LEN(providers); i++) {
+		const struct provider *p = &providers[i];
+		if (!strcmp(p->name, name) ||
+		    (p->alias && !strcmp(p->alias, name)))
+			return p;
+	}
+	return NULL;
+}
+
+const struct event *catalog_event(const struct provider *p, const char *name)
+{
+	if (!p)
+		return NULL;
+	bool named = p->syntax == SYN_EVENT;
+	if (named && !name)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_LEN(events); i++) {
+		const struct event *e = &events[i];
+		if (strcmp(e->provider, p->name))
+			continue;
+		/* Non-event providers have one nameless event: the name
+		 * written (target, category...) is not ours to check. */
+		if (!named || (e->name && !strcmp(e->name, name)))
+			return e;
+	}
+	return NULL;
+}
+
+const struct field *event_field(const struct event *e, const char *name)
+{
+	if (!e || !name)
+		return NULL;
+	for (const struct field *f = e->fields; f && f->name; f++)
+		if (!strcmp(f->name, name))
+			return f;
+	return NULL;
+}
+
+const struct builtin *catalog_builtin(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_LEN(builtins); i++)
+		if (!strcmp(builtins[i].name, name))
+			return &builtins[i];
+	return NULL;
+}
+
+const struct action *catalog_action(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_LEN(actions); i++)
+		if (!strcmp(actions[i].name, name))
+			return &actions[i];
+	return NULL;
+}
+
+bool catalog_decision(const char *name, enum decision *out)
+{
+	if (!name)
+		return false;
+	for (size_t i = 0; i < ARRAY_LEN(decisions); i++)
+		if (!strcmp(decisions[i].name, name)) {
+			if (out)
+				*out = decisions[i].value;
+			return true;
+		}
+	return false;
+}
+
+const char *decision_name(enum decision d)
+{
+	if ((unsigned)d >= ARRAY_LEN(decisions))
+		return "?";
+	return decisions[d].name;
+}
+
+const char *place_name(enum place p)
+{
+	for (size_t i = 0; i < ARRAY_LEN(place_names); i++)
+		if (place_names[i].place == p)
+			return place_names[i].name;
+	return "?";
+}

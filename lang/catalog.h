@@ -1,0 +1,131 @@
+/* The probe catalog: one table of providers, events, context fields,
+ * builtins, policy decisions and actions. The parser's checks, `gpux -l`,
+ * codegen and the SIMT verifier all read it; nothing else should hard-code
+ * probe names. */
+#ifndef GPUX_CATALOG_H
+#define GPUX_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "types.h"
+
+/* Where probe code runs. Bit values so builtins can list several. */
+enum place {
+	PLACE_DEVICE = 1 << 0, /* inside CUDA kernels, warp-collective */
+	PLACE_DRIVER = 1 << 1, /* struct_ops hooks in the GPU driver */
+	PLACE_HOST = 1 << 2,   /* controller, kernel BPF, CUDA API events */
+};
+#define PLACE_ANY (PLACE_DEVICE | PLACE_DRIVER | PLACE_HOST)
+
+/* For device values: the same in every lane of a warp, or not. */
+enum unif { UNIF_UNIFORM = 0, UNIF_VARYING = 1 };
+
+/* How the text after "provider:" is read. */
+enum probe_syntax {
+	SYN_BARE,       /* BEGIN, END: no ':' at all */
+	SYN_EVENT,      /* provider:event[:filter], events from this catalog */
+	SYN_UPROBE,     /* provider:target:symbol (target a path or lib name) */
+	SYN_TRACEPOINT, /* tracepoint:category:name, fields from tracefs */
+	SYN_INTERVAL,   /* interval:unit:count, unit s|ms|us|hz */
+};
+
+/* What an event's optional third part filters on (SYN_EVENT only). */
+enum filter_kind {
+	FILTER_NONE,   /* no filter allowed */
+	FILTER_KERNEL, /* glob on the CUDA kernel name */
+	FILTER_FUNC,   /* glob on the device function name */
+};
+
+enum decision {
+	DECISION_DEFAULT = 0,
+	DECISION_BYPASS = 1,
+	DECISION_ENTER_LOOP = 2,
+	DECISION_COUNT
+};
+#define DECISION_BIT(d) (1u << (d))
+
+enum action_id {
+	ACT_MOVE_HEAD,
+	ACT_MOVE_TAIL,
+	ACT_SET_PREFETCH_REGION,
+	ACT_SET_TIMESLICE,
+	ACT_SET_INTERLEAVE,
+	ACT_REJECT_BIND,
+	ACT_COUNT
+};
+#define ACTION_BIT(a) (1u << (a))
+
+struct field {
+	const char *name;
+	struct type type;
+	enum unif unif; /* meaningful for device events */
+	const char *doc;
+};
+
+struct provider {
+	const char *name;
+	const char *alias; /* bpftrace-style short name ("u", "t") or NULL */
+	enum place place;
+	enum probe_syntax syntax;
+	const char *doc;
+};
+
+struct event {
+	const char *provider;
+	const char *name; /* NULL for SYN_BARE/UPROBE/TRACEPOINT/INTERVAL */
+	enum place place;
+	enum filter_kind filter;
+	const struct field *fields; /* terminated by a { NULL } entry */
+	unsigned decisions;         /* DECISION_BITs a `return` may give */
+	unsigned actions;           /* ACTION_BITs callable here */
+	const char *doc;
+};
+
+struct builtin {
+	const char *name;
+	struct type type;
+	unsigned places; /* PLACE_* bits where it is available */
+	enum unif unif;  /* on the device */
+	const char *doc;
+};
+
+struct action {
+	enum action_id id;
+	const char *name;
+	int nargs;
+	struct type args[2];
+	const char *doc;
+};
+
+struct decision_info {
+	enum decision value;
+	const char *name;
+};
+
+/* Whole tables, for listing and suggestions. */
+const struct provider *catalog_providers(size_t *n);
+const struct event *catalog_events(size_t *n);
+const struct builtin *catalog_builtins(size_t *n);
+const struct action *catalog_actions(size_t *n);
+const struct decision_info *catalog_decisions(size_t *n);
+
+/* Lookups by exact name (provider aliases accepted); NULL when absent. */
+const struct provider *catalog_provider(const char *name);
+/* The one event of a non-SYN_EVENT provider, or a named SYN_EVENT event. */
+const struct event *catalog_event(const struct provider *p, const char *name);
+const struct field *event_field(const struct event *e, const char *name);
+const struct builtin *catalog_builtin(const char *name);
+const struct action *catalog_action(const char *name);
+/* DECISION_DEFAULT.. by name ("BYPASS"); false when not a decision. */
+bool catalog_decision(const char *name, enum decision *out);
+const char *decision_name(enum decision d);
+
+/* Whether the place is a SIMT (warp-collective) execution context. */
+static inline bool place_is_device(enum place p)
+{
+	return p == PLACE_DEVICE;
+}
+const char *place_name(enum place p); /* "device", "driver", "host" */
+
+#endif

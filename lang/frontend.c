@@ -1,0 +1,49 @@
+#include "frontend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+#include "sema.h"
+
+struct program *program_new(const char *name, const char *text, size_t len)
+{
+	struct program *prog = calloc(1, sizeof(*prog));
+	if (!prog)
+		return NULL;
+	arena_init(&prog->arena);
+	prog->src.name = arena_strdup(&prog->arena, name);
+	prog->src.text = arena_strndup(&prog->arena, text, len);
+	prog->src.len = len;
+	return prog;
+}
+
+void program_free(struct program *prog)
+{
+	if (!prog)
+		return;
+	arena_free(&prog->arena);
+	free(prog);
+}
+
+void program_set_args(struct program *prog, char **args, int n)
+{
+	prog->positional = arena_alloc(&prog->arena, sizeof(char *) * (size_t)(n + 1));
+	for (int i = 0; i < n; i++)
+		prog->positional[i] = arena_strdup(&prog->arena, args[i]);
+	prog->npositional = n;
+}
+
+int frontend_check(struct program *prog, struct diags *diags,
+		   enum fe_stop stop)
+{
+	if (memchr(prog->src.text, '\0', prog->src.len)) {
+		diag_error_nospan(diags, "the program contains a NUL byte");
+		return -1;
+	}
+	if (parse_program(prog, diags))
+		return -1;
+	if (stop == FE_STOP_PARSE)
+		return 0;
+	return sema_run(prog, diags);
+}

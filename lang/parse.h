@@ -1,0 +1,35 @@
+/* Entry points of the parser: text in, AST and diagnostics out. */
+#ifndef GPUX_PARSE_H
+#define GPUX_PARSE_H
+
+#include <stdbool.h>
+
+#include "ast.h"
+#include "diag.h"
+
+/* Deepest expression nesting accepted; deeper input is refused with a
+ * message instead of risking the stack of later recursive passes. */
+#define PARSE_MAX_DEPTH 256
+
+/* State shared by the flex scanner and the bison parser. */
+struct parse_ctx {
+	struct program *prog;
+	struct diags *diags;
+	bool stmt_mode;         /* parse a statement list (the REPL) */
+	bool start_sent;        /* the mode token went out already */
+	int lex_errors;         /* a lexical error silences the parse error */
+	int brace_depth;
+	bool incomplete;        /* input ended inside a construct */
+	struct node *stmts;     /* result in stmt_mode */
+};
+
+/* Parse src->text into prog->probes. Returns 0 on success, -1 if
+ * diagnostics were recorded. */
+int parse_program(struct program *prog, struct diags *diags);
+
+/* Parse a statement list (REPL input); *out receives the statements.
+ * *incomplete is set when the input ended early, so more lines may fix it. */
+int parse_statements(struct program *prog, struct diags *diags,
+		     struct node **out, bool *incomplete);
+
+#endif

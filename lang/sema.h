@@ -1,0 +1,30 @@
+/* Semantic analysis: a short pipeline of passes over the AST.
+ *
+ *   probes   resolve attach points against the probe catalog
+ *   types    names, variables, maps, calls, types, where actions may run
+ *   uniform  warp-uniformity of device expressions, lane-varying branches
+ *
+ * Each pass records diagnostics; later passes skip what earlier ones could
+ * not resolve, so one mistake yields one message. */
+#ifndef GPUX_SEMA_H
+#define GPUX_SEMA_H
+
+#include "ast.h"
+#include "diag.h"
+
+int sema_run(struct program *prog, struct diags *diags);
+
+int sema_probes(struct program *prog, struct diags *diags);
+int sema_types(struct program *prog, struct diags *diags);
+int sema_uniform(struct program *prog, struct diags *diags);
+
+/* Helpers shared by the passes. */
+
+/* The event set of a probe: the field must exist in every one. */
+const struct field *probe_field(const struct node *probe, const char *name);
+/* "gdev:kernel_exit" for messages. */
+const char *event_str(const struct event *e, char *buf, size_t len);
+/* Constant value of an integer expression; false if not constant. */
+bool const_int(const struct node *n, int64_t *out);
+
+#endif

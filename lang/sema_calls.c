@@ -1,0 +1,360 @@
+/* Calls: aggregations, map functions, output, and policy actions. One
+ * table says how many arguments each takes and where it may run. */
+#include <stdio.h>
+#include <string.h>
+
+#include "sema_types.h"
+#include "suggest.h"
+
+struct fn;
+typedef struct type (*fn_check)(struct tctx *c, struct node *call,
+				const struct fn *fn);
+
+struct fn {
+	const char *name;
+	int min, max;
+	unsigned places;
+	enum agg_kind agg; /* AGG_NONE unless it is an aggregation */
+	fn_check check;
+	const char *why_not_device; /* reason it does not run in gdev: */
+};
+
+static struct type chk_agg(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_lhist(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_map_fn(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_delete(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_print(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_printf(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_exit(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_time(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn);
+
+#define HOSTISH (PLACE_HOST | PLACE_DRIVER)
+
+static const struct fn fns[] = {
+	{ "count", 0, 0, PLACE_ANY, AGG_COUNT, chk_agg, NULL },
+	{ "sum", 1, 1, PLACE_ANY, AGG_SUM, chk_agg, NULL },
+	{ "avg", 1, 1, PLACE_ANY, AGG_AVG, chk_agg, NULL },
+	{ "min", 1, 1, PLACE_ANY, AGG_MIN, chk_agg, NULL },
+	{ "max", 1, 1, PLACE_ANY, AGG_MAX, chk_agg, NULL },
+	{ "stats", 1, 1, PLACE_ANY, AGG_STATS, chk_agg, NULL },
+	{ "hist", 1, 1, PLACE_ANY, AGG_HIST, chk_agg, NULL },
+	{ "lhist", 4, 4, PLACE_ANY, AGG_LHIST, chk_lhist, NULL },
+	{ "delete", 1, 2, PLACE_ANY, AGG_NONE, chk_delete, NULL },
+	{ "clear", 1, 1, HOSTISH, AGG_NONE, chk_map_fn,
+	  "it empties the whole map, which the host owns" },
+	{ "zero", 1, 1, HOSTISH, AGG_NONE, chk_map_fn,
+	  "it resets the whole map, which the host owns" },
+	{ "print", 1, 3, HOSTISH, AGG_NONE, chk_print,
+	  "output is formatted on the host; use printf() on the device" },
+	{ "printf", 1, 64, PLACE_ANY, AGG_NONE, chk_printf, NULL },
+	{ "exit", 0, 1, PLACE_ANY, AGG_NONE, chk_exit, NULL },
+	{ "time", 0, 1, HOSTISH, AGG_NONE, chk_time,
+	  "it formats the host's wall clock; use nsecs on the device" },
+	{ "str", 1, 2, HOSTISH, AGG_NONE, chk_str,
+	  "it reads host memory" },
+};
+
+static const struct fn *fn_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (!strcmp(fns[i].name, name))
+			return &fns[i];
+	return NULL;
+}
+
+static const char *count_words(int n)
+{
+	static const char *const w[] = { "no arguments", "one argument",
+					 "two arguments", "three arguments",
+					 "4 arguments" };
+	return n >= 0 && n <= 4 ? w[n] : "that many arguments";
+}
+
+static bool check_nargs(struct tctx *c, struct node *call, int min, int max)
+{
+	int n = call->u.call.nargs;
+	if (n >= min && n <= max)
+		return true;
+	if (min == max)
+		terr(c, call->span, "%s() requires %s (%d provided)",
+		     call->u.call.name, count_words(min), n);
+	else if (n < min)
+		terr(c, call->span, "%s() requires at least %s (%d provided)",
+		     call->u.call.name, count_words(min), n);
+	else
+		terr(c, call->span, "%s() takes at most %s (%d provided)",
+		     call->u.call.name, count_words(max), n);
+	return false;
+}
+
+static struct node *arg(struct node *call, int i)
+{
+	struct node *a = call->u.call.args;
+	while (a && i--)
+		a = a->next;
+	return a;
+}
+
+static bool want_int(struct tctx *c, struct node *call, struct node *a,
+		     const char *what)
+{
+	char b[64];
+	check_expr(c, a);
+	if (a->type.kind == TY_NONE)
+		return false;
+	if (a->type.kind == TY_INT)
+		return true;
+	if (a->type.kind == TY_DIM3) {
+		struct diag *dg = terr(c, a->span, "%s() expects an integer %s, not a dim3",
+				       call->u.call.name, what);
+		diag_hint(dg, "use one of its fields: .x, .y or .z");
+	} else {
+		terr(c, a->span, "%s() expects an integer %s (%s supplied)",
+		     call->u.call.name, what, tname(a->type, b));
+	}
+	return false;
+}
+
+static struct type chk_agg(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	if (fn->max == 1)
+		want_int(c, call, arg(call, 0), "argument");
+	return TYPE_AGG(fn->agg);
+}
+
+static struct type chk_lhist(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	static const char *const names[] = { "min", "max", "step" };
+	int64_t v[3];
+	bool known = true;
+	want_int(c, call, arg(call, 0), "value");
+	for (int i = 0; i < 3; i++) {
+		struct node *a = arg(call, i + 1);
+		check_expr(c, a);
+		if (!const_int(a, &v[i])) {
+			terr(c, a->span, "lhist() %s must be a constant integer", names[i]);
+			known = false;
+		}
+	}
+	if (known && v[0] < 0)
+		terr(c, arg(call, 1)->span, "lhist() min must be non-negative");
+	else if (known && v[1] <= v[0])
+		terr(c, arg(call, 2)->span, "lhist() max must be greater than min");
+	else if (known && v[2] <= 0)
+		terr(c, arg(call, 3)->span, "lhist() step must be >= 1");
+	else if (known && (v[1] - v[0]) / v[2] > 1000)
+		terr(c, call->span, "lhist() would need more than 1000 buckets");
+	return TYPE_AGG(fn->agg);
+}
+
+/* Printing or clearing a map nobody assigns is harmless but likely a
+ * typo; a later script part may fill it, so warn rather than fail. */
+static void warn_unwritten(struct tctx *c, struct map_info *mi, struct node *m,
+			   const char *fn)
+{
+	if (!c->final || mi->written || mi->warned)
+		return;
+	mi->warned = true;
+	struct diag *dg = diag_warning(c->diags, m->span,
+				       "@%s is never assigned; %s() will find it empty",
+				       mi->name, fn);
+	diag_hint(dg, "check the map's name");
+}
+
+/* clear(@m), zero(@m): the whole map, so no keys. */
+static struct type chk_map_fn(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	struct node *m = arg(call, 0);
+	if (m->kind != N_MAP) {
+		terr(c, m->span, "%s() expects a map, e.g. %s(@counts)", fn->name, fn->name);
+		return TYPE_VOID;
+	}
+	if (m->u.map.nkeys) {
+		struct diag *dg = terr(c, m->span, "%s() works on a whole map, not an element",
+				       fn->name);
+		diag_hint(dg, "write %s(@%s); to remove one element use delete(@%s[...])",
+			  fn->name, m->u.map.name, m->u.map.name);
+		return TYPE_VOID;
+	}
+	warn_unwritten(c, map_lookup(c, m), m, fn->name);
+	return TYPE_VOID;
+}
+
+/* delete(@m[k]) or delete(@m, k). */
+static struct type chk_delete(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *m = arg(call, 0);
+	if (m->kind != N_MAP) {
+		terr(c, m->span, "delete() expects a map element, e.g. delete(@m[key])");
+		return TYPE_VOID;
+	}
+	if (call->u.call.nargs == 2) {
+		if (m->u.map.nkeys) {
+			terr(c, call->span, "delete() takes a map element or a map and a key, not both");
+			return TYPE_VOID;
+		}
+		/* Rewrite delete(@m, k) as delete(@m[k]) for later stages. */
+		struct node *k = m->next;
+		m->next = NULL;
+		m->u.map.keys = k;
+		m->u.map.nkeys = 1;
+		call->u.call.nargs = 1;
+	}
+	check_expr(c, m);
+	return TYPE_VOID;
+}
+
+static struct type chk_print(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *m = arg(call, 0);
+	if (m->kind == N_MAP && !m->u.map.nkeys) {
+		warn_unwritten(c, map_lookup(c, m), m, "print");
+	} else {
+		check_expr(c, m);
+		if (call->u.call.nargs > 1) {
+			terr(c, call->span, "print() of a value takes one argument; top and div apply to maps");
+			return TYPE_VOID;
+		}
+	}
+	for (int i = 1; i < call->u.call.nargs; i++) {
+		struct node *a = arg(call, i);
+		int64_t v;
+		check_expr(c, a);
+		if (!const_int(a, &v) || v < 0)
+			terr(c, a->span, "print() %s must be a non-negative constant",
+			     i == 1 ? "top" : "div");
+	}
+	return TYPE_VOID;
+}
+
+static struct type chk_printf(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	check_printf(c, call);
+	return TYPE_VOID;
+}
+
+static struct type chk_exit(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	if (call->u.call.nargs)
+		want_int(c, call, arg(call, 0), "exit status");
+	return TYPE_VOID;
+}
+
+static struct type chk_time(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = arg(call, 0);
+	if (a && a->kind != N_STR)
+		terr(c, a->span, "time() expects a strftime format string literal");
+	else if (a)
+		a->type = TYPE_STR;
+	return TYPE_VOID;
+}
+
+static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	want_int(c, call, arg(call, 0), "address");
+	if (call->u.call.nargs == 2)
+		want_int(c, call, arg(call, 1), "length");
+	return TYPE_STR;
+}
+
+/* ---- policy actions ---- */
+
+static void action_where(const struct action *act, char *buf, size_t len)
+{
+	size_t n, off = 0;
+	char eb[64];
+	const struct event *es = catalog_events(&n);
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && off < len; i++)
+		if (es[i].actions & ACTION_BIT(act->id))
+			off += (size_t)snprintf(buf + off, len - off, "%s%s",
+						off ? ", " : "",
+						event_str(&es[i], eb, sizeof(eb)));
+}
+
+static struct type check_action(struct tctx *c, struct node *call,
+				const struct action *act)
+{
+	char pb[64], where[256], b1[64], b2[64];
+	const struct probe *p = &c->probe->u.probe;
+	for (const struct node *a = p->attach; a; a = a->next)
+		for (int i = 0; i < a->u.attach.nevents; i++) {
+			if (a->u.attach.events[i]->actions & ACTION_BIT(act->id))
+				continue;
+			action_where(act, where, sizeof(where));
+			struct diag *dg = terr(c, call->span, "%s() is not available in %s",
+				act->name, event_str(a->u.attach.events[i], pb, sizeof(pb)));
+			diag_hint(dg, "%s() is a driver policy action; it is available in %s",
+				  act->name, where);
+			return TYPE_VOID;
+		}
+	if (!check_nargs(c, call, act->nargs, act->nargs))
+		return TYPE_VOID;
+	int i = 0;
+	for (struct node *a = call->u.call.args; a; a = a->next, i++) {
+		check_expr(c, a);
+		if (a->type.kind == TY_NONE)
+			continue;
+		if (!type_compatible(act->args[i], a->type))
+			terr(c, a->span, "%s() expects a '%s' argument (%s supplied)",
+			     act->name, tname(act->args[i], b1), tname(a->type, b2));
+	}
+	return TYPE_VOID;
+}
+
+static void unknown_function(struct tctx *c, struct node *call)
+{
+	const char *cands[64];
+	size_t k = 0, na;
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		cands[k++] = fns[i].name;
+	const struct action *acts = catalog_actions(&na);
+	for (size_t i = 0; i < na && k < 64; i++)
+		cands[k++] = acts[i].name;
+	struct diag *dg = terr(c, call->span, "Unknown function: %s", call->u.call.name);
+	const char *best = suggest_closest(call->u.call.name, cands, k);
+	if (best)
+		diag_hint(dg, "did you mean '%s()'?", best);
+}
+
+struct type check_call(struct tctx *c, struct node *call, bool map_value)
+{
+	const char *name = call->u.call.name;
+	char pb[64];
+	const struct action *act = catalog_action(name);
+	if (act) {
+		call->u.call.fn = act;
+		return check_action(c, call, act);
+	}
+	const struct fn *fn = fn_find(name);
+	if (!fn) {
+		unknown_function(c, call);
+		for (struct node *a = call->u.call.args; a; a = a->next)
+			check_expr(c, a);
+		return TYPE_NONE;
+	}
+	call->u.call.fn = fn;
+	enum place place = c->probe->u.probe.place;
+	if (!(fn->places & place)) {
+		struct diag *dg = terr(c, call->span, "%s() is not available in %s (%s probe)",
+				       name, probe_name(c, pb, sizeof(pb)), place_name(place));
+		if (fn->why_not_device && place == PLACE_DEVICE)
+			diag_hint(dg, "%s", fn->why_not_device);
+		return fn->agg ? TYPE_AGG(fn->agg) : TYPE_VOID;
+	}
+	if (fn->agg && !map_value) {
+		terr(c, call->span, "%s() should be directly assigned to a map", name);
+		return TYPE_NONE;
+	}
+	if (!check_nargs(c, call, fn->min, fn->max))
+		return fn->agg ? TYPE_AGG(fn->agg) : TYPE_NONE;
+	return fn->check(c, call, fn);
+}

@@ -1,0 +1,124 @@
+/* printf: the format string is parsed at compile time and each
+ * conversion checked against its argument, as bpftrace does. */
+#include <stdio.h>
+#include <string.h>
+
+#include "sema_types.h"
+
+enum want { WANT_INT, WANT_STR, WANT_PTR };
+
+/* Parse one conversion starting after '%'. Returns its length, and the
+ * conversion character in *conv; 0 if malformed. */
+static size_t parse_spec(const char *s, size_t len, char *conv)
+{
+	size_t i = 0;
+	while (i < len && strchr("-+ #0", s[i]))
+		i++;
+	while (i < len && s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i < len && s[i] == '.') {
+		i++;
+		while (i < len && s[i] >= '0' && s[i] <= '9')
+			i++;
+	}
+	static const char *const lengths[] = { "hh", "ll", "h", "l", "z", "j", "t" };
+	for (size_t k = 0; k < sizeof(lengths) / sizeof(lengths[0]); k++) {
+		size_t n = strlen(lengths[k]);
+		if (i + n <= len && !strncmp(s + i, lengths[k], n)) {
+			i += n;
+			break;
+		}
+	}
+	if (i >= len)
+		return 0;
+	*conv = s[i];
+	return i + 1;
+}
+
+static bool conv_want(char conv, enum want *w)
+{
+	switch (conv) {
+	case 'd': case 'i': case 'u': case 'x': case 'X': case 'o': case 'c':
+		*w = WANT_INT;
+		return true;
+	case 's':
+		*w = WANT_STR;
+		return true;
+	case 'p':
+		*w = WANT_PTR;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool arg_fits(enum want w, struct type t)
+{
+	switch (w) {
+	case WANT_INT:
+		return t.kind == TY_INT;
+	case WANT_STR:
+		return t.kind == TY_STR;
+	case WANT_PTR:
+		return t.kind == TY_INT || t.kind == TY_PTR;
+	}
+	return false;
+}
+
+void check_printf(struct tctx *c, struct node *call)
+{
+	struct node *fmt = call->u.call.args;
+	char b[64];
+	for (struct node *a = fmt ? fmt->next : NULL; a; a = a->next)
+		check_expr(c, a);
+	if (!fmt || fmt->kind != N_STR) {
+		if (fmt)
+			check_expr(c, fmt);
+		terr(c, fmt ? fmt->span : call->span,
+		     "printf: the first argument must be a format string literal");
+		return;
+	}
+	fmt->type = TYPE_STR;
+	const char *s = fmt->u.str.s;
+	size_t len = fmt->u.str.len;
+	struct node *a = fmt->next;
+	int expected = 0, supplied = call->u.call.nargs - 1;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] != '%')
+			continue;
+		if (i + 1 < len && s[i + 1] == '%') {
+			i++;
+			continue;
+		}
+		char conv = 0;
+		size_t n = parse_spec(s + i + 1, len - i - 1, &conv);
+		enum want w;
+		if (!n || !conv_want(conv, &w)) {
+			terr(c, fmt->span, "printf: Unknown format string token: %%%.*s",
+			     (int)(n ? n : len - i - 1 > 0 ? 1 : 0), s + i + 1);
+			return;
+		}
+		expected++;
+		if (a) {
+			if (a->type.kind != TY_NONE && !arg_fits(w, a->type)) {
+				struct diag *dg = terr(c, a->span,
+					"printf: %%%.*s specifier expects a value of type %s (%s supplied)",
+					(int)n, s + i + 1,
+					w == WANT_STR ? "string" : w == WANT_PTR ? "pointer" : "integer",
+					tname(a->type, b));
+				if (a->type.kind == TY_DIM3)
+					diag_hint(dg, "print one field: .x, .y or .z");
+			}
+			a = a->next;
+		}
+		i += n;
+	}
+	if (supplied < expected)
+		terr(c, call->span,
+		     "printf: Not enough arguments for format string (%d supplied, %d expected)",
+		     supplied, expected);
+	else if (supplied > expected)
+		terr(c, call->span,
+		     "printf: Too many arguments for format string (%d supplied, %d expected)",
+		     supplied, expected);
+}

@@ -1,0 +1,321 @@
+/* Pass 1: attach points. Split "provider:event:filter", resolve each part
+ * against the catalog (globs expand), and give every probe its place. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sema.h"
+#include "suggest.h"
+#include "tracepoint.h"
+
+struct pctx {
+	struct program *prog;
+	struct diags *diags;
+};
+
+static bool has_glob(const char *s)
+{
+	return s && strpbrk(s, "*?[") != NULL;
+}
+
+/* Split text on ':' into at most 4 parts; returns the count (5 = more). */
+static int split_attach(struct arena *a, const char *text, char *parts[4])
+{
+	int n = 0;
+	const char *p = text;
+	for (;;) {
+		const char *c = strchr(p, ':');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+		if (n == 4)
+			return 5;
+		parts[n++] = arena_strndup(a, p, len);
+		if (!c)
+			return n;
+		p = c + 1;
+	}
+}
+
+static void hint_providers(struct diag *dg, const char *word)
+{
+	size_t n;
+	const struct provider *ps = catalog_providers(&n);
+	const char *names[32];
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < 32; i++)
+		names[k++] = ps[i].name;
+	const char *best = suggest_closest(word, names, k);
+	if (best) {
+		diag_hint(dg, "did you mean '%s'?", best);
+		return;
+	}
+	char list[512];
+	size_t off = 0;
+	for (size_t i = 0; i < k && off < sizeof(list); i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+					i ? ", " : "", names[i]);
+	diag_hint(dg, "providers are: %s (see gpux -l)", list);
+}
+
+/* The events of provider p, as names, for hints. */
+static size_t event_names(const struct provider *p, const char **names,
+			  size_t max)
+{
+	size_t n, k = 0;
+	const struct event *es = catalog_events(&n);
+	for (size_t i = 0; i < n && k < max; i++)
+		if (es[i].name && !strcmp(es[i].provider, p->name))
+			names[k++] = es[i].name;
+	return k;
+}
+
+static void list_events_hint(struct diag *dg, const struct provider *p)
+{
+	const char *names[32];
+	size_t k = event_names(p, names, 32);
+	char list[512];
+	size_t off = 0;
+	for (size_t i = 0; i < k && off < sizeof(list); i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+					i ? ", " : "", names[i]);
+	diag_hint(dg, "%s events are: %s", p->name, list);
+}
+
+static void add_event(struct pctx *c, struct attach *at, const struct event *e)
+{
+	const struct event **ev = arena_alloc(&c->prog->arena,
+					      sizeof(*ev) * (size_t)(at->nevents + 1));
+	if (at->nevents)
+		memcpy(ev, at->events, sizeof(*ev) * (size_t)at->nevents);
+	ev[at->nevents++] = e;
+	at->events = ev;
+}
+
+static int resolve_events(struct pctx *c, struct node *an, char **parts,
+			  int nparts)
+{
+	struct attach *at = &an->u.attach;
+	const struct provider *p = at->prov;
+	if (nparts < 2 || !*parts[1]) {
+		struct diag *dg = diag_error(c->diags, an->span,
+					     "%s needs an event: %s:EVENT",
+					     p->name, p->name);
+		list_events_hint(dg, p);
+		return -1;
+	}
+	size_t n;
+	const struct event *es = catalog_events(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (!es[i].name || strcmp(es[i].provider, p->name))
+			continue;
+		if (has_glob(parts[1]) ? !fnmatch(parts[1], es[i].name, 0)
+				       : !strcmp(parts[1], es[i].name))
+			add_event(c, at, &es[i]);
+	}
+	if (!at->nevents) {
+		struct diag *dg = has_glob(parts[1])
+			? diag_error(c->diags, an->span, "no %s event matches '%s'",
+				     p->name, parts[1])
+			: diag_error(c->diags, an->span, "unknown event '%s' for provider %s",
+				     parts[1], p->name);
+		const char *names[32];
+		size_t k = event_names(p, names, 32);
+		const char *best = has_glob(parts[1]) ? NULL
+			: suggest_closest(parts[1], names, k);
+		if (best)
+			diag_hint(dg, "did you mean '%s:%s'?", p->name, best);
+		else
+			list_events_hint(dg, p);
+		return -1;
+	}
+	if (nparts > 3) {
+		diag_error(c->diags, an->span,
+			   "too many ':' parts in '%s': expected %s:EVENT[:FILTER]",
+			   at->text, p->name);
+		return -1;
+	}
+	if (nparts == 3) {
+		for (int i = 0; i < at->nevents; i++) {
+			if (at->events[i]->filter != FILTER_NONE)
+				continue;
+			char buf[64];
+			struct diag *dg = diag_error(c->diags, an->span,
+				"%s takes no filter, but '%s' was given",
+				event_str(at->events[i], buf, sizeof(buf)), parts[2]);
+			diag_hint(dg, "remove ':%s'", parts[2]);
+			return -1;
+		}
+		if (!*parts[2]) {
+			diag_error(c->diags, an->span, "empty filter in '%s'", at->text);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int resolve_uprobe(struct pctx *c, struct node *an, char **parts,
+			  int nparts)
+{
+	struct attach *at = &an->u.attach;
+	if (nparts != 3 || !*parts[1] || !*parts[2]) {
+		struct diag *dg = diag_error(c->diags, an->span,
+			"%s needs a target and a symbol: %s:LIB_OR_PATH:SYMBOL",
+			at->prov->name, at->prov->name);
+		diag_hint(dg, "for example %s:libcuda:cuLaunchKernel", at->prov->name);
+		return -1;
+	}
+	add_event(c, at, catalog_event(at->prov, NULL));
+	return 0;
+}
+
+static int resolve_tracepoint(struct pctx *c, struct node *an, char **parts,
+			      int nparts)
+{
+	struct attach *at = &an->u.attach;
+	if (nparts != 3 || !*parts[1] || !*parts[2]) {
+		diag_error(c->diags, an->span,
+			   "tracepoint needs a category and a name: tracepoint:CATEGORY:NAME");
+		return -1;
+	}
+	add_event(c, at, catalog_event(at->prov, NULL));
+	if (has_glob(parts[1]) || has_glob(parts[2]))
+		return 0; /* matched at attach time; args unchecked */
+	struct field *fields = NULL;
+	size_t n = 0;
+	int rc = tracepoint_fields(&c->prog->arena, parts[1], parts[2], &fields, &n);
+	if (rc == -ENOENT || rc == -EINVAL) {
+		diag_error(c->diags, an->span, "tracepoint not found: %s:%s",
+			   parts[1], parts[2]);
+		return -1;
+	}
+	if (rc < 0) {
+		diag_warning(c->diags, an->span,
+			     "cannot read the format of tracepoint %s:%s (%s); its args are not checked",
+			     parts[1], parts[2], strerror(-rc));
+		return 0;
+	}
+	at->tp_fields = fields;
+	at->ntp_fields = (int)n;
+	return 0;
+}
+
+static int resolve_interval(struct pctx *c, struct node *an, char **parts,
+			    int nparts)
+{
+	static const struct { const char *unit; uint64_t ns; bool hz; } units[] = {
+		{ "s", 1000000000ULL, false }, { "ms", 1000000ULL, false },
+		{ "us", 1000ULL, false },      { "hz", 0, true },
+	};
+	struct attach *at = &an->u.attach;
+	if (nparts != 3) {
+		struct diag *dg = diag_error(c->diags, an->span,
+			"interval needs a unit and a count: interval:UNIT:N");
+		diag_hint(dg, "for example interval:s:1 or interval:ms:100");
+		return -1;
+	}
+	size_t i;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(parts[1], units[i].unit))
+			break;
+	if (i == sizeof(units) / sizeof(units[0])) {
+		struct diag *dg = diag_error(c->diags, an->span,
+			"%s is not an accepted unit of time", parts[1]);
+		diag_hint(dg, "units are s, ms, us and hz");
+		return -1;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(parts[2], &end, 10);
+	if (!*parts[2] || *end || errno || v == 0 || parts[2][0] == '-' ||
+	    (!units[i].hz && v > UINT64_MAX / units[i].ns) ||
+	    (units[i].hz && v > 1000000000ULL)) {
+		diag_error(c->diags, an->span,
+			   "interval count must be a positive integer, not '%s'",
+			   parts[2]);
+		return -1;
+	}
+	at->interval_ns = units[i].hz ? 1000000000ULL / v : v * units[i].ns;
+	add_event(c, at, catalog_event(at->prov, NULL));
+	return 0;
+}
+
+static int resolve_attach(struct pctx *c, struct node *an)
+{
+	struct attach *at = &an->u.attach;
+	char *parts[4];
+	int nparts = split_attach(&c->prog->arena, at->text, parts);
+	at->nparts = nparts;
+	at->provider = parts[0];
+	at->event = nparts > 1 ? parts[1] : NULL;
+	at->filter = nparts > 2 ? parts[2] : NULL;
+	at->prov = catalog_provider(parts[0]);
+	if (!at->prov) {
+		struct diag *dg = diag_error(c->diags, an->span,
+					     "unknown probe provider '%s'", parts[0]);
+		hint_providers(dg, parts[0]);
+		return -1;
+	}
+	switch (at->prov->syntax) {
+	case SYN_BARE:
+		if (nparts != 1) {
+			diag_error(c->diags, an->span, "%s takes no arguments",
+				   at->prov->name);
+			return -1;
+		}
+		add_event(c, at, catalog_event(at->prov, NULL));
+		return 0;
+	case SYN_EVENT:
+		return resolve_events(c, an, parts, nparts);
+	case SYN_UPROBE:
+		return resolve_uprobe(c, an, parts, nparts);
+	case SYN_TRACEPOINT:
+		return resolve_tracepoint(c, an, parts, nparts);
+	case SYN_INTERVAL:
+		return resolve_interval(c, an, parts, nparts > 4 ? 4 : nparts);
+	}
+	return -1;
+}
+
+/* All attach points of one probe must run in one place: the code is
+ * compiled once for it. */
+static int resolve_probe(struct pctx *c, struct node *pn, int index)
+{
+	struct probe *p = &pn->u.probe;
+	const struct node *first = NULL;
+	int rc = 0;
+	p->index = index;
+	p->place = 0;
+	for (struct node *a = p->attach; a; a = a->next) {
+		if (resolve_attach(c, a)) {
+			rc = -1;
+			continue;
+		}
+		enum place pl = a->u.attach.prov->place;
+		if (!first) {
+			first = a;
+			p->place = pl;
+		} else if (pl != p->place) {
+			struct diag *dg = diag_error(c->diags, a->span,
+				"probe mixes %s and %s attach points (%s, %s)",
+				place_name(p->place), place_name(pl),
+				first->u.attach.text, a->u.attach.text);
+			diag_hint(dg, "split it into one probe per place; they can share @maps");
+			rc = -1;
+		}
+	}
+	if (rc == 0 && p->place == PLACE_DRIVER)
+		p->policy = true;
+	if (rc)
+		p->place = 0; /* unresolved: later passes skip it */
+	return rc;
+}
+
+int sema_probes(struct program *prog, struct diags *diags)
+{
+	struct pctx c = { prog, diags };
+	int rc = 0, index = 0;
+	for (struct node *p = prog->probes; p; p = p->next)
+		if (resolve_probe(&c, p, index++))
+			rc = -1;
+	return rc;
+}

@@ -1,0 +1,40 @@
+/* Internal to the types pass (sema_types.c, sema_calls.c,
+ * sema_printf.c): the walk's state and the calls between its files. */
+#ifndef GPUX_SEMA_TYPES_H
+#define GPUX_SEMA_TYPES_H
+
+#include "sema.h"
+
+struct var {
+	struct var *next;
+	const char *name;
+	struct type type;
+};
+
+struct tctx {
+	struct program *prog;
+	struct diags *diags;
+	/* Map types are learned in a first, silent walk so a read in an
+	 * early probe may refer to a map assigned in a later one; the
+	 * second walk reports. */
+	bool final;
+	struct node *probe;
+	struct var *vars;
+	struct diag *last; /* the diagnostic just recorded, for hints */
+};
+
+/* Record an error only on the reporting walk; NULL otherwise. */
+struct diag *terr(struct tctx *c, struct span sp, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+void check_expr(struct tctx *c, struct node *n);
+/* An assignment's right side may be an aggregation call. */
+struct type check_call(struct tctx *c, struct node *n, bool map_value);
+void check_printf(struct tctx *c, struct node *call);
+struct map_info *map_lookup(struct tctx *c, struct node *m);
+/* The probe's first event, for messages ("gdev:kernel_exit"). */
+const char *probe_name(const struct tctx *c, char *buf, size_t len);
+bool is_int(struct type t);
+const char *tname(struct type t, char *buf);
+
+#endif

@@ -1,0 +1,43 @@
+#include "source.h"
+
+#include <string.h>
+
+const char *source_line(const struct source *src, int line, size_t *len)
+{
+	const char *p = src->text, *end = src->text + src->len;
+	for (int l = 1; l < line; l++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			return NULL;
+		p = nl + 1;
+	}
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	*len = (size_t)((nl ? nl : end) - p);
+	return p;
+}
+
+const char *source_span_text(const struct source *src, struct span sp,
+			     size_t *len)
+{
+	size_t llen;
+	if (sp.first_line != sp.last_line)
+		return NULL;
+	const char *line = source_line(src, sp.first_line, &llen);
+	if (!line || sp.first_column < 1 || sp.last_column < sp.first_column)
+		return NULL;
+	size_t b = (size_t)sp.first_column - 1, e = (size_t)sp.last_column - 1;
+	if (e > llen)
+		e = llen;
+	if (b > e)
+		b = e;
+	*len = e - b;
+	return line + b;
+}
+
+struct span span_join(struct span a, struct span b)
+{
+	struct span r = a;
+	r.last_line = b.last_line;
+	r.last_column = b.last_column;
+	return r;
+}

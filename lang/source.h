@@ -1,0 +1,30 @@
+/* A program's text and name, and the span type every AST node carries. */
+#ifndef GPUX_SOURCE_H
+#define GPUX_SOURCE_H
+
+#include <stddef.h>
+
+/* Lines and columns count from 1; last_column is one past the last
+ * character, as bison and bpftrace print them ("1:12-16" is 4 chars). */
+struct span {
+	int first_line, first_column;
+	int last_line, last_column;
+};
+
+struct source {
+	const char *name; /* "stdin" for -e, else the path given */
+	const char *text; /* NUL-terminated copy */
+	size_t len;
+};
+
+/* Pointer to the start of line `line` (1-based) and its length without the
+ * newline; NULL if the line does not exist. */
+const char *source_line(const struct source *src, int line, size_t *len);
+
+/* The exact text a single-line span covers, or NULL for a multi-line one. */
+const char *source_span_text(const struct source *src, struct span sp,
+			     size_t *len);
+
+struct span span_join(struct span a, struct span b);
+
+#endif

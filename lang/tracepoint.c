@@ -1,0 +1,362 @@
+#include "tracepoint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define NAME_LEN_MAX 255
+
+static const char *const default_roots[] = {
+	"/sys/kernel/tracing",
+	"/sys/kernel/debug/tracing", /* older systems, tracefs under debugfs */
+};
+static const char *root_override;
+
+/* Element types of arrays read as strings rather than bytes. */
+static const char *const string_elems[] = { "char", "const char" };
+
+void tracepoint_set_root(const char *dir)
+{
+	root_override = dir;
+}
+
+bool tracepoint_name_ok(const char *s)
+{
+	if (!s || !*s || strnlen(s, NAME_LEN_MAX + 1) > NAME_LEN_MAX)
+		return false;
+	return !strchr(s, '/') && !strstr(s, "..");
+}
+
+/* The first tracefs events/ directory we can read, into buf. Tells "none
+ * there" (-ENODEV) from "there but forbidden" (-EACCES). */
+static int events_dir(char *buf, size_t len)
+{
+	const char *const *roots = default_roots;
+	size_t nroots = ARRAY_LEN(default_roots);
+	int err = -ENODEV;
+
+	if (root_override) {
+		roots = &root_override;
+		nroots = 1;
+	}
+	for (size_t i = 0; i < nroots; i++) {
+		struct stat st;
+		int w = snprintf(buf, len, "%s/events", roots[i]);
+		if (w < 0 || (size_t)w >= len)
+			continue;
+		if (stat(buf, &st) < 0) {
+			if (errno == EACCES)
+				err = -EACCES;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		if (access(buf, R_OK | X_OK) < 0) {
+			err = -EACCES;
+			continue;
+		}
+		return 0;
+	}
+	return err;
+}
+
+static char *trim(char *s, char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*end = '\0';
+	return s;
+}
+
+static bool is_ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_';
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+static bool read_num(const char *line, const char *key, unsigned *out)
+{
+	const char *p = strstr(line, key);
+	if (!p)
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(p + strlen(key), &end, 10);
+	if (errno || end == p + strlen(key) || v > UINT_MAX)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+static struct type field_type(const char *elem, const struct tp_field *tf,
+			      bool is_signed)
+{
+	if (strchr(elem, '*'))
+		return TYPE_U64;
+	if (tf->array) {
+		for (size_t i = 0; i < ARRAY_LEN(string_elems); i++)
+			if (!strcmp(elem, string_elems[i]))
+				return TYPE_STR;
+		return TYPE_U64;
+	}
+	switch (tf->size) {
+	case 1: case 2: case 4: case 8:
+		return TYPE_INT(tf->size * 8, is_signed);
+	default:
+		return TYPE_U64;
+	}
+}
+
+/* One "\tfield:DECL;\toffset:N;\tsize:N;\tsigned:N;" line. Returns 1 for a
+ * field, 0 for one to skip, -EPROTO when malformed. */
+static int parse_field(struct arena *a, char *line, struct tp_field *tf)
+{
+	unsigned sign = 0;
+	char *decl = line + strspn(line, " \t");
+	if (!has_prefix(decl, "field:"))
+		return 0;
+	decl += strlen("field:");
+	char *semi = strchr(decl, ';');
+	if (!semi)
+		return -EPROTO;
+	*semi = '\0';
+	const char *rest = semi + 1;
+
+	memset(tf, 0, sizeof(*tf));
+	if (!read_num(rest, "offset:", &tf->offset) ||
+	    !read_num(rest, "size:", &tf->size))
+		return -EPROTO;
+	read_num(rest, "signed:", &sign); /* absent on old kernels */
+
+	decl = trim(decl, semi);
+	char *name_end = decl + strlen(decl);
+	if (name_end > decl && name_end[-1] == ']') {
+		char *br = strrchr(decl, '[');
+		if (!br)
+			return -EPROTO;
+		tf->array = true;
+		name_end = br;
+	}
+	char *name = name_end;
+	while (name > decl && is_ident_char(name[-1]))
+		name--;
+	if (name == name_end || name == decl)
+		return -EPROTO;
+	if (has_prefix(name, "common_"))
+		return 0;
+
+	char *doc = arena_strdup(a, decl);
+	char *fname = arena_strndup(a, name, (size_t)(name_end - name));
+	char *type = trim(decl, name);
+	if (has_prefix(type, "__data_loc ") || has_prefix(type, "__rel_loc ")) {
+		tf->dynamic = true;
+		tf->rel = has_prefix(type, "__rel_loc");
+		type = strchr(type, ' ') + 1;
+		char *br = strstr(type, "[]");
+		if (br) {
+			tf->array = true;
+			type = trim(type, br);
+		}
+	}
+	tf->f.name = fname;
+	tf->f.type = field_type(type, tf, sign != 0);
+	tf->f.unif = UNIF_UNIFORM;
+	tf->f.doc = doc;
+	return 1;
+}
+
+static int parse_format(struct arena *a, FILE *f, struct tp_field **out,
+			size_t *n)
+{
+	struct tp_field *v = NULL;
+	size_t len = 0, cap = 0, linecap = 0;
+	char *line = NULL;
+	bool in_format = false, seen_format = false;
+	int err = 0;
+
+	while (getline(&line, &linecap, f) >= 0) {
+		if (!in_format) {
+			in_format = seen_format = has_prefix(line, "format:");
+			continue;
+		}
+		if (has_prefix(line, "print fmt:"))
+			break;
+		struct tp_field tf;
+		int r = parse_field(a, line, &tf);
+		if (r < 0) {
+			err = r;
+			break;
+		}
+		if (!r)
+			continue;
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct tp_field *nv = realloc(v, ncap * sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+			cap = ncap;
+		}
+		v[len++] = tf;
+	}
+	free(line);
+	if (!err && !seen_format)
+		err = -EPROTO;
+	if (!err) {
+		*out = arena_zalloc(a, (len + 1) * sizeof(**out));
+		if (len)
+			memcpy(*out, v, len * sizeof(*v));
+		*n = len;
+	}
+	free(v);
+	return err;
+}
+
+int tracepoint_layout(struct arena *a, const char *category, const char *name,
+		      struct tp_field **out, size_t *n)
+{
+	char path[PATH_MAX];
+	if (!tracepoint_name_ok(category) || !tracepoint_name_ok(name))
+		return -EINVAL;
+	int err = events_dir(path, sizeof(path));
+	if (err)
+		return err;
+	size_t used = strlen(path);
+	int w = snprintf(path + used, sizeof(path) - used, "/%s/%s/format",
+			 category, name);
+	if (w < 0 || (size_t)w >= sizeof(path) - used)
+		return -EINVAL;
+
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	err = parse_format(a, f, out, n);
+	fclose(f);
+	return err;
+}
+
+int tracepoint_fields(struct arena *a, const char *category, const char *name,
+		      struct field **out, size_t *n)
+{
+	struct tp_field *tf;
+	size_t count;
+	int err = tracepoint_layout(a, category, name, &tf, &count);
+	if (err)
+		return err;
+	struct field *f = arena_zalloc(a, (count + 1) * sizeof(*f));
+	for (size_t i = 0; i < count; i++)
+		f[i] = tf[i].f;
+	*out = f;
+	*n = count;
+	return 0;
+}
+
+/* tracefs may not fill d_type; fall back to a stat then. */
+static bool entry_is_dir(DIR *d, const struct dirent *de)
+{
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_DIR;
+	struct stat st;
+	return !fstatat(dirfd(d), de->d_name, &st, 0) && S_ISDIR(st.st_mode);
+}
+
+struct name_vec {
+	char **v;
+	size_t len, cap;
+};
+
+static int push_name(struct name_vec *nv, char *s)
+{
+	if (nv->len == nv->cap) {
+		size_t ncap = nv->cap ? nv->cap * 2 : 256;
+		char **v = realloc(nv->v, ncap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		nv->v = v;
+		nv->cap = ncap;
+	}
+	nv->v[nv->len++] = s;
+	return 0;
+}
+
+static int list_category(struct arena *a, const char *events,
+			 const char *cat, struct name_vec *nv)
+{
+	char path[PATH_MAX];
+	int w = snprintf(path, sizeof(path), "%s/%s", events, cat);
+	if (w < 0 || (size_t)w >= sizeof(path))
+		return -EINVAL;
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	int err = 0;
+	struct dirent *de;
+	while (!err && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || !entry_is_dir(d, de))
+			continue;
+		err = push_name(nv, arena_printf(a, "%s:%s", cat, de->d_name));
+	}
+	closedir(d);
+	return err;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+int tracepoint_list(struct arena *a, const char *category, char ***names,
+		    size_t *n)
+{
+	char events[PATH_MAX];
+	struct name_vec nv = { 0 };
+	int err;
+
+	if (category && !tracepoint_name_ok(category))
+		return -EINVAL;
+	err = events_dir(events, sizeof(events));
+	if (err)
+		return err;
+
+	if (category) {
+		err = list_category(a, events, category, &nv);
+	} else {
+		DIR *d = opendir(events);
+		if (!d)
+			return -errno;
+		struct dirent *de;
+		while (!err && (de = readdir(d))) {
+			if (de->d_name[0] == '.' || !entry_is_dir(d, de) ||
+			    !strcmp(de->d_name, "ftrace"))
+				continue;
+			err = list_category(a, events, de->d_name, &nv);
+		}
+		closedir(d);
+	}
+	if (!err) {
+		if (nv.len)
+			qsort(nv.v, nv.len, sizeof(*nv.v), cmp_str);
+		*names = arena_zalloc(a, (nv.len + 1) * sizeof(**names));
+		if (nv.len)
+			memcpy(*names, nv.v, nv.len * sizeof(*nv.v));
+		*n = nv.len;
+	}
+	free(nv.v);
+	return err;
+}

@@ -1,0 +1,91 @@
+#include "types.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const agg_names[] = {
+	[AGG_NONE] = "none",   [AGG_COUNT] = "count", [AGG_SUM] = "sum",
+	[AGG_AVG] = "avg",     [AGG_MIN] = "min",     [AGG_MAX] = "max",
+	[AGG_STATS] = "stats", [AGG_HIST] = "hist",   [AGG_LHIST] = "lhist",
+};
+
+const char *agg_name(enum agg_kind k)
+{
+	return agg_names[k];
+}
+
+const char *type_str(struct type t, char *buf, size_t len)
+{
+	switch (t.kind) {
+	case TY_NONE:
+		snprintf(buf, len, "none");
+		break;
+	case TY_INT:
+		snprintf(buf, len, "%sint%u", t.is_signed ? "" : "u", t.bits);
+		break;
+	case TY_STR:
+		snprintf(buf, len, "string");
+		break;
+	case TY_DIM3:
+		snprintf(buf, len, "dim3");
+		break;
+	case TY_PTR:
+		snprintf(buf, len, "%s *", t.name ? t.name : "void");
+		break;
+	case TY_AGG:
+		snprintf(buf, len, "%s", agg_name(t.agg));
+		break;
+	case TY_VOID:
+		snprintf(buf, len, "void");
+		break;
+	}
+	return buf;
+}
+
+bool type_equal(struct type a, struct type b)
+{
+	if (a.kind != b.kind)
+		return false;
+	switch (a.kind) {
+	case TY_INT:
+		return a.bits == b.bits && a.is_signed == b.is_signed;
+	case TY_AGG:
+		return a.agg == b.agg;
+	case TY_PTR:
+		return (a.name == b.name) ||
+		       (a.name && b.name && !strcmp(a.name, b.name));
+	default:
+		return true;
+	}
+}
+
+bool type_compatible(struct type a, struct type b)
+{
+	if (a.kind == TY_INT && b.kind == TY_INT)
+		return true;
+	return type_equal(a, b);
+}
+
+bool type_from_cast_name(const char *name, struct type *out)
+{
+	static const struct {
+		const char *name;
+		uint8_t bits;
+		bool is_signed;
+	} casts[] = {
+		{ "int8", 8, true },    { "int16", 16, true },
+		{ "int32", 32, true },  { "int64", 64, true },
+		{ "uint8", 8, false },  { "uint16", 16, false },
+		{ "uint32", 32, false }, { "uint64", 64, false },
+		{ "s8", 8, true },      { "s16", 16, true },
+		{ "s32", 32, true },    { "s64", 64, true },
+		{ "u8", 8, false },     { "u16", 16, false },
+		{ "u32", 32, false },   { "u64", 64, false },
+	};
+	for (size_t i = 0; i < sizeof(casts) / sizeof(casts[0]); i++)
+		if (!strcmp(casts[i].name, name)) {
+			*out = TYPE_INT(casts[i].bits, casts[i].is_signed);
+			return true;
+		}
+	return false;
+}

@@ -1,0 +1,60 @@
+/* Value types of the language, as semantic analysis assigns them. */
+#ifndef GPUX_TYPES_H
+#define GPUX_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum type_kind {
+	TY_NONE,  /* not yet known */
+	TY_INT,   /* bits + signedness */
+	TY_STR,   /* NUL-terminated, bounded */
+	TY_DIM3,  /* {x, y, z} of u32, as CUDA's dim3 */
+	TY_PTR,   /* opaque handle to a driver object; name says which */
+	TY_AGG,   /* an aggregation map value: count(), hist(), ... */
+	TY_VOID,  /* a call that returns nothing */
+};
+
+enum agg_kind {
+	AGG_NONE,
+	AGG_COUNT,
+	AGG_SUM,
+	AGG_AVG,
+	AGG_MIN,
+	AGG_MAX,
+	AGG_STATS,
+	AGG_HIST,
+	AGG_LHIST,
+};
+
+struct type {
+	enum type_kind kind;
+	uint8_t bits;
+	bool is_signed;
+	enum agg_kind agg;
+	const char *name; /* TY_PTR: the object kind ("chunk") */
+};
+
+#define TYPE_NONE ((struct type){ .kind = TY_NONE })
+#define TYPE_VOID ((struct type){ .kind = TY_VOID })
+#define TYPE_STR ((struct type){ .kind = TY_STR })
+#define TYPE_DIM3 ((struct type){ .kind = TY_DIM3 })
+#define TYPE_INT(b, s) ((struct type){ .kind = TY_INT, .bits = (b), .is_signed = (s) })
+#define TYPE_I64 TYPE_INT(64, true)
+#define TYPE_U64 TYPE_INT(64, false)
+#define TYPE_U32 TYPE_INT(32, false)
+#define TYPE_AGG(k) ((struct type){ .kind = TY_AGG, .agg = (k) })
+#define TYPE_PTR(n) ((struct type){ .kind = TY_PTR, .name = (n) })
+
+/* "int64", "uint32", "string", "dim3", "chunk *", "count", "hist"... */
+const char *type_str(struct type t, char *buf, size_t len);
+bool type_equal(struct type a, struct type b);
+/* Values of these types may be stored in one map slot or variable:
+ * integers of any width mix (they widen to 64 bits); others must match. */
+bool type_compatible(struct type a, struct type b);
+/* Parse a cast target: int8..int64, uint8..uint64, s8..s64, u8..u64. */
+bool type_from_cast_name(const char *name, struct type *out);
+const char *agg_name(enum agg_kind k);
+
+#endif
