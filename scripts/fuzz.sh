@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Fuzz the front end with libFuzzer (clang, ASan, UBSan) for SECONDS
+# (default 600). Crashers land in tests/fuzz/ as crash-*: minimise, fix,
+# and copy them into tests/fuzz/regressions/ so ctest replays them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-600}
+build=${FUZZ_BUILD:-build-fuzz}
+CC=${CC:-clang} cmake -S . -B "$build" -DGPUX_FUZZ=ON -DGPUX_SANITIZE=ON \
+	-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+make -C "$build" -j"$(nproc)" fuzz_frontend >/dev/null
+work=$(mktemp -d)
+cp tests/fuzz/corpus/* "$work"/
+"$build"/tests/fuzz/fuzz_frontend -max_total_time="$secs" -max_len=2048 \
+	-timeout=5 -rss_limit_mb=2048 -artifact_prefix=tests/fuzz/ \
+	-dict=tests/fuzz/gpux.dict "$work" 2>&1 | tail -n 20
+rm -rf "$work"

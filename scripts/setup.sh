@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install what gpux needs on Debian 12, build it, and run a first example.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=(build-essential cmake flex bison libreadline-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+make -C build -j"$(nproc)" >/dev/null
+echo "built build/cli/gpux"
+
+# A first example: check a device one-liner and show its typed tree.
+build/cli/gpux -d types -e 'gdev:kernel_exit { @[kernel] = count(); }'

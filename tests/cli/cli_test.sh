@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# CLI tests: exit codes and output of gpux's options. Usage:
+#   cli_test.sh GPUX CASE     run one case (ctest registers each)
+#   cli_test.sh GPUX          run them all
+set -u
+GPUX=$1
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*"; return 1; }
+
+# run RC ARGS...: run gpux with stdin from /dev/null, check the status.
+run() {
+	local want=$1; shift
+	"$GPUX" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	local rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "--- stdout"; cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"
+		fail "gpux $* exited $rc, expected $want"
+	fi
+}
+out_has() { grep -qE -- "$1" "$tmp/out" || { cat "$tmp/out"; fail "stdout lacks /$1/"; }; }
+err_has() { grep -qE -- "$1" "$tmp/err" || { cat "$tmp/err"; fail "stderr lacks /$1/"; }; }
+out_empty() { [ ! -s "$tmp/out" ] || { cat "$tmp/out"; fail "stdout not empty"; }; }
+err_empty() { [ ! -s "$tmp/err" ] || { cat "$tmp/err"; fail "stderr not empty"; }; }
+out_lines() { local n; n=$(wc -l <"$tmp/out"); [ "$n" -eq "$1" ] || fail "stdout has $n lines, expected $1"; }
+
+t_help() { run 0 -h && out_has '^USAGE:' && out_has -- '--dry-run' && err_empty; }
+t_help_long() { run 0 --help && out_has '^USAGE:'; }
+t_version() { run 0 -V && out_has '^gpux v[0-9]+\.[0-9]+\.[0-9]+$' && out_lines 1; }
+t_no_program() { run 1 && err_has 'no program given' && out_empty; }
+t_bad_option() { run 1 -Z && err_has 'unknown option -Z' && err_has "gpux --help"; }
+t_bad_long_option() { run 1 --bogus && err_has 'unknown option --bogus'; }
+t_missing_arg() { run 1 -e && err_has 'option -e needs an argument'; }
+t_bad_stage() { run 1 -d llvm -e 'BEGIN {}' && err_has "unknown stage 'llvm'"; }
+t_bad_format() { run 1 -f xml -e 'BEGIN {}' && err_has "unknown output format 'xml'"; }
+t_bad_pid() { run 1 -p abc -e 'BEGIN {}' && err_has "invalid process id 'abc'"; }
+t_zero_pid() { run 1 -p 0 -e 'BEGIN {}' && err_has "invalid process id '0'"; }
+t_list_all() {
+	run 0 -l && err_empty && out_has '^gdev:kernel_entry$' && out_has '^gdev:access$' &&
+	out_has '^cuda:launch$' && out_has '^gpu_mem:access$' && out_has '^gpu_sched:task_init$' &&
+	out_has '^BEGIN$' && out_has '^uprobe:'
+}
+t_list_glob() { run 0 -l 'gdev:*' && out_lines 5 && out_has '^gdev:func_exit$'; }
+t_list_glob_alias() { run 0 -l 'gpu_mem:*' && out_lines 4; }
+t_list_nomatch() { run 1 -l 'nosuch:*' && err_has "no probes match 'nosuch:\*'" && out_empty; }
+t_list_verbose() {
+	run 0 -lv 'gdev:access' && out_has '^gdev:access' && out_has 'addr' &&
+	out_has 'lane-varying' && out_has 'uniform'
+}
+t_list_verbose_policy() { run 0 -lv 'gpu_mem:access' && out_has 'BYPASS' && out_has 'move_tail'; }
+t_list_with_e() { run 1 -l -e 'BEGIN {}' && err_has '-l cannot be combined with -e'; }
+t_dry_run_ok() { run 0 --dry-run -e 'gdev:kernel_exit { @[kernel] = count(); }' && out_empty && err_empty; }
+t_dry_run_error() {
+	run 1 --dry-run -e 'gdev:kernel_exit { @[kernel] = count() }}' &&
+	err_has '^stdin:1:' && err_has 'ERROR: syntax error' && out_empty
+}
+t_dump_ast() {
+	run 0 -d ast -e 'gdev:kernel_exit { @[kernel] = count(); }' && err_empty &&
+	out_has '^Program$' && out_has '^ probe <1:1-42>$' && out_has '^  attach gdev:kernel_exit' &&
+	out_has '^    map @ <1:20-29>$' && out_has '^     identifier kernel'
+}
+t_dump_types() {
+	run 0 -d types -e 'gdev:access { @p[addr >> 21] = count(); }' &&
+	out_has 'probe \(device\)' && out_has 'builtin|field addr :: uint64 varying' &&
+	out_has '^Maps$' && out_has '@p\[uint64\] :: count \(device\)'
+}
+t_dump_both() { run 0 -d ast,types -e 'BEGIN { @x = 1; }' && [ "$(grep -c '^Program$' "$tmp/out")" -eq 2 ]; }
+t_dump_syntax_error() { run 1 -d ast -e 'BEGIN { @x = ; }' && out_empty && err_has 'syntax error'; }
+t_file() {
+	printf 'gdev:kernel_exit\n{\n\t@[kernel] = count();\n}\n' >"$tmp/p.gpx"
+	run 0 --dry-run "$tmp/p.gpx" && err_empty
+}
+t_file_error_name() {
+	printf 'BEGIN {\n  @x = $y;\n}\n' >"$tmp/bad.gpx"
+	run 1 --dry-run "$tmp/bad.gpx" && err_has "^$tmp/bad.gpx:2:8-10: ERROR: Undefined or undeclared variable: \\\$y$"
+}
+t_file_missing() { run 1 --dry-run "$tmp/none.gpx" && err_has "cannot read $tmp/none.gpx: No such file"; }
+t_file_stdin() {
+	echo 'BEGIN { @x = 1; }' | "$GPUX" --dry-run - >"$tmp/out" 2>"$tmp/err"
+	[ $? -eq 0 ] || fail "stdin program rejected"
+}
+t_positional() {
+	printf 'BEGIN { printf("%%d %%s\\n", $1, $2); }\n' >"$tmp/a.gpx"
+	run 0 --dry-run "$tmp/a.gpx" 5 hello && run 1 --dry-run "$tmp/a.gpx" 5 &&
+	err_has 'positional parameter \$2 is not set'
+}
+t_command_c() {
+	run 0 --dry-run -e 'gdev:kernel_exit { @[kernel] = count(); }' -c './app --n 3' &&
+	err_has "would trace command: ./app --n 3"
+}
+t_command_dashdash() {
+	run 0 --dry-run -e 'BEGIN {}' -- ./app -x 1 && err_has 'would trace command: ./app -x 1'
+}
+t_command_quiet() { run 0 -q --dry-run -e 'BEGIN {}' -c ./app && err_empty; }
+t_command_both() { run 1 -e 'BEGIN {}' -c ./a -- ./b && err_has 'either with -c or after --'; }
+t_pid() { run 0 --dry-run -p 1 -e 'BEGIN {}' && err_has 'would trace process 1'; }
+t_pid_and_cmd() { run 1 -p 1 -c ./a -e 'BEGIN {}' && err_has 'cannot be combined'; }
+t_dashdash_empty() { run 1 -e 'BEGIN {}' -- && err_has "'--' must be followed by a command"; }
+t_output_file() {
+	run 0 -o "$tmp/o.txt" -d ast -e 'BEGIN {}' && out_empty && grep -q '^Program$' "$tmp/o.txt" ||
+	fail "-o did not receive the dump"
+}
+t_output_unwritable() { run 1 -o /nonexistent/dir/x -e 'BEGIN {}' && err_has 'cannot open /nonexistent/dir/x'; }
+t_attach_unavailable() { run 1 -e 'BEGIN {}' && err_has 'cannot attach probes yet' && err_has -- '--dry-run'; }
+t_json_format_accepted() { run 0 -f json --dry-run -e 'BEGIN {}'; }
+t_no_repl_without_tty() { run 1 && err_has 'no program given'; }
+t_nul_byte() {
+	printf 'BEGIN {\0}' >"$tmp/nul.gpx"
+	run 1 --dry-run "$tmp/nul.gpx" && err_has 'NUL byte'
+}
+t_errors_then_warnings() {
+	run 1 --dry-run -e 'interval:s:1 { print(@nope); } BEGIN { $x = $y; }' &&
+	[ "$(grep -E 'ERROR|WARNING' "$tmp/err" | head -1 | grep -c ERROR)" -eq 1 ] &&
+	err_has 'WARNING: @nope is never assigned'
+}
+
+cases=$(declare -F | awk '{print $3}' | grep '^t_' | sed 's/^t_//')
+if [ $# -ge 2 ]; then
+	"t_$2"
+	exit $?
+fi
+pass=0 failn=0
+for c in $cases; do
+	if ( "t_$c" ) >"$tmp/log" 2>&1; then pass=$((pass + 1)); else
+		failn=$((failn + 1)); echo "case $c:"; cat "$tmp/log"; fi
+done
+echo "$pass passed, $failn failed"
+[ "$failn" -eq 0 ]
