@@ -116,6 +116,28 @@ t_errors_then_warnings() {
 	err_has 'WARNING: @nope is never assigned'
 }
 
+t_stdlib_tools() {
+	for f in "$here"/../../stdlib/tools/*.gpx; do
+		run 0 --dry-run "$f" && err_empty || return 1
+	done
+}
+t_stdlib_policies() {
+	run 0 --dry-run "$here/../../stdlib/policies/lfu_evict.gpx" 3 && err_empty &&
+	run 0 --dry-run "$here/../../stdlib/policies/timeslice.gpx" 1000000 llama-server && err_empty
+}
+# Valgrind as well as ASan: no leak or invalid access on a full check,
+# a dump and an error path.
+t_valgrind() {
+	if ! command -v valgrind >/dev/null; then echo "SKIP: valgrind not installed"; return 0; fi
+	local vg=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all)
+	"${vg[@]}" "$GPUX" -d types -e 'gdev:access /store/ { @b[kernel, addr >> 12] = sum(size); }' >/dev/null 2>"$tmp/vg1"
+	[ $? -eq 0 ] || { cat "$tmp/vg1"; fail "valgrind on a valid program"; return 1; }
+	"${vg[@]}" "$GPUX" --dry-run -e 'gdev:kernel_exit { @m[1] = 1; @m["a"] = 2; printf("%d %s\n", 1); }' >/dev/null 2>"$tmp/vg2"
+	[ $? -eq 1 ] || { cat "$tmp/vg2"; fail "valgrind on an invalid program"; return 1; }
+	"${vg[@]}" "$GPUX" -lv >/dev/null 2>"$tmp/vg3"
+	[ $? -eq 0 ] || { cat "$tmp/vg3"; fail "valgrind on -lv"; }
+}
+
 cases=$(declare -F | awk '{print $3}' | grep '^t_' | sed 's/^t_//')
 if [ $# -ge 2 ]; then
 	"t_$2"
