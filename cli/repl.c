@@ -1,2 +1,578 @@
+/* The interactive prompt. Each entry is a whole program (probes) or
+ * statements checked inside the current probe context; diagnostics go to
+ * stderr in the usual format with "repl" as the file name and lines
+ * counted from the entry's first line; results go to out. Nothing but
+ * the context survives an entry: every entry is its own program. */
 #include "repl.h"
-int repl_run(FILE *in, FILE *out, bool use_readline) { (void)in; (void)out; (void)use_readline; return 0; }
+
+#include <ctype.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "frontend.h"
+#include "listing.h"
+#include "parse.h"
+#include "sema.h"
+
+#define PROMPT "gpux> "
+#define PROMPT_MORE "  ...> "
+#define SRC_NAME "repl"
+#define DEFAULT_CONTEXT "gdev:kernel_entry"
+#define HISTORY_FILE ".gpux_history"
+#define HISTORY_MAX 1000
+#define ENTRY_MAX (16u << 20)
+/* sema_types' message for an expression statement; :type drops it. */
+#define NO_EFFECT_MSG "this expression has no effect"
+
+struct repl {
+	FILE *in, *out;
+	bool rl;
+	bool quit;
+	bool eof;          /* the input ended */
+	char *ctx;         /* attach points statements run in, "a,b" */
+	enum place place;  /* where ctx runs */
+	char *history;     /* ~/.gpux_history, NULL without HOME */
+};
+
+/* ---- reading lines ---- */
+
+static volatile sig_atomic_t interrupted;
+
+/* Ctrl-C abandons the line (and an unfinished entry), as in a shell.
+ * It runs while readline waits in read(), so touching its state is safe
+ * in practice; readline's own handler would kill the process. */
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+	if (write(STDOUT_FILENO, "\n", 1) < 0)
+		return;
+	rl_on_new_line();
+	rl_replace_line("", 0);
+	rl_set_prompt(PROMPT);
+	rl_redisplay();
+}
+
+static bool blank(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	return !*s;
+}
+
+static void remember(const char *line)
+{
+	HIST_ENTRY *h = history_length
+				? history_get(history_base + history_length - 1)
+				: NULL;
+	if (!blank(line) && (!h || strcmp(h->line, line)))
+		add_history(line);
+}
+
+/* One line without its newline (malloc'd), or NULL at end of input.
+ * Plain mode prints no prompt, so piped sessions give clean output. */
+static char *read_line(struct repl *r, const char *prompt, size_t *len)
+{
+	if (r->rl) {
+		char *s = readline(prompt);
+		if (s) {
+			*len = strlen(s);
+			remember(s);
+		}
+		r->eof = !s;
+		return s;
+	}
+	char *s = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&s, &cap, r->in);
+	if (n < 0) {
+		free(s);
+		r->eof = true;
+		return NULL;
+	}
+	if (n > 0 && s[n - 1] == '\n')
+		s[--n] = '\0';
+	*len = (size_t)n;
+	return s;
+}
+
+/* ---- telling a program from statements ---- */
+
+static bool probe_word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '*' ||
+	       c == '?' || c == '[' || c == ']';
+}
+
+/* Decided up front from the first word, rather than by trying one parse
+ * and then the other, so the diagnostics are those of what the user
+ * meant and "incomplete" has one meaning. It is a program when the word
+ * is a provider followed by ':' ("gdev:access", "interval:s:1"), BEGIN
+ * or END, or any word followed by '{' or ',' (never the start of a
+ * statement, so "kernel_entry {" gets the program's probe error).
+ * Statements start otherwise: @, $, a keyword, a call, an expression. */
+static bool looks_like_program(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	const char *w = s;
+	while (probe_word_char(*s))
+		s++;
+	size_t n = (size_t)(s - w);
+	if (n == 0)
+		return false;
+	if (*s == ':')
+		return true;
+	if ((n == 5 && !memcmp(w, "BEGIN", 5)) || (n == 3 && !memcmp(w, "END", 3)))
+		return true;
+	while (isspace((unsigned char)*s))
+		s++;
+	return *s == '{' || *s == ',';
+}
+
+/* ---- checking ---- */
+
+/* The probe statements are checked in: the context's attach points
+ * around them, spanning the statements (it resolved once already, in
+ * :probe, so no diagnostic should point at it). */
+static struct node *context_probe(struct repl *r, struct program *prog,
+				  struct node *stmts)
+{
+	struct node *last = stmts;
+	while (last->next)
+		last = last->next;
+	struct span sp = span_join(stmts->span, last->span);
+	struct node *p = ast_new(&prog->arena, N_PROBE, sp);
+	const char *s = r->ctx;
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		struct node *a = ast_new(&prog->arena, N_ATTACH, sp);
+		a->u.attach.text = arena_strndup(&prog->arena, s, n);
+		p->u.probe.attach = ast_append(p->u.probe.attach, a);
+		s += n + (s[n] == ',');
+	}
+	p->u.probe.body = ast_new(&prog->arena, N_BLOCK, sp);
+	p->u.probe.body->u.block.stmts = stmts;
+	return p;
+}
+
+/* "uint64 lane-varying"; uniformity only means something on the device. */
+static void put_value_type(FILE *out, const struct node *n, bool device)
+{
+	char buf[64];
+	fputs(type_str(n->type, buf, sizeof(buf)), out);
+	if (device)
+		fputs(n->unif == UNIF_VARYING ? " lane-varying" : " warp-uniform", out);
+}
+
+/* Maps with a known value type, as -d types lists them; returns how
+ * many (a map only read, as in "print(@)", has no type to show). */
+static int put_maps(FILE *out, const struct program *prog)
+{
+	static const char *const places[] = { "device", "driver", "host" };
+	char buf[64];
+	int lines = 0;
+	for (const struct map_info *m = prog->maps; m; m = m->next, lines++) {
+		if (m->value.kind == TY_NONE) {
+			lines--;
+			continue;
+		}
+		fprintf(out, "@%s", m->name);
+		for (int i = 0; i < m->nkeys; i++)
+			fprintf(out, "%s%s", i ? ", " : "[",
+				type_str(m->keys[i], buf, sizeof(buf)));
+		fprintf(out, "%s :: %s", m->nkeys > 0 ? "]" : "",
+			type_str(m->value, buf, sizeof(buf)));
+		const char *sep = " (";
+		for (int i = 0; i < 3; i++)
+			if (m->places & (1u << i)) {
+				fprintf(out, "%s%s", sep, places[i]);
+				sep = ", ";
+			}
+		fputs(*sep == ',' ? ")\n" : "\n", out);
+	}
+	return lines;
+}
+
+static bool var_seen_before(const struct node *stmts, const struct node *s)
+{
+	for (const struct node *t = stmts; t != s; t = t->next)
+		if (t->kind == N_ASSIGN && t->u.assign.target->kind == N_VAR &&
+		    !strcmp(t->u.assign.target->u.var.name,
+			    s->u.assign.target->u.var.name))
+			return true;
+	return false;
+}
+
+/* What an accepted entry defined: its maps, and the $variables its
+ * top-level statements assign; "ok" when there is neither. */
+static void summary(struct repl *r, const struct program *prog,
+		    const struct node *stmts)
+{
+	int lines = 0;
+	for (const struct node *s = stmts; s; s = s->next) {
+		if (s->kind != N_ASSIGN || s->u.assign.target->kind != N_VAR ||
+		    var_seen_before(stmts, s))
+			continue;
+		fprintf(r->out, "$%s :: ", s->u.assign.target->u.var.name);
+		put_value_type(r->out, s->u.assign.target,
+			       place_is_device(r->place));
+		fputc('\n', r->out);
+		lines++;
+	}
+	lines += put_maps(r->out, prog);
+	if (!lines)
+		fputs("ok\n", r->out);
+}
+
+/* A string literal cannot span lines, so an error starting at a '"'
+ * is final even though the lexer calls the input incomplete. */
+static bool unclosable(const struct diags *d, const struct source *src)
+{
+	for (const struct diag *dg = d->head; dg; dg = dg->next) {
+		size_t len;
+		const char *line = dg->has_span
+			? source_line(src, dg->span.first_line, &len) : NULL;
+		int col = dg->has_span ? dg->span.first_column : 0;
+		if (line && col >= 1 && (size_t)col <= len && line[col - 1] == '"')
+			return true;
+	}
+	return false;
+}
+
+enum verdict { DONE, MORE };
+
+/* Parse and check one entry; MORE when it is unfinished and more lines
+ * may finish it (never when final: end of input or an empty line). */
+static enum verdict check_entry(struct repl *r, const char *text, size_t len,
+				bool final)
+{
+	if (memchr(text, '\0', len)) {
+		fputs(SRC_NAME ": ERROR: the input contains a NUL byte\n", stderr);
+		return DONE;
+	}
+	struct program *prog = program_new(SRC_NAME, text, len);
+	if (!prog)
+		return DONE;
+	struct diags d;
+	diags_init(&d, &prog->arena);
+	bool whole = looks_like_program(prog->src.text), incomplete = false;
+	struct node *stmts = NULL;
+	int rc = whole ? parse_program_ex(prog, &d, &incomplete)
+		       : parse_statements(prog, &d, &stmts, &incomplete);
+	if (rc && incomplete && !final && !unclosable(&d, &prog->src)) {
+		program_free(prog);
+		return MORE;
+	}
+	if (rc == 0 && stmts)
+		prog->probes = context_probe(r, prog, stmts);
+	if (rc == 0 && prog->probes)
+		rc = sema_run(prog, &d);
+	diags_print(&d, &prog->src, stderr);
+	if (rc == 0 && prog->probes)
+		summary(r, prog, stmts);
+	program_free(prog);
+	return DONE;
+}
+
+/* Append "\n" and line to the entry; false (entry dropped) if too long. */
+static bool append_line(char **text, size_t *len, const char *line,
+			size_t n)
+{
+	char *t = *len + n + 2 <= ENTRY_MAX ? realloc(*text, *len + n + 2) : NULL;
+	if (!t) {
+		fputs(SRC_NAME ": ERROR: the entry is too long\n", stderr);
+		return false;
+	}
+	t[(*len)++] = '\n';
+	memcpy(t + *len, line, n);
+	*len += n;
+	t[*len] = '\0';
+	*text = t;
+	return true;
+}
+
+/* Check an entry starting with line (taken over), reading continuation
+ * lines while it is unfinished. Returns a line read but not used: the
+ * first line after a Ctrl-C, which abandons the entry and starts the
+ * next one. */
+static char *run_entry(struct repl *r, char *text, size_t len, size_t *next_len)
+{
+	char *next = NULL;
+	while (check_entry(r, text, len, false) == MORE) {
+		size_t n = 0;
+		interrupted = 0;
+		char *line = read_line(r, PROMPT_MORE, &n);
+		if (interrupted) {
+			next = line;
+			*next_len = n;
+			break;
+		}
+		if (!line || blank(line)) {
+			free(line);
+			check_entry(r, text, len, true);
+			break;
+		}
+		bool ok = append_line(&text, &len, line, n);
+		free(line);
+		if (!ok)
+			break;
+	}
+	free(text);
+	return next;
+}
+
+/* ---- commands ---- */
+
+static void cmd_help(struct repl *r, const char *arg);
+
+/* Set the context to PROBE after checking "PROBE {}" as a program. */
+static void cmd_probe(struct repl *r, const char *arg)
+{
+	if (!*arg) {
+		fprintf(r->out, "%s (%s)\n", r->ctx, place_name(r->place));
+		return;
+	}
+	char *text = malloc(strlen(arg) + 4);
+	if (!text)
+		return;
+	sprintf(text, "%s {}", arg);
+	struct program *prog = program_new(SRC_NAME, text, strlen(text));
+	free(text);
+	if (!prog)
+		return;
+	struct diags d;
+	diags_init(&d, &prog->arena);
+	int rc = frontend_check(prog, &d, FE_STOP_SEMA);
+	struct node *p = prog->probes;
+	if (rc == 0 && (p->next || p->u.probe.pred)) {
+		diag_error_nospan(&d, "':probe' takes the attach points of one probe, "
+				  "without a predicate");
+		rc = -1;
+	}
+	diags_print(&d, &prog->src, stderr);
+	if (rc == 0) {
+		size_t n = 0;
+		for (struct node *a = p->u.probe.attach; a; a = a->next)
+			n += strlen(a->u.attach.text) + 1;
+		char *ctx = malloc(n);
+		if (ctx) {
+			*ctx = '\0';
+			for (struct node *a = p->u.probe.attach; a; a = a->next)
+				strcat(strcat(ctx, a == p->u.probe.attach ? "" : ","),
+				       a->u.attach.text);
+			free(r->ctx);
+			r->ctx = ctx;
+			r->place = p->u.probe.place;
+			fprintf(r->out, "%s (%s)\n", r->ctx, place_name(r->place));
+		}
+	}
+	program_free(prog);
+}
+
+/* Drop the "no effect" error that the statement wrapping :type's
+ * expression earns, and only that one. */
+static void drop_no_effect(struct diags *d, struct span sp)
+{
+	for (struct diag **pp = &d->head; *pp; pp = &(*pp)->next) {
+		struct diag *dg = *pp;
+		if (dg->level != DIAG_ERROR || !dg->has_span ||
+		    memcmp(&dg->span, &sp, sizeof(sp)) ||
+		    strncmp(dg->msg, NO_EFFECT_MSG, strlen(NO_EFFECT_MSG)))
+			continue;
+		*pp = dg->next;
+		if (d->tail == &dg->next)
+			d->tail = pp;
+		d->errors--;
+		return;
+	}
+}
+
+/* sema_run for a lone expression statement. */
+static int check_expression(struct program *prog, struct diags *d,
+			    struct node *e)
+{
+	int before = d->errors;
+	sema_probes(prog, d);
+	if (d->errors == before)
+		sema_types(prog, d);
+	drop_no_effect(d, e->span);
+	if (d->errors != before)
+		return -1;
+	return sema_uniform(prog, d);
+}
+
+static void cmd_type(struct repl *r, const char *arg)
+{
+	struct program *prog = program_new(SRC_NAME, arg, strlen(arg));
+	if (!prog)
+		return;
+	struct diags d;
+	diags_init(&d, &prog->arena);
+	struct node *stmts = NULL;
+	bool incomplete;
+	int rc = parse_statements(prog, &d, &stmts, &incomplete);
+	if (rc == 0 && (!stmts || stmts->next || stmts->kind != N_EXPR_STMT)) {
+		diag_error_nospan(&d, "':type' takes one expression, as in ':type lane'");
+		rc = -1;
+	}
+	struct node *e = rc == 0 ? stmts->u.expr_stmt.expr : NULL;
+	if (e) {
+		prog->probes = context_probe(r, prog, stmts);
+		rc = check_expression(prog, &d, e);
+	}
+	diags_print(&d, &prog->src, stderr);
+	if (rc == 0) {
+		put_value_type(r->out, e, place_is_device(r->place));
+		fputc('\n', r->out);
+	}
+	program_free(prog);
+}
+
+static void cmd_list(struct repl *r, const char *arg)
+{
+	bool verbose = !strncmp(arg, "-v", 2) &&
+		       (!arg[2] || isspace((unsigned char)arg[2]));
+	if (verbose)
+		for (arg += 2; isspace((unsigned char)*arg); arg++)
+			;
+	if (listing_print(r->out, *arg ? arg : NULL, verbose) == 0 && *arg)
+		fprintf(stderr, "gpux: ERROR: no probes match '%s'\n", arg);
+}
+
+static void cmd_quit(struct repl *r, const char *arg)
+{
+	(void)arg;
+	r->quit = true;
+}
+
+static const struct command {
+	const char *name, *alias, *args, *help;
+	void (*fn)(struct repl *r, const char *arg);
+} commands[] = {
+	{ "help", "h", "", "this text", cmd_help },
+	{ "probe", "p", "[PROBE]", "show or set the probe statements are checked in",
+	  cmd_probe },
+	{ "type", "t", "EXPR", "type of EXPR in that probe; on the device, "
+	  "warp-uniform or lane-varying", cmd_type },
+	{ "list", "l", "[-v] [GLOB]", "list probes, as gpux -l [-v]", cmd_list },
+	{ "quit", "q", "", "leave (Ctrl-D too)", cmd_quit },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void cmd_help(struct repl *r, const char *arg)
+{
+	(void)arg;
+	fprintf(r->out,
+		"Enter a probe to check it:  gdev:access /store/ { @b[kernel] = sum(size); }\n"
+		"or statements, checked in the current probe (now %s):  @w[warp] = count();\n"
+		"Unclosed input continues on the next line; an empty line ends it.\n"
+		"Each entry is checked on its own: maps and $variables are not\n"
+		"remembered from one entry to the next; only the probe is.\n"
+		"Commands:\n", r->ctx);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		char head[32];
+		snprintf(head, sizeof(head), ":%s %s", commands[i].name, commands[i].args);
+		fprintf(r->out, "  %-20s %s\n", head, commands[i].help);
+	}
+}
+
+static void run_command(struct repl *r, const char *line)
+{
+	const char *name = line + 1, *end = name;
+	while (*end && !isspace((unsigned char)*end))
+		end++;
+	size_t n = (size_t)(end - name);
+	char *arg = strdup(end + strspn(end, " \t\r\n\v\f"));
+	if (!arg)
+		return;
+	/* Trailing blanks are no part of an argument. */
+	for (size_t k = strlen(arg); k && isspace((unsigned char)arg[k - 1]); k--)
+		arg[k - 1] = '\0';
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		const struct command *c = &commands[i];
+		if ((strlen(c->name) == n && !strncmp(c->name, name, n)) ||
+		    (strlen(c->alias) == n && !strncmp(c->alias, name, n))) {
+			c->fn(r, arg);
+			free(arg);
+			return;
+		}
+	}
+	fprintf(stderr, "gpux: ERROR: unknown command ':%.*s' (:help lists them)\n",
+		(int)n, name);
+	free(arg);
+}
+
+/* ---- the loop ---- */
+
+/* Line editing, Ctrl-C handling and history, loaded from $HOME (none
+ * without HOME; a missing or unreadable file starts it empty). */
+static void readline_open(struct repl *r)
+{
+	rl_readline_name = "gpux";
+	rl_catch_signals = 0;
+	struct sigaction sa = { .sa_handler = on_sigint, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	stifle_history(HISTORY_MAX);
+	const char *home = getenv("HOME");
+	if (!home || !*home)
+		return;
+	r->history = malloc(strlen(home) + sizeof(HISTORY_FILE) + 1);
+	if (r->history) {
+		sprintf(r->history, "%s/%s", home, HISTORY_FILE);
+		read_history(r->history);
+	}
+}
+
+/* Failing to save history is not worth an error at exit. */
+static void readline_close(struct repl *r)
+{
+	if (r->history)
+		write_history(r->history);
+	free(r->history);
+	clear_history();
+}
+
+int repl_run(FILE *in, FILE *out, bool use_readline)
+{
+	struct repl r = { .in = in, .out = out, .rl = use_readline,
+			  .ctx = strdup(DEFAULT_CONTEXT), .place = PLACE_DEVICE };
+	if (!r.ctx)
+		return 1;
+	if (r.rl)
+		readline_open(&r);
+	size_t len = 0;
+	char *line = NULL;
+	while (!r.quit) {
+		fflush(out);
+		interrupted = 0;
+		if (!line && !r.eof)
+			line = read_line(&r, PROMPT, &len);
+		if (!line) {
+			if (r.rl)
+				fputc('\n', stdout);
+			break;
+		}
+		const char *p = line + strspn(line, " \t\r\n\v\f");
+		if (*p == ':' || !*p) {
+			if (*p)
+				run_command(&r, p);
+			free(line);
+			line = NULL;
+		} else {
+			line = run_entry(&r, line, len, &len);
+		}
+	}
+	free(line);
+	if (r.rl)
+		readline_close(&r);
+	free(r.ctx);
+	fflush(out);
+	return 0;
+}

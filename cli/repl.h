@@ -6,8 +6,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* use_readline: line editing and ~/.gpux_history (a terminal);
- * otherwise plain lines from in, for scripts and tests. */
+/* use_readline: line editing, the "gpux> " prompt and ~/.gpux_history
+ * (a terminal); otherwise plain lines from in with no prompt printed, so
+ * piped sessions give clean, testable output. Diagnostics go to stderr
+ * (file name "repl"), results to out. Returns 0 at :quit or end of input. */
 int repl_run(FILE *in, FILE *out, bool use_readline);
 
 #endif

@@ -23,8 +23,17 @@ static int run_parser(struct program *prog, struct diags *diags,
 
 int parse_program(struct program *prog, struct diags *diags)
 {
+	bool incomplete;
+	return parse_program_ex(prog, diags, &incomplete);
+}
+
+int parse_program_ex(struct program *prog, struct diags *diags,
+		     bool *incomplete)
+{
 	struct parse_ctx ctx = { .prog = prog, .diags = diags };
-	return run_parser(prog, diags, &ctx);
+	int rc = run_parser(prog, diags, &ctx);
+	*incomplete = ctx.incomplete;
+	return rc;
 }
 
 int parse_statements(struct program *prog, struct diags *diags,

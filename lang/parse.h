@@ -20,12 +20,21 @@ struct parse_ctx {
 	int lex_errors;         /* a lexical error silences the parse error */
 	int brace_depth;
 	bool incomplete;        /* input ended inside a construct */
+	bool seen_token;        /* anything but blanks and comments yet */
+	struct span last_tok;   /* the last token: end of input points after it */
+	struct span open_brace; /* the '{' that opened the current probe body */
+	struct span comment;    /* where the open comment began */
 	struct node *stmts;     /* result in stmt_mode */
 };
 
 /* Parse src->text into prog->probes. Returns 0 on success, -1 if
  * diagnostics were recorded. */
 int parse_program(struct program *prog, struct diags *diags);
+
+/* parse_program, also telling whether the input ended early (the REPL
+ * then reads another line instead of reporting the error). */
+int parse_program_ex(struct program *prog, struct diags *diags,
+		     bool *incomplete);
 
 /* Parse a statement list (REPL input); *out receives the statements.
  * *incomplete is set when the input ended early, so more lines may fix it. */

@@ -29,6 +29,7 @@ static struct nlist list_add(struct nlist l, struct node *n);
 
 %define api.pure full
 %define parse.error custom
+%define parse.lac full
 %define api.location.type {struct span}
 %locations
 %initial-action { @$ = (struct span){ 1, 1, 1, 1 }; }
@@ -94,7 +95,7 @@ probes
 
 probe
 	: attach_list pred block {
-		$$ = mk(ctx, N_PROBE, @1);
+		$$ = mk(ctx, N_PROBE, @$);
 		$$->u.probe.attach = $1.head;
 		$$->u.probe.pred = $2;
 		$$->u.probe.body = $3;
@@ -463,8 +464,37 @@ static int yyreport_syntax_error(const yypcontext_t *pctx, yyscan_t scanner,
 	if (tok == YYSYMBOL_YYEOF)
 		ctx->incomplete = true;
 	enum { MAXEXP = 5 };
-	yysymbol_kind_t exp[MAXEXP];
-	int nexp = yypcontext_expected_tokens(pctx, exp, MAXEXP);
+	yysymbol_kind_t exp[YYNTOKENS];
+	int nexp = yypcontext_expected_tokens(pctx, exp, YYNTOKENS);
+	if (tok == YYSYMBOL_YYEOF && !ctx->seen_token && !ctx->stmt_mode) {
+		diag_error_nospan(ctx->diags, "the program has no probes");
+		return 0;
+	}
+	/* A long list of alternatives usually hides the one fix: closing
+	 * the construct at hand, or the ';' between two statements. */
+	const char *want = NULL, *t = yysymbol_name(tok);
+	if (nexp >= MAXEXP) {
+		if (tok == YYSYMBOL_YYEOF)
+			want = "'}'";
+		if (tok == YYSYMBOL_YYEOF && ctx->brace_depth == 0)
+			want = "end of predicate";
+		else if (!strcmp(t, "';'") || !strcmp(t, "'}'") ||
+			 !strcmp(t, "'{'"))
+			want = "')'";
+		else if (!strcmp(t, "')'"))
+			want = "..";
+		else if (tok == YYSYMBOL_VAR || tok == YYSYMBOL_MAP ||
+			 tok == YYSYMBOL_IDENT || tok == YYSYMBOL_IF ||
+			 tok == YYSYMBOL_RETURN || tok == YYSYMBOL_FOR ||
+			 tok == YYSYMBOL_UNROLL || tok == YYSYMBOL_WHILE)
+			want = "';'";
+	}
+	for (int i = 0; want && i < nexp; i++)
+		if (!strcmp(yysymbol_name(exp[i]), want)) {
+			exp[0] = exp[i];
+			nexp = 1;
+			break;
+		}
 	char msg[512], name[64];
 	size_t off = (size_t)snprintf(msg, sizeof(msg), "syntax error");
 	if (tok != YYSYMBOL_YYEMPTY)
@@ -477,6 +507,11 @@ static int yyreport_syntax_error(const yypcontext_t *pctx, yyscan_t scanner,
 			off += (size_t)snprintf(msg + off, sizeof(msg) - off,
 						"%s%s", i ? " or " : ", expecting ",
 						tok_name(exp[i], name, sizeof(name)));
-	diag_error(ctx->diags, *yypcontext_location(pctx), "%s", msg);
+	struct diag *dg = diag_error(ctx->diags, *yypcontext_location(pctx),
+				     "%s", msg);
+	if (tok == YYSYMBOL_YYEOF && !ctx->stmt_mode && ctx->brace_depth > 0 &&
+	    ctx->open_brace.first_line)
+		diag_hint(dg, "the probe's block opened at line %d, column %d is not closed",
+			  ctx->open_brace.first_line, ctx->open_brace.first_column);
 	return 0;
 }

@@ -255,10 +255,20 @@ static void explain_unknown(struct tctx *c, struct node *n)
 	for (int e = 0; e < at->nevents; e++)
 		for (const struct field *f = at->events[e]->fields; f && f->name && k < 96; f++)
 			cands[k++] = f->name;
+	static const char *const decisions[] = { "DEFAULT", "BYPASS", "ENTER_LOOP" };
+	bool caps = true;
+	for (const char *q = name; *q; q++)
+		if (*q >= 'a' && *q <= 'z')
+			caps = false;
+	if (c->probe->u.probe.policy)
+		for (size_t i = 0; i < 3 && k < 96; i++)
+			cands[k++] = decisions[i];
 	struct diag *dg = terr(c, n->span, "Unknown identifier: '%s'", name);
 	const char *best = suggest_closest(name, cands, k);
 	if (best)
 		diag_hint(dg, "did you mean '%s'?", best);
+	else if (caps && c->probe->u.probe.policy)
+		diag_hint(dg, "policy decisions are DEFAULT, BYPASS and ENTER_LOOP");
 }
 
 static bool is_tracepoint(const struct tctx *c)
@@ -681,7 +691,10 @@ static void check_return(struct tctx *c, struct node *s)
 		struct diag *dg = terr(c, s->span,
 			"return with a value is only allowed in policy hooks (gpu_mem:, gpu_sched:)");
 		diag_hint(dg, "use 'return;' to leave the probe early");
-		check_expr(c, v);
+		/* A decision here is the same mistake: say it once. */
+		enum decision d;
+		if (v->kind != N_IDENT || !catalog_decision(v->u.ident.name, &d))
+			check_expr(c, v);
 		return;
 	}
 	check_expr(c, v);

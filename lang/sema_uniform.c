@@ -213,10 +213,47 @@ static void attach_list_text(const struct node *probe, char *buf, size_t len)
 					off ? "," : "", a->u.attach.text);
 }
 
+/* A predicate runs before the block: it cannot see $variables. */
+static bool mentions_var(const struct node *n)
+{
+	if (!n)
+		return false;
+	switch (n->kind) {
+	case N_VAR:
+		return true;
+	case N_MAP: case N_CALL:
+		for (const struct node *k = n->kind == N_MAP ? n->u.map.keys
+							      : n->u.call.args;
+		     k; k = k->next)
+			if (mentions_var(k))
+				return true;
+		return false;
+	case N_FIELD:
+		return mentions_var(n->u.field.base);
+	case N_BINOP:
+		return mentions_var(n->u.binop.lhs) || mentions_var(n->u.binop.rhs);
+	case N_UNOP:
+		return mentions_var(n->u.unop.operand);
+	case N_CAST:
+		return mentions_var(n->u.cast.operand);
+	case N_INCDEC:
+		return mentions_var(n->u.incdec.target);
+	case N_TERNARY:
+		return mentions_var(n->u.ternary.cond) ||
+		       mentions_var(n->u.ternary.then) ||
+		       mentions_var(n->u.ternary.els);
+	default:
+		return false;
+	}
+}
+
 static void report_varying_branch(struct uctx *c, struct node *cond)
 {
 	const struct node *leaf = varying_leaf(cond);
 	char name[128], probe[256];
+	/* Loop bodies are walked twice: say it once. */
+	if (diags_has_error_at(c->diags, leaf->span))
+		return;
 	leaf_name(leaf, name, sizeof(name));
 	struct diag *dg = diag_error(c->diags, leaf->span,
 				     "branch depends on lane-varying value '%s'", name);
@@ -225,7 +262,9 @@ static void report_varying_branch(struct uctx *c, struct node *cond)
 	const struct node *pred = c->probe->u.probe.pred;
 	const char *ptext = pred ? source_span_text(&c->prog->src, pred->span, &plen) : NULL;
 	attach_list_text(c->probe, probe, sizeof(probe));
-	if (!ctext) {
+	if (ctext && mentions_var(cond)) {
+		diag_hint(dg, "a predicate /.../ selects lanes instead of branching, but it cannot read $variables: write the condition there on the probe's own values");
+	} else if (!ctext) {
 		diag_hint(dg, "move the condition into the probe's predicate /.../, which selects lanes instead of branching");
 	} else if (!pred) {
 		diag_hint(dg, "move the condition into the predicate: %s /%.*s/ { ... }",

@@ -1,0 +1,1 @@
+gdev:kernel_exti { @[kernel] = count(); }

@@ -1,0 +1,1 @@
+gdev:access { if (addr > 4096) { @big = count(); } }
