@@ -1,4 +1,4 @@
-/* Internal to the types pass (sema_types.c, sema_calls.c,
+/* Internal to the types pass (sema_types.c, sema_exprs.c, sema_calls.c,
  * sema_printf.c): the walk's state and the calls between its files. */
 #ifndef GPUX_SEMA_TYPES_H
 #define GPUX_SEMA_TYPES_H
@@ -35,6 +35,16 @@ struct map_info *map_lookup(struct tctx *c, struct node *m);
 /* The probe's first event, for messages ("gdev:kernel_exit"). */
 const char *probe_name(const struct tctx *c, char *buf, size_t len);
 bool is_int(struct type t);
+
+/* Variables and maps, shared by the expression and statement walks. */
+struct var *var_find(struct tctx *c, const char *name);
+void var_assign(struct tctx *c, struct node *target, struct type t,
+		struct span value_span);
+void check_map_keys(struct tctx *c, struct node *m);
+void map_store(struct tctx *c, struct node *m, struct type t);
+void map_read(struct tctx *c, struct node *m);
+/* A dim3, aggregation or void used where a number is wanted: reported. */
+bool reject_non_scalar(struct tctx *c, struct node *n);
 const char *tname(struct type t, char *buf);
 
 #endif

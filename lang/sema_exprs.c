@@ -1,0 +1,395 @@
+/* Pass 2, expressions: identifiers against the catalog, fields,
+ * operators, casts and positional parameters. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sema_types.h"
+#include "suggest.h"
+/* ---- identifiers ---- */
+
+/* Where else a name exists, to explain why it is not available here. */
+static void explain_unknown(struct tctx *c, struct node *n)
+{
+	const char *name = n->u.ident.name;
+	char pb[64], eb[64];
+	enum place place = c->probe->u.probe.place;
+	const struct builtin *b = catalog_builtin(name);
+	if (b) {
+		struct diag *dg = terr(c, n->span,
+			"builtin '%s' is not available in %s (%s probe)",
+			name, probe_name(c, pb, sizeof(pb)), place_name(place));
+		const char *where[3];
+		int k = 0;
+		if (b->places & PLACE_DEVICE) where[k++] = "device (gdev:)";
+		if (b->places & PLACE_DRIVER) where[k++] = "driver (gpu_mem:, gpu_sched:)";
+		if (b->places & PLACE_HOST) where[k++] = "host";
+		diag_hint(dg, "'%s' exists in %s%s%s%s%s probes", name, where[0],
+			  k > 1 ? (k > 2 ? ", " : " and ") : "", k > 1 ? where[1] : "",
+			  k > 2 ? " and " : "", k > 2 ? where[2] : "");
+		return;
+	}
+	size_t n_ev;
+	const struct event *es = catalog_events(&n_ev);
+	for (size_t i = 0; i < n_ev; i++)
+		if (event_field(&es[i], name)) {
+			struct diag *dg = terr(c, n->span,
+				"'%s' is not available in %s", name,
+				probe_name(c, pb, sizeof(pb)));
+			diag_hint(dg, "'%s' is a field of %s", name,
+				  event_str(&es[i], eb, sizeof(eb)));
+			return;
+		}
+	enum decision d;
+	if (catalog_decision(name, &d)) {
+		struct diag *dg = terr(c, n->span,
+			"'%s' is a policy decision; it is only meaningful in gpu_mem: and gpu_sched: hooks",
+			name);
+		(void)dg;
+		return;
+	}
+	/* Suggest among what is available here. */
+	const char *cands[96];
+	size_t k = 0, nb;
+	const struct builtin *bs = catalog_builtins(&nb);
+	for (size_t i = 0; i < nb && k < 64; i++)
+		if (bs[i].places & place)
+			cands[k++] = bs[i].name;
+	const struct attach *at = &c->probe->u.probe.attach->u.attach;
+	for (int e = 0; e < at->nevents; e++)
+		for (const struct field *f = at->events[e]->fields; f && f->name && k < 96; f++)
+			cands[k++] = f->name;
+	static const char *const decisions[] = { "DEFAULT", "BYPASS", "ENTER_LOOP" };
+	bool caps = true;
+	for (const char *q = name; *q; q++)
+		if (*q >= 'a' && *q <= 'z')
+			caps = false;
+	if (c->probe->u.probe.policy)
+		for (size_t i = 0; i < 3 && k < 96; i++)
+			cands[k++] = decisions[i];
+	struct diag *dg = terr(c, n->span, "Unknown identifier: '%s'", name);
+	const char *best = suggest_closest(name, cands, k);
+	if (best)
+		diag_hint(dg, "did you mean '%s'?", best);
+	else if (caps && c->probe->u.probe.policy)
+		diag_hint(dg, "policy decisions are DEFAULT, BYPASS and ENTER_LOOP");
+}
+
+static bool is_tracepoint(const struct tctx *c)
+{
+	const struct attach *at = &c->probe->u.probe.attach->u.attach;
+	return at->prov && at->prov->syntax == SYN_TRACEPOINT;
+}
+
+static void check_ident(struct tctx *c, struct node *n)
+{
+	const char *name = n->u.ident.name;
+	const struct field *f = probe_field(c->probe, name);
+	if (f) {
+		n->u.ident.kind = ID_FIELD;
+		n->u.ident.field = f;
+		n->type = f->type;
+		return;
+	}
+	const struct builtin *b = catalog_builtin(name);
+	if (b && (b->places & c->probe->u.probe.place)) {
+		n->u.ident.kind = ID_BUILTIN;
+		n->u.ident.builtin = b;
+		n->type = b->type;
+		return;
+	}
+	enum decision d;
+	if (c->probe->u.probe.policy && catalog_decision(name, &d)) {
+		n->u.ident.kind = ID_DECISION;
+		n->u.ident.decision = d;
+		n->type = TYPE_I64;
+		return;
+	}
+	if (!strcmp(name, "args")) {
+		if (!is_tracepoint(c))
+			terr(c, n->span, "'args' is only available in tracepoint probes");
+		else
+			terr(c, n->span, "'args' is a record; access a field: args.NAME");
+		return;
+	}
+	explain_unknown(c, n);
+}
+
+/* args.NAME in tracepoint probes, .x/.y/.z on dim3 values. */
+static void check_field(struct tctx *c, struct node *n)
+{
+	struct node *base = n->u.field.base;
+	const char *name = n->u.field.name;
+	char b[64];
+	if (base->kind == N_IDENT && !strcmp(base->u.ident.name, "args") &&
+	    is_tracepoint(c)) {
+		const struct attach *at = &c->probe->u.probe.attach->u.attach;
+		if (!at->tp_fields) {
+			/* Unreadable format or a glob: checked at attach time. */
+			n->type = TYPE_U64;
+			return;
+		}
+		for (int i = 0; i < at->ntp_fields; i++)
+			if (!strcmp(at->tp_fields[i].name, name)) {
+				n->type = at->tp_fields[i].type;
+				return;
+			}
+		const char *cands[128];
+		size_t k = 0;
+		for (int i = 0; i < at->ntp_fields && k < 128; i++)
+			cands[k++] = at->tp_fields[i].name;
+		struct diag *dg = terr(c, n->span,
+			"tracepoint %s:%s has no field '%s'", at->event,
+			at->filter, name);
+		const char *best = suggest_closest(name, cands, k);
+		if (best)
+			diag_hint(dg, "did you mean 'args.%s'?", best);
+		return;
+	}
+	check_expr(c, base);
+	if (base->type.kind == TY_NONE)
+		return;
+	if (base->type.kind == TY_DIM3) {
+		if (!strcmp(name, "x") || !strcmp(name, "y") || !strcmp(name, "z")) {
+			n->type = TYPE_U32;
+			return;
+		}
+		terr(c, n->span, "dim3 has no field '%s'; use .x, .y or .z", name);
+		return;
+	}
+	terr(c, n->span, "a value of type '%s' has no fields", tname(base->type, b));
+}
+
+/* ---- operators ---- */
+
+static bool is_compare(int op)
+{
+	return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_GT ||
+	       op == OP_LE || op == OP_GE;
+}
+
+/* A dim3 or a record used whole where a number is wanted. */
+bool reject_non_scalar(struct tctx *c, struct node *n)
+{
+	char b[64];
+	if (n->type.kind == TY_DIM3) {
+		struct diag *dg = terr(c, n->span,
+			"'%.*s' is a dim3, not a number", 40,
+			n->kind == N_IDENT ? n->u.ident.name : "value");
+		diag_hint(dg, "use one of its fields: .x, .y or .z");
+		return true;
+	}
+	if (n->type.kind == TY_AGG || n->type.kind == TY_VOID) {
+		terr(c, n->span, "a value of type '%s' cannot be used in an expression",
+		     tname(n->type, b));
+		return true;
+	}
+	return false;
+}
+
+static struct type arith_result(struct type a, struct type b)
+{
+	bool u = (!a.is_signed && a.bits == 64) || (!b.is_signed && b.bits == 64);
+	return u ? TYPE_U64 : TYPE_I64;
+}
+
+static void check_binop(struct tctx *c, struct node *n)
+{
+	struct node *l = n->u.binop.lhs, *r = n->u.binop.rhs;
+	int op = n->u.binop.op;
+	char b1[64], b2[64];
+	check_expr(c, l);
+	check_expr(c, r);
+	if (l->type.kind == TY_NONE || r->type.kind == TY_NONE)
+		return;
+	if (reject_non_scalar(c, l) || reject_non_scalar(c, r))
+		return;
+	struct type lt = l->type, rt = r->type;
+	if (lt.kind == TY_STR || rt.kind == TY_STR) {
+		if (lt.kind == TY_STR && rt.kind == TY_STR &&
+		    (op == OP_EQ || op == OP_NE)) {
+			n->type = TYPE_I64;
+			return;
+		}
+		if (lt.kind == rt.kind)
+			terr(c, n->span, "operator '%s' is not defined for strings; only == and != compare them",
+			     op_str(op));
+		else
+			terr(c, n->span, "Type mismatch for '%s': comparing '%s' with '%s'",
+			     op_str(op), tname(lt, b1), tname(rt, b2));
+		return;
+	}
+	if (lt.kind == TY_PTR || rt.kind == TY_PTR) {
+		if ((op == OP_EQ || op == OP_NE) && type_compatible(lt, rt)) {
+			n->type = TYPE_I64;
+			return;
+		}
+		struct diag *dg = terr(c, n->span,
+			"operator '%s' is not defined for '%s' and '%s'",
+			op_str(op), tname(lt, b1), tname(rt, b2));
+		diag_hint(dg, "driver objects are handles: compare them with == or use them as map keys");
+		return;
+	}
+	if (is_compare(op) || op == OP_LAND || op == OP_LOR) {
+		n->type = TYPE_I64;
+		return;
+	}
+	if ((op == OP_DIV || op == OP_MOD) && r->kind == N_INT && !r->u.num.value) {
+		terr(c, r->span, "division by zero");
+		return;
+	}
+	n->type = arith_result(lt, rt);
+}
+
+static void check_unop(struct tctx *c, struct node *n)
+{
+	struct node *o = n->u.unop.operand;
+	char b[64];
+	check_expr(c, o);
+	if (o->type.kind == TY_NONE || reject_non_scalar(c, o))
+		return;
+	if (o->type.kind != TY_INT && !(n->u.unop.op == OP_NOT && o->type.kind == TY_PTR)) {
+		terr(c, n->span, "operator '%s' expects an integer, not '%s'",
+		     op_str(n->u.unop.op), tname(o->type, b));
+		return;
+	}
+	n->type = n->u.unop.op == OP_NOT ? TYPE_I64
+		: n->u.unop.op == OP_NEG ? TYPE_I64 : TYPE_INT(64, o->type.is_signed);
+}
+
+static void check_ternary(struct tctx *c, struct node *n)
+{
+	struct node *cond = n->u.ternary.cond, *a = n->u.ternary.then,
+		    *b = n->u.ternary.els;
+	char b1[64], b2[64];
+	check_expr(c, cond);
+	check_expr(c, a);
+	check_expr(c, b);
+	if (cond->type.kind != TY_NONE && !reject_non_scalar(c, cond) &&
+	    cond->type.kind == TY_STR)
+		terr(c, cond->span, "condition must be an integer, not a string");
+	if (a->type.kind == TY_NONE || b->type.kind == TY_NONE)
+		return;
+	if (reject_non_scalar(c, a) || reject_non_scalar(c, b))
+		return;
+	if (!type_compatible(a->type, b->type)) {
+		terr(c, n->span, "Type mismatch for '?:': '%s' and '%s'",
+		     tname(a->type, b1), tname(b->type, b2));
+		return;
+	}
+	n->type = a->type.kind == TY_INT ? arith_result(a->type, b->type) : a->type;
+}
+
+static void check_cast(struct tctx *c, struct node *n)
+{
+	struct node *o = n->u.cast.operand;
+	char b[64];
+	check_expr(c, o);
+	if (o->type.kind == TY_NONE || reject_non_scalar(c, o))
+		return;
+	if (o->type.kind != TY_INT && o->type.kind != TY_PTR) {
+		terr(c, n->span, "cannot cast a value of type '%s' to %s",
+		     tname(o->type, b), n->u.cast.name);
+		return;
+	}
+	n->type = n->u.cast.to;
+}
+
+static void check_positional(struct tctx *c, struct node *n)
+{
+	int i = n->u.positional.index;
+	if (i == 0) {
+		n->type = TYPE_I64;
+		return;
+	}
+	if (i > c->prog->npositional) {
+		struct diag *dg = terr(c, n->span,
+			"positional parameter $%d is not set (the program got %d argument%s)",
+			i, c->prog->npositional, c->prog->npositional == 1 ? "" : "s");
+		diag_hint(dg, "pass it after the script: gpux script.gpx ARG...");
+		return;
+	}
+	const char *s = c->prog->positional[i - 1];
+	char *end;
+	(void)strtoll(s, &end, 0);
+	n->type = *s && !*end ? TYPE_I64 : TYPE_STR;
+}
+
+static void check_incdec_target(struct tctx *c, struct node *n, struct node *t)
+{
+	char b[64];
+	if (t->kind == N_VAR) {
+		struct var *v = var_find(c, t->u.var.name);
+		if (!v) {
+			terr(c, t->span, "Undefined or undeclared variable: $%s", t->u.var.name);
+			return;
+		}
+		t->type = v->type;
+		if (v->type.kind != TY_NONE && v->type.kind != TY_INT)
+			terr(c, n->span, "'%s' needs an integer variable; $%s is '%s'",
+			     op_str(n->u.incdec.op), v->name, tname(v->type, b));
+		n->type = v->type;
+		return;
+	}
+	if (t->kind == N_MAP) {
+		check_map_keys(c, t);
+		map_store(c, t, TYPE_I64);
+		n->type = TYPE_I64;
+		return;
+	}
+	terr(c, t->span, "'%s' needs a variable or a map", op_str(n->u.incdec.op));
+}
+
+void check_expr(struct tctx *c, struct node *n)
+{
+	switch (n->kind) {
+	case N_INT:
+		n->type = n->u.num.value > INT64_MAX ? TYPE_U64 : TYPE_I64;
+		break;
+	case N_STR:
+		n->type = TYPE_STR;
+		break;
+	case N_VAR: {
+		struct var *v = var_find(c, n->u.var.name);
+		if (!v)
+			terr(c, n->span, "Undefined or undeclared variable: $%s", n->u.var.name);
+		else
+			n->type = v->type;
+		break;
+	}
+	case N_POSITIONAL:
+		check_positional(c, n);
+		break;
+	case N_MAP:
+		map_read(c, n);
+		break;
+	case N_IDENT:
+		check_ident(c, n);
+		break;
+	case N_FIELD:
+		check_field(c, n);
+		break;
+	case N_BINOP:
+		check_binop(c, n);
+		break;
+	case N_UNOP:
+		check_unop(c, n);
+		break;
+	case N_TERNARY:
+		check_ternary(c, n);
+		break;
+	case N_CAST:
+		check_cast(c, n);
+		break;
+	case N_CALL:
+		n->type = check_call(c, n, false);
+		break;
+	case N_INCDEC:
+		check_incdec_target(c, n, n->u.incdec.target);
+		break;
+	default:
+		break;
+	}
+}
+
