@@ -26,8 +26,6 @@
 #define HISTORY_FILE ".gpux_history"
 #define HISTORY_MAX 1000
 #define ENTRY_MAX (16u << 20)
-/* sema_types' message for an expression statement; :type drops it. */
-#define NO_EFFECT_MSG "this expression has no effect"
 
 struct repl {
 	FILE *in, *out;
@@ -375,36 +373,12 @@ static void cmd_probe(struct repl *r, const char *arg)
 	program_free(prog);
 }
 
-/* Drop the "no effect" error that the statement wrapping :type's
- * expression earns, and only that one. */
-static void drop_no_effect(struct diags *d, struct span sp)
+/* sema_run for a lone expression statement, which the types pass
+ * accepts because the program says it is being inspected. */
+static int check_expression(struct program *prog, struct diags *d)
 {
-	for (struct diag **pp = &d->head; *pp; pp = &(*pp)->next) {
-		struct diag *dg = *pp;
-		if (dg->level != DIAG_ERROR || !dg->has_span ||
-		    memcmp(&dg->span, &sp, sizeof(sp)) ||
-		    strncmp(dg->msg, NO_EFFECT_MSG, strlen(NO_EFFECT_MSG)))
-			continue;
-		*pp = dg->next;
-		if (d->tail == &dg->next)
-			d->tail = pp;
-		d->errors--;
-		return;
-	}
-}
-
-/* sema_run for a lone expression statement. */
-static int check_expression(struct program *prog, struct diags *d,
-			    struct node *e)
-{
-	int before = d->errors;
-	sema_probes(prog, d);
-	if (d->errors == before)
-		sema_types(prog, d);
-	drop_no_effect(d, e->span);
-	if (d->errors != before)
-		return -1;
-	return sema_uniform(prog, d);
+	prog->inspect_exprs = true;
+	return sema_run(prog, d);
 }
 
 static void cmd_type(struct repl *r, const char *arg)
@@ -424,7 +398,7 @@ static void cmd_type(struct repl *r, const char *arg)
 	struct node *e = rc == 0 ? stmts->u.expr_stmt.expr : NULL;
 	if (e) {
 		prog->probes = context_probe(r, prog, stmts);
-		rc = check_expression(prog, &d, e);
+		rc = check_expression(prog, &d);
 	}
 	diags_print(&d, &prog->src, stderr);
 	if (rc == 0) {

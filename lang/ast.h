@@ -141,6 +141,7 @@ struct program {
 	struct map_info *maps;
 	char **positional; /* script arguments, $1.. */
 	int npositional;
+	bool inspect_exprs; /* a bare expression statement is fine (REPL :type) */
 };
 
 struct node *ast_new(struct arena *a, enum node_kind kind, struct span sp);

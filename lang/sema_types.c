@@ -339,6 +339,8 @@ static void check_stmt(struct tctx *c, struct node *s)
 			check_expr(c, e);
 		} else {
 			check_expr(c, e);
+			if (c->prog->inspect_exprs)
+				break;
 			struct diag *dg = terr(c, e->span, "this expression has no effect");
 			diag_hint(dg, "a statement is a call, an assignment or ++/--");
 		}
