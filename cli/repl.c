@@ -228,21 +228,6 @@ static void summary(struct repl *r, const struct program *prog,
 		fputs("ok\n", r->out);
 }
 
-/* A string literal cannot span lines, so an error starting at a '"'
- * is final even though the lexer calls the input incomplete. */
-static bool unclosable(const struct diags *d, const struct source *src)
-{
-	for (const struct diag *dg = d->head; dg; dg = dg->next) {
-		size_t len;
-		const char *line = dg->has_span
-			? source_line(src, dg->span.first_line, &len) : NULL;
-		int col = dg->has_span ? dg->span.first_column : 0;
-		if (line && col >= 1 && (size_t)col <= len && line[col - 1] == '"')
-			return true;
-	}
-	return false;
-}
-
 enum verdict { DONE, MORE };
 
 /* Parse and check one entry; MORE when it is unfinished and more lines
@@ -263,7 +248,7 @@ static enum verdict check_entry(struct repl *r, const char *text, size_t len,
 	struct node *stmts = NULL;
 	int rc = whole ? parse_program_ex(prog, &d, &incomplete)
 		       : parse_statements(prog, &d, &stmts, &incomplete);
-	if (rc && incomplete && !final && !unclosable(&d, &prog->src)) {
+	if (rc && incomplete && !final) {
 		program_free(prog);
 		return MORE;
 	}
