@@ -9,9 +9,12 @@ build=${FUZZ_BUILD:-build-fuzz}
 CC=${CC:-clang} cmake -S . -B "$build" -DGPUX_FUZZ=ON -DGPUX_SANITIZE=ON \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 make -C "$build" -j"$(nproc)" fuzz_frontend >/dev/null
-work=$(mktemp -d)
+# The grown corpus stays in the build folder, so runs add up.
+work=$build/corpus
+mkdir -p "$work"
 cp tests/fuzz/corpus/* "$work"/
+log=$build/fuzz.log
 "$build"/tests/fuzz/fuzz_frontend -max_total_time="$secs" -max_len=2048 \
 	-timeout=5 -rss_limit_mb=2048 -artifact_prefix=tests/fuzz/ \
-	-dict=tests/fuzz/gpux.dict "$work" 2>&1 | tail -n 20
-rm -rf "$work"
+	-dict=tests/fuzz/gpux.dict "$work" >"$log" 2>&1 || true
+grep -E 'INITED|DONE|ERROR|SUMMARY|Test unit written' "$log" || tail -n 20 "$log"
