@@ -14,6 +14,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "ast_dump.h"
 #include "frontend.h"
 #include "listing.h"
 #include "parse.h"
@@ -172,28 +173,12 @@ static void put_value_type(FILE *out, const struct node *n, bool device)
  * many (a map only read, as in "print(@)", has no type to show). */
 static int put_maps(FILE *out, const struct program *prog)
 {
-	static const char *const places[] = { "device", "driver", "host" };
-	char buf[64];
 	int lines = 0;
-	for (const struct map_info *m = prog->maps; m; m = m->next, lines++) {
-		if (m->value.kind == TY_NONE) {
-			lines--;
-			continue;
+	for (const struct map_info *m = prog->maps; m; m = m->next)
+		if (m->value.kind != TY_NONE) {
+			ast_dump_map(out, m);
+			lines++;
 		}
-		fprintf(out, "@%s", m->name);
-		for (int i = 0; i < m->nkeys; i++)
-			fprintf(out, "%s%s", i ? ", " : "[",
-				type_str(m->keys[i], buf, sizeof(buf)));
-		fprintf(out, "%s :: %s", m->nkeys > 0 ? "]" : "",
-			type_str(m->value, buf, sizeof(buf)));
-		const char *sep = " (";
-		for (int i = 0; i < 3; i++)
-			if (m->places & (1u << i)) {
-				fprintf(out, "%s%s", sep, places[i]);
-				sep = ", ";
-			}
-		fputs(*sep == ',' ? ")\n" : "\n", out);
-	}
 	return lines;
 }
 

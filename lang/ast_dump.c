@@ -200,28 +200,30 @@ static void dump_list(FILE *out, const struct node *n, int indent,
 		ast_dump_node(out, n, indent, types, device);
 }
 
-static void dump_maps(FILE *out, const struct program *prog)
+void ast_dump_map(FILE *out, const struct map_info *m)
 {
 	char buf[64];
+	fprintf(out, "@%s", m->name);
+	for (int i = 0; i < m->nkeys; i++)
+		fprintf(out, "%s%s", i ? ", " : "[",
+			type_str(m->keys[i], buf, sizeof(buf)));
+	fprintf(out, "%s :: %s", m->nkeys > 0 ? "]" : "",
+		type_str(m->value, buf, sizeof(buf)));
+	const char *sep = " (";
+	for (unsigned bit = PLACE_DEVICE; bit <= PLACE_HOST; bit <<= 1)
+		if (m->places & bit) {
+			fprintf(out, "%s%s", sep, place_name((enum place)bit));
+			sep = ", ";
+		}
+	fputs(*sep == ',' ? ")\n" : "\n", out);
+}
+
+static void dump_maps(FILE *out, const struct program *prog)
+{
 	fputs("Maps\n", out);
 	for (const struct map_info *m = prog->maps; m; m = m->next) {
-		fprintf(out, " @%s", m->name);
-		if (m->nkeys > 0) {
-			fputc('[', out);
-			for (int i = 0; i < m->nkeys; i++)
-				fprintf(out, "%s%s", i ? ", " : "",
-					type_str(m->keys[i], buf, sizeof(buf)));
-			fputc(']', out);
-		}
-		fprintf(out, " :: %s", type_str(m->value, buf, sizeof(buf)));
-		static const char *const places[] = { "device", "driver", "host" };
-		const char *sep = " (";
-		for (int i = 0; i < 3; i++)
-			if (m->places & (1u << i)) {
-				fprintf(out, "%s%s", sep, places[i]);
-				sep = ", ";
-			}
-		fputs(*sep == ',' ? ")\n" : "\n", out);
+		fputc(' ', out);
+		ast_dump_map(out, m);
 	}
 }
 

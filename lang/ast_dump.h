@@ -13,4 +13,7 @@ void ast_dump(FILE *out, const struct program *prog, bool types);
 void ast_dump_node(FILE *out, const struct node *n, int indent, bool types,
 		   bool device);
 
+/* One map as "@name[key types] :: value (places)" and a newline. */
+void ast_dump_map(FILE *out, const struct map_info *m);
+
 #endif
