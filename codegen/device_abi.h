@@ -1,0 +1,128 @@
+/* The contract of device probe programs: what r1 points to, the helper
+ * calls and their rules, the builtin ids. Codegen emits against it, the
+ * SIMT verifier checks against it, the PTX JIT and the device runtime
+ * implement it. One table per concept, so the three cannot drift. */
+#ifndef GPUX_DEVICE_ABI_H
+#define GPUX_DEVICE_ABI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpf_insn.h"
+#include "catalog.h"
+#include "source.h"
+
+/* r1 on entry: one context per lane, built by the trampoline. */
+struct gpux_dev_ctx {
+	uint64_t addr;      /* gdev:access: the lane's address */
+	uint32_t size;      /* gdev:access: bytes per lane */
+	uint8_t store;      /* gdev:access */
+	uint8_t atomic;     /* gdev:access */
+	uint16_t pad;
+	uint32_t kernel_id; /* the session's kernel name table index */
+	uint32_t site_id;   /* the probe site within the kernel */
+};
+
+struct dev_ctx_field {
+	const char *name;
+	uint16_t off, size;
+	enum unif unif;
+};
+
+/* Builtins are read with HELPER_BUILTIN(id); the JIT inlines them as
+ * special-register reads. */
+enum dev_builtin {
+	DB_SM, DB_WARP, DB_LANE,
+	DB_TID_X, DB_TID_Y, DB_TID_Z,
+	DB_CTAID_X, DB_CTAID_Y, DB_CTAID_Z,
+	DB_NTID_X, DB_NTID_Y, DB_NTID_Z,
+	DB_NCTAID_X, DB_NCTAID_Y, DB_NCTAID_Z,
+	DB_GTID, DB_NSECS, DB_CYCLES, DB_KERNEL_ID,
+	DB_COUNT
+};
+
+struct dev_builtin_info {
+	enum dev_builtin id;
+	const char *name; /* as the language spells it: "threadIdx.x" */
+	enum unif unif;
+};
+
+/* Helper ids (the imm of a call). */
+enum dev_helper {
+	DH_BUILTIN = 1,   /* (id) -> value */
+	DH_MAP_LOOKUP,    /* (map, key*) -> value* or 0 */
+	DH_MAP_UPDATE,    /* (map, key*, value*) */
+	DH_MAP_DELETE,    /* (map, key*) */
+	DH_MAP_ADD,       /* (map, key*, delta): @m[k] += d, keys grouped */
+	DH_AGG_COUNT,     /* (map, key*) */
+	DH_AGG_SUM,       /* (map, key*, value) */
+	DH_AGG_MIN,
+	DH_AGG_MAX,
+	DH_AGG_AVG,
+	DH_AGG_STATS,
+	DH_AGG_HIST,      /* (map, key*, value) */
+	DH_AGG_LHIST,     /* (map, key*, value); bounds in the map */
+	DH_PRINTF,        /* (fmt id, args*, size) */
+	DH_EXIT,          /* () */
+	DH_COUNT
+};
+
+/* What a helper argument must be. */
+enum dev_arg {
+	DA_NONE,
+	DA_IMM,     /* a known constant (builtin id, format id) */
+	DA_MAP,     /* a map reference loaded with lddw (src = MAP_IDX) */
+	DA_KEY,     /* pointer to the stack, key_size bytes initialised */
+	DA_VALUE,   /* pointer to the stack, value_size bytes initialised */
+	DA_STACK,   /* pointer to the stack, size in the next argument */
+	DA_SIZE,    /* a constant size for the preceding DA_STACK */
+	DA_SCALAR,  /* any number */
+};
+
+enum dev_helper_flags {
+	DHF_SIDE_EFFECT = 1 << 0, /* only at warp-uniform program points */
+	DHF_GROUPS_KEY = 1 << 1,  /* a lane-varying key is grouped */
+	DHF_MAP_OP = 1 << 2,      /* counts against the map-op budget */
+	DHF_RET_MAP_VALUE = 1 << 3,
+};
+
+struct dev_helper_info {
+	enum dev_helper id;
+	const char *name;
+	enum dev_arg args[5];
+	unsigned flags;
+};
+
+const struct dev_ctx_field *dev_ctx_fields(int *n);
+const struct dev_builtin_info *dev_builtin_info(enum dev_builtin id);
+const struct dev_helper_info *dev_helper_info(int id);
+const struct dev_helper_info *dev_helper_by_name(const char *name);
+
+/* A device map as the program sees it. */
+struct dev_map {
+	const char *name;
+	uint32_t key_size, value_size;
+	uint32_t max_entries;
+};
+
+/* Per-hook budgets (DESIGN.md section 4). */
+struct dev_budget {
+	int insns;       /* instructions executed on the longest path */
+	int helper_calls;
+	int map_ops;
+};
+
+#define DEV_BUDGET_DEFAULT ((struct dev_budget){ 4096, 64, 16 })
+
+/* One device probe program as the verifier and the JIT take it. */
+struct dev_prog {
+	const char *name;          /* "gdev:access" */
+	const struct bpf_insn *insns;
+	int ninsns;
+	const struct span *spans;  /* per instruction; may be NULL */
+	const struct dev_map *maps;
+	int nmaps;
+	struct dev_budget budget;
+};
+
+#endif
