@@ -57,6 +57,20 @@ static const struct dev_helper_info helpers[] = {
 	{ DH_AGG_LHIST, "agg_lhist", { DA_MAP, DA_KEY, DA_SCALAR }, SE | GK | MO },
 	{ DH_PRINTF, "printf", { DA_IMM, DA_STACK, DA_SIZE }, SE },
 	{ DH_EXIT, "exit", { DA_NONE }, SE },
+	{ DH_LANE_FILTER, "lane_filter", { DA_SCALAR }, 0 },
+	{ DH_BAR_SYNC, "bar_sync", { DA_NONE }, DHF_FORBIDDEN },
+	{ DH_GRID_SYNC, "grid_sync", { DA_NONE }, DHF_FORBIDDEN },
+};
+
+/* The probe runs inside someone else's kernel, at sites that only some
+ * threads reach: any wait for other threads can deadlock it. */
+static const struct { enum dev_helper id; const char *why; } forbidden[] = {
+	{ DH_BAR_SYNC, "barriers are not allowed in device probes: bar.sync "
+		       "waits for every thread of the block, and threads that "
+		       "do not reach this probe would never arrive" },
+	{ DH_GRID_SYNC, "grid-wide synchronisation is not allowed in device "
+			"probes: it waits for every block of the grid, which "
+			"the probed kernel never promised to reach" },
 };
 
 const struct dev_ctx_field *dev_ctx_fields(int *n)
@@ -83,5 +97,13 @@ const struct dev_helper_info *dev_helper_by_name(const char *name)
 	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
 		if (!strcmp(helpers[i].name, name))
 			return &helpers[i];
+	return NULL;
+}
+
+const char *dev_helper_forbidden_why(int id)
+{
+	for (size_t i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++)
+		if ((int)forbidden[i].id == id)
+			return forbidden[i].why;
 	return NULL;
 }

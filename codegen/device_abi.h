@@ -64,8 +64,22 @@ enum dev_helper {
 	DH_AGG_LHIST,     /* (map, key*, value); bounds in the map */
 	DH_PRINTF,        /* (fmt id, args*, size) */
 	DH_EXIT,          /* () */
+	DH_LANE_FILTER,   /* (cond) -> lanes left; see below */
+	DH_BAR_SYNC,      /* reserved: always rejected (DHF_FORBIDDEN) */
+	DH_GRID_SYNC,     /* reserved: always rejected (DHF_FORBIDDEN) */
 	DH_COUNT
 };
+
+/* How codegen lowers a predicate: control flow must stay warp-uniform, so
+ * a lane-varying `/cond/` cannot be a branch around the action. Codegen
+ * computes cond into a register (a varying condition through an
+ * if-conversion diamond: `r1 = 1; if rX > 4096 goto +1; r1 = 0`) and
+ * calls lane_filter(r1). Lanes where it is 0 leave the program there, as
+ * if by `r0 = 0; exit`; the others go on with uniform control flow and a
+ * smaller active mask, so later helpers (count() = popc(active), leader
+ * election) see only them. It returns the number of lanes left (uniform),
+ * so codegen may skip the rest with a uniform `if r0 == 0` test. It has no
+ * side effect on maps or output and may be called more than once. */
 
 /* What a helper argument must be. */
 enum dev_arg {
@@ -84,6 +98,7 @@ enum dev_helper_flags {
 	DHF_GROUPS_KEY = 1 << 1,  /* a lane-varying key is grouped */
 	DHF_MAP_OP = 1 << 2,      /* counts against the map-op budget */
 	DHF_RET_MAP_VALUE = 1 << 3,
+	DHF_FORBIDDEN = 1 << 4,   /* named for messages; always rejected */
 };
 
 struct dev_helper_info {
@@ -97,6 +112,8 @@ const struct dev_ctx_field *dev_ctx_fields(int *n);
 const struct dev_builtin_info *dev_builtin_info(enum dev_builtin id);
 const struct dev_helper_info *dev_helper_info(int id);
 const struct dev_helper_info *dev_helper_by_name(const char *name);
+/* Why a DHF_FORBIDDEN helper is rejected; NULL for the others. */
+const char *dev_helper_forbidden_why(int id);
 
 /* A device map as the program sees it. */
 struct dev_map {

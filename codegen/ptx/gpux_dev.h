@@ -1,0 +1,90 @@
+/* Layouts shared by the device helper library (CUDA C), the PTX JIT and
+ * the host runtime: map descriptors, the control block and the printf
+ * ring. Plain C with fixed-width fields so both sides agree; sizes are
+ * checked with static asserts. See README.md beside this file. */
+#ifndef GPUX_DEV_H
+#define GPUX_DEV_H
+
+#include <stdint.h>
+
+/* A device map: open addressing over three preallocated arrays in GPU
+ * memory. The JIT names descriptor N of a program `gpux_map_N`; the
+ * runtime fills it before the first launch. */
+struct gpux_map_desc {
+	uint64_t state;       /* uint32_t[max_entries], GPUX_SLOT_* */
+	uint64_t keys;        /* key_size * max_entries bytes */
+	uint64_t values;      /* value_size * max_entries bytes, zeroed */
+	uint32_t key_size;    /* bytes, a multiple of 8 */
+	uint32_t value_size;  /* bytes, a multiple of 8 */
+	uint32_t max_entries; /* a power of two */
+	uint32_t kind;        /* GPUX_MAP_HASH; arrays and shards later */
+	uint64_t drops;       /* inserts lost to a full table */
+	int64_t lhist_min;    /* lhist(): first bucket's lower bound */
+	int64_t lhist_step;   /* lhist(): bucket width (> 0) */
+};
+
+#define GPUX_MAP_DESC_SIZE 64
+#define GPUX_MAP_HASH 0
+
+/* Slot states. A slot goes EMPTY -> BUSY (one inserter owns it while it
+ * writes the key) -> FULL; delete makes it DEAD (never reused, so
+ * concurrent inserts of one key cannot produce two slots). */
+#define GPUX_SLOT_EMPTY 0u
+#define GPUX_SLOT_BUSY 1u
+#define GPUX_SLOT_FULL 2u
+#define GPUX_SLOT_DEAD 3u
+
+/* Value layouts of the aggregations. */
+#define GPUX_HIST_BUCKETS 66 /* <0, 0, then [2^k, 2^(k+1)) for k in 0..63 */
+/* lhist: value_size / 8 buckets: < min, then [min + k*step, +step), and
+ * the last one >= min + (buckets - 2) * step. */
+
+struct gpux_avg { /* avg() and stats() */
+	int64_t count;
+	int64_t sum;
+};
+
+/* A printf record: this header, then arg_size bytes for each lane set in
+ * mask, lowest lane first. len covers the header and the payload rounded
+ * up to 16; it is written last, so a reader that sees len != 0 sees the
+ * whole record. The reader zeroes what it consumed. */
+struct gpux_rec_hdr {
+	uint32_t len;
+	uint32_t fmt;
+	uint32_t mask;
+	uint32_t arg_size;
+};
+
+#define GPUX_REC_ALIGN 16
+
+/* A ring of size bytes (a power of two, at least 4 KiB). head counts bytes
+ * ever reserved by device writers, tail bytes ever consumed by the host;
+ * both only grow, offsets are taken modulo size. */
+struct gpux_ring {
+	uint64_t data;
+	uint64_t size;
+	uint64_t head;
+	uint64_t tail;
+	uint64_t drops; /* records lost to a full ring */
+	uint64_t reserved[3];
+};
+
+/* The module's control block, `gpux_ctl` in the helper library's PTX. */
+struct gpux_ctl {
+	uint32_t exit;  /* set by exit(); the host polls it */
+	uint32_t flags;
+	uint64_t reserved;
+	struct gpux_ring ring;
+};
+
+#ifdef __cplusplus
+#define GPUX_STATIC_ASSERT static_assert
+#else
+#define GPUX_STATIC_ASSERT _Static_assert
+#endif
+GPUX_STATIC_ASSERT(sizeof(struct gpux_map_desc) == GPUX_MAP_DESC_SIZE,
+		   "map descriptor layout");
+GPUX_STATIC_ASSERT(sizeof(struct gpux_rec_hdr) == 16, "record header layout");
+GPUX_STATIC_ASSERT(sizeof(struct gpux_ring) == 64, "ring layout");
+
+#endif

@@ -1,0 +1,180 @@
+/* Calls: builtins are inlined as special-register reads; every other
+ * helper is a call to its PTX function in the helper library, with r1..r5
+ * as .b64 parameters and r0 as the result. */
+#include <stddef.h>
+
+#include "ptx_emit.h"
+#include "ptx_jit.h"
+
+/* What codegen/ptx/helpers.cu defines. A helper missing here is refused
+ * with a diagnostic instead of failing at link time. */
+static const struct {
+	int id;
+	const char *symbol;
+	int nargs;
+} lib[] = {
+	{ DH_MAP_LOOKUP, "gpux_h_map_lookup", 2 },
+	{ DH_MAP_UPDATE, "gpux_h_map_update", 3 },
+	{ DH_MAP_DELETE, "gpux_h_map_delete", 2 },
+	{ DH_MAP_ADD, "gpux_h_map_add", 3 },
+	{ DH_AGG_COUNT, "gpux_h_agg_count", 2 },
+	{ DH_AGG_SUM, "gpux_h_agg_sum", 3 },
+	{ DH_AGG_MIN, "gpux_h_agg_min", 3 },
+	{ DH_AGG_MAX, "gpux_h_agg_max", 3 },
+	{ DH_AGG_AVG, "gpux_h_agg_avg", 3 },
+	{ DH_AGG_STATS, "gpux_h_agg_stats", 3 },
+	{ DH_AGG_HIST, "gpux_h_agg_hist", 3 },
+	{ DH_AGG_LHIST, "gpux_h_agg_lhist", 3 },
+	{ DH_PRINTF, "gpux_h_printf", 3 },
+	{ DH_EXIT, "gpux_h_exit", 0 },
+};
+
+const char *ptx_helper_symbol(int id, int *nargs)
+{
+	for (size_t k = 0; k < sizeof(lib) / sizeof(lib[0]); k++) {
+		if (lib[k].id == id) {
+			if (nargs)
+				*nargs = lib[k].nargs;
+			return lib[k].symbol;
+		}
+	}
+	return NULL;
+}
+
+/* Every helper the library has, in table order, for the prototypes. */
+const char *ptx_helper_nth(int n, int *nargs)
+{
+	if (n < 0 || (size_t)n >= sizeof(lib) / sizeof(lib[0]))
+		return NULL;
+	*nargs = lib[n].nargs;
+	return lib[n].symbol;
+}
+
+/* A 32-bit special register into r0. */
+static void sreg(struct ptx_fn *f, const char *name)
+{
+	ptx_line(f, "mov.u32 %%w0, %s;", name);
+	ptx_line(f, "cvt.u64.u32 %%r0, %%w0;");
+}
+
+/* gtid = linear block id * threads per block + linear thread id. The
+ * block id needs 64 bits; the 32-bit parts cannot overflow (gridDim.y
+ * and .z are below 2^16, a block has at most 1024 threads). */
+static void gtid(struct ptx_fn *f)
+{
+	static const char *const lines[] = {
+		"mov.u32 %w0, %ctaid.z;",
+		"mov.u32 %w1, %nctaid.y;",
+		"mov.u32 %w2, %ctaid.y;",
+		"mad.lo.u32 %w0, %w0, %w1, %w2;",
+		"mov.u32 %w1, %nctaid.x;",
+		"mov.u32 %w2, %ctaid.x;",
+		"cvt.u64.u32 %t0, %w2;",
+		"mad.wide.u32 %t0, %w0, %w1, %t0;",
+		"mov.u32 %w0, %tid.z;",
+		"mov.u32 %w1, %ntid.y;",
+		"mov.u32 %w2, %tid.y;",
+		"mad.lo.u32 %w0, %w0, %w1, %w2;",
+		"mov.u32 %w1, %ntid.x;",
+		"mov.u32 %w2, %tid.x;",
+		"mad.lo.u32 %w0, %w0, %w1, %w2;",
+		"mov.u32 %w2, %ntid.y;",
+		"mul.lo.u32 %w1, %w1, %w2;",
+		"mov.u32 %w2, %ntid.z;",
+		"mul.lo.u32 %w1, %w1, %w2;",
+		"cvt.u64.u32 %t1, %w0;",
+		"cvt.u64.u32 %r0, %w1;",
+		"mad.lo.u64 %r0, %t0, %r0, %t1;",
+	};
+	for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++)
+		ptx_line(f, "%s", lines[k]);
+}
+
+/* Warp-uniform values need no broadcast: a special-register read is one
+ * warp instruction, so every lane sees the same %smid, %globaltimer. */
+static int builtin(struct ptx_fn *f, int i)
+{
+	static const char *const regs[DB_COUNT] = {
+		[DB_SM] = "%smid", [DB_WARP] = "%warpid", [DB_LANE] = "%laneid",
+		[DB_TID_X] = "%tid.x", [DB_TID_Y] = "%tid.y", [DB_TID_Z] = "%tid.z",
+		[DB_CTAID_X] = "%ctaid.x", [DB_CTAID_Y] = "%ctaid.y",
+		[DB_CTAID_Z] = "%ctaid.z", [DB_NTID_X] = "%ntid.x",
+		[DB_NTID_Y] = "%ntid.y", [DB_NTID_Z] = "%ntid.z",
+		[DB_NCTAID_X] = "%nctaid.x", [DB_NCTAID_Y] = "%nctaid.y",
+		[DB_NCTAID_Z] = "%nctaid.z",
+	};
+	if (!f->r1_known)
+		return ptx_fail(f, i, "the builtin id in r1 must be a constant "
+				"set in the same basic block");
+	if (f->r1_value < 0 || f->r1_value >= DB_COUNT)
+		return ptx_fail(f, i, "unknown builtin id %lld",
+				(long long)f->r1_value);
+	switch ((enum dev_builtin)f->r1_value) {
+	case DB_GTID:
+		gtid(f);
+		break;
+	case DB_NSECS:
+		ptx_line(f, "mov.u64 %%r0, %%globaltimer;");
+		break;
+	case DB_CYCLES:
+		ptx_line(f, "mov.u64 %%r0, %%clock64;");
+		break;
+	case DB_KERNEL_ID:
+		ptx_line(f, "ld.u32 %%r0, [%%ctx+%zu];",
+			 offsetof(struct gpux_dev_ctx, kernel_id));
+		break;
+	default:
+		sreg(f, regs[f->r1_value]);
+		break;
+	}
+	return 0;
+}
+
+/* lane_filter(r1): lanes with r1 == 0 leave as if by `r0 = 0; exit`
+ * (at $Lgpux_leave, after the body); the rest get how many they are. */
+static void lane_filter(struct ptx_fn *f)
+{
+	ptx_line(f, "activemask.b32 %%w0;");
+	ptx_line(f, "setp.ne.u64 %%p, %%r1, 0;");
+	ptx_line(f, "vote.sync.ballot.b32 %%w1, %%p, %%w0;");
+	ptx_line(f, "@!%%p bra $Lgpux_leave;");
+	ptx_line(f, "popc.b32 %%w1, %%w1;");
+	ptx_line(f, "cvt.u64.u32 %%r0, %%w1;");
+	f->needs_leave = true;
+}
+
+int ptx_emit_call(struct ptx_fn *f, int i)
+{
+	const struct bpf_insn *in = &f->prog->insns[i];
+	if (in->src != 0)
+		return ptx_fail(f, i, "calls to other eBPF functions are not supported");
+	if (in->imm == DH_BUILTIN)
+		return builtin(f, i);
+	if (in->imm == DH_LANE_FILTER) {
+		lane_filter(f);
+		return 0;
+	}
+	int nargs;
+	const char *sym = ptx_helper_symbol(in->imm, &nargs);
+	if (!sym) {
+		const struct dev_helper_info *h = dev_helper_info(in->imm);
+		if (!h)
+			return ptx_fail(f, i, "unknown helper id %d", in->imm);
+		return ptx_fail(f, i, "helper %s has no PTX implementation",
+				h->name);
+	}
+	/* A scope of its own, so the parameter names can repeat. */
+	ptx_line(f, "{");
+	for (int a = 0; a < nargs; a++)
+		ptx_line(f, ".param .b64 gpux_a%d;", a);
+	ptx_line(f, ".param .b64 gpux_rv;");
+	for (int a = 0; a < nargs; a++)
+		ptx_line(f, "st.param.b64 [gpux_a%d], %%r%d;", a, a + 1);
+	fprintf(f->out, "\tcall (gpux_rv), %s, (", sym);
+	for (int a = 0; a < nargs; a++)
+		fprintf(f->out, "%sgpux_a%d", a ? ", " : "", a);
+	fputs(");\n", f->out);
+	ptx_line(f, "ld.param.b64 %%r0, [gpux_rv];");
+	ptx_line(f, "}");
+	return 0;
+}

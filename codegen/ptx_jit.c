@@ -1,0 +1,192 @@
+/* The PTX JIT's driver: checks the shape of the program, finds jump
+ * targets, writes the function's prologue and walks the instructions,
+ * handing each class to its translator. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "bpf_asm.h"
+#include "ptx_emit.h"
+#include "ptx_jit.h"
+
+int ptx_fail(struct ptx_fn *f, int i, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (f->prog->spans)
+		diag_error(f->diags, f->prog->spans[i], "PTX JIT: %s", msg);
+	else
+		diag_error_nospan(f->diags, "PTX JIT: instruction %d: %s", i, msg);
+	return -1;
+}
+
+void ptx_line(struct ptx_fn *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputc('\t', f->out);
+	vfprintf(f->out, fmt, ap);
+	fputc('\n', f->out);
+	va_end(ap);
+}
+
+static bool valid_symbol(const char *s)
+{
+	if (!s || !(isalpha((unsigned char)*s) || *s == '_' || *s == '$'))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '$')
+			return false;
+	return true;
+}
+
+static bool is_jump(const struct bpf_insn *in)
+{
+	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
+	return (cls == BPF_JMP || cls == BPF_JMP32) && op != BPF_CALL &&
+	       op != BPF_EXIT;
+}
+
+/* Mark jump targets; a jump outside the program or into the second
+ * half of a lddw has no PTX label to go to. */
+static int find_targets(struct ptx_fn *f)
+{
+	const struct dev_prog *p = f->prog;
+	bool *second = calloc((size_t)p->ninsns, sizeof(*second));
+	if (!second)
+		return ptx_fail(f, 0, "out of memory");
+	int rc = 0;
+	for (int i = 0; i < p->ninsns; i++)
+		if (bpf_is_lddw(&p->insns[i]) && i + 1 < p->ninsns)
+			second[++i] = true;
+	for (int i = 0; i < p->ninsns; i++) {
+		if (second[i] || !is_jump(&p->insns[i]))
+			continue;
+		int t = i + 1 + p->insns[i].off;
+		if (t < 0 || t >= p->ninsns || second[t])
+			rc = ptx_fail(f, i, "jump to %d is outside the program", t);
+		else
+			f->is_target[t] = true;
+	}
+	free(second);
+	return rc;
+}
+
+/* Keep track of a constant in r1 within a basic block, for the builtin
+ * ids the verifier requires to be constants. */
+static void track_r1(struct ptx_fn *f, const struct bpf_insn *in)
+{
+	uint8_t cls = BPF_CLASS(in->code);
+	if (cls == BPF_JMP && BPF_OP(in->code) == BPF_CALL) {
+		f->r1_known = false;
+		return;
+	}
+	bool writes = in->dst == 1 &&
+		      (cls == BPF_ALU || cls == BPF_ALU64 || cls == BPF_LDX ||
+		       cls == BPF_LD);
+	if (!writes)
+		return;
+	f->r1_known = BPF_OP(in->code) == (BPF_MOV | BPF_K) &&
+		      BPF_SRC(in->code) == BPF_K && in->off == 0 &&
+		      (cls == BPF_ALU || cls == BPF_ALU64);
+	if (f->r1_known)
+		f->r1_value = cls == BPF_ALU ? (int64_t)(uint32_t)in->imm : in->imm;
+}
+
+static void prologue(struct ptx_fn *f, const char *name)
+{
+	fprintf(f->out,
+		".visible .func (.param .b64 gpux_ret) %s(.param .b64 gpux_ctx)\n"
+		"{\n", name);
+	ptx_line(f, ".reg .b64 %%r<%d>;", BPF_NREGS);
+	ptx_line(f, ".reg .b64 %%ctx, %%t<2>;");
+	ptx_line(f, ".reg .b32 %%w<4>;");
+	ptx_line(f, ".reg .pred %%p;");
+	ptx_line(f, ".local .align 8 .b8 gpux_stack[%d];", BPF_STACK_SIZE);
+	/* r10 is a generic pointer to the top of the stack, so pointers to
+	 * the stack and to the context are loaded with the same ld. */
+	ptx_line(f, "ld.param.u64 %%ctx, [gpux_ctx];");
+	ptx_line(f, "mov.b64 %%r1, %%ctx;");
+	ptx_line(f, "cvta.local.u64 %%r10, gpux_stack;");
+	ptx_line(f, "add.s64 %%r10, %%r10, %d;", BPF_STACK_SIZE);
+}
+
+static int emit_insn(struct ptx_fn *f, int i)
+{
+	const struct bpf_insn *in = &f->prog->insns[i];
+	if (in->dst >= BPF_NREGS || in->src >= BPF_NREGS)
+		return ptx_fail(f, i, "no register r%d", in->dst >= BPF_NREGS ?
+				in->dst : in->src);
+	switch (BPF_CLASS(in->code)) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		return ptx_emit_alu(f, i);
+	case BPF_LD:
+	case BPF_LDX:
+	case BPF_ST:
+	case BPF_STX:
+		return ptx_emit_mem(f, i);
+	default:
+		if (BPF_OP(in->code) == BPF_CALL && BPF_CLASS(in->code) == BPF_JMP)
+			return ptx_emit_call(f, i);
+		return ptx_emit_jmp(f, i);
+	}
+}
+
+int ptx_jit(const struct dev_prog *prog, const char *func_name, FILE *out,
+	    struct diags *diags)
+{
+	struct ptx_fn f = { .prog = prog, .out = out, .diags = diags };
+	if (!valid_symbol(func_name)) {
+		diag_error_nospan(diags, "PTX JIT: '%s' is not a PTX function name",
+				  func_name ? func_name : "(null)");
+		return -1;
+	}
+	if (prog->ninsns <= 0) {
+		diag_error_nospan(diags, "PTX JIT: %s has no instructions", prog->name);
+		return -1;
+	}
+	f.is_target = calloc((size_t)prog->ninsns, sizeof(*f.is_target));
+	if (!f.is_target) {
+		diag_error_nospan(diags, "PTX JIT: out of memory");
+		return -1;
+	}
+	int rc = find_targets(&f);
+	/* The verifier rejects falling off the end; PTX would run into
+	 * whatever follows, so refuse it here too. */
+	const struct bpf_insn *last = &prog->insns[prog->ninsns - 1];
+	if (last->code != (BPF_JMP | BPF_EXIT) && last->code != (BPF_JMP | BPF_JA))
+		rc = ptx_fail(&f, prog->ninsns - 1,
+			      "the program must end with exit or goto");
+	fprintf(out, "// %s\n", prog->name ? prog->name : "probe");
+	prologue(&f, func_name);
+	for (int i = 0; i < prog->ninsns; i++) {
+		const struct bpf_insn *in = &prog->insns[i];
+		if (f.is_target[i]) {
+			fprintf(out, "$L%d:\n", i);
+			f.r1_known = false;
+		}
+		/* The eBPF instruction as a comment keeps the PTX readable. */
+		fprintf(out, "\t// %d: ", i);
+		bpf_disasm_insn(out, prog->insns, i, prog->ninsns, prog->maps,
+				prog->nmaps);
+		fputc('\n', out);
+		if (emit_insn(&f, i))
+			rc = -1;
+		track_r1(&f, in);
+		if (bpf_is_lddw(in))
+			i++;
+	}
+	if (f.needs_leave) {
+		fputs("$Lgpux_leave:\n", out);
+		ptx_line(&f, "mov.b64 %%r0, 0;");
+		ptx_line(&f, "st.param.b64 [gpux_ret], %%r0;");
+		ptx_line(&f, "ret;");
+	}
+	fputs("}\n", out);
+	free(f.is_target);
+	return rc;
+}
