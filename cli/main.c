@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "ast_dump.h"
+#include "compile.h"
 #include "frontend.h"
 #include "listing.h"
 #include "options.h"
@@ -102,11 +103,16 @@ static int do_program(const struct options *o, FILE *out)
 		ast_dump(out, prog, false);
 	if (rc == 0 && (o->dump & DUMP_TYPES))
 		ast_dump(out, prog, true);
+	/* Code generation runs for a dry run too: it proves the program
+	 * compiles all the way, not only that it checks. */
+	bool codegen = o->dry_run || o->emit_dir || (o->dump & ~(DUMP_AST | DUMP_TYPES));
+	if (rc == 0 && codegen)
+		rc = compile_program(prog, o, out, &diags);
 	diags_print(&diags, &prog->src, stderr);
 	program_free(prog);
 	if (rc)
 		return 1;
-	if (o->dry_run || o->dump) {
+	if (o->dry_run || o->dump || o->emit_dir) {
 		report_target(o);
 		return 0;
 	}

@@ -18,9 +18,10 @@ void options_usage(FILE *out)
 "    -e PROGRAM     program text (file name in messages: stdin)\n"
 "    -l [GLOB]      list probes matching GLOB, e.g. 'gdev:*'\n"
 "    -v             verbose: with -l, show fields, types and uniformity\n"
-"    -d STAGE       print a compiler stage and stop: ast, types\n"
-"                   (several with commas: -d ast,types)\n"
+"    -d STAGE       print a compiler stage and stop: ast, types, ir,\n"
+"                   bpf, verifier, ptx (several with commas: -d ast,ptx)\n"
 "    --dry-run      compile and check the program, then stop\n"
+"    --emit DIR     write the compiled objects and PTX into DIR\n"
 "    -c CMD         run CMD (a shell command line) and trace it\n"
 "    -p PID         trace the process PID\n"
 "    -f FORMAT      output format: text (default) or json\n"
@@ -50,17 +51,24 @@ static int parse_dump(struct options *o, const char *arg, FILE *err)
 {
 	char buf[128];
 	snprintf(buf, sizeof(buf), "%s", arg);
+	static const struct { const char *name; unsigned bit; } stages[] = {
+		{ "ast", DUMP_AST }, { "types", DUMP_TYPES }, { "ir", DUMP_IR },
+		{ "bpf", DUMP_BPF }, { "verifier", DUMP_VERIFIER },
+		{ "ptx", DUMP_PTX },
+	};
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(t, "ast"))
-			o->dump |= DUMP_AST;
-		else if (!strcmp(t, "types"))
-			o->dump |= DUMP_TYPES;
-		else
-			return usage_error(err, "unknown stage '%s' for -d (stages: ast, types)", t);
+		size_t i;
+		for (i = 0; i < sizeof(stages) / sizeof(stages[0]); i++)
+			if (!strcmp(t, stages[i].name))
+				break;
+		if (i == sizeof(stages) / sizeof(stages[0]))
+			return usage_error(err, "unknown stage '%s' for -d "
+					   "(stages: ast, types, ir, bpf, verifier, ptx)", t);
+		o->dump |= stages[i].bit;
 	}
 	if (!o->dump)
-		return usage_error(err, "-d needs a stage (ast, types)%s", "");
+		return usage_error(err, "-d needs a stage (ast, types, ir, bpf, verifier, ptx)%s", "");
 	return 0;
 }
 
@@ -75,7 +83,7 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 	return 0;
 }
 
-enum { OPT_DRY_RUN = 256, OPT_REPL };
+enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT };
 
 int options_parse(struct options *o, int argc, char **argv, FILE *err)
 {
@@ -84,6 +92,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		{ "version", no_argument, NULL, 'V' },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "repl", no_argument, NULL, OPT_REPL },
+		{ "emit", required_argument, NULL, OPT_EMIT },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof(*o));
@@ -131,6 +140,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		case 'V': o->version = true; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;
 		case OPT_REPL: o->repl = true; break;
+		case OPT_EMIT: o->emit_dir = optarg; break;
 		case ':': {
 			char opt[3] = { '-', (char)optopt, 0 };
 			return usage_error(err, "option %s needs an argument", opt);
@@ -169,7 +179,9 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		return usage_error(err, "-p traces a running process; it cannot be combined with a command%s", "");
 	if (o->cmd_argv && o->cmd_argc == 0)
 		return usage_error(err, "'--' must be followed by a command%s", "");
-	if (!o->program && !o->file && (o->command || o->cmd_argv || o->pid || o->dump || o->dry_run))
+	bool wants_program = o->command || o->cmd_argv || o->pid || o->dump ||
+			     o->dry_run || o->emit_dir;
+	if (!o->program && !o->file && wants_program)
 		return usage_error(err, "no program given: use -e 'PROGRAM' or a .gpx file%s", "");
 	return 0;
 }

@@ -10,6 +10,10 @@ enum out_format { FMT_TEXT, FMT_JSON };
 enum dump_stage {
 	DUMP_AST = 1 << 0,
 	DUMP_TYPES = 1 << 1,
+	DUMP_IR = 1 << 2,       /* LLVM IR of the host probes */
+	DUMP_BPF = 1 << 3,      /* eBPF with source lines, host and device */
+	DUMP_VERIFIER = 1 << 4, /* the SIMT verifier's log */
+	DUMP_PTX = 1 << 5,      /* the JIT's PTX module */
 };
 
 struct options {
@@ -22,6 +26,7 @@ struct options {
 	bool verbose;          /* -v */
 	unsigned dump;         /* -d stages */
 	bool dry_run;
+	const char *emit_dir;  /* --emit: write objects and PTX here */
 	const char *command;   /* -c */
 	char **cmd_argv;       /* after -- */
 	int cmd_argc;

@@ -120,6 +120,11 @@ struct dev_map {
 	const char *name;
 	uint32_t key_size, value_size;
 	uint32_t max_entries;
+	/* Filled by codegen (dev_lower.h); the assembler leaves them 0. */
+	int agg;             /* enum agg_kind of the values; AGG_NONE: plain */
+	int64_t lhist_min;   /* lhist(): buckets below min, [min, max) by */
+	int64_t lhist_max;   /* step, and at or above max; value_size is */
+	int64_t lhist_step;  /* (ceil((max - min) / step) + 2) * 8 */
 };
 
 /* Per-hook budgets (DESIGN.md section 4). */

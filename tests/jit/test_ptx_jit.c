@@ -185,7 +185,10 @@ static void test_module(void)
 	      "the library's header is dropped");
 	free(out);
 
-	static const struct dev_map maps[] = { { "a", 8, 8, 16 }, { "b", 8, 8, 16 } };
+	static const struct dev_map maps[] = {
+		{ .name = "a", .key_size = 8, .value_size = 8, .max_entries = 16 },
+		{ .name = "b", .key_size = 8, .value_size = 8, .max_entries = 16 },
+	};
 	struct dev_prog p = { .maps = maps, .nmaps = 2 };
 	f = open_memstream(&out, &len);
 	ptx_jit_map_decls(f, &p, PTX_LINK_EXTERN);

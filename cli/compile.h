@@ -1,0 +1,17 @@
+/* After the front end: code generation for --dry-run, the -d stages
+ * past `types`, and --emit. */
+#ifndef GPUX_COMPILE_H
+#define GPUX_COMPILE_H
+
+#include <stdio.h>
+
+#include "ast.h"
+#include "diag.h"
+#include "options.h"
+
+/* Compile prog's device and host probes as the options ask, printing the
+ * requested stages to out. 0, or -1 with diagnostics. */
+int compile_program(struct program *prog, const struct options *o, FILE *out,
+		    struct diags *diags);
+
+#endif

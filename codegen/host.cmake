@@ -1,0 +1,44 @@
+# Host lowering through the LLVM C API and LLVM 16's BPF backend
+# (llvm_host.h). Links the shared libLLVM-16 (the GPU machine has
+# libLLVM-16.so.1, not the static archives), libelf for -d bpf, and
+# libbpf for the tests that open and load the objects.
+find_program(GPUX_LLVM_CONFIG NAMES llvm-config-16 llvm-config
+             HINTS /usr/lib/llvm-16/bin)
+if(NOT GPUX_LLVM_CONFIG)
+  message(STATUS "llvm-config (LLVM 16) not found: host lowering is not built")
+  return()
+endif()
+execute_process(COMMAND ${GPUX_LLVM_CONFIG} --version
+                OUTPUT_VARIABLE llvm_version OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT llvm_version MATCHES "^16\\.")
+  message(STATUS "LLVM ${llvm_version} is not 16: host lowering is not built")
+  return()
+endif()
+execute_process(COMMAND ${GPUX_LLVM_CONFIG} --includedir
+                OUTPUT_VARIABLE llvm_inc OUTPUT_STRIP_TRAILING_WHITESPACE)
+execute_process(COMMAND ${GPUX_LLVM_CONFIG} --libdir
+                OUTPUT_VARIABLE llvm_libdir OUTPUT_STRIP_TRAILING_WHITESPACE)
+find_library(GPUX_LLVM_LIB NAMES LLVM-16 HINTS ${llvm_libdir} NO_DEFAULT_PATH)
+find_library(GPUX_ELF_LIB elf)
+find_library(GPUX_BPF_LIB bpf)
+if(NOT GPUX_LLVM_LIB OR NOT GPUX_ELF_LIB)
+  message(STATUS "libLLVM-16 or libelf missing: host lowering is not built")
+  return()
+endif()
+
+add_library(gpux_host STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/host_module.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_btf.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_maps.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_probe.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_expr.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_stmt.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_output.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_abi.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_dump.c)
+target_include_directories(gpux_host PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+# LLVM's headers are system headers: their warnings are not ours.
+target_include_directories(gpux_host SYSTEM PRIVATE ${llvm_inc})
+target_link_libraries(gpux_host PUBLIC gpux_codegen gpux_lang
+                      ${GPUX_LLVM_LIB} ${GPUX_ELF_LIB})
+set(GPUX_HOST_LLVM ON CACHE INTERNAL "host lowering built")

@@ -1,0 +1,447 @@
+/* Expressions of host and driver probes. Integers are i64 (narrower
+ * types arrive extended per their signedness); strings are stack
+ * buffers of a size known at compile time, compared byte by byte with
+ * a bound, as the verifier wants. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_priv.h"
+
+struct hvar *hl_var_find(struct hctx *h, const char *name)
+{
+	for (struct hvar *v = h->vars; v; v = v->next)
+		if (!strcmp(v->name, name))
+			return v;
+	return NULL;
+}
+
+LLVMValueRef hl_to_bool(struct hctx *h, LLVMValueRef v)
+{
+	return LLVMBuildICmp(h->b, LLVMIntNE, v, host_const(h, 0), "");
+}
+
+static LLVMValueRef from_bool(struct hctx *h, LLVMValueRef c)
+{
+	return LLVMBuildZExt(h->b, c, h->i64, "");
+}
+
+LLVMValueRef hl_str_literal(struct hctx *h, const char *s, size_t len, unsigned size)
+{
+	unsigned alloc = (size + 7) & ~7u;
+	LLVMValueRef buf = host_alloca(h, alloc, "str");
+	/* u64 stores of the bytes: no .rodata map needed */
+	for (unsigned w = 0; w < alloc; w += 8) {
+		uint64_t word = 0;
+		for (unsigned i = 0; i < 8; i++)
+			if (w + i < len && w + i < size - 1)
+				word |= (uint64_t)(unsigned char)s[w + i] << (8 * i);
+		LLVMBuildStore(h->b, host_const(h, word), host_gep(h, buf, w));
+	}
+	return buf;
+}
+
+void hl_str_copy(struct hctx *h, LLVMValueRef dst, unsigned dsize, struct hval s)
+{
+	unsigned n = s.ssize < dsize ? s.ssize : dsize;
+	LLVMBuildMemCpy(h->b, dst, 1, s.v, 1, host_const(h, n));
+	if (dsize > n)
+		LLVMBuildMemSet(h->b, host_gep(h, dst, n), LLVMConstInt(h->i8, 0, false),
+				host_const(h, dsize - n), 1);
+	else if (s.ssize > dsize)
+		LLVMBuildStore(h->b, LLVMConstInt(h->i8, 0, false),
+			       host_gep(h, dst, dsize - 1));
+}
+
+static LLVMValueRef byte_at(struct hctx *h, LLVMValueRef buf, unsigned i)
+{
+	return LLVMBuildLoad2(h->b, h->i8, host_gep(h, buf, i), "");
+}
+
+/* a == b up to the first NUL, reading at most min(sizes) (+1) bytes. A
+ * chain of early exits, one per byte: the verifier walks it in linear
+ * time, where and/or of flags would become joins it explores in
+ * combination. A literal side is compared against constants. */
+static LLVMValueRef str_eq(struct hctx *h, struct hval a, struct hval b,
+			   const struct node *lit)
+{
+	LLVMValueRef zero8 = LLVMConstInt(h->i8, 0, false);
+	unsigned n = lit ? (unsigned)lit->u.str.len + 1
+			 : a.ssize < b.ssize ? a.ssize : b.ssize;
+	if (lit && n > a.ssize)
+		return LLVMConstInt(h->i1, 0, false); /* a holds < ssize chars */
+	LLVMBasicBlockRef eq = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "str_eq");
+	LLVMBasicBlockRef ne = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "str_ne");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "str_cmp");
+	for (unsigned i = 0; i < n; i++) {
+		LLVMValueRef ca = byte_at(h, a.v, i);
+		LLVMValueRef cb = lit ? LLVMConstInt(h->i8, i < n - 1 ? (unsigned char)lit->u.str.s[i] : 0, false)
+				      : byte_at(h, b.v, i);
+		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "str_next");
+		LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntNE, ca, cb, ""), ne, next);
+		LLVMPositionBuilderAtEnd(h->b, next);
+		if (lit)
+			continue;
+		next = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "str_next");
+		LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntEQ, ca, zero8, ""), eq, next);
+		LLVMPositionBuilderAtEnd(h->b, next);
+	}
+	/* all n bytes equal and no NUL yet: equal if the longer one ends here */
+	if (!lit && a.ssize != b.ssize) {
+		LLVMValueRef longer = a.ssize > b.ssize ? a.v : b.v;
+		LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntEQ, byte_at(h, longer, n), zero8, ""),
+				eq, ne);
+	} else {
+		LLVMBuildBr(h->b, eq);
+	}
+	LLVMPositionBuilderAtEnd(h->b, eq);
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, ne);
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, done);
+	LLVMValueRef phi = LLVMBuildPhi(h->b, h->i1, "");
+	LLVMValueRef vals[] = { LLVMConstInt(h->i1, 1, false), LLVMConstInt(h->i1, 0, false) };
+	LLVMBasicBlockRef bbs[] = { eq, ne };
+	LLVMAddIncoming(phi, vals, bbs, 2);
+	return phi;
+}
+
+static struct hval builtin(struct hctx *h, struct node *e)
+{
+	const char *name = e->u.ident.name;
+	struct hval r = { 0 };
+	if (!strcmp(name, "nsecs")) {
+		r.v = host_helper(h, HELPER_KTIME_GET_NS, h->i64, NULL, 0);
+	} else if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
+		LLVMValueRef v = host_helper(h, HELPER_GET_CURRENT_PID_TGID, h->i64, NULL, 0);
+		r.v = name[0] == 'p' ? LLVMBuildLShr(h->b, v, host_const(h, 32), "")
+				     : LLVMBuildAnd(h->b, v, host_const(h, 0xffffffff), "");
+	} else if (!strcmp(name, "uid")) {
+		LLVMValueRef v = host_helper(h, HELPER_GET_CURRENT_UID_GID, h->i64, NULL, 0);
+		r.v = LLVMBuildAnd(h->b, v, host_const(h, 0xffffffff), "");
+	} else if (!strcmp(name, "cpu")) {
+		r.v = host_helper(h, HELPER_GET_SMP_PROCESSOR_ID, h->i64, NULL, 0);
+		r.v = LLVMBuildAnd(h->b, r.v, host_const(h, 0xffffffff), "");
+	} else if (!strcmp(name, "comm")) {
+		LLVMValueRef buf = host_alloca(h, 16, "comm");
+		LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, 16, false) };
+		host_helper(h, HELPER_GET_CURRENT_COMM, h->i64, args, 2);
+		r = (struct hval){ buf, 16 };
+	} else if (!strcmp(name, "probe")) {
+		const char *s = h->at->text;
+		r.ssize = (unsigned)strlen(s) + 1;
+		r.v = hl_str_literal(h, s, strlen(s), r.ssize);
+	} else {
+		host_err(h, e, "builtin '%s' is not supported in host probes yet", name);
+	}
+	return r;
+}
+
+static LLVMValueRef map_read(struct hctx *h, struct node *m, unsigned *ssize)
+{
+	struct hmap *hm = hl_map_of(h, m);
+	if (!hm)
+		return NULL;
+	struct host_map *p = hm->pub;
+	if (p->value.kind == TY_AGG && p->value.agg != AGG_COUNT && p->value.agg != AGG_SUM) {
+		host_err(h, m, "reading a %s() map in a probe is not supported",
+			 agg_name(p->value.agg));
+		return NULL;
+	}
+	LLVMValueRef key = hl_map_key(h, hm, m, NULL);
+	if (!key)
+		return NULL;
+	LLVMValueRef v = hl_map_lookup(h, hm, key);
+	LLVMValueRef nn = LLVMBuildICmp(h->b, LLVMIntNE, v, LLVMConstNull(h->ptr), "");
+	LLVMBasicBlockRef from = LLVMGetInsertBlock(h->b);
+	LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "found");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "read");
+	if (p->value_str) {
+		LLVMValueRef buf = host_alloca(h, p->value_str, "mstr");
+		LLVMBuildMemSet(h->b, buf, LLVMConstInt(h->i8, 0, false),
+				host_const(h, p->value_str), 8);
+		LLVMBuildCondBr(h->b, nn, found, done);
+		LLVMPositionBuilderAtEnd(h->b, found);
+		LLVMBuildMemCpy(h->b, buf, 8, v, 8, host_const(h, p->value_str));
+		LLVMBuildBr(h->b, done);
+		LLVMPositionBuilderAtEnd(h->b, done);
+		*ssize = p->value_str;
+		return buf;
+	}
+	LLVMBuildCondBr(h->b, nn, found, done);
+	LLVMPositionBuilderAtEnd(h->b, found);
+	LLVMValueRef val = LLVMBuildLoad2(h->b, h->i64, v, "");
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, done);
+	LLVMValueRef phi = LLVMBuildPhi(h->b, h->i64, "");
+	LLVMValueRef vals[] = { host_const(h, 0), val };
+	LLVMBasicBlockRef bbs[] = { from, found };
+	LLVMAddIncoming(phi, vals, bbs, 2);
+	return phi;
+}
+
+static bool is_u64(struct type t)
+{
+	return t.kind == TY_INT && !t.is_signed && t.bits == 64;
+}
+
+static LLVMValueRef logical(struct hctx *h, struct node *e)
+{
+	LLVMValueRef l = hl_expr_int(h, e->u.binop.lhs);
+	if (!l)
+		return NULL;
+	bool and = e->u.binop.op == OP_LAND;
+	LLVMBasicBlockRef from = LLVMGetInsertBlock(h->b);
+	LLVMBasicBlockRef rhs = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "rhs");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "logic");
+	LLVMValueRef lb = hl_to_bool(h, l);
+	LLVMBuildCondBr(h->b, lb, and ? rhs : done, and ? done : rhs);
+	LLVMPositionBuilderAtEnd(h->b, rhs);
+	LLVMValueRef r = hl_expr_int(h, e->u.binop.rhs);
+	if (!r)
+		return NULL;
+	LLVMValueRef rb = from_bool(h, hl_to_bool(h, r));
+	LLVMBasicBlockRef rend = LLVMGetInsertBlock(h->b);
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, done);
+	LLVMValueRef phi = LLVMBuildPhi(h->b, h->i64, "");
+	LLVMValueRef vals[] = { host_const(h, and ? 0 : 1), rb };
+	LLVMBasicBlockRef bbs[] = { from, rend };
+	LLVMAddIncoming(phi, vals, bbs, 2);
+	return phi;
+}
+
+static LLVMValueRef binop(struct hctx *h, struct node *e)
+{
+	int op = e->u.binop.op;
+	struct node *ln = e->u.binop.lhs, *rn = e->u.binop.rhs;
+	if (op == OP_LAND || op == OP_LOR)
+		return logical(h, e);
+	if (ln->type.kind == TY_STR || rn->type.kind == TY_STR) {
+		if (op != OP_EQ && op != OP_NE) {
+			host_err(h, e, "strings can only be compared with == and !=");
+			return NULL;
+		}
+		struct node *lit = rn->kind == N_STR ? rn : ln->kind == N_STR ? ln : NULL;
+		struct hval a = hl_expr(h, lit == ln ? rn : ln), b = { 0 };
+		if (!a.v || (!lit && !(b = hl_expr(h, rn)).v))
+			return NULL;
+		LLVMValueRef eq = str_eq(h, a, b, lit);
+		if (op == OP_NE)
+			eq = LLVMBuildNot(h->b, eq, "");
+		return from_bool(h, eq);
+	}
+	LLVMValueRef l = hl_expr_int(h, ln), r = hl_expr_int(h, rn);
+	if (!l || !r)
+		return NULL;
+	bool uns = is_u64(ln->type) || is_u64(rn->type);
+	LLVMValueRef zero = host_const(h, 0);
+	switch (op) {
+	case OP_ADD: return LLVMBuildAdd(h->b, l, r, "");
+	case OP_SUB: return LLVMBuildSub(h->b, l, r, "");
+	case OP_MUL: return LLVMBuildMul(h->b, l, r, "");
+	case OP_DIV:
+	case OP_MOD: {
+		/* x / 0 is 0 in BPF; keep LLVM from treating it as UB */
+		LLVMValueRef z = LLVMBuildICmp(h->b, LLVMIntEQ, r, zero, "");
+		LLVMValueRef d = LLVMBuildSelect(h->b, z, host_const(h, 1), r, "");
+		LLVMValueRef q = op == OP_DIV ? (uns ? LLVMBuildUDiv(h->b, l, d, "")
+						     : LLVMBuildSDiv(h->b, l, d, ""))
+					      : (uns ? LLVMBuildURem(h->b, l, d, "")
+						     : LLVMBuildSRem(h->b, l, d, ""));
+		return LLVMBuildSelect(h->b, z, zero, q, "");
+	}
+	case OP_BAND: return LLVMBuildAnd(h->b, l, r, "");
+	case OP_BOR: return LLVMBuildOr(h->b, l, r, "");
+	case OP_BXOR: return LLVMBuildXor(h->b, l, r, "");
+	case OP_SHL: return LLVMBuildShl(h->b, l, LLVMBuildAnd(h->b, r, host_const(h, 63), ""), "");
+	case OP_SHR: {
+		LLVMValueRef s = LLVMBuildAnd(h->b, r, host_const(h, 63), "");
+		return ln->type.is_signed ? LLVMBuildAShr(h->b, l, s, "")
+					  : LLVMBuildLShr(h->b, l, s, "");
+	}
+	default:
+		break;
+	}
+	LLVMIntPredicate p;
+	switch (op) {
+	case OP_EQ: p = LLVMIntEQ; break;
+	case OP_NE: p = LLVMIntNE; break;
+	case OP_LT: p = uns ? LLVMIntULT : LLVMIntSLT; break;
+	case OP_GT: p = uns ? LLVMIntUGT : LLVMIntSGT; break;
+	case OP_LE: p = uns ? LLVMIntULE : LLVMIntSLE; break;
+	case OP_GE: p = uns ? LLVMIntUGE : LLVMIntSGE; break;
+	default:
+		host_err(h, e, "operator '%s' is not supported in host probes", op_str(op));
+		return NULL;
+	}
+	return from_bool(h, LLVMBuildICmp(h->b, p, l, r, ""));
+}
+
+static struct hval ternary(struct hctx *h, struct node *e)
+{
+	struct hval r = { 0 };
+	LLVMValueRef c = hl_expr_int(h, e->u.ternary.cond);
+	if (!c)
+		return r;
+	bool str = e->type.kind == TY_STR;
+	unsigned size = str ? hl_str_size(h, e) : 0;
+	LLVMValueRef buf = str ? host_alloca(h, size, "tstr") : NULL;
+	LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "then");
+	LLVMBasicBlockRef bf = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "else");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "cond");
+	LLVMBuildCondBr(h->b, hl_to_bool(h, c), bt, bf);
+	LLVMValueRef vals[2];
+	LLVMBasicBlockRef ends[2];
+	struct node *arms[2] = { e->u.ternary.then, e->u.ternary.els };
+	for (int i = 0; i < 2; i++) {
+		LLVMPositionBuilderAtEnd(h->b, i ? bf : bt);
+		struct hval v = hl_expr(h, arms[i]);
+		if (!v.v)
+			return r;
+		if (str)
+			hl_str_copy(h, buf, size, v);
+		vals[i] = v.v;
+		ends[i] = LLVMGetInsertBlock(h->b);
+		LLVMBuildBr(h->b, done);
+	}
+	LLVMPositionBuilderAtEnd(h->b, done);
+	if (str)
+		return (struct hval){ buf, size };
+	r.v = LLVMBuildPhi(h->b, h->i64, "");
+	LLVMAddIncoming(r.v, vals, ends, 2);
+	return r;
+}
+
+static struct hval call_value(struct hctx *h, struct node *e)
+{
+	struct hval r = { 0 };
+	if (strcmp(e->u.call.name, "str")) {
+		host_err(h, e, "%s() has no value", e->u.call.name);
+		return r;
+	}
+	LLVMValueRef addr = hl_expr_int(h, e->u.call.args);
+	if (!addr)
+		return r;
+	unsigned size = HOST_STR_MAX;
+	int64_t len;
+	if (e->u.call.nargs == 2) {
+		if (!host_const_int(e->u.call.args->next, &len) || len <= 0 ||
+		    len > HOST_STR_MAX) {
+			host_err(h, e->u.call.args->next, "str() length must be a constant 1..%d",
+				 HOST_STR_MAX);
+			return r;
+		}
+		size = (unsigned)len;
+	}
+	LLVMValueRef buf = host_alloca(h, size, "ustr");
+	LLVMBuildMemSet(h->b, buf, LLVMConstInt(h->i8, 0, false), host_const(h, size), 8);
+	LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, size, false),
+				LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
+	host_helper(h, HELPER_PROBE_READ_USER_STR, h->i64, args, 3);
+	return (struct hval){ buf, size };
+}
+
+static LLVMValueRef positional(struct hctx *h, struct node *e, unsigned *ssize)
+{
+	int i = e->u.positional.index;
+	if (i == 0)
+		return host_const(h, (uint64_t)h->prog->npositional);
+	const char *s = i <= h->prog->npositional ? h->prog->positional[i - 1] : "";
+	if (e->type.kind == TY_STR) {
+		*ssize = (unsigned)strlen(s) + 1;
+		return hl_str_literal(h, s, strlen(s), *ssize);
+	}
+	return host_const(h, (uint64_t)strtoll(s, NULL, 0));
+}
+
+struct hval hl_expr(struct hctx *h, struct node *e)
+{
+	struct hval r = { 0 };
+	host_loc(h, e);
+	switch (e->kind) {
+	case N_INT:
+		r.v = host_const(h, e->u.num.value);
+		break;
+	case N_STR:
+		r.ssize = (unsigned)e->u.str.len + 1;
+		r.v = hl_str_literal(h, e->u.str.s, e->u.str.len, r.ssize);
+		break;
+	case N_VAR: {
+		struct hvar *v = hl_var_find(h, e->u.var.name);
+		if (!v) {
+			host_err(h, e, "$%s is used before it is assigned", e->u.var.name);
+			break;
+		}
+		r.ssize = v->ssize;
+		r.v = v->ssize ? v->slot : LLVMBuildLoad2(h->b, h->i64, v->slot, "");
+		break;
+	}
+	case N_POSITIONAL:
+		r.v = positional(h, e, &r.ssize);
+		break;
+	case N_MAP:
+		r.v = map_read(h, e, &r.ssize);
+		break;
+	case N_IDENT:
+		if (e->u.ident.kind == ID_BUILTIN)
+			return builtin(h, e);
+		if (e->u.ident.kind == ID_DECISION)
+			r.v = host_const(h, (uint64_t)e->u.ident.decision);
+		else
+			r.v = hl_ctx_field(h, e, &r.ssize);
+		break;
+	case N_FIELD:
+		r.v = hl_ctx_field(h, e, &r.ssize);
+		break;
+	case N_BINOP:
+		r.v = binop(h, e);
+		break;
+	case N_UNOP: {
+		LLVMValueRef v = hl_expr_int(h, e->u.unop.operand);
+		if (!v)
+			break;
+		switch (e->u.unop.op) {
+		case OP_NOT: r.v = from_bool(h, LLVMBuildNot(h->b, hl_to_bool(h, v), "")); break;
+		case OP_BNOT: r.v = LLVMBuildNot(h->b, v, ""); break;
+		case OP_NEG: r.v = LLVMBuildNeg(h->b, v, ""); break;
+		default: r.v = v; break;
+		}
+		break;
+	}
+	case N_TERNARY:
+		return ternary(h, e);
+	case N_CAST: {
+		LLVMValueRef v = hl_expr_int(h, e->u.cast.operand);
+		if (!v)
+			break;
+		struct type t = e->u.cast.to;
+		if (t.bits >= 64) {
+			r.v = v;
+			break;
+		}
+		LLVMValueRef n = LLVMBuildTrunc(h->b, v, LLVMIntTypeInContext(h->ctx, t.bits), "");
+		r.v = t.is_signed ? LLVMBuildSExt(h->b, n, h->i64, "")
+				  : LLVMBuildZExt(h->b, n, h->i64, "");
+		break;
+	}
+	case N_CALL:
+		return call_value(h, e);
+	case N_INCDEC:
+		r.v = hl_stmt_incdec(h, e);
+		break;
+	default:
+		host_err(h, e, "this expression is not supported in host probes");
+		break;
+	}
+	return r;
+}
+
+LLVMValueRef hl_expr_int(struct hctx *h, struct node *e)
+{
+	struct hval v = hl_expr(h, e);
+	if (v.v && v.ssize) {
+		host_err(h, e, "a string is not a number here");
+		return NULL;
+	}
+	return v.v;
+}

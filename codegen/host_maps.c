@@ -1,0 +1,313 @@
+/* Maps of the host object: which maps host and driver probes use, their
+ * layout (bpftrace's: packed keys, per-CPU hashes for aggregations, the
+ * hist bucket as the last key component), their BTF definitions, and the
+ * helper calls that read and write them. */
+#include <string.h>
+
+#include "host_priv.h"
+
+struct hmap *hl_map_of(struct hctx *h, const struct node *m)
+{
+	for (int i = 0; i < h->nmaps; i++)
+		if (h->maps[i].info == m->u.map.info)
+			return &h->maps[i];
+	return NULL;
+}
+
+unsigned hl_str_size(struct hctx *h, const struct node *e)
+{
+	switch (e->kind) {
+	case N_STR:
+		return (unsigned)e->u.str.len + 1;
+	case N_IDENT:
+		if (e->u.ident.kind == ID_BUILTIN && !strcmp(e->u.ident.name, "comm"))
+			return 16;
+		return HOST_STR_MAX;
+	case N_FIELD:
+		for (struct tp_field *f = h->tp; f && f->f.name; f++)
+			if (!strcmp(f->f.name, e->u.field.name) && f->array && !f->dynamic)
+				return f->size ? f->size : 1;
+		return HOST_STR_MAX;
+	case N_TERNARY: {
+		unsigned a = hl_str_size(h, e->u.ternary.then);
+		unsigned b = hl_str_size(h, e->u.ternary.els);
+		return a > b ? a : b;
+	}
+	default:
+		return HOST_STR_MAX;
+	}
+}
+
+/* ---- layout: one pass over the host probes ---- */
+
+struct seen {
+	struct map_info *info;
+	unsigned key_str[8];
+	unsigned value_str;
+	const struct node *lhist;
+};
+
+static struct seen *seen_of(struct seen *s, int *n, struct map_info *mi)
+{
+	for (int i = 0; i < *n; i++)
+		if (s[i].info == mi)
+			return &s[i];
+	return NULL;
+}
+
+static void walk(struct hctx *h, struct node *n, struct seen *s, int *ns);
+
+static void walk_list(struct hctx *h, struct node *n, struct seen *s, int *ns)
+{
+	for (; n; n = n->next)
+		walk(h, n, s, ns);
+}
+
+static void note_map(struct hctx *h, struct node *m, struct seen *s, int *ns)
+{
+	struct map_info *mi = m->u.map.info;
+	if (!mi)
+		return;
+	struct seen *e = seen_of(s, ns, mi);
+	if (!e) {
+		e = &s[(*ns)++];
+		memset(e, 0, sizeof(*e));
+		e->info = mi;
+	}
+	int i = 0;
+	for (struct node *k = m->u.map.keys; k && i < 8; k = k->next, i++)
+		if (k->type.kind == TY_STR) {
+			unsigned z = hl_str_size(h, k);
+			if (z > e->key_str[i])
+				e->key_str[i] = z;
+		}
+}
+
+static void walk(struct hctx *h, struct node *n, struct seen *s, int *ns)
+{
+	if (!n)
+		return;
+	switch (n->kind) {
+	case N_MAP:
+		note_map(h, n, s, ns);
+		walk_list(h, n->u.map.keys, s, ns);
+		break;
+	case N_EXPR_STMT: walk(h, n->u.expr_stmt.expr, s, ns); break;
+	case N_ASSIGN: {
+		struct node *t = n->u.assign.target, *v = n->u.assign.value;
+		walk(h, t, s, ns);
+		walk(h, v, s, ns);
+		if (t->kind != N_MAP || !t->u.map.info)
+			break;
+		struct seen *e = seen_of(s, ns, t->u.map.info);
+		if (v->type.kind == TY_STR && hl_str_size(h, v) > e->value_str)
+			e->value_str = hl_str_size(h, v);
+		if (v->kind == N_CALL && !strcmp(v->u.call.name, "lhist") && !e->lhist)
+			e->lhist = v;
+		break;
+	}
+	case N_IF:
+		walk(h, n->u.if_.cond, s, ns);
+		walk(h, n->u.if_.then, s, ns);
+		walk(h, n->u.if_.els, s, ns);
+		break;
+	case N_UNROLL: walk(h, n->u.unroll.body, s, ns); break;
+	case N_FOR:
+		walk(h, n->u.for_.lo, s, ns);
+		walk(h, n->u.for_.hi, s, ns);
+		walk(h, n->u.for_.body, s, ns);
+		break;
+	case N_WHILE:
+		walk(h, n->u.while_.cond, s, ns);
+		walk(h, n->u.while_.body, s, ns);
+		break;
+	case N_RETURN: walk(h, n->u.ret.value, s, ns); break;
+	case N_BLOCK: walk_list(h, n->u.block.stmts, s, ns); break;
+	case N_FIELD: walk(h, n->u.field.base, s, ns); break;
+	case N_BINOP:
+		walk(h, n->u.binop.lhs, s, ns);
+		walk(h, n->u.binop.rhs, s, ns);
+		break;
+	case N_UNOP: walk(h, n->u.unop.operand, s, ns); break;
+	case N_TERNARY:
+		walk(h, n->u.ternary.cond, s, ns);
+		walk(h, n->u.ternary.then, s, ns);
+		walk(h, n->u.ternary.els, s, ns);
+		break;
+	case N_CAST: walk(h, n->u.cast.operand, s, ns); break;
+	case N_CALL: {
+		static const char *const rec[] = { "printf", "exit", "print", "clear",
+						   "zero", "time" };
+		for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++)
+			if (!strcmp(n->u.call.name, rec[i]))
+				h->need_events = true;
+		walk_list(h, n->u.call.args, s, ns);
+		break;
+	}
+	case N_INCDEC: walk(h, n->u.incdec.target, s, ns); break;
+	default:
+		break;
+	}
+}
+
+static LLVMValueRef map_global(struct hctx *h, const char *sym,
+			       const uint32_t *vals, const char *const *names, int n)
+{
+	LLVMTypeRef t = LLVMArrayType(h->ptr, (unsigned)n);
+	LLVMValueRef g = LLVMAddGlobal(h->mod, t, sym);
+	LLVMSetInitializer(g, LLVMConstNull(t));
+	LLVMSetSection(g, ".maps");
+	LLVMSetAlignment(g, 8);
+	hl_btf_map_def(h, g, sym, vals, names, n);
+	return g;
+}
+
+static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
+{
+	struct map_info *mi = e->info;
+	struct host_map *p = hm->pub;
+	struct arena *a = &h->obj->arena;
+	p->name = mi->name;
+	p->sym = arena_printf(a, "AT_%s", mi->name);
+	p->value = mi->value;
+	p->max_entries = HOST_MAP_ENTRIES;
+	p->nkeys = mi->nkeys > 0 ? mi->nkeys : 0;
+	p->keys = arena_zalloc(a, sizeof(*p->keys) * (size_t)(p->nkeys + 1));
+	unsigned off = 0;
+	for (int i = 0; i < p->nkeys; i++) {
+		struct type t = mi->keys[i];
+		unsigned sz = 8;
+		if (t.kind == TY_STR)
+			sz = (e->key_str[i < 8 ? i : 7] + 7) & ~7u;
+		else if (t.kind != TY_INT && t.kind != TY_PTR) {
+			host_err(h, mi->first_use, "@%s: keys of this type are not supported in host probes",
+				 mi->name);
+			return -1;
+		}
+		p->keys[i] = (struct host_key){ t, off, sz ? sz : 8 };
+		off += p->keys[i].size;
+	}
+	if (!p->nkeys)
+		off = 8; /* a scalar map is one element at key 0 */
+	p->type = MAP_HASH;
+	p->value_size = 8;
+	if (mi->value.kind == TY_AGG) {
+		p->type = MAP_PERCPU_HASH;
+		switch (mi->value.agg) {
+		case AGG_MIN: case AGG_MAX: case AGG_AVG: case AGG_STATS:
+			p->value_size = 16; /* {value, set} or {sum, count} */
+			break;
+		case AGG_LHIST:
+			for (int i = 0; i < 3 && e->lhist; i++) {
+				struct node *arg = e->lhist->u.call.args;
+				for (int k = 0; k <= i && arg; k++)
+					arg = arg->next;
+				if (!arg || !host_const_int(arg, &p->lhist[i])) {
+					host_err(h, e->lhist, "lhist() bounds must be constants");
+					return -1;
+				}
+			}
+			/* fall through */
+		case AGG_HIST:
+			p->bucket = true;
+			off += 8;
+			break;
+		default:
+			break;
+		}
+	} else if (mi->value.kind == TY_STR) {
+		p->value_str = (e->value_str + 7) & ~7u;
+		p->value_size = p->value_str;
+	}
+	p->key_size = off;
+	static const char *const names[] = { "type", "max_entries", "key_size",
+					     "value_size" };
+	uint32_t vals[] = { p->type, p->max_entries, p->key_size, p->value_size };
+	hm->global = map_global(h, p->sym, vals, names, 4);
+	return 0;
+}
+
+int hl_maps_layout(struct hctx *h)
+{
+	int cap = 0;
+	for (struct map_info *mi = h->prog->maps; mi; mi = mi->next)
+		cap++;
+	struct seen *s = arena_zalloc(&h->obj->arena, sizeof(*s) * (size_t)(cap + 1));
+	int ns = 0;
+	for (struct node *p = h->prog->probes; p; p = p->next) {
+		if (!(p->u.probe.place & (PLACE_HOST | PLACE_DRIVER)))
+			continue;
+		if (hl_probe_tp(h, p))
+			return -1;
+		walk(h, p->u.probe.pred, s, &ns);
+		walk(h, p->u.probe.body, s, &ns);
+	}
+	h->tp = NULL;
+	h->maps = arena_zalloc(&h->obj->arena, sizeof(*h->maps) * (size_t)(ns + 1));
+	h->obj->maps = arena_zalloc(&h->obj->arena,
+				    sizeof(*h->obj->maps) * (size_t)(ns + 1));
+	/* program order, so record ids do not depend on first use */
+	for (struct map_info *mi = h->prog->maps; mi; mi = mi->next) {
+		struct seen *e = seen_of(s, &ns, mi);
+		if (!e)
+			continue;
+		struct hmap *hm = &h->maps[h->nmaps];
+		hm->info = mi;
+		hm->index = h->nmaps;
+		hm->pub = &h->obj->maps[h->nmaps];
+		h->nmaps++;
+		if (layout_one(h, e, hm))
+			return -1;
+	}
+	h->obj->nmaps = h->nmaps;
+	if (h->need_events) {
+		static const char *const names[] = { "type", "max_entries" };
+		uint32_t vals[] = { MAP_RINGBUF, HOST_RINGBUF_BYTES };
+		h->events = map_global(h, HOST_EVENTS_MAP, vals, names, 2);
+	}
+	return 0;
+}
+
+/* ---- operations ---- */
+
+LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
+		     LLVMValueRef bucket)
+{
+	struct host_map *p = hm->pub;
+	LLVMValueRef key = host_alloca(h, p->key_size, "key");
+	LLVMBuildMemSet(h->b, key, LLVMConstInt(h->i8, 0, false),
+			host_const(h, p->key_size), 8);
+	int i = 0;
+	for (struct node *k = m->u.map.keys; k && i < p->nkeys; k = k->next, i++) {
+		struct hval v = hl_expr(h, k);
+		if (!v.v)
+			return NULL;
+		LLVMValueRef dst = host_gep(h, key, p->keys[i].offset);
+		if (v.ssize)
+			hl_str_copy(h, dst, p->keys[i].size, v);
+		else
+			LLVMBuildStore(h->b, v.v, dst);
+	}
+	if (bucket)
+		LLVMBuildStore(h->b, bucket, host_gep(h, key, p->key_size - 8));
+	return key;
+}
+
+LLVMValueRef hl_map_lookup(struct hctx *h, struct hmap *hm, LLVMValueRef key)
+{
+	LLVMValueRef args[] = { hm->global, key };
+	return host_helper(h, HELPER_MAP_LOOKUP, h->ptr, args, 2);
+}
+
+void hl_map_update(struct hctx *h, struct hmap *hm, LLVMValueRef key,
+		LLVMValueRef val, uint64_t flags)
+{
+	LLVMValueRef args[] = { hm->global, key, val, host_const(h, flags) };
+	host_helper(h, HELPER_MAP_UPDATE, h->i64, args, 4);
+}
+
+void hl_map_delete(struct hctx *h, struct hmap *hm, LLVMValueRef key)
+{
+	LLVMValueRef args[] = { hm->global, key };
+	host_helper(h, HELPER_MAP_DELETE, h->i64, args, 2);
+}

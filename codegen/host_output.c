@@ -1,0 +1,134 @@
+/* Calls used as statements: output records (printf, exit, print, clear,
+ * zero, time) written to the ring buffer for the host to act on, map
+ * deletes, and policy actions (kfuncs). */
+#include <string.h>
+
+#include "host_priv.h"
+
+static struct host_fmt *new_fmt(struct hctx *h)
+{
+	struct host_obj *o = h->obj;
+	if (o->nfmts % 16 == 0) {
+		struct host_fmt *nf = arena_zalloc(&o->arena, sizeof(*nf) * (size_t)(o->nfmts + 16));
+		if (o->nfmts)
+			memcpy(nf, o->fmts, sizeof(*nf) * (size_t)o->nfmts);
+		o->fmts = nf;
+	}
+	return &o->fmts[o->nfmts++];
+}
+
+static void emit(struct hctx *h, LLVMValueRef rec, unsigned size)
+{
+	LLVMValueRef args[] = { h->events, rec, host_const(h, size), host_const(h, 0) };
+	host_helper(h, HELPER_RINGBUF_OUTPUT, h->i64, args, 4);
+}
+
+static LLVMValueRef header(struct hctx *h, unsigned size, enum host_rec_kind kind,
+			   unsigned id)
+{
+	LLVMValueRef rec = host_alloca(h, size, "rec");
+	uint64_t hdr = (uint64_t)kind | (uint64_t)id << 32; /* little endian */
+	LLVMBuildStore(h->b, host_const(h, hdr), rec);
+	return rec;
+}
+
+/* printf(fmt, args...): {hdr, args}; also print(value) with a made-up
+ * format. Each argument takes 8 bytes, a string its size rounded up. */
+static void rec_printf(struct hctx *h, const char *fmt, struct node *args, int nargs)
+{
+	struct hval vals[64];
+	struct host_fmt_arg *fa = arena_zalloc(&h->obj->arena, sizeof(*fa) * (size_t)(nargs + 1));
+	unsigned off = 8;
+	int i = 0;
+	for (struct node *a = args; a && i < 64; a = a->next, i++) {
+		vals[i] = hl_expr(h, a);
+		if (!vals[i].v)
+			return;
+		unsigned sz = vals[i].ssize ? (vals[i].ssize + 7) & ~7u : 8;
+		fa[i] = (struct host_fmt_arg){ a->type, off, sz };
+		off += sz;
+	}
+	if (off > 480) {
+		host_err(h, args, "printf() arguments take %u bytes; BPF stack allows 480", off);
+		return;
+	}
+	struct host_fmt *f = new_fmt(h);
+	*f = (struct host_fmt){ fmt, fa, nargs, off };
+	LLVMValueRef rec = header(h, off, HOST_REC_PRINTF, (unsigned)(f - h->obj->fmts));
+	for (int k = 0; k < i; k++) {
+		LLVMValueRef dst = host_gep(h, rec, fa[k].offset);
+		if (vals[k].ssize)
+			hl_str_copy(h, dst, fa[k].size, vals[k]);
+		else
+			LLVMBuildStore(h->b, vals[k].v, dst);
+	}
+	emit(h, rec, off);
+}
+
+static void rec_map(struct hctx *h, struct node *call, enum host_rec_kind kind)
+{
+	struct node *m = call->u.call.args;
+	struct hmap *hm = hl_map_of(h, m);
+	if (!hm)
+		return;
+	LLVMValueRef rec = header(h, 24, kind, (unsigned)hm->index);
+	int64_t v[2] = { 0, 0 };
+	int i = 0;
+	for (struct node *a = m->next; a && i < 2; a = a->next, i++)
+		host_const_int(a, &v[i]);
+	LLVMBuildStore(h->b, host_const(h, (uint64_t)v[0]), host_gep(h, rec, 8));
+	LLVMBuildStore(h->b, host_const(h, (uint64_t)v[1]), host_gep(h, rec, 16));
+	emit(h, rec, 24);
+}
+
+static void delete_elem(struct hctx *h, struct node *call)
+{
+	struct node *m = call->u.call.args;
+	struct hmap *hm = hl_map_of(h, m);
+	if (!hm)
+		return;
+	if (hm->pub->bucket) {
+		host_err(h, m, "delete() of one %s() key is not supported in host probes; use clear()",
+			 agg_name(hm->pub->value.agg));
+		return;
+	}
+	LLVMValueRef key = hl_map_key(h, hm, m, NULL);
+	if (key)
+		hl_map_delete(h, hm, key);
+}
+
+void hl_call_stmt(struct hctx *h, struct node *call)
+{
+	const char *name = call->u.call.name;
+	struct node *a = call->u.call.args;
+	if (catalog_action(name)) {
+		hl_kfunc_call(h, call);
+	} else if (!strcmp(name, "printf")) {
+		rec_printf(h, a->u.str.s, a->next, call->u.call.nargs - 1);
+	} else if (!strcmp(name, "print")) {
+		if (a->kind == N_MAP && !a->u.map.nkeys)
+			rec_map(h, call, HOST_REC_PRINT);
+		else
+			rec_printf(h, a->type.kind == TY_STR ? "%s\n" : "%lld\n", a, 1);
+	} else if (!strcmp(name, "clear")) {
+		rec_map(h, call, HOST_REC_CLEAR);
+	} else if (!strcmp(name, "zero")) {
+		rec_map(h, call, HOST_REC_ZERO);
+	} else if (!strcmp(name, "delete")) {
+		delete_elem(h, call);
+	} else if (!strcmp(name, "exit")) {
+		LLVMValueRef st = a ? hl_expr_int(h, a) : host_const(h, 0);
+		if (!st)
+			return;
+		LLVMValueRef rec = header(h, 16, HOST_REC_EXIT, 0);
+		LLVMBuildStore(h->b, st, host_gep(h, rec, 8));
+		emit(h, rec, 16);
+	} else if (!strcmp(name, "time")) {
+		struct host_fmt *f = new_fmt(h);
+		*f = (struct host_fmt){ a ? a->u.str.s : "%H:%M:%S\n", NULL, 0, 8 };
+		LLVMValueRef rec = header(h, 8, HOST_REC_TIME, (unsigned)(f - h->obj->fmts));
+		emit(h, rec, 8);
+	} else {
+		hl_expr(h, call);
+	}
+}

@@ -1,0 +1,161 @@
+/* Internals of the host lowering (llvm_host.h), shared by its files:
+ * host_module.c (driver, target, output), host_btf.c (debug info that
+ * becomes BTF), host_maps.c (map layout and map operations),
+ * host_probe.c (one function per probe, contexts, struct_ops),
+ * host_expr.c (expressions), host_stmt.c (statements, aggregations,
+ * output records). */
+#ifndef GPUX_HOST_PRIV_H
+#define GPUX_HOST_PRIV_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
+
+#include "llvm_host.h"
+#include "tracepoint.h"
+
+/* Kernel helper ids (include/uapi/linux/bpf.h). */
+enum {
+	HELPER_MAP_LOOKUP = 1,
+	HELPER_MAP_UPDATE = 2,
+	HELPER_MAP_DELETE = 3,
+	HELPER_KTIME_GET_NS = 5,
+	HELPER_GET_SMP_PROCESSOR_ID = 8,
+	HELPER_GET_CURRENT_PID_TGID = 14,
+	HELPER_GET_CURRENT_UID_GID = 15,
+	HELPER_GET_CURRENT_COMM = 16,
+	HELPER_PROBE_READ_USER_STR = 114,
+	HELPER_PROBE_READ_KERNEL = 113,
+	HELPER_PROBE_READ_KERNEL_STR = 115,
+	HELPER_RINGBUF_OUTPUT = 130,
+};
+
+enum {
+	MAP_HASH = 1,
+	MAP_PERCPU_HASH = 5,
+	MAP_RINGBUF = 27,
+};
+
+/* A lowered value: an i64, or a string in a stack buffer of ssize bytes. */
+struct hval {
+	LLVMValueRef v;
+	unsigned ssize; /* 0 for integers */
+};
+
+struct hslot {
+	struct hslot *next;
+	LLVMValueRef a;
+	unsigned size;
+	bool busy;
+};
+
+struct hvar {
+	struct hvar *next;
+	const char *name;
+	LLVMValueRef slot;
+	unsigned ssize;
+};
+
+/* Per map: the public layout and the global that names it. */
+struct hmap {
+	struct map_info *info;
+	struct host_map *pub;
+	int index;
+	LLVMValueRef global;
+};
+
+struct hctx {
+	struct program *prog;
+	const struct host_opts *opts;
+	struct diags *diags;
+	struct host_obj *obj;
+	int errors;
+
+	LLVMContextRef ctx;
+	LLVMModuleRef mod;
+	LLVMBuilderRef b;
+	LLVMDIBuilderRef di;
+	bool di_done; /* finalized */
+	LLVMMetadataRef di_file, di_cu, di_long, di_int, di_voidp;
+	LLVMTypeRef i1, i8, i32, i64, ptr;
+
+	struct hmap *maps;
+	int nmaps;
+	LLVMValueRef events; /* the ring buffer */
+	bool need_events;
+
+	/* the function being built */
+	struct node *probe;
+	const struct attach *at;
+	enum host_run run;
+	LLVMValueRef fn, ctxarg;
+	LLVMMetadataRef sp;
+	LLVMBasicBlockRef entry; /* allocas go at its top */
+	struct hvar *vars;
+	struct hslot *slots;     /* temporaries (host_alloca) */
+	struct tp_field *tp;     /* tracepoint layout */
+	const struct host_sops_abi *abi;
+	const struct host_sops_hook *hook;
+	bool cuda;               /* gpux/cuda/ context layout */
+};
+
+/* host_module.c */
+struct diag *host_err(struct hctx *h, const struct node *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void host_loc(struct hctx *h, const struct node *n);
+LLVMValueRef host_alloca(struct hctx *h, unsigned bytes, const char *name);
+/* Pooled temporaries, free again at the next statement. */
+void host_temps_free(struct hctx *h);
+LLVMValueRef host_alloca_zero(struct hctx *h, unsigned bytes, const char *name);
+LLVMValueRef host_const(struct hctx *h, uint64_t v);
+LLVMValueRef host_helper(struct hctx *h, int id, LLVMTypeRef ret,
+			 LLVMValueRef *args, int n);
+LLVMValueRef host_gep(struct hctx *h, LLVMValueRef base, unsigned off);
+bool host_const_int(const struct node *n, int64_t *out);
+
+/* host_btf.c */
+void hl_btf_init(struct hctx *h);
+void hl_btf_map_def(struct hctx *h, LLVMValueRef g, const char *name,
+		 const uint32_t *vals, const char *const *names, int n);
+LLVMMetadataRef hl_btf_func(struct hctx *h, LLVMValueRef fn, const char *name,
+			 int nparams, bool definition, unsigned line);
+void hl_btf_struct_ops(struct hctx *h, LLVMValueRef g, const char *var,
+		    const struct host_sops_abi *abi);
+
+/* host_maps.c */
+int hl_maps_layout(struct hctx *h);
+struct hmap *hl_map_of(struct hctx *h, const struct node *m);
+/* Pack m's keys (plus bucket when the map has one) into a zeroed stack
+ * buffer; NULL after an error. */
+LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
+		     LLVMValueRef bucket);
+LLVMValueRef hl_map_lookup(struct hctx *h, struct hmap *hm, LLVMValueRef key);
+void hl_map_update(struct hctx *h, struct hmap *hm, LLVMValueRef key,
+		LLVMValueRef val, uint64_t flags);
+void hl_map_delete(struct hctx *h, struct hmap *hm, LLVMValueRef key);
+unsigned hl_str_size(struct hctx *h, const struct node *e);
+
+/* host_expr.c */
+struct hval hl_expr(struct hctx *h, struct node *e);
+/* An integer expression as i64, or NULL after an error. */
+LLVMValueRef hl_expr_int(struct hctx *h, struct node *e);
+LLVMValueRef hl_to_bool(struct hctx *h, LLVMValueRef v);
+void hl_str_copy(struct hctx *h, LLVMValueRef dst, unsigned dsize, struct hval s);
+LLVMValueRef hl_str_literal(struct hctx *h, const char *s, size_t len, unsigned size);
+struct hvar *hl_var_find(struct hctx *h, const char *name);
+
+/* host_stmt.c */
+void hl_stmt_list(struct hctx *h, struct node *list);
+void hl_stmt_assign(struct hctx *h, struct node *s);
+LLVMValueRef hl_stmt_incdec(struct hctx *h, struct node *e);
+void hl_call_stmt(struct hctx *h, struct node *call);
+
+/* host_probe.c */
+int hl_probes_lower(struct hctx *h);
+/* The tracepoint layout of probe's attach point into h->tp (NULL for
+ * other probes); -1 with a diagnostic when tracefs cannot say. */
+int hl_probe_tp(struct hctx *h, struct node *probe);
+LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize);
+LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call);
+bool hl_block_open(struct hctx *h); /* false after a terminator */
+
+#endif

@@ -1,0 +1,456 @@
+/* One BPF program per host probe attach point (per event for driver
+ * hooks): its section, its context, the predicate and the body; and the
+ * struct_ops variables that tie driver hook programs to the ABI. */
+#include <errno.h>
+#include <string.h>
+
+#include "host_priv.h"
+
+/* x86-64 struct pt_regs offsets of the argument registers and ax. */
+static const unsigned pt_regs_arg[] = { 112, 104, 96, 88, 72, 64 };
+#define PT_REGS_AX 80
+
+struct sops_used {
+	const struct host_sops_abi *abi;
+	LLVMValueRef fns[32];
+	int nmembers;
+};
+
+bool hl_block_open(struct hctx *h)
+{
+	LLVMBasicBlockRef bb = LLVMGetInsertBlock(h->b);
+	return !LLVMGetBasicBlockTerminator(bb);
+}
+
+static int tp_attach(struct hctx *h, const struct node *an)
+{
+	const struct attach *at = &an->u.attach;
+	h->tp = NULL;
+	if (!at->prov || at->prov->syntax != SYN_TRACEPOINT)
+		return 0;
+	if (strpbrk(at->event, "*?[") || strpbrk(at->filter, "*?[")) {
+		host_err(h, an, "tracepoint globs are not supported in host probes yet");
+		return -1;
+	}
+	size_t n;
+	int rc = tracepoint_layout(&h->obj->arena, at->event, at->filter, &h->tp, &n);
+	if (rc) {
+		struct diag *dg = host_err(h, an, "cannot read the format of tracepoint %s:%s: %s",
+					   at->event, at->filter, strerror(-rc));
+		if (rc == -ENODEV)
+			diag_hint(dg, "mount tracefs: mount -t tracefs nodev /sys/kernel/tracing");
+		return -1;
+	}
+	return 0;
+}
+
+int hl_probe_tp(struct hctx *h, struct node *probe)
+{
+	return tp_attach(h, probe->u.probe.attach);
+}
+
+/* ---- context fields ---- */
+
+static LLVMValueRef load_at(struct hctx *h, LLVMValueRef base, unsigned off,
+			    unsigned size, bool is_signed)
+{
+	LLVMTypeRef t = LLVMIntTypeInContext(h->ctx, size * 8);
+	LLVMValueRef v = LLVMBuildLoad2(h->b, t, host_gep(h, base, off), "");
+	if (size == 8)
+		return v;
+	return is_signed ? LLVMBuildSExt(h->b, v, h->i64, "")
+			 : LLVMBuildZExt(h->b, v, h->i64, "");
+}
+
+static LLVMValueRef tp_field(struct hctx *h, const struct node *n,
+			     const char *name, unsigned *ssize)
+{
+	struct tp_field *f = h->tp;
+	while (f && f->f.name && strcmp(f->f.name, name))
+		f++;
+	if (!f || !f->f.name) {
+		host_err(h, n, "tracepoint field '%s' not found at compile time", name);
+		return NULL;
+	}
+	if (f->f.type.kind == TY_STR) {
+		unsigned size = f->dynamic ? HOST_STR_MAX : f->size;
+		LLVMValueRef buf = host_alloca(h, size, "tpstr");
+		LLVMValueRef src = host_gep(h, h->ctxarg, f->offset);
+		int id = HELPER_PROBE_READ_KERNEL;
+		if (f->dynamic) {
+			/* __data_loc: u32 (len << 16 | offset) */
+			LLVMValueRef loc = load_at(h, h->ctxarg, f->offset, 4, false);
+			LLVMValueRef off = LLVMBuildAnd(h->b, loc, host_const(h, 0xffff), "");
+			if (f->rel)
+				off = LLVMBuildAdd(h->b, off, host_const(h, f->offset + 4), "");
+			src = LLVMBuildGEP2(h->b, h->i8, h->ctxarg, &off, 1, "");
+			id = HELPER_PROBE_READ_KERNEL_STR;
+			LLVMBuildMemSet(h->b, buf, LLVMConstInt(h->i8, 0, false),
+					host_const(h, size), 8);
+		}
+		LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, size, false), src };
+		host_helper(h, id, h->i64, args, 3);
+		*ssize = size;
+		return buf;
+	}
+	if (f->array || (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8)) {
+		host_err(h, n, "tracepoint field '%s' (%s) cannot be read yet", name, f->f.doc);
+		return NULL;
+	}
+	return load_at(h, h->ctxarg, f->offset, f->size, f->f.type.is_signed);
+}
+
+/* gpux/cuda/ context: fields in catalog order, 8-aligned (llvm_host.h). */
+static LLVMValueRef cuda_field(struct hctx *h, const struct node *n,
+			       const char *name, int dim, unsigned *ssize)
+{
+	unsigned off = 0;
+	const struct field *f = h->at->events[0]->fields;
+	for (; f->name && strcmp(f->name, name); f++)
+		off += f->type.kind == TY_STR ? HOST_STR_MAX
+		       : f->type.kind == TY_DIM3 ? 16 : 8;
+	if (!f->name) {
+		host_err(h, n, "no field '%s' in this CUDA event", name);
+		return NULL;
+	}
+	if (f->type.kind == TY_STR) {
+		LLVMValueRef buf = host_alloca(h, HOST_STR_MAX, "cstr");
+		LLVMBuildMemCpy(h->b, buf, 8, host_gep(h, h->ctxarg, off), 8,
+				host_const(h, HOST_STR_MAX));
+		*ssize = HOST_STR_MAX;
+		return buf;
+	}
+	if (f->type.kind == TY_DIM3) {
+		if (dim < 0) {
+			host_err(h, n, "'%s' is a dim3; use .x, .y or .z", name);
+			return NULL;
+		}
+		return load_at(h, h->ctxarg, off + 4 * (unsigned)dim, 4, false);
+	}
+	return load_at(h, h->ctxarg, off, 8, false);
+}
+
+static LLVMValueRef driver_field(struct hctx *h, const struct node *n,
+				 const char *name)
+{
+	for (int i = 0; i < h->hook->nfields; i++) {
+		const struct host_sops_field *f = &h->hook->fields[i];
+		if (strcmp(f->name, name))
+			continue;
+		LLVMValueRef a = load_at(h, h->ctxarg, 8 * (unsigned)f->arg, 8, false);
+		if (f->deref < 0)
+			return a;
+		LLVMValueRef p = LLVMBuildIntToPtr(h->b, a, h->ptr, "");
+		return load_at(h, p, (unsigned)f->deref, f->size, false);
+	}
+	host_err(h, n, "'%s' is not available in %s: the %s ABI does not provide it",
+		 name, h->hook->event, h->abi->struct_name);
+	return NULL;
+}
+
+LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
+{
+	*ssize = 0;
+	const char *name;
+	int dim = -1;
+	if (n->kind == N_FIELD) {
+		const struct node *base = n->u.field.base;
+		if (h->tp)
+			return tp_field(h, n, n->u.field.name, ssize);
+		name = base->u.ident.name;
+		dim = n->u.field.name[0] - 'x';
+	} else {
+		name = n->u.ident.name;
+	}
+	if (h->run == HOST_RUN_DRIVER)
+		return driver_field(h, n, name);
+	if (h->cuda)
+		return cuda_field(h, n, name, dim, ssize);
+	const char *prov = h->at->prov->name;
+	if (!strcmp(name, "func")) {
+		*ssize = (unsigned)strlen(h->at->filter) + 1;
+		return hl_str_literal(h, h->at->filter, strlen(h->at->filter), *ssize);
+	}
+	if (!strcmp(prov, "uprobe") && !strncmp(name, "arg", 3) && name[3] >= '0' &&
+	    name[3] <= '5' && !name[4])
+		return load_at(h, h->ctxarg, pt_regs_arg[name[3] - '0'], 8, false);
+	if (!strcmp(prov, "uretprobe") && !strcmp(name, "retval"))
+		return load_at(h, h->ctxarg, PT_REGS_AX, 8, false);
+	host_err(h, n, "'%s' cannot be read in %s probes yet", name, prov);
+	return NULL;
+}
+
+/* ---- kfuncs ---- */
+
+LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call)
+{
+	const struct action *act = call->u.call.fn;
+	const struct host_sops_kfunc *k = NULL;
+	for (int i = 0; h->abi && i < h->abi->nkfuncs; i++)
+		if (h->abi->kfuncs[i].action == act->id)
+			k = &h->abi->kfuncs[i];
+	if (!k) {
+		host_err(h, call, "%s() has no kfunc in the %s ABI", act->name,
+			 h->abi ? h->abi->struct_name : "(none)");
+		return NULL;
+	}
+	LLVMValueRef args[3];
+	LLVMTypeRef types[3];
+	for (int i = 0; i < k->nargs; i++) {
+		const char *a = k->args[i];
+		LLVMValueRef v;
+		if (a[0] == '$') {
+			struct node *arg = call->u.call.args;
+			for (int j = a[1] - '0'; arg && j > 0; j--)
+				arg = arg->next;
+			v = arg ? hl_expr_int(h, arg) : NULL;
+		} else {
+			v = driver_field(h, call, a);
+		}
+		if (!v)
+			return NULL;
+		/* pointers stay pointers so the verifier sees the BTF object */
+		bool is_ptr = a[0] != '$' || act->args[a[1] - '0'].kind == TY_PTR;
+		args[i] = is_ptr ? LLVMBuildIntToPtr(h->b, v, h->ptr, "") : v;
+		types[i] = is_ptr ? h->ptr : h->i64;
+	}
+	LLVMValueRef fn = LLVMGetNamedFunction(h->mod, k->name);
+	LLVMTypeRef ft = LLVMFunctionType(h->i64, types, (unsigned)k->nargs, false);
+	if (!fn) {
+		fn = LLVMAddFunction(h->mod, k->name, ft);
+		LLVMSetSection(fn, ".ksyms");
+		LLVMSetLinkage(fn, LLVMExternalLinkage);
+		hl_btf_func(h, fn, k->name, k->nargs, false, 0);
+	}
+	return LLVMBuildCall2(h->b, ft, fn, args, (unsigned)k->nargs, "");
+}
+
+/* ---- programs ---- */
+
+static const char *fn_name(struct hctx *h, const struct node *p, int k, int e)
+{
+	const struct attach *at = &p->u.probe.attach->u.attach;
+	const char *tail = at->filter ? at->filter : at->event ? at->event : "";
+	char buf[64];
+	int n = snprintf(buf, sizeof(buf), "p%d_%s_%s", p->u.probe.index,
+			 at->prov ? at->prov->name : "probe", tail);
+	if (n >= (int)sizeof(buf))
+		n = (int)sizeof(buf) - 1;
+	for (int i = 0; i < n; i++)
+		if (!((buf[i] >= 'a' && buf[i] <= 'z') || (buf[i] >= 'A' && buf[i] <= 'Z') ||
+		      (buf[i] >= '0' && buf[i] <= '9')))
+			buf[i] = '_';
+	buf[n > 40 ? 40 : n] = '\0';
+	if (k || e)
+		return arena_printf(&h->obj->arena, "%s_%d_%d", buf, k, e);
+	return arena_strdup(&h->obj->arena, buf);
+}
+
+static const char *section_of(struct hctx *h, const struct node *an,
+			      const struct event *ev)
+{
+	const struct attach *at = &an->u.attach;
+	struct arena *a = &h->obj->arena;
+	const char *prov = at->prov->name;
+	switch (at->prov->syntax) {
+	case SYN_UPROBE:
+		if (strpbrk(at->filter, "*?[")) {
+			host_err(h, an, "uprobe symbol globs are not supported yet");
+			return NULL;
+		}
+		return arena_printf(a, "%s/%s:%s", prov, at->event, at->filter);
+	case SYN_TRACEPOINT:
+		return arena_printf(a, "tracepoint/%s/%s", at->event, at->filter);
+	case SYN_BARE:
+		return !strcmp(prov, "BEGIN") ? "gpux/begin" : "gpux/end";
+	case SYN_INTERVAL:
+		return arena_printf(a, "gpux/interval/%llu",
+				    (unsigned long long)at->interval_ns);
+	case SYN_EVENT:
+		if (ev->place == PLACE_DRIVER)
+			return arena_printf(a, "struct_ops/%s", h->hook->member);
+		return at->filter ? arena_printf(a, "gpux/cuda/%s:%s", ev->name, at->filter)
+				  : arena_printf(a, "gpux/cuda/%s", ev->name);
+	}
+	return NULL;
+}
+
+static const struct host_sops_hook *find_hook(struct hctx *h, const struct node *an,
+					      const struct event *ev,
+					      struct sops_used *used, int *nused,
+					      int *member)
+{
+	static const struct host_sops_abi *const builtin[] = {
+		&host_abi_uvm_gpu_ext, &host_abi_nv_gpu_sched };
+	const struct host_sops_abi *const *abis = h->opts->abis ? h->opts->abis : builtin;
+	int nabis = h->opts->abis ? h->opts->nabis : 2;
+	char ename[64];
+	snprintf(ename, sizeof(ename), "%s:%s", ev->provider, ev->name);
+	for (int i = 0; i < nabis; i++) {
+		if (strcmp(abis[i]->provider, ev->provider))
+			continue;
+		for (int j = 0; j < abis[i]->nhooks; j++) {
+			const struct host_sops_hook *hk = &abis[i]->hooks[j];
+			if (strcmp(hk->event, ename))
+				continue;
+			int u = 0;
+			while (u < *nused && used[u].abi != abis[i])
+				u++;
+			if (u == *nused) {
+				if (u == 4)
+					break;
+				memset(&used[u], 0, sizeof(used[u]));
+				used[u].abi = abis[i];
+				while (abis[i]->members[used[u].nmembers] && used[u].nmembers < 32)
+					used[u].nmembers++;
+				(*nused)++;
+			}
+			*member = -1;
+			for (int m = 0; m < used[u].nmembers; m++)
+				if (!strcmp(abis[i]->members[m], hk->member))
+					*member = m;
+			if (*member < 0)
+				break;
+			if (used[u].fns[*member]) {
+				struct diag *dg = host_err(h, an, "a second probe for %s: the driver has one %s hook",
+							   ename, hk->member);
+				diag_hint(dg, "merge the probes into one");
+				return NULL;
+			}
+			h->abi = abis[i];
+			*member += u * 32;
+			return hk;
+		}
+	}
+	host_err(h, an, "no driver ABI given for %s", ename);
+	return NULL;
+}
+
+static LLVMValueRef lower_one(struct hctx *h, struct node *p, const struct node *an,
+			      const char *name, const char *section)
+{
+	LLVMTypeRef ft = LLVMFunctionType(h->i64, &h->ptr, 1, false);
+	LLVMValueRef fn = LLVMAddFunction(h->mod, name, ft);
+	LLVMSetSection(fn, section);
+	/* nounwind: no .eh_frame in the object */
+	unsigned kind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+	LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+				LLVMCreateEnumAttribute(h->ctx, kind, 0));
+	h->fn = fn;
+	h->ctxarg = LLVMGetParam(fn, 0);
+	LLVMSetValueName2(h->ctxarg, "ctx", 3);
+	h->sp = hl_btf_func(h, fn, name, 1, true, (unsigned)p->span.first_line);
+	h->entry = LLVMAppendBasicBlockInContext(h->ctx, fn, "entry");
+	h->vars = NULL;
+	h->slots = NULL;
+	LLVMPositionBuilderAtEnd(h->b, h->entry);
+	host_loc(h, an);
+	if (p->u.probe.pred) {
+		LLVMValueRef c = hl_expr_int(h, p->u.probe.pred);
+		if (!c)
+			return fn;
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(h->ctx, fn, "body");
+		LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(h->ctx, fn, "skip");
+		LLVMBuildCondBr(h->b, hl_to_bool(h, c), body, skip);
+		LLVMPositionBuilderAtEnd(h->b, skip);
+		LLVMBuildRet(h->b, host_const(h, 0));
+		LLVMPositionBuilderAtEnd(h->b, body);
+	}
+	hl_stmt_list(h, p->u.probe.body->u.block.stmts);
+	if (hl_block_open(h))
+		LLVMBuildRet(h->b, host_const(h, 0));
+	return fn;
+}
+
+static int add_prog(struct hctx *h, struct node *p, const struct node *an,
+		    const char *name, const char *section, LLVMValueRef *fn)
+{
+	struct host_obj *o = h->obj;
+	if (o->nprogs % 16 == 0) {
+		struct host_prog *np = arena_zalloc(&o->arena, sizeof(*np) * (size_t)(o->nprogs + 16));
+		if (o->nprogs)
+			memcpy(np, o->progs, sizeof(*np) * (size_t)o->nprogs);
+		o->progs = np;
+	}
+	o->progs[o->nprogs++] = (struct host_prog){
+		.func = name, .section = section, .probe = an->u.attach.text,
+		.run = h->run, .interval_ns = an->u.attach.interval_ns, .span = an->span };
+	int before = h->errors;
+	*fn = lower_one(h, p, an, name, section);
+	return h->errors > before ? -1 : 0;
+}
+
+static void struct_ops_vars(struct hctx *h, struct sops_used *used, int nused)
+{
+	for (int u = 0; u < nused; u++) {
+		LLVMTypeRef fields[32];
+		LLVMValueRef init[32];
+		for (int m = 0; m < used[u].nmembers; m++) {
+			fields[m] = h->ptr;
+			init[m] = used[u].fns[m] ? used[u].fns[m] : LLVMConstNull(h->ptr);
+		}
+		LLVMTypeRef st = LLVMStructTypeInContext(h->ctx, fields,
+							 (unsigned)used[u].nmembers, false);
+		const char *var = arena_printf(&h->obj->arena, "gpux_%s",
+					       used[u].abi->struct_name);
+		LLVMValueRef g = LLVMAddGlobal(h->mod, st, var);
+		LLVMSetInitializer(g, LLVMConstNamedStruct(st, init,
+							   (unsigned)used[u].nmembers));
+		LLVMSetSection(g, ".struct_ops");
+		LLVMSetAlignment(g, 8);
+		hl_btf_struct_ops(h, g, var, used[u].abi);
+	}
+}
+
+static void license(struct hctx *h)
+{
+	LLVMValueRef s = LLVMConstStringInContext(h->ctx, "GPL", 3, false);
+	LLVMValueRef g = LLVMAddGlobal(h->mod, LLVMTypeOf(s), "_license");
+	LLVMSetInitializer(g, s);
+	LLVMSetSection(g, "license");
+}
+
+int hl_probes_lower(struct hctx *h)
+{
+	struct sops_used used[4];
+	int nused = 0;
+	license(h);
+	for (struct node *p = h->prog->probes; p; p = p->next) {
+		enum place place = p->u.probe.place;
+		if (!(place & (PLACE_HOST | PLACE_DRIVER)))
+			continue;
+		h->probe = p;
+		int k = 0;
+		for (struct node *an = p->u.probe.attach; an; an = an->next, k++) {
+			h->at = &an->u.attach;
+			if (tp_attach(h, an))
+				continue;
+			for (int e = 0; e < h->at->nevents; e++) {
+				const struct event *ev = h->at->events[e];
+				int member = -1;
+				h->hook = NULL;
+				h->abi = NULL;
+				h->cuda = h->at->prov->syntax == SYN_EVENT && place == PLACE_HOST;
+				h->run = place == PLACE_DRIVER ? HOST_RUN_DRIVER
+					 : h->at->prov->syntax == SYN_UPROBE ||
+					   h->at->prov->syntax == SYN_TRACEPOINT ? HOST_RUN_KERNEL
+					 : HOST_RUN_VM;
+				if (place == PLACE_DRIVER &&
+				    !(h->hook = find_hook(h, an, ev, used, &nused, &member)))
+					continue;
+				const char *sec = section_of(h, an, ev);
+				if (!sec)
+					continue;
+				LLVMValueRef fn;
+				const char *name = fn_name(h, p, k, e);
+				if (!add_prog(h, p, an, name, sec, &fn) && member >= 0)
+					used[member / 32].fns[member % 32] = fn;
+			}
+		}
+	}
+	h->sp = NULL;
+	LLVMSetCurrentDebugLocation2(h->b, NULL);
+	if (!h->errors)
+		struct_ops_vars(h, used, nused);
+	return 0;
+}

@@ -1,0 +1,189 @@
+/* Host-side lowering: the host and driver probes of a checked program go
+ * through the LLVM C API and LLVM's BPF backend into one BPF ELF object
+ * that libbpf opens (DESIGN.md sections 2, 6, 7).
+ *
+ * What lands in the object:
+ *   uprobe:T:S      section "uprobe/T:S"        kernel, pt_regs context
+ *   uretprobe:T:S   section "uretprobe/T:S"     kernel, retval = ax
+ *   tracepoint:C:N  section "tracepoint/C/N"    kernel, tracefs record
+ *   BEGIN, END      section "gpux/begin", "gpux/end"
+ *   interval:U:N    section "gpux/interval/NS"  (period in ns)
+ *   cuda:EVENT      section "gpux/cuda/EVENT"
+ *   gpu_mem:, gpu_sched:  section "struct_ops/NAME", plus one variable
+ *                   per struct_ops type in ".struct_ops"
+ * The gpux/ programs run in the userspace BPF VM, not in the kernel:
+ * libbpf opens them (unknown section, no program type) and the loader
+ * must bpf_program__set_autoload(p, false) them before bpf_object__load.
+ * They share the object so that they reference the same maps. Likewise a
+ * struct_ops map only loads where its driver is: without it, the loader
+ * sets bpf_map__set_autocreate(m, false) and autoload off on its programs.
+ *
+ * Context of gpux/cuda/ programs (the VM builds it): the catalog's fields
+ * in order, each at an 8-byte aligned offset: integers as u64, strings
+ * inline as char[HOST_STR_MAX], dim3 as three u32 (16 bytes).
+ *
+ * Output records: printf, exit and the map actions a probe cannot do in
+ * BPF (print, clear, zero, time) are written to the ring buffer map
+ * "gpux_events" as a struct host_rec_hdr followed by 8-byte aligned
+ * arguments; the host formats them with the tables in struct host_obj. */
+#ifndef GPUX_LLVM_HOST_H
+#define GPUX_LLVM_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ast.h"
+#include "diag.h"
+
+#define HOST_STR_MAX 64        /* strings of unknown length */
+#define HOST_MAP_ENTRIES 4096  /* max_entries of every keyed map */
+#define HOST_RINGBUF_BYTES (256 * 1024)
+#define HOST_EVENTS_MAP "gpux_events"
+
+/* ---- driver struct_ops ABI descriptions (DESIGN.md section 7) ---- */
+
+/* How a catalog field of a hook is read from the struct_ops context, an
+ * array of u64 arguments: ctx[arg], or *(u<size*8> *)(ctx[arg] + deref). */
+struct host_sops_field {
+	const char *name; /* catalog field, "ctx" for the raw argument */
+	int arg;
+	int deref; /* -1: the argument itself */
+	unsigned size;
+};
+
+struct host_sops_hook {
+	const char *event;  /* "gpu_mem:access" */
+	const char *member; /* "uvm_pmm_chunk_used" */
+	struct host_sops_field fields[4];
+	int nfields;
+};
+
+/* A policy action as a kfunc call. Arguments name a value each: "$0",
+ * "$1" for the action's arguments, else a field of the hook. */
+struct host_sops_kfunc {
+	enum action_id action;
+	const char *name; /* "bpf_uvm_pmm_chunk_move_tail" */
+	const char *args[3];
+	int nargs;
+};
+
+struct host_sops_abi {
+	const char *struct_name;     /* "uvm_gpu_ext" */
+	const char *provider;        /* "gpu_mem" */
+	const char *const *members;  /* every function pointer, in order; NULL-ended */
+	const struct host_sops_hook *hooks;
+	int nhooks;
+	const struct host_sops_kfunc *kfuncs;
+	int nkfuncs;
+};
+
+/* The two shapes known today; gpu_mem_ops and BTF discovery come later. */
+extern const struct host_sops_abi host_abi_uvm_gpu_ext;
+extern const struct host_sops_abi host_abi_nv_gpu_sched;
+
+struct host_opts {
+	/* One ABI per driver provider; NULL means the two built-ins. */
+	const struct host_sops_abi *const *abis;
+	int nabis;
+	bool keep_ir;  /* fill host_obj.ir with the module's text (-d ir) */
+	bool optimize; /* run LLVM's O2 pipeline (what the kernel wants) */
+};
+
+/* ---- what comes out ---- */
+
+enum host_run {
+	HOST_RUN_KERNEL, /* uprobe, uretprobe, tracepoint: libbpf attaches */
+	HOST_RUN_VM,     /* gpux/ sections: the userspace BPF VM */
+	HOST_RUN_DRIVER, /* struct_ops programs */
+};
+
+struct host_prog {
+	const char *func;    /* ELF symbol, libbpf program name */
+	const char *section;
+	const char *probe;   /* the attach point as written */
+	enum host_run run;
+	uint64_t interval_ns;
+	struct span span;
+};
+
+/* One component of a map key. */
+struct host_key {
+	struct type type;
+	unsigned offset, size; /* bytes in the packed key */
+};
+
+struct host_map {
+	const char *name; /* "freq", "" for @ */
+	const char *sym;  /* ELF symbol and libbpf map name: "AT_freq" */
+	uint32_t type;    /* BPF_MAP_TYPE_* */
+	uint32_t key_size, value_size, max_entries;
+	struct type value; /* TY_AGG with .agg, or the stored type */
+	struct host_key *keys;
+	int nkeys;
+	bool bucket;           /* hist/lhist: a u64 bucket index ends the key */
+	int64_t lhist[3];      /* lhist min, max, step */
+	unsigned value_str;    /* string values: bytes */
+};
+
+enum host_rec_kind {
+	HOST_REC_PRINTF = 1, /* id: format index; then the arguments */
+	HOST_REC_EXIT = 2,   /* then i64 status */
+	HOST_REC_PRINT = 3,  /* id: map index; then u64 top, u64 div */
+	HOST_REC_CLEAR = 4,  /* id: map index */
+	HOST_REC_ZERO = 5,   /* id: map index */
+	HOST_REC_TIME = 6,   /* id: format index (strftime) */
+};
+
+struct host_rec_hdr {
+	uint32_t kind;
+	uint32_t id;
+};
+
+struct host_fmt_arg {
+	struct type type;
+	unsigned offset, size; /* bytes from the record's start */
+};
+
+struct host_fmt {
+	const char *fmt; /* as written, escapes resolved by the front end */
+	struct host_fmt_arg *args;
+	int nargs;
+	unsigned size; /* the whole record */
+};
+
+struct host_obj {
+	struct arena arena; /* tables below */
+	unsigned char *elf; /* the object (malloc'd) */
+	size_t size;
+	struct host_prog *progs;
+	int nprogs;
+	struct host_map *maps; /* maps[i] has record id i */
+	int nmaps;
+	struct host_fmt *fmts;
+	int nfmts;
+	char *ir; /* LLVM IR text when opts.keep_ir (malloc'd) */
+};
+
+/* Lower every PLACE_HOST and PLACE_DRIVER probe of prog (checked by
+ * frontend_check) into obj. A program with no such probe yields obj with
+ * no ELF (size 0) and returns 0. Constructs gpux cannot lower yet are
+ * errors at their span. 0 if clean, -1 with diagnostics; obj is always
+ * safe to pass to host_obj_free afterwards. */
+int host_compile(struct program *prog, const struct host_opts *opts,
+		 struct host_obj *obj, struct diags *diags);
+void host_obj_free(struct host_obj *obj);
+
+/* -d ir: the LLVM module as text (needs opts.keep_ir at compile). */
+void host_print_ir(const struct host_obj *obj, FILE *out);
+/* -d bpf: each program's instructions, with the source line of each
+ * stretch interleaved as a "; " comment (from .BTF.ext line info).
+ * 0, or -1 if the object cannot be read. */
+int host_print_bpf(const struct host_obj *obj, const struct source *src,
+		   FILE *out);
+/* --emit DIR: writes DIR/BASE.bpf.o. 0, or -1 with a diagnostic. */
+int host_emit(const struct host_obj *obj, const char *dir, const char *base,
+	      struct diags *diags);
+
+#endif
