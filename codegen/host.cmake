@@ -5,14 +5,12 @@
 find_program(GPUX_LLVM_CONFIG NAMES llvm-config-16 llvm-config
              HINTS /usr/lib/llvm-16/bin)
 if(NOT GPUX_LLVM_CONFIG)
-  message(STATUS "llvm-config (LLVM 16) not found: host lowering is not built")
-  return()
+  message(FATAL_ERROR "llvm-config (LLVM 16) not found: apt-get install llvm-16-dev")
 endif()
 execute_process(COMMAND ${GPUX_LLVM_CONFIG} --version
                 OUTPUT_VARIABLE llvm_version OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT llvm_version MATCHES "^16\\.")
-  message(STATUS "LLVM ${llvm_version} is not 16: host lowering is not built")
-  return()
+  message(FATAL_ERROR "LLVM ${llvm_version} found; gpux needs LLVM 16 (llvm-16-dev)")
 endif()
 execute_process(COMMAND ${GPUX_LLVM_CONFIG} --includedir
                 OUTPUT_VARIABLE llvm_inc OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -22,8 +20,7 @@ find_library(GPUX_LLVM_LIB NAMES LLVM-16 HINTS ${llvm_libdir} NO_DEFAULT_PATH)
 find_library(GPUX_ELF_LIB elf)
 find_library(GPUX_BPF_LIB bpf)
 if(NOT GPUX_LLVM_LIB OR NOT GPUX_ELF_LIB)
-  message(STATUS "libLLVM-16 or libelf missing: host lowering is not built")
-  return()
+  message(FATAL_ERROR "libLLVM-16 or libelf missing: apt-get install llvm-16-dev libelf-dev")
 endif()
 
 add_library(gpux_host STATIC
