@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "dev_lower.h"
-#include "llvm_host.h"
+#include "host_module.h"
 #include "ptx_library.h"
 
 static bool has_place(const struct program *prog, unsigned places)
@@ -46,21 +46,24 @@ static int compile_device(struct program *prog, const struct options *o,
 	return rc;
 }
 
-/* Host and driver probes: LLVM to one BPF object. */
+/* Host and driver probes: LLVM to one BPF object, in the host module. */
 static int compile_host(struct program *prog, const struct options *o,
 			FILE *out, struct diags *diags)
 {
+	const struct host_api *host = host_module_open(diags);
+	if (!host)
+		return -1;
 	struct host_opts opts = { .optimize = true,
 				  .keep_ir = (o->dump & DUMP_IR) != 0 };
 	struct host_obj obj;
-	int rc = host_compile(prog, &opts, &obj, diags);
+	int rc = host->compile(prog, &opts, &obj, diags);
 	if (rc == 0 && (o->dump & DUMP_IR))
-		host_print_ir(&obj, out);
+		host->print_ir(&obj, out);
 	if (rc == 0 && (o->dump & DUMP_BPF))
-		rc = host_print_bpf(&obj, &prog->src, out);
+		rc = host->print_bpf(&obj, &prog->src, out);
 	if (rc == 0 && o->emit_dir)
-		rc = host_emit(&obj, o->emit_dir, "host", diags);
-	host_obj_free(&obj);
+		rc = host->emit(&obj, o->emit_dir, "host", diags);
+	host->obj_free(&obj);
 	return rc;
 }
 

@@ -23,7 +23,10 @@ if(NOT GPUX_LLVM_LIB OR NOT GPUX_ELF_LIB)
   message(FATAL_ERROR "libLLVM-16 or libelf missing: apt-get install llvm-16-dev libelf-dev")
 endif()
 
-add_library(gpux_host STATIC
+# One set of objects, two products: a static library for the tests and
+# the module gpux loads (dlopen) only when a program has host or driver
+# probes, so a device one-liner or -d ast never pays for loading LLVM.
+add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_module.c
   ${CMAKE_CURRENT_LIST_DIR}/host_btf.c
   ${CMAKE_CURRENT_LIST_DIR}/host_maps.c
@@ -33,9 +36,22 @@ add_library(gpux_host STATIC
   ${CMAKE_CURRENT_LIST_DIR}/host_output.c
   ${CMAKE_CURRENT_LIST_DIR}/host_abi.c
   ${CMAKE_CURRENT_LIST_DIR}/host_dump.c)
-target_include_directories(gpux_host PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+set_target_properties(gpux_host_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)
+target_include_directories(gpux_host_objs PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 # LLVM's headers are system headers: their warnings are not ours.
-target_include_directories(gpux_host SYSTEM PRIVATE ${llvm_inc})
+target_include_directories(gpux_host_objs SYSTEM PRIVATE ${llvm_inc})
+target_link_libraries(gpux_host_objs PUBLIC gpux_codegen gpux_lang)
+
+add_library(gpux_host STATIC $<TARGET_OBJECTS:gpux_host_objs>)
+target_include_directories(gpux_host PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(gpux_host PUBLIC gpux_codegen gpux_lang
                       ${GPUX_LLVM_LIB} ${GPUX_ELF_LIB})
+
+# The module takes the front end and codegen symbols from the gpux
+# executable (exported with ENABLE_EXPORTS), so both share one catalog.
+add_library(gpux-host MODULE $<TARGET_OBJECTS:gpux_host_objs>)
+target_link_libraries(gpux-host PRIVATE ${GPUX_LLVM_LIB} ${GPUX_ELF_LIB})
+set_target_properties(gpux-host PROPERTIES
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/cli)
+install(TARGETS gpux-host LIBRARY DESTINATION lib/gpux)
 set(GPUX_HOST_LLVM ON CACHE INTERNAL "host lowering built")

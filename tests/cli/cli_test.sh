@@ -131,7 +131,8 @@ t_valgrind() {
 	if ! command -v valgrind >/dev/null; then echo "SKIP: valgrind not installed"; return 0; fi
 	# ASan and valgrind cannot share a process; the plain build runs this.
 	if [ -n "${GPUX_SANITIZED:-}" ]; then echo "SKIP: sanitizer build"; return 0; fi
-	local vg=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect,possible)
+	local vg=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect,possible
+		--suppressions="$here/valgrind.supp")
 	# "Still reachable" is left out: libLLVM allocates in static constructors.
 	"${vg[@]}" "$GPUX" -d types -e 'gdev:access /store/ { @b[kernel, addr >> 12] = sum(size); }' >/dev/null 2>"$tmp/vg1"
 	[ $? -eq 0 ] || { cat "$tmp/vg1"; fail "valgrind on a valid program"; return 1; }

@@ -1,0 +1,25 @@
+/* Host lowering lives in a module (libgpux-host.so, linked with LLVM)
+ * that gpux opens only when a program has host or driver probes:
+ * loading libLLVM costs ~10 ms, a device one-liner compiles in ~1 ms. */
+#ifndef GPUX_HOST_MODULE_H
+#define GPUX_HOST_MODULE_H
+
+#include "llvm_host.h"
+
+struct host_api {
+	int (*compile)(struct program *, const struct host_opts *,
+		       struct host_obj *, struct diags *);
+	void (*obj_free)(struct host_obj *);
+	void (*print_ir)(const struct host_obj *, FILE *);
+	int (*print_bpf)(const struct host_obj *, const struct source *, FILE *);
+	int (*emit)(const struct host_obj *, const char *, const char *,
+		    struct diags *);
+};
+
+/* Open the module once (later calls return the same table). NULL, with a
+ * diagnostic saying where it was looked for, if it cannot be loaded.
+ * $GPUX_HOST_MODULE overrides the search: next to the gpux binary, then
+ * ../lib/gpux/ from it. */
+const struct host_api *host_module_open(struct diags *diags);
+
+#endif
