@@ -190,6 +190,36 @@ t_dry_run_verifier_refusal() {
 	run 1 --dry-run -e 'gdev:access { @m[lane] = 1; }' && err_has '^stdin:1:' && err_has 'lane-varying key'
 }
 
+# Issue 4's acceptance through the CLI: each golden one-liner of
+# DESIGN.md section 3 compiles to PTX (ptxas: sm_80, sm_90) and/or a BPF
+# object.
+t_design_goldens_emit() {
+	local i=0 p
+	while IFS= read -r p; do
+		i=$((i + 1))
+		run 0 --emit "$tmp/g$i" -e "$p" || return 1
+		[ -s "$tmp/g$i/device.ptx" ] || [ -s "$tmp/g$i/host.bpf.o" ] ||
+			{ fail "no output for: $p"; return 1; }
+		if [ -s "$tmp/g$i/device.ptx" ] && ptxas_ok; then
+			for a in sm_80 sm_90; do
+				ptxas -arch=$a -c "$tmp/g$i/device.ptx" -o "$tmp/g$i/$a.o" ||
+					{ fail "ptxas -arch=$a rejected the PTX of: $p"; return 1; }
+			done
+		fi
+	done <<'GOLDEN'
+gdev:kernel_exit { @[kernel] = count(); }
+gdev:kernel_entry:*gemm* { @sm[sm] = count(); @w = lhist(warp, 0, 32, 1); }
+gdev:access /store/ { @bytes[kernel] = sum(size); }
+gdev:access { @pages[addr >> 21] = count(); }
+gdev:kernel_exit { printf("%s block %d warp %d at %d\n", kernel, blockIdx.x, warp, nsecs); }
+cuda:launch { @t[kernel] = nsecs; } gdev:kernel_entry { @lat[kernel] = hist(nsecs - @t[kernel]); }
+interval:s:1 { @ = count(); print(@); clear(@); }
+uprobe:libcuda:cuLaunchKernel { @[comm] = count(); }
+gpu_mem:access { @freq[chunk]++; if (@freq[chunk] > 3) { move_tail(chunk); } return BYPASS; }
+gpu_sched:task_init /comm == "llama-server"/ { set_timeslice(1000000); }
+GOLDEN
+}
+
 cases=$(declare -F | awk '{print $3}' | grep '^t_' | sed 's/^t_//')
 if [ $# -ge 2 ]; then
 	"t_$2"
