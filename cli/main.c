@@ -12,41 +12,6 @@
 #include "options.h"
 #include "repl.h"
 
-/* Read a whole file (or stdin for "-") into a malloc'd buffer. */
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		if (n == cap) {
-			char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				errno = EFBIG;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		size_t r = fread(buf + n, 1, cap - n, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	if (buf && ferror(f)) {
-		free(buf);
-		buf = NULL;
-	}
-	if (f != stdin)
-		fclose(f);
-	*len = n;
-	return buf;
-}
-
 static int do_list(const struct options *o, FILE *out)
 {
 	int n = listing_print(out, o->list_glob, o->verbose);
@@ -80,7 +45,7 @@ static int do_program(const struct options *o, FILE *out)
 	if (o->program) {
 		len = strlen(o->program);
 	} else {
-		text = read_all(o->file, &len);
+		text = source_read_file(o->file, &len);
 		if (!text) {
 			fprintf(stderr, "gpux: ERROR: cannot read %s: %s\n", o->file,
 				strerror(errno));

@@ -1,5 +1,8 @@
 #include "source.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *source_line(const struct source *src, int line, size_t *len)
@@ -40,4 +43,40 @@ struct span span_join(struct span a, struct span b)
 	r.last_line = b.last_line;
 	r.last_column = b.last_column;
 	return r;
+}
+
+char *source_read_file(const char *path, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (n + 1 >= cap) { /* room for the terminating NUL */
+			char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				errno = EFBIG;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	if (buf && ferror(f)) {
+		free(buf);
+		buf = NULL;
+	}
+	if (f != stdin)
+		fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	*len = n;
+	return buf;
 }

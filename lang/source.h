@@ -27,4 +27,8 @@ const char *source_span_text(const struct source *src, struct span sp,
 
 struct span span_join(struct span a, struct span b);
 
+/* A whole file ("-" is stdin) in a malloc'd, NUL-terminated buffer; NULL
+ * with errno set on failure. Programs over 64 MiB are refused (EFBIG). */
+char *source_read_file(const char *path, size_t *len);
+
 #endif

@@ -14,33 +14,6 @@
 #include "dev_lower.h"
 #include "frontend.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t cap = 0, n = 0, got;
-	do {
-		if (n + 4096 + 1 > cap) {
-			cap = cap ? cap * 2 : 8192;
-			char *nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = nb;
-		}
-		got = fread(buf + n, 1, 4096, f);
-		n += got;
-	} while (got);
-	fclose(f);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
 static void test_kernels(FILE *out, const struct dev_module *mod)
 {
 	for (int k = 0; k < mod->nprobes; k++)
@@ -84,12 +57,12 @@ int main(int argc, char **argv)
 	if (!path)
 		return usage();
 	size_t len, lib_len = 0;
-	char *text = slurp(path, &len), *lib = NULL;
+	char *text = source_read_file(path, &len), *lib = NULL;
 	if (!text) {
 		perror(path);
 		return 1;
 	}
-	if (lib_path && !(lib = slurp(lib_path, &lib_len))) {
+	if (lib_path && !(lib = source_read_file(lib_path, &lib_len))) {
 		perror(lib_path);
 		free(text);
 		return 1;

@@ -30,28 +30,6 @@ static int verbose_print(enum libbpf_print_level level, const char *fmt, va_list
 	return vfprintf(stderr, fmt, ap);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t cap = 0, n = 0, r;
-	do {
-		if (n + 4096 > cap) {
-			char *nb = realloc(buf, cap = (cap + 4096) * 2);
-			if (!nb)
-				break;
-			buf = nb;
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r > 0);
-	fclose(f);
-	*len = n;
-	return buf;
-}
-
 static const struct host_prog *prog_of(const struct host_obj *o, const char *name)
 {
 	for (int i = 0; i < o->nprogs; i++)
@@ -184,7 +162,7 @@ int main(int argc, char **argv)
 	}
 	libbpf_set_print(verbose_print);
 	size_t len;
-	char *text = slurp(file, &len);
+	char *text = source_read_file(file, &len);
 	if (!text) {
 		perror(file);
 		return 2;

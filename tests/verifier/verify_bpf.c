@@ -12,34 +12,6 @@
 #include "bpf_asm.h"
 #include "simt_verifier.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0, got;
-	char *buf = malloc(cap + 1);
-	while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n == cap) {
-			char *nb = realloc(buf, cap * 2 + 1);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = '\0';
-		*len = n;
-	}
-	return buf;
-}
-
 int main(int argc, char **argv)
 {
 	bool log = false, stats = false;
@@ -57,7 +29,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	size_t len;
-	char *text = slurp(argv[i], &len);
+	char *text = source_read_file(argv[i], &len);
 	if (!text) {
 		perror(argv[i]);
 		return 2;
