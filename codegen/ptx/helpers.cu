@@ -100,7 +100,10 @@ static __device__ u64 key_hash(const u64 *key, unsigned words)
 	return h;
 }
 
-static __device__ bool key_equal(const u64 *a, const u64 *b, unsigned words)
+/* a is a slot's key in the shared table: read it volatile, so a line
+ * another SM filled after this SM cached it is not seen stale in L1. */
+static __device__ bool key_equal(const volatile u64 *a, const u64 *b,
+				 unsigned words)
 {
 	for (unsigned i = 0; i < words; i++)
 		if (a[i] != b[i])
@@ -141,6 +144,9 @@ static __device__ s64 slot_get(struct gpux_map_desc *m, const u64 *key,
 		 * is in this warp). */
 		while (s == GPUX_SLOT_BUSY)
 			s = *(volatile unsigned *)&state[i];
+		/* Order the key reads after the FULL we saw (the writer's
+		 * fence + atomicExch is the matching release). */
+		__threadfence();
 		if (s == GPUX_SLOT_FULL && key_equal(slot_key, key, words))
 			return i;
 	}

@@ -1,0 +1,69 @@
+/* Shared between the harness driver (probe_harness.c) and the case table
+ * (cases.c): one case, and what a run of it left in the maps and ring. */
+#ifndef GPUX_TEST_HARNESS_H
+#define GPUX_TEST_HARNESS_H
+
+#include <stdint.h>
+
+#include "kparams.h"
+
+#define MAX_MAPS 8
+
+/* One `.map NAME KEY VALUE ENTRIES ; agg` line of device.bpf. */
+struct map_meta {
+	char name[64];
+	char agg[64]; /* the comment after ';' */
+	uint32_t key_size, value_size, max_entries;
+	int64_t lhist_min, lhist_max, lhist_step; /* lhist() only */
+};
+
+/* A map after the launch: its FULL slots, in slot order. */
+struct map_data {
+	struct map_meta meta;
+	uint32_t n;     /* entries */
+	uint64_t *keys; /* n * key_size / 8 words */
+	uint64_t *vals; /* n * value_size / 8 words */
+	uint64_t drops;
+	uint32_t busy, dead; /* slots left in those states */
+};
+
+enum base_kind {
+	BASE_NONE,
+	BASE_BUFFER,    /* a real 4 MiB buffer the kernel stores into */
+	BASE_SYNTHETIC, /* an address nothing dereferences */
+};
+
+struct run;
+
+struct tcase {
+	const char *name;
+	const char *prog; /* the gpux program */
+	uint32_t mode;    /* enum kmode */
+	unsigned grid, block;
+	uint32_t stride;  /* KMODE_ACCESS */
+	enum base_kind base;
+	int rec; /* record %smid and %warpid per thread */
+	int (*check)(struct run *r);
+};
+
+struct run {
+	const struct tcase *tc;
+	int nsm;
+	uint64_t base; /* the base the kernel used */
+	uint32_t kernel_id;
+	int nmaps;
+	struct map_data maps[MAX_MAPS];
+	const uint8_t *ring; /* the printf ring, ring_size bytes */
+	uint64_t ring_size, ring_head, ring_tail, ring_drops;
+	const uint32_t *smid, *warpid; /* per thread, when tc->rec */
+	char msg[512];                 /* why it failed */
+};
+
+extern const struct tcase gpu_cases[];
+extern const int gpu_ncases;
+
+/* Record a failure in r->msg (the first one wins); returns 1. */
+int fail(struct run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif
