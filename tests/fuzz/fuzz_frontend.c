@@ -1,11 +1,14 @@
 /* libFuzzer target: any bytes through the whole front end (parse, all
- * semantic passes, dumps and diagnostic printing). It must never crash,
- * hang or leak. */
+ * semantic passes, dumps and diagnostic printing) and, for programs that
+ * check, the device code generator (lowering, SIMT verifier, PTX JIT).
+ * It must never crash, hang or leak. Host lowering (LLVM) is left out:
+ * too slow to fuzz, and LLVM's own robustness is not ours to test. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "ast_dump.h"
+#include "dev_lower.h"
 #include "frontend.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -24,8 +27,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	program_set_args(prog, args, 2);
 	struct diags diags;
 	diags_init(&diags, &prog->arena);
-	if (frontend_check(prog, &diags, FE_STOP_SEMA) == 0)
+	if (frontend_check(prog, &diags, FE_STOP_SEMA) == 0) {
 		ast_dump(sink, prog, true);
+		struct dev_module mod;
+		if (dev_compile(prog, &mod, &diags) == 0)
+			dev_write_ptx(sink, &mod, "sm_80", NULL, 0,
+				      PTX_LINK_SAME_MODULE, &diags);
+	}
 	diags_print(&diags, &prog->src, sink);
 	program_free(prog);
 	return 0;

@@ -1,0 +1,95 @@
+/* The PTX rewriter: splice probe trampolines into a user's PTX module.
+ *
+ *   struct ptx_probe probes[] = {
+ *           { PTX_SITE_ACCESS, "*gemm*", "gpux_probe_0" },
+ *   };
+ *   struct ptx_rewrite_in in = {
+ *           .user = ptx, .user_len = len,
+ *           .probes_ptx = dev, .probes_len = dev_len,  // dev_write_ptx output
+ *           .probes = probes, .nprobes = 1,
+ *   };
+ *   struct ptx_rewrite_out out;
+ *   if (ptx_rewrite(&in, &out) == 0)
+ *           load out.ptx (out.len bytes); out.warnings say what changed
+ *   ptx_rewrite_free(&out);          // also after a failure
+ *
+ * probes_ptx is one whole module as dev_write_ptx writes it (header,
+ * helper prototypes, map descriptors, the probe .funcs, the helper
+ * library, PTX_LINK_SAME_MODULE). Its .version/.target/.address_size
+ * lines are dropped; the rest goes after the user's header, before the
+ * user's code. The output's .version is max(user's, probes'), its
+ * .target the user's unless the probes' is a higher sm_NN; either change
+ * is reported in warnings.
+ *
+ * Each trampoline fills a struct gpux_dev_ctx (codegen/device_abi.h) in
+ * a .local buffer of the function and calls the probe with a plain
+ * (not .uni) call, predicated like the site, so the lanes that reach the
+ * site call it together (codegen/ptx/README.md). Kernel registers are
+ * untouched: the rewriter only adds %gpux_* registers.
+ *
+ * Bounded: the work is linear in the input; the output is capped at
+ * max_out bytes (0: 64 x the input + the probes + 1 MiB). */
+#ifndef GPUX_PTX_REWRITE_H
+#define GPUX_PTX_REWRITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum ptx_site_kind {
+	PTX_SITE_KERNEL_ENTRY, /* .entry, after the leading ld.param loads */
+	PTX_SITE_KERNEL_EXIT,  /* ret in an .entry; exit anywhere */
+	PTX_SITE_ACCESS,       /* ld/st/atom/red global, or generic + isspacep */
+	PTX_SITE_FUNC_ENTRY,   /* .func, after its ld.param loads */
+	PTX_SITE_FUNC_EXIT,    /* ret in a .func */
+	PTX_SITE_COUNT
+};
+
+struct ptx_probe {
+	enum ptx_site_kind kind;
+	const char *glob; /* on the PTX (mangled) function name; NULL: all */
+	const char *func; /* the JIT'ed probe: "gpux_probe_0" */
+};
+
+struct ptx_func_sites {
+	char *name;     /* as in the PTX */
+	bool is_kernel; /* .entry */
+	uint32_t id;    /* ctx.kernel_id passed at its sites */
+	unsigned sites[PTX_SITE_COUNT]; /* instrumented sites per kind */
+	/* PTX_SITE_ACCESS by instruction: loads, stores, atom, red; generic
+	 * counts those also checked with isspacep.global at run time. */
+	unsigned loads, stores, atomics, reds, generic;
+	unsigned skipped; /* accesses it could not instrument (see warnings) */
+};
+
+struct ptx_rewrite_in {
+	const char *user;
+	size_t user_len;
+	const char *probes_ptx;
+	size_t probes_len;
+	const struct ptx_probe *probes;
+	int nprobes;
+	/* ctx.kernel_id for a function (kernels and device functions);
+	 * NULL: its index among the module's function definitions. */
+	uint32_t (*func_id)(void *arg, const char *name, bool is_kernel);
+	void *arg;
+	size_t max_out;
+};
+
+struct ptx_rewrite_out {
+	char *ptx;                    /* NUL-terminated */
+	size_t len;
+	struct ptx_func_sites *funcs; /* every function defined, in order */
+	int nfuncs;
+	char **warnings;              /* changes made, sites skipped */
+	int nwarnings;
+	char err[256];                /* why ptx_rewrite failed */
+};
+
+/* 0, or -1 with out->err. out is always safe to free. */
+int ptx_rewrite(const struct ptx_rewrite_in *in, struct ptx_rewrite_out *out);
+void ptx_rewrite_free(struct ptx_rewrite_out *out);
+
+const char *ptx_site_name(enum ptx_site_kind kind);
+
+#endif

@@ -1,0 +1,212 @@
+/* Walking the user's module: header lines, top-level declarations,
+ * function definitions, and inside those the statements that are
+ * probe sites. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptx_rw_priv.h"
+
+static const char *clean(struct rw *rw, const struct ptx_tok *t)
+{
+	size_t n = t->end - t->start;
+	if (n + 1 > rw->clean_cap) {
+		char *p = realloc(rw->clean, n + 1);
+		if (!p) {
+			rw->oom = true;
+			return "";
+		}
+		rw->clean = p;
+		rw->clean_cap = n + 1;
+	}
+	ptx_clean(rw->in->user + t->start, n, rw->clean);
+	/* Our names must not collide with the user's (comments aside). */
+	if (strstr(rw->clean, "gpux_"))
+		rw->collide = true;
+	return rw->clean;
+}
+
+static bool has_word(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = strstr(s, w); p; p = strstr(p + 1, w))
+		if ((p == s || p[-1] == ' ') && (p[n] == ' ' || p[n] == '(' ||
+						 !p[n]))
+			return true;
+	return false;
+}
+
+/* The name in ".visible .func (.param .b32 r) name(" or ".entry name(". */
+static char *func_name(const char *h, bool *is_kernel)
+{
+	*is_kernel = has_word(h, ".entry");
+	const char *p = strstr(h, *is_kernel ? ".entry" : ".func");
+	p += *is_kernel ? 6 : 5;
+	while (*p == ' ')
+		p++;
+	if (*p == '(') {
+		int depth = 0;
+		for (; *p; p++) {
+			depth += (*p == '(') - (*p == ')');
+			if (!depth)
+				break;
+		}
+		if (*p)
+			p++;
+		while (*p == ' ')
+			p++;
+	}
+	size_t n = strcspn(p, " (;");
+	if (!n)
+		return NULL;
+	return strndup(p, n);
+}
+
+static int begin_fn(struct rw *rw, char *name, bool is_kernel)
+{
+	struct ptx_rewrite_out *out = rw->out;
+	struct ptx_func_sites *f = realloc(out->funcs,
+					   (size_t)(out->nfuncs + 1) * sizeof(*f));
+	if (!f) {
+		free(name);
+		return rw_fail(rw, "out of memory");
+	}
+	out->funcs = f;
+	f += out->nfuncs;
+	memset(f, 0, sizeof(*f));
+	f->name = name;
+	f->is_kernel = is_kernel;
+	f->id = rw->in->func_id ? rw->in->func_id(rw->in->arg, name, is_kernel)
+				: (uint32_t)out->nfuncs;
+	out->nfuncs++;
+	struct rw_fn *fn = &rw->fn;
+	memset(fn->nprobes, 0, sizeof(fn->nprobes));
+	fn->sites = f;
+	fn->next_site = 0;
+	for (int i = 0; i < rw->in->nprobes; i++) {
+		const struct ptx_probe *p = &rw->in->probes[i];
+		bool entry_exit = p->kind == PTX_SITE_KERNEL_ENTRY ||
+				  p->kind == PTX_SITE_FUNC_ENTRY ||
+				  p->kind == PTX_SITE_FUNC_EXIT;
+		/* Kernel sites only in kernels, function sites only in
+		 * functions; exits and accesses wherever they are. */
+		if (entry_exit && (p->kind == PTX_SITE_KERNEL_ENTRY) != is_kernel)
+			continue;
+		if (p->glob && !ptx_glob(p->glob, name))
+			continue;
+		fn->probes[p->kind][fn->nprobes[p->kind]++] = i;
+	}
+	rw->regs->n = 0;
+	return 0;
+}
+
+/* One function body, from its '{' to the matching '}'. */
+static int walk_body(struct rw *rw, struct ptx_scan *sc, size_t open_end)
+{
+	struct ptx_func_sites *f = rw->fn.sites;
+	bool entry_pending = true;
+	int depth = 1;
+	struct ptx_tok t;
+	char err[128];
+	while (depth > 0) {
+		if (ptx_scan_next(sc, &t, err, sizeof(err)))
+			return rw_fail(rw, "%s", err);
+		if (t.kind == PTX_END)
+			return rw_fail(rw, "%s: body not closed", f->name);
+		struct ptx_insn in = { .kind = PI_OTHER };
+		if (t.kind == PTX_STMT || t.kind == PTX_LABEL) {
+			const char *s = clean(rw, &t);
+			ptx_classify(s, &in);
+			if (in.kind == PI_DECL)
+				ptx_regs_add(rw->regs, s);
+		} else if (t.kind == PTX_HEAD) {
+			if (ptx_scan_skip_block(sc, err, sizeof(err)))
+				return rw_fail(rw, "%s", err);
+			continue;
+		}
+		/* The entry probe goes before the first statement past the
+		 * declarations and the leading parameter loads. */
+		if (entry_pending && t.kind != PTX_LINE &&
+		    !(t.kind == PTX_STMT &&
+		      (in.kind == PI_DECL || in.kind == PI_LDPARAM))) {
+			rw_site(rw, t.start, f->is_kernel ? PTX_SITE_KERNEL_ENTRY
+							  : PTX_SITE_FUNC_ENTRY, NULL);
+			entry_pending = false;
+		}
+		if (t.kind == PTX_OPEN)
+			depth++;
+		else if (t.kind == PTX_CLOSE)
+			depth--;
+		else if (in.kind == PI_RET)
+			rw_site(rw, t.start, f->is_kernel ? PTX_SITE_KERNEL_EXIT
+							  : PTX_SITE_FUNC_EXIT, &in);
+		else if (in.kind == PI_EXIT)
+			rw_site(rw, t.start, PTX_SITE_KERNEL_EXIT, &in);
+		else if (in.kind == PI_MEM)
+			rw_site(rw, t.start, PTX_SITE_ACCESS, &in);
+	}
+	if (rw->fn.next_site)
+		rw_decls(rw, open_end);
+	return 0;
+}
+
+int rw_walk(struct rw *rw)
+{
+	struct ptx_scan sc = { .s = rw->in->user, .len = rw->in->user_len };
+	struct ptx_tok t;
+	char err[128];
+	for (;;) {
+		if (ptx_scan_next(&sc, &t, err, sizeof(err)))
+			return rw_fail(rw, "%s", err);
+		if (rw->oom)
+			return rw_fail(rw, "out of memory");
+		if (rw->collide)
+			return rw_fail(rw, "the module already uses gpux_ names (instrumented twice?)");
+		switch (t.kind) {
+		case PTX_END:
+			return 0;
+		case PTX_LINE: {
+			const char *s = rw->in->user + t.start;
+			if (!strncmp(s, ".version", 8) && !rw->ver.end)
+				rw->ver = t;
+			else if (!strncmp(s, ".target", 7) && !rw->tgt.end)
+				rw->tgt = t;
+			else if (!strncmp(s, ".address_size", 13)) {
+				rw->asz = t;
+				if (!strstr(clean(rw, &t), " 64"))
+					return rw_fail(rw, "only .address_size 64 is supported");
+			}
+			break;
+		}
+		case PTX_HEAD: {
+			const char *h = clean(rw, &t);
+			if (!has_word(h, ".entry") && !has_word(h, ".func")) {
+				/* .section debug data and the like */
+				if (ptx_scan_skip_block(&sc, err, sizeof(err)))
+					return rw_fail(rw, "%s", err);
+				break;
+			}
+			bool is_kernel;
+			char *name = func_name(h, &is_kernel);
+			if (!name)
+				return rw_fail(rw, "line %u: function without a name",
+					       ptx_line_of(rw->in->user, t.start));
+			if (begin_fn(rw, name, is_kernel))
+				return -1;
+			if (ptx_scan_next(&sc, &t, err, sizeof(err)) ||
+			    t.kind != PTX_OPEN)
+				return rw_fail(rw, "%s: no body",
+					       rw->fn.sites->name);
+			if (walk_body(rw, &sc, t.end))
+				return -1;
+			break;
+		}
+		case PTX_OPEN:
+		case PTX_CLOSE:
+			return rw_fail(rw, "line %u: stray brace at module level",
+				       ptx_line_of(rw->in->user, t.start));
+		default: /* declarations, prototypes: copied as they are */
+			clean(rw, &t);
+			break;
+		}
+	}
+}

@@ -1,0 +1,7 @@
+// Vector add: one ld.global pair and one st.global per element.
+extern "C" __global__ void vecAdd(const float *a, const float *b, float *c, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		c[i] = a[i] + b[i];
+}
