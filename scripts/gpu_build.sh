@@ -4,8 +4,13 @@
 #   probe_harness        the host harness (libcuda is dlopen'ed at run time)
 #   test_kernel.ptx      the trampoline-like test kernel (nvcc -rdc -ptx)
 #   cases/NAME/device.{ptx,bpf}   `gpux --emit` of each case's program
+#   apps/APP.ptx         tests/gpu/apps/APP.cu, nvcc -ptx -arch=sm_80
+#   cases/app_*/probes.ptx        `gpux -d ptx` of an app case's program
+#   cases/app_*/rewritten.ptx     APP.ptx with those probes spliced in by
+#                        the PTX rewriter (app_rewrite), sites its counts
 # Then links every case offline for sm_90 (ptxas -c + nvlink), the same
-# link the harness does with cuLink, so link errors show up here.
+# link the harness does with cuLink, and assembles every rewritten app
+# module, so link and PTX errors show up here.
 #   scripts/gpu_build.sh [OUTDIR]       env: GPUX, NVCC, CC, GPU_LINK_ARCH
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,13 +36,37 @@ ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -I"$cuda/include" \
 "$nvcc" -arch=sm_80 -rdc=true -ptx tests/gpu/test_kernel.cu \
 	-o "$out/test_kernel.ptx"
 
+# The rewriter driver for the app cases, from the runtime's sources.
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iruntime \
+	tests/gpu/app_rewrite.c runtime/ptx_scan.c runtime/ptx_site.c \
+	runtime/ptx_walk.c runtime/ptx_tramp.c runtime/ptx_rewrite.c \
+	-o "$out/app_rewrite"
+mkdir -p "$out/apps"
+for cu in tests/gpu/apps/*.cu; do
+	"$nvcc" -arch=sm_80 -ptx "$cu" -o "$out/apps/$(basename "$cu" .cu).ptx"
+done
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$ptxas" -arch="$arch" -c "$out/test_kernel.ptx" -o "$tmp/kernel.o"
-"$out/probe_harness" --list | while IFS=$'\t' read -r name prog; do
+"$out/probe_harness" --list | while IFS=$'\t' read -r name prog app ids; do
 	rm -rf "${out:?}/cases/$name"
 	"$gpux" --emit "$out/cases/$name" -e "$prog"
-	"$ptxas" -arch="$arch" -c "$out/cases/$name/device.ptx" -o "$tmp/$name.o"
-	"$nvlink" -arch="$arch" "$tmp/$name.o" "$tmp/kernel.o" -o "$tmp/$name.cubin"
+	if [ -z "$app" ]; then
+		"$ptxas" -arch="$arch" -c "$out/cases/$name/device.ptx" -o "$tmp/$name.o"
+		"$nvlink" -arch="$arch" "$tmp/$name.o" "$tmp/kernel.o" -o "$tmp/$name.cubin"
+		continue
+	fi
+	# An app case: the probe module is `gpux -d ptx` (the same text as
+	# --emit's device.ptx, whose device.bpf names the probes and maps).
+	c=$out/cases/$name
+	"$gpux" -d ptx -e "$prog" >"$c/probes.ptx"
+	cmp -s "$c/probes.ptx" "$c/device.ptx" ||
+		{ echo "gpu_build: $name: gpux -d ptx differs from --emit" >&2; exit 1; }
+	iargs=()
+	for i in $ids; do iargs+=(-i "$i"); done
+	"$out/app_rewrite" -p "$c/probes.ptx" -b "$c/device.bpf" -s "$c/sites" \
+		"${iargs[@]}" -o "$c/rewritten.ptx" "$out/apps/$app.ptx"
+	"$ptxas" -arch="$arch" "$c/rewritten.ptx" -o "$tmp/$name.cubin"
 done
 echo "gpu_build: $(ls "$out/cases" | wc -l) cases in $out, linked for $arch"

@@ -359,42 +359,197 @@ static int chk_printf_gtid_lane(struct run *r)
 	return rc;
 }
 
+
+/* --- nvcc-compiled apps through the PTX rewriter (tests/gpu/apps) --- */
+
+/* Kernel ids given to the rewriter (app_rewrite -i, from app.ids): set
+ * apart from the default index (0, 1, 2) so a defaulted id shows. */
+#define ID_VECADD 11
+#define ID_REDUCE 12
+#define ID_DEVFUNC 13
+#define ID_CLAMPF 21
+#define ID_PUT 22
+
+static void add_counts(struct app_counts *c, uint32_t id, uint64_t ld, uint64_t st,
+		       uint64_t bytes, uint64_t calls)
+{
+	int i;
+	for (i = 0; i < c->n && c->id[i] != id; i++)
+		;
+	if (i == c->n) {
+		if (c->n == APP_MAX_FUNCS)
+			return;
+		c->id[c->n++] = id;
+	}
+	c->loads[i] += ld;
+	c->stores[i] += st;
+	c->store_bytes[i] += bytes;
+	c->calls[i] += calls;
+}
+
+/* c[i] = a[i] + b[i] for i < n: 2 loads and a 4-byte store each. */
+static void model_vecadd(const struct app *a, const float *const *in, float *out,
+			 struct app_counts *c)
+{
+	for (uint32_t i = 0; i < a->n; i++)
+		out[i] = in[0][i] + in[1][i];
+	add_counts(c, ID_VECADD, 2ull * a->n, a->n, 4ull * a->n, 0);
+}
+
+/* The same tree as the kernel, in the same float order: s[t] += s[t + h]
+ * for h = block/2 .. 1. A load per i < n; thread 0 of each block stores. */
+static void model_reduce(const struct app *a, const float *const *in, float *out,
+			 struct app_counts *c)
+{
+	float s[1024];
+	for (unsigned b = 0; b < a->grid; b++) {
+		for (unsigned t = 0; t < a->block; t++) {
+			uint64_t i = (uint64_t)b * a->block + t;
+			s[t] = i < a->n ? in[0][i] : 0.0f;
+		}
+		for (unsigned h = a->block / 2; h > 0; h >>= 1)
+			for (unsigned t = 0; t < h; t++)
+				s[t] += s[t + h];
+		out[b] = s[0];
+	}
+	add_counts(c, ID_REDUCE, a->n, a->grid, 4ull * a->grid, 0);
+}
+
+/* i >= n returns at once; else clampf(in[i], -1, 1) (a load in the
+ * kernel, a call), put() (a call) stores unless the value is 0. */
+static void model_devfunc(const struct app *a, const float *const *in, float *out,
+			  struct app_counts *c)
+{
+	uint64_t nz = 0;
+	for (uint32_t i = 0; i < a->n; i++) {
+		float x = in[0][i], v = x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
+		if (v != 0.0f) {
+			out[i] = v;
+			nz++;
+		}
+	}
+	add_counts(c, ID_DEVFUNC, a->n, 0, 0, 0);
+	add_counts(c, ID_CLAMPF, 0, 0, 0, a->n);
+	add_counts(c, ID_PUT, 0, nz, 4 * nz, a->n);
+}
+
+#define STR2_(x) #x
+#define STR_(x) STR2_(x)
+static const struct app app_vecadd = {
+	"vecadd", "vecAdd", "vecAdd=" STR_(ID_VECADD), ID_VECADD,
+	40, 256, 10000, 2, 10000, model_vecadd,
+};
+static const struct app app_reduce = {
+	"reduce", "reduceBlocks", "reduceBlocks=" STR_(ID_REDUCE), ID_REDUCE,
+	40, 256, 10000, 1, 40, model_reduce,
+};
+static const struct app app_devfunc = {
+	"devfunc", "devfunc",
+	"devfunc=" STR_(ID_DEVFUNC) " _Z6clampffff=" STR_(ID_CLAMPF)
+	" _Z3putPfif=" STR_(ID_PUT), ID_DEVFUNC,
+	40, 256, 10000, 1, 10000, model_devfunc,
+};
+
+/* A one-word-key map must hold exactly id[i] -> val[i] for nonzero vals. */
+static int check_ids(struct run *r, const char *name, const struct app_counts *c,
+		     const uint64_t *val)
+{
+	uint64_t want[64] = { 0 };
+	for (int i = 0; i < c->n; i++) {
+		if (c->id[i] >= 64)
+			return fail(r, "function id %u >= 64", c->id[i]);
+		want[c->id[i]] = val[i];
+	}
+	return check_dense(r, name, 0, want, 64);
+}
+
+static int chk_app(struct run *r)
+{
+	const struct app *a = r->tc->app;
+	const struct app_counts *c = r->counts;
+	uint64_t v[APP_MAX_FUNCS] = { 0 };
+	switch (r->tc->aprog) {
+	case APP_EXIT: {
+		/* Every launched thread leaves the kernel once, early or not. */
+		uint64_t want = (uint64_t)a->grid * a->block;
+		return check_dense(r, "@", a->kernel_id, &want, 1);
+	}
+	case APP_ACCESS:
+		for (int i = 0; i < c->n; i++)
+			v[i] = c->loads[i] + c->stores[i];
+		return check_ids(r, "n", c, v);
+	case APP_STORE_BYTES:
+		return check_ids(r, "bytes", c, c->store_bytes);
+	case APP_ENTRY_BLOCKS: {
+		uint64_t want[1024];
+		if (a->grid > 1024)
+			return fail(r, "grid %u", a->grid);
+		for (unsigned b = 0; b < a->grid; b++)
+			want[b] = a->block;
+		return check_dense(r, "b", 0, want, a->grid);
+	}
+	case APP_FUNC_ENTRY:
+		return check_ids(r, "f", c, c->calls);
+	}
+	return fail(r, "unknown app program %d", (int)r->tc->aprog);
+}
+
+#define P_EXIT "gdev:kernel_exit { @[kernel] = count(); }"
+#define P_ACCESS "gdev:access { @n[kernel] = count(); }"
+#define P_STORE "gdev:access /store/ { @bytes[kernel] = sum(size); }"
+#define P_ENTRY "gdev:kernel_entry { @b[blockIdx.x] = count(); }"
+#define P_FENTRY "gdev:func_entry { @f[kernel] = count(); }"
+#define APP(n, p, a, k) { n, p, 0, 0, 0, 0, BASE_NONE, 0, chk_app, &a, k }
+
 #define AGGS "gdev:kernel_exit { @c = count(); @s = sum(threadIdx.x); " \
 	     "@mn = min(gtid + 1000); @mx = max(gtid); @a = avg(threadIdx.x); " \
 	     "@h = hist(threadIdx.x); }"
 
 const struct tcase gpu_cases[] = {
 	{ "count_kernel", "gdev:kernel_exit { @[kernel] = count(); }",
-	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_count_kernel },
+	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_count_kernel, NULL, 0 },
 	{ "count_sm", "gdev:kernel_exit { @sm[sm] = count(); }",
-	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 1, chk_count_sm },
+	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 1, chk_count_sm, NULL, 0 },
 	{ "keys_mod5", "gdev:kernel_exit { @k[threadIdx.x % 5] = count(); }",
-	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_keys_mod5 },
+	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_keys_mod5, NULL, 0 },
 	{ "keys_distinct", "gdev:kernel_exit { @k[gtid] = count(); }",
-	  KMODE_EXIT, 8, 256, 0, BASE_NONE, 0, chk_keys_distinct },
+	  KMODE_EXIT, 8, 256, 0, BASE_NONE, 0, chk_keys_distinct, NULL, 0 },
 	{ "pages", "gdev:access { @pages[addr >> 21] = count(); }",
-	  KMODE_ACCESS, 4096, 256, 4, BASE_BUFFER, 0, chk_pages },
+	  KMODE_ACCESS, 4096, 256, 4, BASE_BUFFER, 0, chk_pages, NULL, 0 },
 	/* 8 lanes per 2 MiB page from a base 0x30390 into a page: 4 keys a warp. */
 	{ "pages_lane_keys", "gdev:access { @pages[addr >> 21] = count(); }",
-	  KMODE_ACCESS, 8, 256, 1u << 18, BASE_SYNTHETIC, 0, chk_pages },
+	  KMODE_ACCESS, 8, 256, 1u << 18, BASE_SYNTHETIC, 0, chk_pages, NULL, 0 },
 	{ "store_bytes", "gdev:access /store/ { @bytes[kernel] = sum(size); }",
-	  KMODE_ACCESS, 4096, 256, 4, BASE_BUFFER, 0, chk_store_bytes },
+	  KMODE_ACCESS, 4096, 256, 4, BASE_BUFFER, 0, chk_store_bytes, NULL, 0 },
 	{ "hist_tid", "gdev:kernel_exit { @h = hist(threadIdx.x); }",
-	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_hist_tid },
+	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_hist_tid, NULL, 0 },
 	{ "lhist_warp", "gdev:kernel_exit { @w = lhist(warp, 0, 32, 1); }",
-	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 1, chk_lhist_warp },
+	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 1, chk_lhist_warp, NULL, 0 },
 	{ "pred_mod3", "gdev:kernel_exit /threadIdx.x % 3 == 0/ { @c = count(); }",
-	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_pred_mod3 },
+	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_pred_mod3, NULL, 0 },
 	{ "pred_mod3_partial", "gdev:kernel_exit /threadIdx.x % 3 == 0/ { @c = count(); }",
-	  KMODE_EXIT, 7, 100, 0, BASE_NONE, 0, chk_pred_mod3 },
-	{ "aggs_full", AGGS, KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_aggs },
-	{ "aggs_partial", AGGS, KMODE_EXIT, 7, 100, 0, BASE_NONE, 0, chk_aggs },
+	  KMODE_EXIT, 7, 100, 0, BASE_NONE, 0, chk_pred_mod3, NULL, 0 },
+	{ "aggs_full", AGGS, KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_aggs, NULL, 0 },
+	{ "aggs_partial", AGGS, KMODE_EXIT, 7, 100, 0, BASE_NONE, 0, chk_aggs, NULL, 0 },
 	{ "divergent", "gdev:kernel_exit { @c = count(); @s = sum(threadIdx.x); }",
-	  KMODE_DIVERGENT, 40, 256, 0, BASE_NONE, 0, chk_divergent },
+	  KMODE_DIVERGENT, 40, 256, 0, BASE_NONE, 0, chk_divergent, NULL, 0 },
 	{ "printf_tid", "gdev:kernel_exit { printf(\"tid %d\\n\", threadIdx.x); }",
-	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_printf_tid },
+	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_printf_tid, NULL, 0 },
 	{ "printf_gtid_lane", "gdev:kernel_exit { printf(\"%d %d\\n\", gtid, lane); }",
-	  KMODE_EXIT, 10, 100, 0, BASE_NONE, 0, chk_printf_gtid_lane },
+	  KMODE_EXIT, 10, 100, 0, BASE_NONE, 0, chk_printf_gtid_lane, NULL, 0 },
+	APP("app_vecadd_exit", P_EXIT, app_vecadd, APP_EXIT),
+	APP("app_vecadd_access", P_ACCESS, app_vecadd, APP_ACCESS),
+	APP("app_vecadd_store_bytes", P_STORE, app_vecadd, APP_STORE_BYTES),
+	APP("app_vecadd_entry_blocks", P_ENTRY, app_vecadd, APP_ENTRY_BLOCKS),
+	APP("app_reduce_exit", P_EXIT, app_reduce, APP_EXIT),
+	APP("app_reduce_access", P_ACCESS, app_reduce, APP_ACCESS),
+	APP("app_reduce_store_bytes", P_STORE, app_reduce, APP_STORE_BYTES),
+	APP("app_reduce_entry_blocks", P_ENTRY, app_reduce, APP_ENTRY_BLOCKS),
+	APP("app_devfunc_exit", P_EXIT, app_devfunc, APP_EXIT),
+	APP("app_devfunc_access", P_ACCESS, app_devfunc, APP_ACCESS),
+	APP("app_devfunc_store_bytes", P_STORE, app_devfunc, APP_STORE_BYTES),
+	APP("app_devfunc_entry_blocks", P_ENTRY, app_devfunc, APP_ENTRY_BLOCKS),
+	APP("app_devfunc_func_entry", P_FENTRY, app_devfunc, APP_FUNC_ENTRY),
 };
 
 const int gpu_ncases = sizeof(gpu_cases) / sizeof(gpu_cases[0]);

@@ -35,6 +35,44 @@ enum base_kind {
 
 struct run;
 
+/* An nvcc-compiled app (tests/gpu/apps/NAME.cu) instrumented through the
+ * PTX rewriter: the harness runs its kernel from the original PTX and from
+ * the rewritten one on the same seeded inputs. Kernels take (in0, [in1],
+ * out, n) with float arrays. */
+#define APP_MAX_FUNCS 4
+
+/* What the app's code does per function id (the rewriter's func_id):
+ * global loads and stores executed, calls made to it. */
+struct app_counts {
+	int n;
+	uint32_t id[APP_MAX_FUNCS];
+	uint64_t loads[APP_MAX_FUNCS], stores[APP_MAX_FUNCS],
+		store_bytes[APP_MAX_FUNCS], calls[APP_MAX_FUNCS];
+};
+
+struct app {
+	const char *name;   /* build-gpu/apps/NAME.ptx */
+	const char *kernel; /* the .entry launched */
+	const char *ids;    /* "FUNC=ID ...": every function of the PTX */
+	uint32_t kernel_id; /* the kernel's id among ids */
+	unsigned grid, block;
+	uint32_t n;    /* elements */
+	int nin;       /* input arrays of n floats */
+	uint32_t nout; /* output floats */
+	/* The host model: out (holding its initial contents) as the kernel
+	 * leaves it, and the accesses and calls per function id. */
+	void (*model)(const struct app *a, const float *const *in, float *out,
+		      struct app_counts *c);
+};
+
+enum app_prog {
+	APP_EXIT,         /* @[kernel] = count() at kernel_exit */
+	APP_ACCESS,       /* @n[kernel] = count() at access */
+	APP_STORE_BYTES,  /* @bytes[kernel] = sum(size) at access /store/ */
+	APP_ENTRY_BLOCKS, /* @b[blockIdx.x] = count() at kernel_entry */
+	APP_FUNC_ENTRY,   /* @f[kernel] = count() at func_entry */
+};
+
 struct tcase {
 	const char *name;
 	const char *prog; /* the gpux program */
@@ -44,6 +82,8 @@ struct tcase {
 	enum base_kind base;
 	int rec; /* record %smid and %warpid per thread */
 	int (*check)(struct run *r);
+	const struct app *app; /* an app case: grid/block/mode unused */
+	enum app_prog aprog;
 };
 
 struct run {
@@ -56,6 +96,7 @@ struct run {
 	const uint8_t *ring; /* the printf ring, ring_size bytes */
 	uint64_t ring_size, ring_head, ring_tail, ring_drops;
 	const uint32_t *smid, *warpid; /* per thread, when tc->rec */
+	const struct app_counts *counts; /* app cases: the host model's */
 	char msg[512];                 /* why it failed */
 };
 
