@@ -18,11 +18,9 @@ int sema_run(struct program *prog, struct diags *diags)
 const struct field *probe_field(const struct node *probe, const char *name)
 {
 	const struct field *found = NULL;
+	/* Tracepoint fields are not here: they are reached as args.NAME. */
 	for (const struct node *a = probe->u.probe.attach; a; a = a->next) {
 		const struct attach *at = &a->u.attach;
-		for (int i = 0; i < at->ntp_fields; i++)
-			if (!strcmp(at->tp_fields[i].name, name))
-				found = &at->tp_fields[i];
 		for (int i = 0; i < at->nevents; i++) {
 			const struct field *f = event_field(at->events[i], name);
 			if (!f)
