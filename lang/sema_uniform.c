@@ -2,7 +2,8 @@
  * warp? The catalog seeds builtins and fields; values flow through
  * operators, variables and map reads. Control flow must stay uniform,
  * except around side-effect-free if-conversion diamonds (register moves
- * only), which the SIMT verifier lowers to selects. */
+ * only), which device lowering turns into selects and the SIMT verifier
+ * checks again on the bytecode. */
 #include <stdio.h>
 #include <string.h>
 
