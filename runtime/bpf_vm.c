@@ -1,0 +1,217 @@
+/* The VM's API (bpf_vm.h): loading, running a section's programs, and
+ * map and ring access for the controller, all under one recursive lock
+ * (a ring callback prints a map; cuda: events come from any thread). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf_vm_priv.h"
+
+#define LOCK(vm) pthread_mutex_lock(&(vm)->lock)
+#define UNLOCK(vm) pthread_mutex_unlock(&(vm)->lock)
+
+int vm_load(const void *elf, size_t len, struct vm **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct vm *vm = calloc(1, sizeof(*vm));
+	/* an aligned private copy: the ELF reader casts into it */
+	unsigned char *copy = malloc(len ? len : 1);
+	if (!vm || !copy) {
+		free(vm);
+		free(copy);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (len)
+		memcpy(copy, elf, len);
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&vm->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	vm->budget = VM_DEFAULT_BUDGET;
+	int rc = vm_elf_load(vm, copy, len, err, errlen);
+	free(copy);
+	if (rc) {
+		vm_free(vm);
+		return -1;
+	}
+	*out = vm;
+	return 0;
+}
+
+void vm_free(struct vm *vm)
+{
+	if (!vm)
+		return;
+	for (int i = 0; vm->progs && i < vm->nprogs; i++) {
+		free(vm->progs[i].section);
+		free(vm->progs[i].name);
+		free(vm->progs[i].insns);
+	}
+	for (int i = 0; i < vm->nmaps; i++)
+		umap_destroy(&vm->maps[i].u);
+	/* a failed load may have left one map half made */
+	if (vm->maps)
+		umap_destroy(&vm->maps[vm->nmaps].u);
+	free(vm->progs);
+	free(vm->maps);
+	pthread_mutex_destroy(&vm->lock);
+	free(vm);
+}
+
+int vm_run(struct vm *vm, const char *section, const void *ctx, size_t ctx_size,
+	   uint64_t *ret)
+{
+	LOCK(vm);
+	vm->err[0] = 0;
+	vm->last_insns = 0;
+	int rc = VM_ENOPROG, found = 0;
+	struct vm_exec *x = malloc(sizeof(*x)); /* the stack is 512 bytes: not ours */
+	for (int i = 0; x && i < vm->nprogs; i++) {
+		if (strcmp(vm->progs[i].section, section))
+			continue;
+		found++;
+		memset(x, 0, sizeof(*x)); /* a fresh stack: nothing leaks between runs */
+		x->vm = vm;
+		x->prog = &vm->progs[i];
+		x->ctx = ctx;
+		x->ctx_size = ctx ? ctx_size : 0;
+		x->reg[1] = (uint64_t)(uintptr_t)ctx;
+		x->reg[BPF_REG_FP] = (uint64_t)(uintptr_t)(x->stack + BPF_STACK_SIZE);
+		rc = vm_exec(x, ret);
+		vm->last_insns += x->insns;
+		if (rc)
+			break;
+	}
+	if (!x) {
+		snprintf(vm->err, sizeof(vm->err), "out of memory");
+		rc = VM_EFAULT;
+	} else if (!found) {
+		snprintf(vm->err, sizeof(vm->err), "no program in section %s", section);
+	}
+	free(x);
+	UNLOCK(vm);
+	return rc;
+}
+
+const char *vm_last_error(const struct vm *vm)
+{
+	return vm->err;
+}
+
+void vm_set_budget(struct vm *vm, uint64_t insns)
+{
+	vm->budget = insns;
+}
+
+uint64_t vm_last_insns(const struct vm *vm)
+{
+	return vm->last_insns;
+}
+
+int vm_prog_count(const struct vm *vm)
+{
+	return vm->nprogs;
+}
+
+const char *vm_prog_section(const struct vm *vm, int i)
+{
+	return i >= 0 && i < vm->nprogs ? vm->progs[i].section : NULL;
+}
+
+const char *vm_prog_name(const struct vm *vm, int i)
+{
+	return i >= 0 && i < vm->nprogs ? vm->progs[i].name : NULL;
+}
+
+/* ---- maps ---- */
+
+int vm_map_count(const struct vm *vm)
+{
+	return vm->nmaps;
+}
+
+struct vm_map *vm_map_at(struct vm *vm, int i)
+{
+	return i >= 0 && i < vm->nmaps ? &vm->maps[i] : NULL;
+}
+
+struct vm_map *vm_map_by_name(struct vm *vm, const char *name)
+{
+	for (int i = 0; i < vm->nmaps; i++)
+		if (!strcmp(vm->maps[i].u.name, name))
+			return &vm->maps[i];
+	return NULL;
+}
+
+void vm_map_info(struct vm *vm, const struct vm_map *m, struct vm_map_info *info)
+{
+	LOCK(vm);
+	*info = (struct vm_map_info){ m->u.name, m->u.type, m->u.key_size, m->u.value_size,
+				      m->u.max_entries, m->u.count, m->u.drops };
+	UNLOCK(vm);
+}
+
+int vm_map_foreach(struct vm *vm, struct vm_map *m,
+		   int (*cb)(void *arg, const void *key, const void *value), void *arg)
+{
+	LOCK(vm);
+	int rc = umap_foreach(&m->u, cb, arg);
+	UNLOCK(vm);
+	return rc;
+}
+
+int vm_map_lookup(struct vm *vm, struct vm_map *m, const void *key, void *value)
+{
+	LOCK(vm);
+	const void *v = umap_lookup(&m->u, key);
+	if (v)
+		memcpy(value, v, m->u.value_size);
+	UNLOCK(vm);
+	return v ? 0 : -ENOENT;
+}
+
+int vm_map_update(struct vm *vm, struct vm_map *m, const void *key, const void *value,
+		  uint64_t flags)
+{
+	LOCK(vm);
+	int rc = umap_update(&m->u, key, value, flags);
+	UNLOCK(vm);
+	return rc;
+}
+
+int vm_map_delete(struct vm *vm, struct vm_map *m, const void *key)
+{
+	LOCK(vm);
+	int rc = umap_delete(&m->u, key);
+	UNLOCK(vm);
+	return rc;
+}
+
+void vm_map_clear(struct vm *vm, struct vm_map *m)
+{
+	LOCK(vm);
+	umap_clear(&m->u);
+	UNLOCK(vm);
+}
+
+void vm_map_zero(struct vm *vm, struct vm_map *m)
+{
+	LOCK(vm);
+	umap_zero(&m->u);
+	UNLOCK(vm);
+}
+
+int vm_ring_drain(struct vm *vm, int (*cb)(void *arg, const void *data, size_t len),
+		  void *arg)
+{
+	LOCK(vm);
+	int n = 0;
+	for (int i = 0; i < vm->nmaps; i++)
+		if (vm->maps[i].u.type == UMAP_RINGBUF)
+			n += umap_ring_drain(&vm->maps[i].u, cb, arg);
+	UNLOCK(vm);
+	return n;
+}
