@@ -46,9 +46,10 @@ static int compile_device(struct program *prog, const struct options *o,
 	return rc;
 }
 
-/* Host and driver probes: LLVM to one BPF object, in the host module. */
+/* Host and driver probes: LLVM to one BPF object, in the host module.
+ * With keep, a clean object is handed back instead of freed. */
 static int compile_host(struct program *prog, const struct options *o,
-			FILE *out, struct diags *diags)
+			FILE *out, struct host_obj *keep, struct diags *diags)
 {
 	const struct host_api *host = host_module_open(diags);
 	if (!host)
@@ -63,8 +64,24 @@ static int compile_host(struct program *prog, const struct options *o,
 		rc = host->print_bpf(&obj, &prog->src, out);
 	if (rc == 0 && o->emit_dir)
 		rc = host->emit(&obj, o->emit_dir, "host", diags);
-	host->obj_free(&obj);
+	if (rc == 0 && keep)
+		*keep = obj;
+	else
+		host->obj_free(&obj);
 	return rc;
+}
+
+int compile_host_obj(struct program *prog, const struct options *o,
+		     struct host_obj *obj, struct diags *diags)
+{
+	return compile_host(prog, o, stdout, obj, diags);
+}
+
+void compile_host_obj_free(struct host_obj *obj)
+{
+	const struct host_api *host = host_module_open(NULL);
+	if (host)
+		host->obj_free(obj);
 }
 
 int compile_program(struct program *prog, const struct options *o, FILE *out,
@@ -79,7 +96,7 @@ int compile_program(struct program *prog, const struct options *o, FILE *out,
 	if (has_place(prog, PLACE_DEVICE) && compile_device(prog, o, out, diags))
 		rc = -1;
 	if (has_place(prog, PLACE_HOST | PLACE_DRIVER) &&
-	    compile_host(prog, o, out, diags))
+	    compile_host(prog, o, out, NULL, diags))
 		rc = -1;
 	return rc;
 }

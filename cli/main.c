@@ -11,6 +11,7 @@
 #include "listing.h"
 #include "options.h"
 #include "repl.h"
+#include "run.h"
 
 static int do_list(const struct options *o, FILE *out)
 {
@@ -73,6 +74,16 @@ static int do_program(const struct options *o, FILE *out)
 	bool codegen = o->dry_run || o->emit_dir || (o->dump & ~(DUMP_AST | DUMP_TYPES));
 	if (rc == 0 && codegen)
 		rc = compile_program(prog, o, out, &diags);
+	/* BEGIN/END/interval need nothing attached: the controller runs them */
+	bool run = !codegen && !o->dump && !o->command && !o->cmd_argv && !o->pid;
+	if (rc == 0 && run && run_supported(prog)) {
+		diags_print(&diags, &prog->src, stderr); /* warnings first */
+		diags_init(&diags, &prog->arena);
+		rc = run_program(prog, o, out, &diags);
+		diags_print(&diags, &prog->src, stderr);
+		program_free(prog);
+		return rc;
+	}
 	diags_print(&diags, &prog->src, stderr);
 	program_free(prog);
 	if (rc)

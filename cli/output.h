@@ -1,0 +1,29 @@
+/* Text output of a running session in bpftrace 0.17's format: printf
+ * and time() records, and map printing (print(), and every map at exit).
+ * The host object (llvm_host.h) describes records and map layouts; the
+ * values live in the userspace BPF VM (bpf_vm.h). */
+#ifndef GPUX_OUTPUT_H
+#define GPUX_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bpf_vm.h"
+#include "llvm_host.h"
+
+/* Formats a printf record (header included, len bytes) with fmt: C printf
+ * conversions, integers 32-bit unless an l/ll/j/z length says 64 (as
+ * bpftrace 0.17 passes them), strings as the record's char arrays. */
+void out_printf(FILE *out, const struct host_fmt *fmt, const unsigned char *rec,
+		size_t len);
+/* time(fmt): the local wall time through strftime. */
+void out_time(FILE *out, const char *fmt);
+/* print(@m, top, div): top 0 prints every element, div 0 means 1.
+ * 0, or -1 if the map is missing from the VM or memory ran out. */
+int out_map(FILE *out, struct vm *vm, const struct host_map *hm, uint64_t top,
+	    uint64_t div);
+/* At exit: a blank line pair, then every map in name order. */
+int out_all_maps(FILE *out, struct vm *vm, const struct host_obj *obj);
+
+#endif

@@ -1,0 +1,125 @@
+/* printf and time() records (output.h). */
+#include "output.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* An argument's 8 bytes, narrowed to its type's width and extended
+ * back: codegen stores the value as a 64-bit slot. */
+static uint64_t arg_u64(const struct host_fmt_arg *a, const unsigned char *rec)
+{
+	uint64_t v;
+	memcpy(&v, rec + a->offset, 8);
+	unsigned bits = a->type.kind == TY_INT ? a->type.bits : 64;
+	if (bits && bits < 64) {
+		uint64_t mask = (1ull << bits) - 1;
+		v &= mask;
+		if (a->type.is_signed && (v >> (bits - 1)) & 1)
+			v |= ~mask;
+	}
+	return v;
+}
+
+/* One conversion: spec is "%" flags width precision conv, without any
+ * length modifier; wide says an l/ll/j/z/t length was written. */
+static void convert(FILE *out, const char *spec, char conv, bool wide,
+		    const struct host_fmt_arg *a, const unsigned char *rec)
+{
+	char buf[64];
+	size_t n = strlen(spec);
+	if (a->type.kind == TY_STR && conv == 's') {
+		/* strings are fixed-size arrays, maybe not NUL-terminated */
+		char *s = malloc(a->size + 1);
+		if (!s)
+			return;
+		memcpy(s, rec + a->offset, a->size);
+		s[a->size] = '\0';
+		fprintf(out, spec, s);
+		free(s);
+		return;
+	}
+	uint64_t v = a->type.kind == TY_STR ? 0 : arg_u64(a, rec);
+	switch (conv) {
+	case 'd': case 'i':
+		if (!wide) {
+			fprintf(out, spec, (int)v);
+			return;
+		}
+		snprintf(buf, sizeof(buf), "%.*sll%c", (int)n - 1, spec, conv);
+		fprintf(out, buf, (long long)v);
+		return;
+	case 'u': case 'x': case 'X': case 'o':
+		if (!wide) {
+			fprintf(out, spec, (unsigned)v);
+			return;
+		}
+		snprintf(buf, sizeof(buf), "%.*sll%c", (int)n - 1, spec, conv);
+		fprintf(out, buf, (unsigned long long)v);
+		return;
+	case 'c':
+		fprintf(out, spec, (int)(unsigned char)v);
+		return;
+	case 'p':
+		fprintf(out, spec, (void *)(uintptr_t)v);
+		return;
+	case 's': /* an integer printed with %s: its decimal text */
+		snprintf(buf, sizeof(buf), "%lld", (long long)v);
+		fprintf(out, spec, buf);
+		return;
+	default:
+		fputs(spec, out);
+	}
+}
+
+void out_printf(FILE *out, const struct host_fmt *fmt, const unsigned char *rec,
+		size_t len)
+{
+	const char *p = fmt->fmt;
+	int argi = 0;
+	while (*p) {
+		if (*p != '%') {
+			const char *q = strchr(p, '%');
+			size_t n = q ? (size_t)(q - p) : strlen(p);
+			fwrite(p, 1, n, out);
+			p += n;
+			continue;
+		}
+		if (p[1] == '%') {
+			fputc('%', out);
+			p += 2;
+			continue;
+		}
+		char spec[48];
+		size_t n = 0;
+		bool wide = false;
+		spec[n++] = *p++;
+		while (*p && strchr("-+ #0123456789.", *p) && n < sizeof(spec) - 2)
+			spec[n++] = *p++;
+		while (*p && strchr("hlLqjzt", *p))
+			wide |= *p++ != 'h';
+		if (!*p)
+			break;
+		char conv = *p++;
+		spec[n++] = conv;
+		spec[n] = '\0';
+		if (argi >= fmt->nargs ||
+		    fmt->args[argi].offset + fmt->args[argi].size > len) {
+			fputs(spec, out); /* the front end checks counts; be safe */
+			continue;
+		}
+		convert(out, spec, conv, wide, &fmt->args[argi++], rec);
+	}
+}
+
+void out_time(FILE *out, const char *fmt)
+{
+	char buf[512];
+	time_t now = time(NULL);
+	struct tm tm;
+	if (!localtime_r(&now, &tm) || strftime(buf, sizeof(buf), fmt, &tm) == 0) {
+		fputs("(?)", out); /* what bpftrace prints when strftime fails */
+		return;
+	}
+	fputs(buf, out);
+}

@@ -1,0 +1,325 @@
+/* Map printing in bpftrace 0.17's text format (output.h). What it does,
+ * from bpftrace's print_map/print_map_hist/print_map_stats:
+ *   count, sum, int, min, max maps: sorted by value ascending, one
+ *     "@m[k]: v" line each, then nothing; an empty map prints "\n";
+ *   string values (and other kinds): sorted by key, same lines;
+ *   hist, lhist: sorted by the key's total count, "@m[k]: \n", the
+ *     bars, "\n" after each key; an empty map prints "\n";
+ *   avg, stats: sorted by the average, lines, then "\n"; an empty map
+ *     prints "\n\n". stats ignores top and div.
+ * bpftrace breaks ties by the kernel's hash order; gpux by key. */
+#include "output.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct grp {
+	const unsigned char *key; /* prefix bytes (no bucket) */
+	const unsigned char *val; /* value bytes (non-bucket maps) */
+	uint64_t *bk;             /* bucket counts (bucket maps) */
+	int64_t sort;
+};
+
+struct coll {
+	unsigned char *kv; /* n entries of ks + vs bytes */
+	size_t n, cap, ks, vs;
+};
+
+static int collect(void *arg, const void *key, const void *value)
+{
+	struct coll *c = arg;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		unsigned char *kv = realloc(c->kv, cap * (c->ks + c->vs));
+		if (!kv)
+			return -1;
+		c->kv = kv;
+		c->cap = cap;
+	}
+	unsigned char *e = c->kv + c->n++ * (c->ks + c->vs);
+	memcpy(e, key, c->ks);
+	memcpy(e + c->ks, value, c->vs);
+	return 0;
+}
+
+static int64_t rd64(const unsigned char *p)
+{
+	int64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* qsort has no context argument: the map being sorted. */
+static const struct host_map *cur;
+static size_t cur_prefix;
+static bool cur_unsigned;
+
+static int cmp_u(uint64_t a, uint64_t b) { return (a > b) - (a < b); }
+static int cmp_i(int64_t a, int64_t b) { return (a > b) - (a < b); }
+
+/* bpftrace's sort_by_key: the first component first, integers unsigned. */
+static int key_cmp(const unsigned char *x, const unsigned char *y)
+{
+	for (int j = 0; j < cur->nkeys; j++) {
+		const struct host_key *k = &cur->keys[j];
+		int c = k->type.kind == TY_STR
+			? strncmp((const char *)x + k->offset, (const char *)y + k->offset, k->size)
+			: cmp_u((uint64_t)rd64(x + k->offset), (uint64_t)rd64(y + k->offset));
+		if (c)
+			return c;
+	}
+	return memcmp(x, y, cur_prefix);
+}
+
+static int entry_prefix_cmp(const void *a, const void *b)
+{
+	int c = memcmp(a, b, cur_prefix);
+	if (c)
+		return c;
+	return cmp_u((uint64_t)rd64((const unsigned char *)a + cur_prefix),
+		     (uint64_t)rd64((const unsigned char *)b + cur_prefix));
+}
+
+static int grp_by_key(const void *a, const void *b)
+{
+	return key_cmp(((const struct grp *)a)->key, ((const struct grp *)b)->key);
+}
+
+static int grp_by_value(const void *a, const void *b)
+{
+	const struct grp *x = a, *y = b;
+	int c = cur_unsigned ? cmp_u((uint64_t)x->sort, (uint64_t)y->sort)
+			     : cmp_i(x->sort, y->sort);
+	return c ? c : key_cmp(x->key, y->key);
+}
+
+/* hist/stats: bpftrace starts from a std::map of the raw key bytes, and
+ * std::sort keeps that order among small sets of equal totals. */
+static int grp_by_total(const void *a, const void *b)
+{
+	const struct grp *x = a, *y = b;
+	int c = cmp_i(x->sort, y->sort);
+	return c ? c : memcmp(x->key, y->key, cur_prefix);
+}
+
+static void put_key(FILE *out, const struct host_map *hm, const unsigned char *k)
+{
+	fprintf(out, "@%s", hm->name);
+	if (!hm->nkeys)
+		return;
+	fputc('[', out);
+	for (int j = 0; j < hm->nkeys; j++) {
+		const struct host_key *hk = &hm->keys[j];
+		if (j)
+			fputs(", ", out);
+		if (hk->type.kind == TY_STR)
+			fprintf(out, "%.*s", (int)hk->size, (const char *)k + hk->offset);
+		else if (hk->type.kind == TY_INT && !hk->type.is_signed)
+			fprintf(out, "%llu", (unsigned long long)rd64(k + hk->offset));
+		else
+			fprintf(out, "%lld", (long long)rd64(k + hk->offset));
+	}
+	fputc(']', out);
+}
+
+/* bpftrace's hist_index_label: powers of two with K/M/G/T suffixes. */
+static void hist_label(char *buf, size_t len, int power)
+{
+	static const char sfx[] = "KMGT";
+	int s = power >= 40 ? 4 : power / 10;
+	power -= 10 * s;
+	snprintf(buf, len, s ? "%lld%c" : "%lld", 1ll << power, sfx[s ? s - 1 : 0]);
+}
+
+static void lhist_label(char *buf, size_t len, int64_t n)
+{
+	if (n != 0 && n % 1048576 == 0)
+		snprintf(buf, len, "%lldM", (long long)(n / 1048576));
+	else if (n != 0 && n % 1024 == 0)
+		snprintf(buf, len, "%lldK", (long long)(n / 1024));
+	else
+		snprintf(buf, len, "%lld", (long long)n);
+}
+
+static void put_bars(FILE *out, const struct host_map *hm, const uint64_t *bk, int nb,
+		     uint64_t div)
+{
+	int lo = -1, hi = -1;
+	uint64_t maxv = 0;
+	for (int i = 0; i < nb; i++) {
+		if (bk[i]) {
+			lo = lo < 0 ? i : lo;
+			hi = i;
+		}
+		maxv = bk[i] > maxv ? bk[i] : maxv;
+	}
+	bool lin = hm->value.agg == AGG_LHIST;
+	int64_t min = hm->lhist[0], max = hm->lhist[1], step = hm->lhist[2];
+	for (int i = lo; hi >= 0 && i <= hi; i++) {
+		char hdr[80], a[32], b[32];
+		if (lin && i == 0) {
+			lhist_label(a, sizeof(a), min);
+			snprintf(hdr, sizeof(hdr), "(..., %s)", a);
+		} else if (lin && i == nb - 1) {
+			lhist_label(a, sizeof(a), max);
+			snprintf(hdr, sizeof(hdr), "[%s, ...)", a);
+		} else if (lin) {
+			lhist_label(a, sizeof(a), (i - 1) * step + min);
+			lhist_label(b, sizeof(b), i * step + min);
+			snprintf(hdr, sizeof(hdr), "[%s, %s)", a, b);
+		} else if (i <= 2) {
+			snprintf(hdr, sizeof(hdr), "%s", i == 0 ? "(..., 0)" : i == 1 ? "[0]" : "[1]");
+		} else {
+			hist_label(a, sizeof(a), i - 2);
+			hist_label(b, sizeof(b), i - 1);
+			snprintf(hdr, sizeof(hdr), "[%s, %s)", a, b);
+		}
+		/* bpftrace computes the bar in float, counts undivided */
+		int w = (int)((float)bk[i] / (float)maxv * 52);
+		char bar[53];
+		memset(bar, '@', (size_t)w);
+		bar[w] = '\0';
+		fprintf(out, "%-16s%8llu |%-52s|\n", hdr,
+			(unsigned long long)(lin ? bk[i] : bk[i] / div), bar);
+	}
+}
+
+static void put_value(FILE *out, const struct host_map *hm, const unsigned char *v,
+		      uint64_t div)
+{
+	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
+	int64_t x = rd64(v);
+	if (hm->value_str) {
+		fprintf(out, "%.*s", (int)hm->value_str, (const char *)v);
+	} else if (agg == AGG_STATS) {
+		int64_t n = rd64(v + 8);
+		fprintf(out, "count %lld, average %lld, total %lld", (long long)n,
+			(long long)(n ? x / n : 0), (long long)x);
+	} else if (agg == AGG_AVG) {
+		int64_t n = rd64(v + 8);
+		fprintf(out, "%lld", (long long)((n ? x / n : 0) / (int64_t)div));
+	} else if (agg == AGG_COUNT || (hm->value.kind == TY_INT && !hm->value.is_signed)) {
+		fprintf(out, "%llu", (unsigned long long)((uint64_t)x / div));
+	} else {
+		fprintf(out, "%lld", (long long)(x / (int64_t)div));
+	}
+}
+
+/* Groups entries (sorted by prefix) into one grp per key. */
+static size_t make_groups(const struct host_map *hm, struct coll *c, struct grp *g,
+			  uint64_t *bk, int nb)
+{
+	size_t ng = 0, es = c->ks + c->vs;
+	for (size_t i = 0; i < c->n; i++) {
+		const unsigned char *e = c->kv + i * es;
+		if (!hm->bucket) {
+			g[ng++] = (struct grp){ e, e + c->ks, NULL, rd64(e + c->ks) };
+			continue;
+		}
+		if (!ng || memcmp(g[ng - 1].key, e, cur_prefix)) {
+			g[ng] = (struct grp){ e, NULL, bk + ng * (size_t)nb, 0 };
+			ng++;
+		}
+		uint64_t b = (uint64_t)rd64(e + cur_prefix), n = (uint64_t)rd64(e + c->ks);
+		if (b < (uint64_t)nb) {
+			g[ng - 1].bk[b] = n;
+			g[ng - 1].sort += (int64_t)n;
+		}
+	}
+	return ng;
+}
+
+int out_map(FILE *out, struct vm *vm, const struct host_map *hm, uint64_t top,
+	    uint64_t div)
+{
+	struct vm_map *m = vm_map_by_name(vm, hm->sym);
+	if (!m)
+		return -1;
+	struct vm_map_info in;
+	vm_map_info(vm, m, &in);
+	struct coll c = { .ks = in.key_size, .vs = in.value_size };
+	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
+	int nb = agg == AGG_LHIST ? (int)((hm->lhist[1] - hm->lhist[0]) / hm->lhist[2]) + 2 : 66;
+	cur = hm;
+	cur_prefix = hm->bucket ? c.ks - 8 : c.ks;
+	struct grp *g = NULL;
+	uint64_t *bk = NULL;
+	int rc = vm_map_foreach(vm, m, collect, &c);
+	if (rc == 0 && c.n) {
+		g = calloc(c.n, sizeof(*g));
+		bk = hm->bucket ? calloc(c.n * (size_t)nb, sizeof(*bk)) : NULL;
+		rc = !g || (hm->bucket && !bk) ? -1 : 0;
+	}
+	if (rc) {
+		free(c.kv);
+		free(g);
+		free(bk);
+		return -1;
+	}
+	if (hm->bucket && c.n > 1)
+		qsort(c.kv, c.n, c.ks + c.vs, entry_prefix_cmp);
+	size_t ng = make_groups(hm, &c, g, bk, nb);
+	bool stats = agg == AGG_AVG || agg == AGG_STATS;
+	for (size_t i = 0; stats && i < ng; i++) {
+		int64_t n = rd64(g[i].val + 8);
+		g[i].sort = n ? rd64(g[i].val) / n : 0;
+	}
+	cur_unsigned = agg == AGG_COUNT || agg == AGG_MAX ||
+		       (hm->value.kind == TY_INT && !hm->value.is_signed);
+	int (*order)(const void *, const void *) = grp_by_value;
+	if (hm->bucket || stats)
+		order = grp_by_total;
+	else if (hm->value_str || (hm->value.kind != TY_INT && hm->value.kind != TY_AGG))
+		order = grp_by_key;
+	if (ng > 1) /* qsort must not see an empty map's NULL (UBSan) */
+		qsort(g, ng, sizeof(*g), order);
+	if (!div)
+		div = 1;
+	if (agg == AGG_STATS)
+		top = 0, div = 1; /* bpftrace applies neither to stats() */
+	size_t skip = top && ng > top ? ng - (size_t)top : 0;
+	for (size_t i = skip; i < ng; i++) {
+		put_key(out, hm, g[i].key);
+		fputs(": ", out);
+		if (hm->bucket) {
+			fputc('\n', out);
+			put_bars(out, hm, g[i].bk, nb, div);
+			fputc('\n', out);
+		} else {
+			put_value(out, hm, g[i].val, div);
+			fputc('\n', out);
+		}
+	}
+	if (stats)
+		fputs(ng ? "\n" : "\n\n", out);
+	else if (!ng)
+		fputc('\n', out);
+	free(c.kv);
+	free(g);
+	free(bk);
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(const struct host_map *const *)a)->name,
+		      (*(const struct host_map *const *)b)->name);
+}
+
+int out_all_maps(FILE *out, struct vm *vm, const struct host_obj *obj)
+{
+	fputs("\n\n", out);
+	const struct host_map **v = calloc((size_t)obj->nmaps + 1, sizeof(*v));
+	if (!v)
+		return -1;
+	for (int i = 0; i < obj->nmaps; i++)
+		v[i] = &obj->maps[i];
+	if (obj->nmaps > 1)
+		qsort(v, (size_t)obj->nmaps, sizeof(*v), by_name);
+	int rc = 0;
+	for (int i = 0; i < obj->nmaps; i++)
+		if (out_map(out, vm, v[i], 0, 0))
+			rc = -1;
+	free(v);
+	return rc;
+}
