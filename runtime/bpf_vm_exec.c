@@ -34,6 +34,46 @@ static bool inside(uint64_t addr, uint64_t size, const void *base, uint64_t len)
 	return base && addr >= b && addr - b <= len && size <= len - (addr - b);
 }
 
+/* Distance from addr to the region [b, b+len), 0 inside it. */
+static uint64_t gap(uint64_t addr, uint64_t b, uint64_t len)
+{
+	if (addr < b)
+		return b - addr;
+	return addr - b <= len ? 0 : addr - b - len;
+}
+
+/* A missed access: the message names the nearest region (within 4 KiB),
+ * by distance, so heap layout cannot make a map value read past its end
+ * look like a stack access. */
+static void vm_miss(struct vm_exec *x, uint64_t addr, uint64_t size, bool write)
+{
+	const char *dir = write ? "store" : "load";
+	unsigned long long sz = (unsigned long long)size;
+	uint64_t fp = (uint64_t)(uintptr_t)(x->stack + BPF_STACK_SIZE);
+	uint64_t best = 4097;
+	int kind = -1; /* 0 stack, 1 ctx, 2 + i: map value i */
+	uint64_t d = gap(addr, fp - BPF_STACK_SIZE, BPF_STACK_SIZE);
+	if (d < best)
+		best = d, kind = 0;
+	if (x->ctx && (d = gap(addr, (uint64_t)(uintptr_t)x->ctx, x->ctx_size)) < best)
+		best = d, kind = 1;
+	for (unsigned i = 0; i < x->nval && i < VM_LIVE_VALUES; i++)
+		if ((d = gap(addr, x->val[i], x->val_size[i])) <= best)
+			best = d, kind = 2 + (int)i;
+	if (kind == 0)
+		vm_fault(x, VM_EFAULT, "%s of %llu bytes at fp%+lld is outside the 512-byte stack",
+			 dir, sz, (long long)(addr - fp));
+	else if (kind == 1)
+		vm_fault(x, VM_EFAULT, "%s of %llu bytes at ctx%+lld is outside the %zu-byte context",
+			 dir, sz, (long long)(addr - (uint64_t)(uintptr_t)x->ctx), x->ctx_size);
+	else if (kind >= 2)
+		vm_fault(x, VM_EFAULT, "%s of %llu bytes at value%+lld is outside the %u-byte map value",
+			 dir, sz, (long long)(addr - x->val[kind - 2]), x->val_size[kind - 2]);
+	else
+		vm_fault(x, VM_EFAULT, "%s of %llu bytes at 0x%llx: not stack, context or a map value",
+			 dir, sz, (unsigned long long)addr);
+}
+
 void *vm_mem(struct vm_exec *x, uint64_t addr, uint64_t size, bool write)
 {
 	if (size && inside(addr, size, x->stack, BPF_STACK_SIZE))
@@ -43,26 +83,9 @@ void *vm_mem(struct vm_exec *x, uint64_t addr, uint64_t size, bool write)
 	for (unsigned i = 0; size && i < x->nval && i < VM_LIVE_VALUES; i++)
 		if (inside(addr, size, (const void *)(uintptr_t)x->val[i], x->val_size[i]))
 			return (void *)(uintptr_t)addr;
-	/* the message names the region the access missed, if it is near one */
-	const char *dir = write ? "store" : "load";
-	unsigned long long sz = (unsigned long long)size;
-	uint64_t top = (uint64_t)(uintptr_t)(x->stack + BPF_STACK_SIZE);
-	uint64_t c = (uint64_t)(uintptr_t)x->ctx;
 	if (size && x->ctx && inside(addr, size, x->ctx, x->ctx_size))
 		return vm_fault(x, VM_EFAULT, "store to the read-only context"), NULL;
-	if (addr - top + 4096 <= 8192)
-		return vm_fault(x, VM_EFAULT, "%s of %llu bytes at fp%+lld is outside the 512-byte stack",
-				dir, sz, (long long)(addr - top)), NULL;
-	if (x->ctx && addr - c + 4096 <= 8192)
-		return vm_fault(x, VM_EFAULT, "%s of %llu bytes at ctx%+lld is outside the %zu-byte context",
-				dir, sz, (long long)(addr - c), x->ctx_size), NULL;
-	for (unsigned i = 0; i < x->nval && i < VM_LIVE_VALUES; i++)
-		if (addr - x->val[i] + 4096 <= 8192)
-			return vm_fault(x, VM_EFAULT, "%s of %llu bytes at value%+lld is outside the %u-byte map value",
-					dir, sz, (long long)(addr - x->val[i]), x->val_size[i]), NULL;
-	vm_fault(x, VM_EFAULT, "%s of %llu bytes at 0x%llx: not stack, context or a map value",
-		 dir, sz, (unsigned long long)addr);
-	return NULL;
+	return vm_miss(x, addr, size, write), NULL;
 }
 
 static uint64_t load_n(const void *p, int n)
