@@ -1,10 +1,12 @@
-/* Text output of a running session in bpftrace 0.17's format: printf
- * and time() records, and map printing (print(), and every map at exit).
+/* Output of a running session in bpftrace 0.17's formats, text or
+ * (json set) its -f json NDJSON: printf and time() records, and map
+ * printing (print(), and every map at exit).
  * The host object (llvm_host.h) describes records and map layouts; the
  * values live in the userspace BPF VM (bpf_vm.h). */
 #ifndef GPUX_OUTPUT_H
 #define GPUX_OUTPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,15 +17,20 @@
 /* Formats a printf record (header included, len bytes) with fmt: C printf
  * conversions, integers 32-bit unless an l/ll/j/z length says 64 (as
  * bpftrace 0.17 passes them), strings as the record's char arrays. */
-void out_printf(FILE *out, const struct host_fmt *fmt, const unsigned char *rec,
-		size_t len);
+void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
+		const unsigned char *rec, size_t len);
 /* time(fmt): the local wall time through strftime. */
-void out_time(FILE *out, const char *fmt);
+void out_time(FILE *out, bool json, const char *fmt);
+/* "Attaching N probes..." or its json record. */
+void out_attached(FILE *out, bool json, int nprobes);
 /* print(@m, top, div): top 0 prints every element, div 0 means 1.
  * 0, or -1 if the map is missing from the VM or memory ran out. */
-int out_map(FILE *out, struct vm *vm, const struct host_map *hm, uint64_t top,
-	    uint64_t div);
+int out_map(FILE *out, bool json, struct vm *vm, const struct host_map *hm,
+	    uint64_t top, uint64_t div);
 /* At exit: a blank line pair, then every map in name order. */
-int out_all_maps(FILE *out, struct vm *vm, const struct host_obj *obj);
+int out_all_maps(FILE *out, bool json, struct vm *vm, const struct host_obj *obj);
+/* s[0..n) as a json string, quoted, escaped as bpftrace 0.17 does:
+ * bytes from 0x80 up too, as \uffffffXX (it tests a signed char). */
+void out_json_str(FILE *out, const char *s, size_t n);
 
 #endif

@@ -1,4 +1,4 @@
-/* printf and time() records (output.h). */
+/* printf and time() records, the attach line, json strings (output.h). */
 #include "output.h"
 
 #include <stdlib.h>
@@ -72,8 +72,8 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 	}
 }
 
-void out_printf(FILE *out, const struct host_fmt *fmt, const unsigned char *rec,
-		size_t len)
+static void put_printf(FILE *out, const struct host_fmt *fmt, const unsigned char *rec,
+		       size_t len)
 {
 	const char *p = fmt->fmt;
 	int argi = 0;
@@ -112,14 +112,73 @@ void out_printf(FILE *out, const struct host_fmt *fmt, const unsigned char *rec,
 	}
 }
 
-void out_time(FILE *out, const char *fmt)
+void out_json_str(FILE *out, const char *s, size_t n)
+{
+	fputc('"', out);
+	for (size_t i = 0; i < n; i++) {
+		signed char c = (signed char)s[i];
+		switch (c) {
+		case '"': fputs("\\\"", out); break;
+		case '\\': fputs("\\\\", out); break;
+		case '\n': fputs("\\n", out); break;
+		case '\r': fputs("\\r", out); break;
+		case '\t': fputs("\\t", out); break;
+		default:
+			if (c <= 0x1f) /* bpftrace streams (int)c with std::hex */
+				fprintf(out, "\\u%04x", (unsigned)(int)c);
+			else
+				fputc(c, out);
+		}
+	}
+	fputc('"', out);
+}
+
+/* {"type": "TYPE", "data": "TEXT"} */
+static void json_msg(FILE *out, const char *type, const char *s, size_t n)
+{
+	fprintf(out, "{\"type\": \"%s\", \"data\": ", type);
+	out_json_str(out, s, n);
+	fputs("}\n", out);
+}
+
+void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
+		const unsigned char *rec, size_t len)
+{
+	if (!json) {
+		put_printf(out, fmt, rec, len);
+		return;
+	}
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&buf, &n);
+	if (!m)
+		return;
+	put_printf(m, fmt, rec, len);
+	if (fclose(m) == 0)
+		json_msg(out, "printf", buf, n);
+	free(buf);
+}
+
+void out_time(FILE *out, bool json, const char *fmt)
 {
 	char buf[512];
 	time_t now = time(NULL);
 	struct tm tm;
 	if (!localtime_r(&now, &tm) || strftime(buf, sizeof(buf), fmt, &tm) == 0) {
-		fputs("(?)", out); /* what bpftrace prints when strftime fails */
+		/* bpftrace 0.17, text or json: this on stderr, no record */
+		fputs("ERROR: strftime returned 0\n", stderr);
 		return;
 	}
-	fputs(buf, out);
+	if (json)
+		json_msg(out, "time", buf, strlen(buf));
+	else
+		fputs(buf, out);
+}
+
+void out_attached(FILE *out, bool json, int n)
+{
+	if (json)
+		fprintf(out, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n", n);
+	else
+		fprintf(out, "Attaching %d probe%s...\n", n, n == 1 ? "" : "s");
 }

@@ -102,16 +102,14 @@ static int grp_by_total(const void *a, const void *b)
 	return c ? c : memcmp(x->key, y->key, cur_prefix);
 }
 
-static void put_key(FILE *out, const struct host_map *hm, const unsigned char *k)
+/* The key's components joined by sep: strings raw, integers decimal. */
+static void put_key_parts(FILE *out, const struct host_map *hm, const unsigned char *k,
+			  const char *sep)
 {
-	fprintf(out, "@%s", hm->name);
-	if (!hm->nkeys)
-		return;
-	fputc('[', out);
 	for (int j = 0; j < hm->nkeys; j++) {
 		const struct host_key *hk = &hm->keys[j];
 		if (j)
-			fputs(", ", out);
+			fputs(sep, out);
 		if (hk->type.kind == TY_STR)
 			fprintf(out, "%.*s", (int)hk->size, (const char *)k + hk->offset);
 		else if (hk->type.kind == TY_INT && !hk->type.is_signed)
@@ -119,7 +117,34 @@ static void put_key(FILE *out, const struct host_map *hm, const unsigned char *k
 		else
 			fprintf(out, "%lld", (long long)rd64(k + hk->offset));
 	}
+}
+
+static void put_key(FILE *out, const struct host_map *hm, const unsigned char *k)
+{
+	fprintf(out, "@%s", hm->name);
+	if (!hm->nkeys)
+		return;
+	fputc('[', out);
+	put_key_parts(out, hm, k, ", ");
 	fputc(']', out);
+}
+
+/* json: the key's components joined by "," as a string, then ": " */
+static int put_json_key(FILE *out, const struct host_map *hm, const unsigned char *k)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&buf, &n);
+	if (!m)
+		return -1;
+	put_key_parts(m, hm, k, ",");
+	int rc = fclose(m) ? -1 : 0;
+	if (!rc) {
+		out_json_str(out, buf, n);
+		fputs(": ", out);
+	}
+	free(buf);
+	return rc;
 }
 
 /* bpftrace's hist_index_label: powers of two with K/M/G/T suffixes. */
@@ -205,6 +230,60 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 	}
 }
 
+/* json hist/lhist: one {"min", "max", "count"} object per bucket from
+ * the first to the last nonzero one, as bpftrace 0.17's JsonOutput. */
+static void put_json_bars(FILE *out, const struct host_map *hm, const uint64_t *bk,
+			  int nb, uint64_t div)
+{
+	int lo = -1, hi = -1;
+	for (int i = 0; i < nb; i++)
+		if (bk[i]) {
+			lo = lo < 0 ? i : lo;
+			hi = i;
+		}
+	bool lin = hm->value.agg == AGG_LHIST;
+	int64_t min = hm->lhist[0], max = hm->lhist[1], step = hm->lhist[2];
+	fputc('[', out);
+	for (int i = lo; hi >= 0 && i <= hi; i++) {
+		fputs(i > lo ? ", {" : "{", out);
+		if (lin && i == 0) {
+			fprintf(out, "\"max\": %lld, ", (long long)(min - 1));
+		} else if (lin && i == nb - 1) {
+			fprintf(out, "\"min\": %lld, ", (long long)max);
+		} else if (lin) {
+			fprintf(out, "\"min\": %lld, \"max\": %lld, ",
+				(long long)((i - 1) * step + min), (long long)(i * step + min - 1));
+		} else if (i <= 2) {
+			fputs(i == 0 ? "\"max\": -1, " : i == 1 ? "\"min\": 0, \"max\": 0, "
+				: "\"min\": 1, \"max\": 1, ", out);
+		} else {
+			/* bpftrace 0.17 computes the bounds as a 32-bit int 1 << n
+			 * (x86 masks the count): [2G, 4G) prints min -2^31, max 0 */
+			int32_t low = (int32_t)(1u << ((i - 2) & 31));
+			int32_t high = (int32_t)((1u << ((i - 1) & 31)) - 1);
+			fprintf(out, "\"min\": %d, \"max\": %d, ", low, high);
+		}
+		fprintf(out, "\"count\": %llu}",
+			(unsigned long long)(lin ? bk[i] : bk[i] / div));
+	}
+	fputc(']', out);
+}
+
+static void put_json_value(FILE *out, const struct host_map *hm, const unsigned char *v,
+			   uint64_t div)
+{
+	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
+	if (hm->value_str) {
+		out_json_str(out, (const char *)v, strnlen((const char *)v, hm->value_str));
+	} else if (agg == AGG_STATS) {
+		int64_t x = rd64(v), n = rd64(v + 8);
+		fprintf(out, "{\"count\": %lld, \"average\": %lld, \"total\": %lld}",
+			(long long)n, (long long)(n ? x / n : 0), (long long)x);
+	} else {
+		put_value(out, hm, v, div);
+	}
+}
+
 /* Groups entries (sorted by prefix) into one grp per key. */
 static size_t make_groups(const struct host_map *hm, struct coll *c, struct grp *g,
 			  uint64_t *bk, int nb)
@@ -229,8 +308,8 @@ static size_t make_groups(const struct host_map *hm, struct coll *c, struct grp 
 	return ng;
 }
 
-int out_map(FILE *out, struct vm *vm, const struct host_map *hm, uint64_t top,
-	    uint64_t div)
+int out_map(FILE *out, bool json, struct vm *vm, const struct host_map *hm,
+	    uint64_t top, uint64_t div)
 {
 	struct vm_map *m = vm_map_by_name(vm, hm->sym);
 	if (!m)
@@ -278,7 +357,25 @@ int out_map(FILE *out, struct vm *vm, const struct host_map *hm, uint64_t top,
 	if (agg == AGG_STATS)
 		top = 0, div = 1; /* bpftrace applies neither to stats() */
 	size_t skip = top && ng > top ? ng - (size_t)top : 0;
-	for (size_t i = skip; i < ng; i++) {
+	if (json && ng) {
+		/* bpftrace prints nothing at all for an empty map */
+		const char *type = hm->bucket ? "hist" : stats ? "stats" : "map";
+		/* map names are identifiers: nothing to escape */
+		fprintf(out, "{\"type\": \"%s\", \"data\": {\"@%s\": %s", type,
+			hm->name, hm->nkeys ? "{" : "");
+		for (size_t i = skip; i < ng; i++) {
+			if (i > skip)
+				fputs(", ", out);
+			if (hm->nkeys && put_json_key(out, hm, g[i].key))
+				rc = -1;
+			if (hm->bucket)
+				put_json_bars(out, hm, g[i].bk, nb, div);
+			else
+				put_json_value(out, hm, g[i].val, div);
+		}
+		fputs(hm->nkeys ? "}}}\n" : "}}\n", out);
+	}
+	for (size_t i = skip; !json && i < ng; i++) {
 		put_key(out, hm, g[i].key);
 		fputs(": ", out);
 		if (hm->bucket) {
@@ -290,14 +387,14 @@ int out_map(FILE *out, struct vm *vm, const struct host_map *hm, uint64_t top,
 			fputc('\n', out);
 		}
 	}
-	if (stats)
+	if (!json && stats)
 		fputs(ng ? "\n" : "\n\n", out);
-	else if (!ng)
+	else if (!json && !ng)
 		fputc('\n', out);
 	free(c.kv);
 	free(g);
 	free(bk);
-	return 0;
+	return rc;
 }
 
 static int by_name(const void *a, const void *b)
@@ -306,7 +403,7 @@ static int by_name(const void *a, const void *b)
 		      (*(const struct host_map *const *)b)->name);
 }
 
-int out_all_maps(FILE *out, struct vm *vm, const struct host_obj *obj)
+int out_all_maps(FILE *out, bool json, struct vm *vm, const struct host_obj *obj)
 {
 	fputs("\n\n", out);
 	const struct host_map **v = calloc((size_t)obj->nmaps + 1, sizeof(*v));
@@ -318,7 +415,7 @@ int out_all_maps(FILE *out, struct vm *vm, const struct host_obj *obj)
 		qsort(v, (size_t)obj->nmaps, sizeof(*v), by_name);
 	int rc = 0;
 	for (int i = 0; i < obj->nmaps; i++)
-		if (out_map(out, vm, v[i], 0, 0))
+		if (out_map(out, json, vm, v[i], 0, 0))
 			rc = -1;
 	free(v);
 	return rc;

@@ -39,6 +39,7 @@ struct session {
 	struct vm *vm;
 	const struct host_obj *obj;
 	FILE *out;
+	bool json;
 	bool exited;
 	int status;
 	int failed;
@@ -63,7 +64,7 @@ static int on_record(void *arg, const void *data, size_t len)
 	switch (h.kind) {
 	case HOST_REC_PRINTF:
 		if (fmt_ok && len == o->fmts[h.id].size)
-			out_printf(s->out, &o->fmts[h.id], d, len);
+			out_printf(s->out, s->json, &o->fmts[h.id], d, len);
 		break;
 	case HOST_REC_EXIT:
 		if (len >= 16)
@@ -72,7 +73,7 @@ static int on_record(void *arg, const void *data, size_t len)
 		s->status = (int)(int64_t)a1;
 		break;
 	case HOST_REC_PRINT:
-		if (map_ok && out_map(s->out, s->vm, &o->maps[h.id], a1, a2))
+		if (map_ok && out_map(s->out, s->json, s->vm, &o->maps[h.id], a1, a2))
 			s->failed = 1;
 		break;
 	case HOST_REC_CLEAR:
@@ -85,7 +86,7 @@ static int on_record(void *arg, const void *data, size_t len)
 		break;
 	case HOST_REC_TIME:
 		if (fmt_ok)
-			out_time(s->out, o->fmts[h.id].fmt);
+			out_time(s->out, s->json, o->fmts[h.id].fmt);
 		break;
 	}
 	return 0;
@@ -175,7 +176,7 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 	if (compile_host_obj(prog, o, &obj, diags))
 		return 1;
 	char err[256];
-	struct session s = { .obj = &obj, .out = out };
+	struct session s = { .obj = &obj, .out = out, .json = o->format == FMT_JSON };
 	if (vm_load(obj.elf, obj.size, &s.vm, err, sizeof(err))) {
 		diag_error_nospan(diags, "cannot load the host programs: %s", err);
 		compile_host_obj_free(&obj);
@@ -194,7 +195,7 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 	sigaction(SIGTERM, &sa, &old_term);
 	interrupted = 0;
 	if (!o->quiet)
-		fprintf(out, "Attaching %d probe%s...\n", obj.nprogs, obj.nprogs == 1 ? "" : "s");
+		out_attached(out, s.json, obj.nprogs);
 	struct timer *t = NULL;
 	int nt = make_timers(s.vm, &obj, &t);
 	if (nt < 0)
@@ -204,7 +205,7 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 	/* END sees its own records, but not a second exit() */
 	s.exited = false;
 	run_section(&s, "gpux/end", diags);
-	if (out_all_maps(out, s.vm, &obj))
+	if (out_all_maps(out, s.json, s.vm, &obj))
 		s.failed = 1;
 	fflush(out);
 	sigaction(SIGINT, &old_int, NULL);
