@@ -4,7 +4,10 @@
 #   probe_harness        the host harness (libcuda is dlopen'ed at run time)
 #   test_kernel.ptx      the trampoline-like test kernel (nvcc -rdc -ptx)
 #   cases/NAME/device.{ptx,bpf}   `gpux --emit` of each case's program
-#   apps/APP.ptx         tests/gpu/apps/APP.cu, nvcc -ptx -arch=sm_80
+#   apps/APP.ptx         nvcc -ptx -arch=sm_80 of vecadd and devfunc from
+#                        tests/rewrite/cuda (shared with the rewriter's
+#                        tests) and of tests/gpu/apps/reduce.cu (no float
+#                        atomics, so its output compares bit for bit)
 #   cases/app_*/probes.ptx        `gpux -d ptx` of an app case's program
 #   cases/app_*/rewritten.ptx     APP.ptx with those probes spliced in by
 #                        the PTX rewriter (app_rewrite), sites its counts
@@ -42,7 +45,8 @@ ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iruntime \
 	runtime/ptx_walk.c runtime/ptx_tramp.c runtime/ptx_rewrite.c \
 	-o "$out/app_rewrite"
 mkdir -p "$out/apps"
-for cu in tests/gpu/apps/*.cu; do
+for cu in tests/rewrite/cuda/vecadd.cu tests/rewrite/cuda/devfunc.cu \
+	tests/gpu/apps/reduce.cu; do
 	"$nvcc" -arch=sm_80 -ptx "$cu" -o "$out/apps/$(basename "$cu" .cu).ptx"
 done
 

@@ -360,7 +360,8 @@ static int chk_printf_gtid_lane(struct run *r)
 }
 
 
-/* --- nvcc-compiled apps through the PTX rewriter (tests/gpu/apps) --- */
+/* --- nvcc-compiled apps through the PTX rewriter (sources: see
+ * scripts/gpu_build.sh) --- */
 
 /* Kernel ids given to the rewriter (app_rewrite -i, from app.ids): set
  * apart from the default index (0, 1, 2) so a defaulted id shows. */

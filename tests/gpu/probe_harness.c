@@ -7,7 +7,7 @@
  *   probe_harness --list          name<TAB>program, one case a line
  *   probe_harness DIR [CASE...]   DIR/test_kernel.ptx, DIR/cases/NAME/device.{ptx,bpf}
  *
- * App cases (tests/gpu/apps/, name app_*) instead run an nvcc-compiled
+ * App cases (name app_*; sources in scripts/gpu_build.sh) run an nvcc-compiled
  * kernel twice on the same seeded inputs: from DIR/apps/APP.ptx as is, and
  * from DIR/cases/NAME/rewritten.ptx (the PTX rewriter's output with the
  * case's probes spliced in, by app_rewrite); the outputs must match bit
