@@ -17,58 +17,32 @@
 
 #include "dev_priv.h"
 
+struct scan_state {
+	struct lw *L;
+	bool *ctx;
+};
+
 /* Every $variable of a probe gets a stack slot; note context reads. */
+static void scan_node(struct node *n, void *arg)
+{
+	struct scan_state *st = arg;
+	struct lw *L = st->L;
+	if (n->kind == N_VAR && !dl_var_slot(L, n->u.var.name) &&
+	    L->nvars < BPF_STACK_SIZE / 8) {
+		L->vars[L->nvars].name = n->u.var.name;
+		L->vars[L->nvars].off = 8 * (L->nvars + 1);
+		L->nvars++;
+	}
+	if (n->kind == N_IDENT && n->u.ident.kind == ID_FIELD)
+		*st->ctx = true;
+	ast_visit_children(n, scan_node, st);
+}
+
 static void scan(struct lw *L, struct node *n, bool *ctx)
 {
-	for (; n; n = n->next) {
-		switch (n->kind) {
-		case N_VAR:
-			if (!dl_var_slot(L, n->u.var.name) && L->nvars < BPF_STACK_SIZE / 8) {
-				L->vars[L->nvars].name = n->u.var.name;
-				L->vars[L->nvars].off = 8 * (L->nvars + 1);
-				L->nvars++;
-			}
-			break;
-		case N_IDENT:
-			if (n->u.ident.kind == ID_FIELD)
-				*ctx = true;
-			break;
-		case N_EXPR_STMT: scan(L, n->u.expr_stmt.expr, ctx); break;
-		case N_ASSIGN:
-			scan(L, n->u.assign.target, ctx);
-			scan(L, n->u.assign.value, ctx);
-			break;
-		case N_IF:
-			scan(L, n->u.if_.cond, ctx);
-			scan(L, n->u.if_.then, ctx);
-			if (n->u.if_.els) {
-				struct node one = *n->u.if_.els;
-				one.next = NULL;
-				scan(L, &one, ctx);
-			}
-			break;
-		case N_UNROLL: scan(L, n->u.unroll.count, ctx); scan(L, n->u.unroll.body, ctx); break;
-		case N_FOR:
-			scan(L, n->u.for_.var, ctx);
-			scan(L, n->u.for_.body, ctx);
-			break;
-		case N_RETURN: scan(L, n->u.ret.value, ctx); break;
-		case N_BLOCK: scan(L, n->u.block.stmts, ctx); break;
-		case N_MAP: scan(L, n->u.map.keys, ctx); break;
-		case N_FIELD: scan(L, n->u.field.base, ctx); break;
-		case N_BINOP: scan(L, n->u.binop.lhs, ctx); scan(L, n->u.binop.rhs, ctx); break;
-		case N_UNOP: scan(L, n->u.unop.operand, ctx); break;
-		case N_TERNARY:
-			scan(L, n->u.ternary.cond, ctx);
-			scan(L, n->u.ternary.then, ctx);
-			scan(L, n->u.ternary.els, ctx);
-			break;
-		case N_CAST: scan(L, n->u.cast.operand, ctx); break;
-		case N_CALL: scan(L, n->u.call.args, ctx); break;
-		case N_INCDEC: scan(L, n->u.incdec.target, ctx); break;
-		default: break;
-		}
-	}
+	struct scan_state st = { L, ctx };
+	for (; n; n = n->next)
+		scan_node(n, &st);
 }
 
 static void attach_info(struct lw *L, struct node *p, struct dev_probe *dp)

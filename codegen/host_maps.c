@@ -55,13 +55,6 @@ static struct seen *seen_of(struct seen *s, int *n, struct map_info *mi)
 	return NULL;
 }
 
-static void walk(struct hctx *h, struct node *n, struct seen *s, int *ns);
-
-static void walk_list(struct hctx *h, struct node *n, struct seen *s, int *ns)
-{
-	for (; n; n = n->next)
-		walk(h, n, s, ns);
-}
 
 static void note_map(struct hctx *h, struct node *m, struct seen *s, int *ns)
 {
@@ -83,71 +76,47 @@ static void note_map(struct hctx *h, struct node *m, struct seen *s, int *ns)
 		}
 }
 
-static void walk(struct hctx *h, struct node *n, struct seen *s, int *ns)
+struct walk_state {
+	struct hctx *h;
+	struct seen *s;
+	int *ns;
+};
+
+/* Every map use and what it stores: string sizes, lhist bounds, and
+ * whether any call needs the event ring. */
+static void walk_node(struct node *n, void *arg)
 {
-	if (!n)
-		return;
-	switch (n->kind) {
-	case N_MAP:
+	struct walk_state *w = arg;
+	struct hctx *h = w->h;
+	struct seen *s = w->s;
+	int *ns = w->ns;
+	if (n->kind == N_MAP)
 		note_map(h, n, s, ns);
-		walk_list(h, n->u.map.keys, s, ns);
-		break;
-	case N_EXPR_STMT: walk(h, n->u.expr_stmt.expr, s, ns); break;
-	case N_ASSIGN: {
-		struct node *t = n->u.assign.target, *v = n->u.assign.value;
-		walk(h, t, s, ns);
-		walk(h, v, s, ns);
-		if (t->kind != N_MAP || !t->u.map.info)
-			break;
-		struct seen *e = seen_of(s, ns, t->u.map.info);
-		if (v->type.kind == TY_STR && hl_str_size(h, v) > e->value_str)
-			e->value_str = hl_str_size(h, v);
-		if (v->kind == N_CALL && !strcmp(v->u.call.name, "lhist") && !e->lhist)
-			e->lhist = v;
-		break;
-	}
-	case N_IF:
-		walk(h, n->u.if_.cond, s, ns);
-		walk(h, n->u.if_.then, s, ns);
-		walk(h, n->u.if_.els, s, ns);
-		break;
-	case N_UNROLL: walk(h, n->u.unroll.body, s, ns); break;
-	case N_FOR:
-		walk(h, n->u.for_.lo, s, ns);
-		walk(h, n->u.for_.hi, s, ns);
-		walk(h, n->u.for_.body, s, ns);
-		break;
-	case N_WHILE:
-		walk(h, n->u.while_.cond, s, ns);
-		walk(h, n->u.while_.body, s, ns);
-		break;
-	case N_RETURN: walk(h, n->u.ret.value, s, ns); break;
-	case N_BLOCK: walk_list(h, n->u.block.stmts, s, ns); break;
-	case N_FIELD: walk(h, n->u.field.base, s, ns); break;
-	case N_BINOP:
-		walk(h, n->u.binop.lhs, s, ns);
-		walk(h, n->u.binop.rhs, s, ns);
-		break;
-	case N_UNOP: walk(h, n->u.unop.operand, s, ns); break;
-	case N_TERNARY:
-		walk(h, n->u.ternary.cond, s, ns);
-		walk(h, n->u.ternary.then, s, ns);
-		walk(h, n->u.ternary.els, s, ns);
-		break;
-	case N_CAST: walk(h, n->u.cast.operand, s, ns); break;
-	case N_CALL: {
+	if (n->kind == N_CALL) {
 		static const char *const rec[] = { "printf", "exit", "print", "clear",
 						   "zero", "time" };
 		for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++)
 			if (!strcmp(n->u.call.name, rec[i]))
 				h->need_events = true;
-		walk_list(h, n->u.call.args, s, ns);
-		break;
 	}
-	case N_INCDEC: walk(h, n->u.incdec.target, s, ns); break;
-	default:
-		break;
-	}
+	ast_visit_children(n, walk_node, w);
+	if (n->kind != N_ASSIGN)
+		return;
+	struct node *t = n->u.assign.target, *v = n->u.assign.value;
+	if (t->kind != N_MAP || !t->u.map.info)
+		return;
+	struct seen *e = seen_of(s, ns, t->u.map.info);
+	if (v->type.kind == TY_STR && hl_str_size(h, v) > e->value_str)
+		e->value_str = hl_str_size(h, v);
+	if (v->kind == N_CALL && !strcmp(v->u.call.name, "lhist") && !e->lhist)
+		e->lhist = v;
+}
+
+static void walk(struct hctx *h, struct node *n, struct seen *s, int *ns)
+{
+	struct walk_state w = { h, s, ns };
+	if (n)
+		walk_node(n, &w);
 }
 
 static LLVMValueRef map_global(struct hctx *h, const char *sym,

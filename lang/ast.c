@@ -58,3 +58,68 @@ const char *op_str(int op)
 	default: return "?";
 	}
 }
+
+static void visit_list(struct node *n, ast_visit_fn fn, void *arg)
+{
+	for (; n; n = n->next)
+		fn(n, arg);
+}
+
+void ast_visit_children(struct node *n, ast_visit_fn fn, void *arg)
+{
+	switch (n->kind) {
+	case N_PROBE:
+		visit_list(n->u.probe.attach, fn, arg);
+		if (n->u.probe.pred)
+			fn(n->u.probe.pred, arg);
+		fn(n->u.probe.body, arg);
+		break;
+	case N_EXPR_STMT: fn(n->u.expr_stmt.expr, arg); break;
+	case N_ASSIGN:
+		fn(n->u.assign.target, arg);
+		fn(n->u.assign.value, arg);
+		break;
+	case N_IF:
+		fn(n->u.if_.cond, arg);
+		fn(n->u.if_.then, arg);
+		if (n->u.if_.els)
+			fn(n->u.if_.els, arg);
+		break;
+	case N_UNROLL:
+		fn(n->u.unroll.count, arg);
+		fn(n->u.unroll.body, arg);
+		break;
+	case N_FOR:
+		fn(n->u.for_.var, arg);
+		fn(n->u.for_.lo, arg);
+		fn(n->u.for_.hi, arg);
+		fn(n->u.for_.body, arg);
+		break;
+	case N_WHILE:
+		fn(n->u.while_.cond, arg);
+		fn(n->u.while_.body, arg);
+		break;
+	case N_RETURN:
+		if (n->u.ret.value)
+			fn(n->u.ret.value, arg);
+		break;
+	case N_BLOCK: visit_list(n->u.block.stmts, fn, arg); break;
+	case N_MAP: visit_list(n->u.map.keys, fn, arg); break;
+	case N_FIELD: fn(n->u.field.base, arg); break;
+	case N_BINOP:
+		fn(n->u.binop.lhs, arg);
+		fn(n->u.binop.rhs, arg);
+		break;
+	case N_UNOP: fn(n->u.unop.operand, arg); break;
+	case N_TERNARY:
+		fn(n->u.ternary.cond, arg);
+		fn(n->u.ternary.then, arg);
+		fn(n->u.ternary.els, arg);
+		break;
+	case N_CAST: fn(n->u.cast.operand, arg); break;
+	case N_CALL: visit_list(n->u.call.args, fn, arg); break;
+	case N_INCDEC: fn(n->u.incdec.target, arg); break;
+	default: /* leaves */
+		break;
+	}
+}

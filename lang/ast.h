@@ -150,4 +150,10 @@ struct node *ast_append(struct node *a, struct node *b);
 int ast_count(const struct node *list);
 const char *op_str(int op);
 
+/* Call fn on each direct child of n, in source order (list members one by
+ * one). Passes that only need to reach every node recurse through it
+ * instead of spelling out every node kind again. */
+typedef void (*ast_visit_fn)(struct node *child, void *arg);
+void ast_visit_children(struct node *n, ast_visit_fn fn, void *arg);
+
 #endif
