@@ -115,6 +115,8 @@ static int builtin(struct ptx_fn *f, int i)
 		break;
 	case DB_NSECS:
 		ptx_line(f, "mov.u64 %%r0, %%globaltimer;");
+		ptx_line(f, "ld.global.u64 %%t0, [gpux_clock_off];");
+		ptx_line(f, "sub.u64 %%r0, %%r0, %%t0;");
 		break;
 	case DB_CYCLES:
 		ptx_line(f, "mov.u64 %%r0, %%clock64;");

@@ -57,7 +57,10 @@ void ptx_jit_module_header(FILE *out, const char *version, const char *target,
 			fprintf(out, "%s.param .b64 gpux_a%d", a ? ", " : "", a);
 		fputs(");\n", out);
 	}
-	fputc('\n', out);
+	/* nsecs = %globaltimer - gpux_clock_off: the runtime stores the
+	 * offset that puts device times on the host's CLOCK_MONOTONIC. */
+	fprintf(out, "%s .global .align 8 .u64 gpux_clock_off%s;\n\n", linkage,
+		link == PTX_LINK_EXTERN ? "" : " = 0");
 }
 
 void ptx_jit_map_decls(FILE *out, const struct dev_prog *prog,

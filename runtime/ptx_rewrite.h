@@ -72,6 +72,9 @@ struct ptx_rewrite_in {
 	/* ctx.kernel_id for a function (kernels and device functions);
 	 * NULL: its index among the module's function definitions. */
 	uint32_t (*func_id)(void *arg, const char *name, bool is_kernel);
+	/* Whether probe p applies to the function named name; NULL: p->glob
+	 * on the PTX name. (The runtime also tries demangled names.) */
+	bool (*match)(void *arg, const struct ptx_probe *p, const char *name);
 	void *arg;
 	size_t max_out;
 };

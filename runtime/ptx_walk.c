@@ -91,7 +91,8 @@ static int begin_fn(struct rw *rw, char *name, bool is_kernel)
 		 * functions; exits and accesses wherever they are. */
 		if (entry_exit && (p->kind == PTX_SITE_KERNEL_ENTRY) != is_kernel)
 			continue;
-		if (p->glob && !ptx_glob(p->glob, name))
+		if (rw->in->match ? !rw->in->match(rw->in->arg, p, name)
+				  : p->glob && !ptx_glob(p->glob, name))
 			continue;
 		fn->probes[p->kind][fn->nprobes[p->kind]++] = i;
 	}

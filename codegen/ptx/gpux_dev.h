@@ -65,16 +65,25 @@ struct gpux_ring {
 	uint64_t size;
 	uint64_t head;
 	uint64_t tail;
-	uint64_t drops; /* records lost to a full ring */
-	uint64_t reserved[3];
+	uint64_t drops;    /* records lost to a full ring */
+	/* Where the host keeps tail when data is host memory mapped into
+	 * the device (the runtime's rings): writers read it there; 0 means
+	 * the tail field above. */
+	uint64_t tail_ptr;
+	uint64_t reserved[2];
 };
 
-/* The module's control block, `gpux_ctl` in the helper library's PTX. */
+/* The module's control block, `gpux_ctl` in the helper library's PTX.
+ * The runtime points every module of a context at one ring (ring_ptr)
+ * and one host-visible exit word (exit_ptr); a test harness may use the
+ * inline ring and exit word instead (both pointers 0). */
 struct gpux_ctl {
-	uint32_t exit;  /* set by exit(); the host polls it */
+	uint32_t exit;     /* set by exit(); the host polls it */
 	uint32_t flags;
-	uint64_t reserved;
+	uint64_t exit_ptr; /* u32 in mapped host memory, set by exit() too */
 	struct gpux_ring ring;
+	uint64_t ring_ptr; /* a struct gpux_ring to use instead of ring */
+	uint64_t reserved[7];
 };
 
 #ifdef __cplusplus
@@ -86,5 +95,6 @@ GPUX_STATIC_ASSERT(sizeof(struct gpux_map_desc) == GPUX_MAP_DESC_SIZE,
 		   "map descriptor layout");
 GPUX_STATIC_ASSERT(sizeof(struct gpux_rec_hdr) == 16, "record header layout");
 GPUX_STATIC_ASSERT(sizeof(struct gpux_ring) == 64, "ring layout");
+GPUX_STATIC_ASSERT(sizeof(struct gpux_ctl) == 144, "control block layout");
 
 #endif

@@ -333,8 +333,10 @@ static __device__ u64 ring_reserve(struct gpux_ring *r, u64 len)
 	if (!r->data)
 		return ~0ull;
 	u64 head = *(volatile u64 *)&r->head;
+	const volatile u64 *tailp = r->tail_ptr ? (const volatile u64 *)r->tail_ptr
+						: (const volatile u64 *)&r->tail;
 	for (;;) {
-		u64 tail = *(volatile u64 *)&r->tail;
+		u64 tail = *tailp;
 		if (head + len - tail > r->size) {
 			atomicAdd((u64 *)&r->drops, 1ull);
 			return ~0ull;
@@ -350,7 +352,8 @@ static __device__ u64 ring_reserve(struct gpux_ring *r, u64 len)
  * arguments at its rank, the leader publishes the header. */
 HELPER gpux_h_printf(u64 fmt, u64 args, u64 size)
 {
-	struct gpux_ring *r = &gpux_ctl.ring;
+	struct gpux_ring *r = gpux_ctl.ring_ptr ? (struct gpux_ring *)gpux_ctl.ring_ptr
+						: &gpux_ctl.ring;
 	unsigned active = __activemask(), lane = lane_id();
 	unsigned leader = lowest(active);
 	u64 payload = (u64)__popc(active) * size;
@@ -366,9 +369,12 @@ HELPER gpux_h_printf(u64 fmt, u64 args, u64 size)
 	u64 wrap = r->size - 1;
 	u64 at = off + sizeof(struct gpux_rec_hdr) +
 		 (u64)__popc(active & lanemask_lt()) * size;
-	const unsigned char *src = (const unsigned char *)args;
-	for (u64 i = 0; i < size; i++)
-		data[(at + i) & wrap] = src[i];
+	/* size and at are multiples of 8 (8-byte argument words, 16-byte
+	 * records): whole words, a quarter of the stores over PCIe when
+	 * the ring is host memory. */
+	const u64 *src = (const u64 *)args;
+	for (u64 i = 0; i < size / 8; i++)
+		*(u64 *)(data + ((at + 8 * i) & wrap)) = src[i];
 	__syncwarp(active);
 	if (lane == leader) {
 		/* Records are 16-aligned in a power-of-two ring, so the
@@ -377,15 +383,31 @@ HELPER gpux_h_printf(u64 fmt, u64 args, u64 size)
 		h->fmt = (uint32_t)fmt;
 		h->mask = active;
 		h->arg_size = (uint32_t)size;
-		__threadfence();
-		atomicExch(&h->len, (uint32_t)len);
+		/* system scope: the reader may be the host */
+		__threadfence_system();
+		*(volatile uint32_t *)&h->len = (uint32_t)len;
 	}
 	return 0;
 }
 
 HELPER gpux_h_exit(void)
 {
-	if (lane_id() == lowest(__activemask()))
+	if (lane_id() == lowest(__activemask())) {
 		atomicExch(&gpux_ctl.exit, 1u);
+		if (gpux_ctl.exit_ptr) {
+			*(volatile uint32_t *)gpux_ctl.exit_ptr = 1u;
+			__threadfence_system();
+		}
+	}
 	return 0;
+}
+
+/* The runtime's clock calibration: one thread reads the global timer
+ * into host memory, between two CLOCK_MONOTONIC reads on the host. */
+extern "C" __global__ void gpux_clock_sample(unsigned long long *out)
+{
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	*(volatile unsigned long long *)out = t;
+	__threadfence_system();
 }

@@ -1,0 +1,81 @@
+/* Session segment layout (session.h), shared by gpux and libgpux-rt.so. */
+#include "session.h"
+
+#include <string.h>
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+uint64_t gpux_sess_area_size(const struct gpux_sess_map *m)
+{
+	uint64_t n = m->max_entries;
+	return sizeof(struct gpux_sess_map_area) + align_up(n * 4, 8) +
+	       n * m->key_size + n * m->value_size;
+}
+
+/* Offsets of everything for spec; returns the total size. */
+static uint64_t layout(const struct gpux_sess_spec *spec, struct gpux_sess_hdr *h)
+{
+	uint64_t at = align_up(sizeof(*h), 64);
+	h->probes_off = at;
+	at = align_up(at + (uint64_t)spec->nprobes * sizeof(struct gpux_sess_probe), 64);
+	h->maps_off = at;
+	at = align_up(at + (uint64_t)spec->nmaps * sizeof(struct gpux_sess_map), 64);
+	h->ptx_off = at;
+	at = align_up(at + spec->ptx_len + 1, 64);
+	h->names_off = at;
+	at = align_up(at + (uint64_t)GPUX_SESS_MAX_NAMES * sizeof(struct gpux_sess_name), 4096);
+	h->slots_off = at;
+	uint64_t slot = align_up(sizeof(struct gpux_sess_slot), 64) + GPUX_SESS_RING_SIZE;
+	for (uint32_t i = 0; i < spec->nmaps; i++)
+		slot += align_up(gpux_sess_area_size(&spec->maps[i]), 64);
+	h->slot_size = align_up(slot, 4096);
+	h->nslots = GPUX_SESS_MAX_SLOTS;
+	return at + h->slot_size * h->nslots;
+}
+
+uint64_t gpux_sess_size(const struct gpux_sess_spec *spec)
+{
+	struct gpux_sess_hdr h;
+	return layout(spec, &h);
+}
+
+void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec)
+{
+	struct gpux_sess_hdr *h = seg;
+	h->size = layout(spec, h);
+	h->magic = GPUX_SESS_MAGIC;
+	h->version = GPUX_SESS_VERSION;
+	h->nprobes = spec->nprobes;
+	h->nmaps = spec->nmaps;
+	h->ring_size = GPUX_SESS_RING_SIZE;
+	h->ptx_len = spec->ptx_len;
+	if (spec->nprobes)
+		memcpy(gpux_sess_probes(h), spec->probes,
+		       spec->nprobes * sizeof(struct gpux_sess_probe));
+	struct gpux_sess_map *maps = gpux_sess_maps(h);
+	uint64_t at = align_up(sizeof(struct gpux_sess_slot), 64) + GPUX_SESS_RING_SIZE;
+	for (uint32_t i = 0; i < spec->nmaps; i++) {
+		maps[i] = spec->maps[i];
+		maps[i].area_off = at;
+		maps[i].area_size = gpux_sess_area_size(&maps[i]);
+		at += align_up(maps[i].area_size, 64);
+	}
+	if (spec->ptx_len)
+		memcpy((char *)h + h->ptx_off, spec->ptx, spec->ptx_len);
+	for (uint32_t i = 0; i < h->nslots; i++)
+		gpux_sess_slot_at(h, i)->ring_off = align_up(sizeof(struct gpux_sess_slot), 64);
+}
+
+int gpux_sess_check(const void *seg, uint64_t len)
+{
+	const struct gpux_sess_hdr *h = seg;
+	if (len < sizeof(*h) || h->magic != GPUX_SESS_MAGIC ||
+	    h->version != GPUX_SESS_VERSION || h->size > len)
+		return -1;
+	if (h->slots_off + h->slot_size * h->nslots > len || h->ptx_off + h->ptx_len >= len)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,184 @@
+/* The session segment: one shared memory file (memfd) written by the
+ * controller (gpux) and mapped by the device runtime (libgpux-rt.so) in
+ * every traced process. The controller fills the read-only part (probe
+ * PTX, probe table, map table) before it starts the program; each CUDA
+ * context of each process claims a slot and publishes its map snapshots
+ * and printf records there. Plain fixed-width C so both sides agree.
+ *
+ *   [hdr][probes][maps][ptx][names][slot 0][slot 1]...
+ *
+ * A slot is [gpux_sess_slot][event ring][map 0 area][map 1 area]...; a
+ * map area is gpux_sess_map_area followed by the raw copy of the device
+ * table: u32 state[max_entries] (padded to 8), keys, values
+ * (codegen/ptx/gpux_dev.h). The runtime finds the segment through the
+ * environment: GPUX_SESSION_FD=<fd> (inherited, mapped MAP_SHARED). */
+#ifndef GPUX_SESSION_H
+#define GPUX_SESSION_H
+
+#include <stdint.h>
+
+#define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
+#define GPUX_SESS_VERSION 1
+#define GPUX_SESS_ENV "GPUX_SESSION_FD"
+#define GPUX_SESS_MAX_SLOTS 16
+#define GPUX_SESS_MAX_NAMES 4096
+#define GPUX_SESS_NAME_LEN 248
+#define GPUX_SESS_RING_SIZE (1u << 20) /* per slot, a power of two */
+
+/* Header flags (hdr.flags), set by the controller. */
+#define GPUX_SESS_VERBOSE 1u /* the runtime reports each module it patches */
+
+struct gpux_sess_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t flags;
+	uint64_t size;        /* bytes of the whole segment */
+	uint64_t probes_off;  /* struct gpux_sess_probe[nprobes] */
+	uint64_t maps_off;    /* struct gpux_sess_map[nmaps] */
+	uint64_t ptx_off;     /* the probe module, NUL-terminated */
+	uint64_t names_off;   /* struct gpux_sess_name[GPUX_SESS_MAX_NAMES] */
+	uint64_t slots_off;   /* slot i at slots_off + i * slot_size */
+	uint64_t slot_size;
+	uint64_t ptx_len;
+	uint32_t nprobes;
+	uint32_t nmaps;
+	uint32_t nslots;      /* GPUX_SESS_MAX_SLOTS */
+	uint32_t ring_size;   /* event ring bytes per slot */
+	/* Written by the runtimes, read by the controller. */
+	uint32_t slots_used;  /* slots claimed (atomic fetch-add) */
+	uint32_t names_used;  /* names claimed (atomic fetch-add) */
+	uint32_t exit;        /* a device exit() was seen */
+	uint32_t pad0;
+	/* Written by the controller. */
+	uint32_t snap_req;    /* bumped to ask every slot for a snapshot */
+	uint32_t stop;        /* the controller is leaving: stop probing */
+	uint64_t reserved[6];
+};
+
+/* One probe site set: a JIT'ed probe function called at every site of
+ * one kind (enum ptx_site_kind, runtime/ptx_rewrite.h) in the functions
+ * whose PTX name matches glob ("" matches all). */
+struct gpux_sess_probe {
+	uint32_t site;
+	uint32_t pad;
+	char glob[184];
+	char func[64];
+};
+
+/* A device map as codegen laid it out (struct dev_map). area_off is the
+ * offset of its area inside a slot. */
+struct gpux_sess_map {
+	uint32_t key_size, value_size, max_entries, agg;
+	int64_t lhist_min, lhist_step;
+	uint64_t area_off;
+	uint64_t area_size;
+};
+
+/* The runtime's snapshot of one device map, followed by the table. */
+struct gpux_sess_map_area {
+	uint64_t drops;   /* the descriptor's drop counter */
+	uint64_t pad;
+};
+
+/* Function names, for kernel ids: the id a rewritten function passes as
+ * ctx.kernel_id is its index here. ready is set (release) after name. */
+struct gpux_sess_name {
+	uint32_t ready;
+	uint32_t pid;
+	char name[GPUX_SESS_NAME_LEN];
+};
+
+enum gpux_slot_state {
+	GPUX_SLOT_FREE = 0,
+	GPUX_SLOT_LIVE = 1,  /* a context of a process is traced */
+	GPUX_SLOT_DONE = 2,  /* its final snapshot is written */
+};
+
+/* Per (process, CUDA context). seq is a seqlock over the map areas:
+ * odd while the runtime writes a snapshot. The event ring carries the
+ * device's printf records verbatim (struct gpux_rec_hdr + payload,
+ * GPUX_REC_ALIGN-aligned, never straddling the end: a record that would
+ * is preceded by a filler record with fmt = GPUX_SESS_FILLER). head and
+ * tail count bytes ever written and consumed. */
+struct gpux_sess_slot {
+	uint32_t state;
+	uint32_t pid;
+	uint32_t seq;
+	uint32_t device;       /* CUDA device ordinal */
+	uint64_t snapshots;    /* snapshots written */
+	uint64_t ring_head;    /* written by the runtime */
+	uint64_t ring_tail;    /* written by the controller */
+	uint64_t ring_drops;   /* records lost: device ring full + this ring full */
+	uint64_t launches;     /* launches of instrumented kernels */
+	uint64_t modules;      /* modules patched */
+	uint64_t ring_off;     /* from the slot's start */
+	uint64_t reserved[7];
+};
+
+#define GPUX_SESS_FILLER 0xffffffffu
+
+
+
+/* ---- helpers shared by the controller and the runtime (session.c) ---- */
+#include <stddef.h>
+
+struct gpux_sess_spec {
+	const struct gpux_sess_probe *probes;
+	uint32_t nprobes;
+	const struct gpux_sess_map *maps; /* area_off/area_size are computed */
+	uint32_t nmaps;
+	const char *ptx;
+	size_t ptx_len;
+};
+
+/* Bytes a map's area takes: header, state words (padded to 8), keys,
+ * values. */
+uint64_t gpux_sess_area_size(const struct gpux_sess_map *m);
+/* The segment's total size for spec. */
+uint64_t gpux_sess_size(const struct gpux_sess_spec *spec);
+/* Lays out and fills a zeroed segment of gpux_sess_size(spec) bytes. */
+void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec);
+/* Checks a mapped segment of len bytes: 0, or -1 if it is not one. */
+int gpux_sess_check(const void *seg, uint64_t len);
+
+static inline struct gpux_sess_slot *gpux_sess_slot_at(struct gpux_sess_hdr *h, uint32_t i)
+{
+	return (struct gpux_sess_slot *)((char *)h + h->slots_off + (uint64_t)i * h->slot_size);
+}
+static inline struct gpux_sess_map *gpux_sess_maps(struct gpux_sess_hdr *h)
+{
+	return (struct gpux_sess_map *)((char *)h + h->maps_off);
+}
+static inline struct gpux_sess_probe *gpux_sess_probes(struct gpux_sess_hdr *h)
+{
+	return (struct gpux_sess_probe *)((char *)h + h->probes_off);
+}
+static inline struct gpux_sess_name *gpux_sess_names(struct gpux_sess_hdr *h)
+{
+	return (struct gpux_sess_name *)((char *)h + h->names_off);
+}
+static inline struct gpux_sess_map_area *gpux_sess_area(struct gpux_sess_hdr *h,
+							struct gpux_sess_slot *s, uint32_t map)
+{
+	return (struct gpux_sess_map_area *)((char *)s + gpux_sess_maps(h)[map].area_off);
+}
+static inline unsigned char *gpux_sess_ring(struct gpux_sess_slot *s)
+{
+	return (unsigned char *)s + s->ring_off;
+}
+/* The table parts of an area: state words, keys, values. */
+static inline uint32_t *gpux_area_state(struct gpux_sess_map_area *a)
+{
+	return (uint32_t *)(a + 1);
+}
+static inline unsigned char *gpux_area_keys(struct gpux_sess_map_area *a,
+					    const struct gpux_sess_map *m)
+{
+	return (unsigned char *)(a + 1) + (((uint64_t)m->max_entries * 4 + 7) & ~7ull);
+}
+static inline unsigned char *gpux_area_values(struct gpux_sess_map_area *a,
+					      const struct gpux_sess_map *m)
+{
+	return gpux_area_keys(a, m) + (uint64_t)m->max_entries * m->key_size;
+}
+#endif
