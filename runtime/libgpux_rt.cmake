@@ -1,0 +1,31 @@
+# libgpux-rt.so: the device runtime preloaded into traced CUDA programs
+# (rt.h). Links the fatbin reader, the PTX rewriter and the session
+# layout; no LLVM, no libelf. Only cuda.h is needed to build it: libcuda
+# is the program's own, found at run time.
+find_path(GPUX_CUDA_INCLUDE cuda.h
+  HINTS /usr/local/cuda/include ENV CUDA_HOME PATH_SUFFIXES include)
+if(GPUX_CUDA_INCLUDE)
+  add_library(gpux-rt SHARED
+    ${CMAKE_CURRENT_LIST_DIR}/rt_cuda.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_session.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_image.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_ctx.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_snap.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_drain.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_interpose.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_entry.c)
+  target_include_directories(gpux-rt PRIVATE ${GPUX_CUDA_INCLUDE}
+                             ${CMAKE_CURRENT_LIST_DIR})
+  target_link_libraries(gpux-rt PRIVATE gpux_rewrite gpux_fatbin gpux_session
+                        Threads::Threads ${CMAKE_DL_LIBS})
+  # libgpux-rt.so next to gpux, where the controller looks for it
+  set_target_properties(gpux-rt PROPERTIES
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/cli
+    C_VISIBILITY_PRESET default)
+  target_link_options(gpux-rt PRIVATE -Wl,--no-undefined
+    -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/libgpux_rt.map)
+  set_target_properties(gpux-rt PROPERTIES LINK_DEPENDS
+    ${CMAKE_CURRENT_LIST_DIR}/libgpux_rt.map)
+else()
+  message(WARNING "cuda.h not found: libgpux-rt.so (the device runtime) is not built")
+endif()

@@ -1,0 +1,120 @@
+/* libgpux-rt.so internals: the device runtime preloaded into a traced
+ * CUDA program (DESIGN.md sections 4-6). Pieces:
+ *   rt_cuda.c      the real driver entry points and the real dlsym
+ *   rt_interpose.c dlsym, cuGetProcAddress and the exported driver
+ *                  functions that lead every module load here
+ *   rt_image.c     a loaded image -> the PTX to load instead (fatbin and
+ *                  PTX parsing, probe matching, rewriting, cache)
+ *   rt_ctx.c       per CUDA context: slot, map storage, ring, clock,
+ *                  descriptors of each patched module, snapshots
+ *   rt_drain.c     the thread that forwards printf records, publishes
+ *                  snapshots and notices exit()
+ *   rt_session.c   the session segment, kernel names, messages
+ * Library code: no exit(), nothing printed unless something is wrong. */
+#ifndef GPUX_RT_H
+#define GPUX_RT_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session.h"
+
+/* ---- rt_cuda.c ---- */
+struct rt_cu {
+	CUresult (*GetErrorString)(CUresult, const char **);
+	CUresult (*CtxGetCurrent)(CUcontext *);
+	CUresult (*CtxSetCurrent)(CUcontext);
+	CUresult (*CtxGetDevice)(CUdevice *);
+	CUresult (*CtxSynchronize)(void);
+	CUresult (*DeviceGet)(CUdevice *, int);
+	CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+	CUresult (*DevicePrimaryCtxGetState)(CUdevice, unsigned *, int *);
+	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+	CUresult (*MemFree)(CUdeviceptr);
+	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
+	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+	CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+	CUresult (*MemHostAlloc)(void **, size_t, unsigned);
+	CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+	CUresult (*MemFreeHost)(void *);
+	CUresult (*StreamCreate)(CUstream *, unsigned);
+	CUresult (*StreamDestroy)(CUstream);
+	CUresult (*StreamSynchronize)(CUstream);
+	CUresult (*ModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule, const char *);
+	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+	CUresult (*LibraryGetGlobal)(CUdeviceptr *, size_t *, CUlibrary, const char *);
+	CUresult (*LibraryGetKernel)(CUkernel *, CUlibrary, const char *);
+	CUresult (*KernelGetFunction)(CUfunction *, CUkernel);
+	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+				 unsigned, unsigned, unsigned, CUstream, void **, void **);
+};
+
+/* Resolved on first need; false if libcuda is not loaded (or too old). */
+bool rt_cu_ready(void);
+extern struct rt_cu rt_cu;
+/* The C library's dlsym, for every lookup of our own. */
+void *rt_real_dlsym(void *handle, const char *name);
+/* libcuda's own NAME (dlopen'ed by the program already), or NULL. */
+void *rt_cuda_sym(const char *name);
+const char *rt_cu_err(CUresult rc);
+
+/* ---- rt_session.c ---- */
+/* The mapped segment, or NULL when this process is not traced. */
+struct gpux_sess_hdr *rt_sess(void);
+/* The id of a function for ctx.kernel_id: its index in the segment's
+ * name table (registered once per process). */
+uint32_t rt_name_id(const char *ptx_name);
+/* GPUX_RT_TRACE=1: every hooked call is logged (debugging). */
+bool rt_tracing(void);
+#define RT_TRACE(...) do { if (rt_tracing()) rt_warn(__VA_ARGS__); } while (0)
+/* "gpux: ..." on stderr. */
+void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Demangled name into buf (the PTX name itself if not mangled). */
+const char *rt_demangle(const char *name, char *buf, size_t len);
+/* Whether probe glob matches a function: its PTX name, its demangled
+ * name, or the demangled name without parameters and return type. */
+bool rt_glob_matches(const char *glob, const char *ptx_name);
+
+/* ---- rt_image.c ---- */
+enum rt_img_kind { RT_IMG_PTX, RT_IMG_FATBIN, RT_IMG_ELF, RT_IMG_UNKNOWN };
+/* What to load in place of image: NULL to load image untouched (nothing
+ * to probe, or it cannot be instrumented: reported once). The result
+ * stays valid for the life of the process. size: bytes if known, else 0. */
+const char *rt_image_patch(const void *image, size_t size);
+/* Whether a pointer is PTX text we produced. */
+bool rt_image_is_ours(const void *p);
+
+/* ---- rt_ctx.c ---- */
+/* A module (or library) now loaded from patched PTX, or an ELF image
+ * that may hold our globals: set up its maps and control block in the
+ * current context. Quiet when the module is not ours. */
+void rt_module_loaded(CUmodule mod);
+void rt_library_loaded(CUlibrary lib);
+void rt_module_unloaded(CUmodule mod);
+void rt_library_unloaded(CUlibrary lib);
+/* A launch in the current context: libraries load lazily per context,
+ * so the first launch in a new context sets them up there. */
+void rt_launch_seen(void);
+/* Before a context goes away: the final snapshot. dev >= 0: the primary
+ * context of that device; ctx otherwise. */
+void rt_ctx_ending(CUcontext ctx, int dev);
+/* After a primary context release or reset: forget it if it is gone. */
+void rt_ctx_ended(int dev);
+/* Snapshots of every live context (final: after a context sync) and
+ * the ring forwarding; used by the drain thread and at exit. */
+void rt_ctx_poll(bool snapshot, bool final);
+/* At exit and after fork. */
+void rt_ctx_shutdown(void);
+void rt_ctx_forget(void);
+
+/* ---- rt_drain.c ---- */
+void rt_drain_start(void);
+void rt_drain_stop(void);
+
+/* One lock for loading, setup and snapshots (never on the launch path). */
+extern pthread_mutex_t rt_lock;
+
+#endif

@@ -1,0 +1,301 @@
+/* Per CUDA context: the session slot, device map storage laid out like
+ * the slot's map areas (one copy makes a snapshot), the printf ring in
+ * mapped host memory, the clock offset, and the patched modules whose
+ * descriptors point at all that. Called with rt_lock held. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "rt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../codegen/ptx/gpux_dev.h"
+
+#include "rt_ctx_priv.h"
+
+struct rt_ctx ctxs[MAX_CTX];
+int nctx;
+static bool atexit_done;
+
+
+static void shutdown_hook(void)
+{
+	rt_drain_stop();
+	pthread_mutex_lock(&rt_lock);
+	rt_ctx_shutdown();
+	pthread_mutex_unlock(&rt_lock);
+}
+
+static bool ok(CUresult rc, const char *what)
+{
+	if (rc == CUDA_SUCCESS)
+		return true;
+	rt_warn("%s failed: %s", what, rt_cu_err(rc));
+	return false;
+}
+
+static struct rt_ctx *find(CUcontext c)
+{
+	for (int i = 0; i < nctx; i++)
+		if (ctxs[i].ctx == c && !ctxs[i].dead)
+			return &ctxs[i];
+	return NULL;
+}
+
+static bool alloc_ctx(struct rt_ctx *x)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	struct gpux_sess_map *maps = gpux_sess_maps(h);
+	if (h->nmaps) {
+		x->base = maps[0].area_off;
+		x->size = maps[h->nmaps - 1].area_off + maps[h->nmaps - 1].area_size - x->base;
+		if (!ok(rt_cu.MemAlloc(&x->store, x->size), "allocating device maps") ||
+		    !ok(rt_cu.MemsetD8(x->store, 0, x->size), "clearing device maps") ||
+		    !ok(rt_cu.MemHostAlloc(&x->staging, x->size, 0), "allocating map staging"))
+			return false;
+	}
+	size_t hsize = HOSTCTL + RING_SIZE;
+	if (!ok(rt_cu.MemHostAlloc((void **)&x->host, hsize,
+				   CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+		"allocating the printf ring"))
+		return false;
+	memset(x->host, 0, hsize);
+	if (!ok(rt_cu.MemHostGetDevicePointer(&x->host_dev, x->host, 0), "mapping the ring"))
+		return false;
+	struct gpux_ring r = { .data = x->host_dev + HOSTCTL, .size = RING_SIZE,
+			       .tail_ptr = x->host_dev + H_TAIL };
+	return ok(rt_cu.MemAlloc(&x->ring_hdr, sizeof(r)), "allocating the ring header") &&
+	       ok(rt_cu.MemcpyHtoD(x->ring_hdr, &r, sizeof(r)), "writing the ring header") &&
+	       ok(rt_cu.StreamCreate(&x->stream, CU_STREAM_NON_BLOCKING), "creating a stream");
+}
+
+static struct rt_ctx *current(void)
+{
+	CUcontext c = NULL;
+	if (rt_cu.CtxGetCurrent(&c) != CUDA_SUCCESS || !c)
+		return NULL;
+	struct rt_ctx *x = find(c);
+	if (x)
+		return x;
+	struct gpux_sess_hdr *h = rt_sess();
+	if (nctx == MAX_CTX)
+		return NULL;
+	uint32_t idx = __atomic_fetch_add(&h->slots_used, 1, __ATOMIC_ACQ_REL);
+	if (idx >= h->nslots) {
+		rt_warn("no session slot left for another CUDA context (%u in use); "
+			"its kernels run untouched", h->nslots);
+		return NULL;
+	}
+	x = &ctxs[nctx];
+	memset(x, 0, sizeof(*x));
+	x->ctx = c;
+	CUdevice dev = 0;
+	rt_cu.CtxGetDevice(&dev);
+	x->device = dev;
+	if (!alloc_ctx(x)) {
+		x->dead = true; /* the slot stays FREE: the controller ignores it */
+		return NULL;
+	}
+	x->slot = gpux_sess_slot_at(h, idx);
+	x->slot->pid = (uint32_t)getpid();
+	x->slot->device = (uint32_t)dev;
+	__atomic_store_n(&x->slot->state, GPUX_SLOT_LIVE, __ATOMIC_RELEASE);
+	nctx++;
+	if (!atexit_done) {
+		/* registered after cudart's own handler, so it runs first,
+		 * while the driver still works */
+		atexit(shutdown_hook);
+		atexit_done = true;
+		rt_drain_start();
+	}
+	return x;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Device %globaltimer minus host CLOCK_MONOTONIC: the best of a few
+ * one-thread launches, each bracketed by host clock reads. */
+static void calibrate(struct rt_ctx *x, CUfunction f)
+{
+	CUdeviceptr out = x->host_dev + H_CLOCK;
+	volatile uint64_t *g = (volatile uint64_t *)(x->host + H_CLOCK);
+	void *args[] = { &out };
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		*g = 0;
+		uint64_t t0 = mono_ns();
+		if (rt_cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, x->stream, args, NULL) ||
+		    rt_cu.StreamSynchronize(x->stream))
+			return;
+		uint64_t t1 = mono_ns();
+		if (*g && t1 - t0 < best) {
+			best = t1 - t0;
+			x->clock_off = (int64_t)(*g - (t0 + (t1 - t0) / 2));
+		}
+	}
+	x->clock_done = best != UINT64_MAX;
+}
+
+typedef CUresult (*global_fn)(CUdeviceptr *, size_t *, void *, const char *);
+
+/* Points one module's descriptors, control block and clock at x. */
+static bool setup(struct rt_ctx *x, void *handle, global_fn get)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	struct gpux_sess_map *maps = gpux_sess_maps(h);
+	CUdeviceptr d;
+	size_t sz;
+	if (get(&d, &sz, handle, "gpux_ctl") != CUDA_SUCCESS || sz != sizeof(struct gpux_ctl))
+		return false;
+	struct gpux_ctl ctl = { .exit_ptr = x->host_dev + H_EXIT, .ring_ptr = x->ring_hdr };
+	if (!ok(rt_cu.MemcpyHtoD(d, &ctl, sizeof(ctl)), "writing the control block"))
+		return false;
+	for (uint32_t i = 0; i < h->nmaps; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "gpux_map_%u", i);
+		if (get(&d, &sz, handle, name) != CUDA_SUCCESS || sz != GPUX_MAP_DESC_SIZE) {
+			rt_warn("a patched module lacks %s", name);
+			return false;
+		}
+		struct gpux_sess_map *m = &maps[i];
+		CUdeviceptr area = x->store + (m->area_off - x->base) +
+				   sizeof(struct gpux_sess_map_area);
+		struct gpux_map_desc desc = {
+			.state = area,
+			.keys = area + (((uint64_t)m->max_entries * 4 + 7) & ~7ull),
+			.key_size = m->key_size, .value_size = m->value_size,
+			.max_entries = m->max_entries, .kind = GPUX_MAP_HASH,
+			.lhist_min = m->lhist_min, .lhist_step = m->lhist_step,
+		};
+		desc.values = desc.keys + (uint64_t)m->max_entries * m->key_size;
+		if (!ok(rt_cu.MemcpyHtoD(d, &desc, sizeof(desc)), "writing a map descriptor"))
+			return false;
+	}
+	if (get(&d, &sz, handle, "gpux_clock_off") == CUDA_SUCCESS && sz == 8)
+		ok(rt_cu.MemcpyHtoD(d, &x->clock_off, 8), "writing the clock offset");
+	return true;
+}
+
+static CUresult lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name)
+{
+	return rt_cu.LibraryGetGlobal(d, sz, (CUlibrary)lib, name);
+}
+
+static CUresult mod_global(CUdeviceptr *d, size_t *sz, void *mod, const char *name)
+{
+	return rt_cu.ModuleGetGlobal(d, sz, (CUmodule)mod, name);
+}
+
+void rt_module_loaded(CUmodule mod)
+{
+	CUdeviceptr d;
+	size_t sz;
+	if (!rt_sess() || !rt_cu_ready() ||
+	    rt_cu.ModuleGetGlobal(&d, &sz, mod, "gpux_ctl") != CUDA_SUCCESS)
+		return; /* not ours */
+	struct rt_ctx *x = current();
+	if (!x || x->nmods == MAX_MODS)
+		return;
+	CUfunction f;
+	if (!x->clock_done && rt_cu.ModuleGetFunction(&f, mod, "gpux_clock_sample") == CUDA_SUCCESS)
+		calibrate(x, f);
+	if (setup(x, mod, mod_global)) {
+		x->mods[x->nmods++] = mod;
+		x->slot->modules++;
+	}
+}
+
+static bool lib_in(struct rt_ctx *x, CUlibrary lib)
+{
+	for (int i = 0; i < x->nlibs; i++)
+		if (x->libs[i] == lib)
+			return true;
+	return false;
+}
+
+/* Every patched library, process-wide, for contexts created later. */
+static CUlibrary all_libs[MAX_MODS];
+static int nall_libs;
+static volatile int libs_epoch; /* bumped when all_libs changes */
+
+static void setup_lib(struct rt_ctx *x, CUlibrary lib)
+{
+	if (lib_in(x, lib) || x->nlibs == MAX_MODS)
+		return;
+	CUkernel k;
+	CUfunction f;
+	if (!x->clock_done && rt_cu.LibraryGetKernel(&k, lib, "gpux_clock_sample") == CUDA_SUCCESS &&
+	    rt_cu.KernelGetFunction(&f, k) == CUDA_SUCCESS)
+		calibrate(x, f);
+	if (setup(x, lib, lib_global)) {
+		x->libs[x->nlibs++] = lib;
+		x->slot->modules++;
+	}
+}
+
+void rt_library_loaded(CUlibrary lib)
+{
+	CUdeviceptr d;
+	size_t sz;
+	if (!rt_sess() || !rt_cu_ready())
+		return;
+	/* loads the library into the current context, if there is one */
+	CUresult rc = rt_cu.LibraryGetGlobal(&d, &sz, lib, "gpux_ctl");
+	if (rc == CUDA_ERROR_NOT_FOUND)
+		return; /* not ours */
+	if (nall_libs < MAX_MODS) {
+		all_libs[nall_libs++] = lib;
+		__atomic_add_fetch(&libs_epoch, 1, __ATOMIC_RELEASE);
+	}
+	struct rt_ctx *x = rc == CUDA_SUCCESS ? current() : NULL;
+	if (x)
+		setup_lib(x, lib);
+}
+
+void rt_module_unloaded(CUmodule mod)
+{
+	for (int i = 0; i < nctx; i++)
+		for (int j = 0; j < ctxs[i].nmods; j++)
+			if (ctxs[i].mods[j] == mod)
+				ctxs[i].mods[j] = ctxs[i].mods[--ctxs[i].nmods];
+}
+
+void rt_library_unloaded(CUlibrary lib)
+{
+	for (int i = 0; i < nctx; i++)
+		for (int j = 0; j < ctxs[i].nlibs; j++)
+			if (ctxs[i].libs[j] == lib)
+				ctxs[i].libs[j] = ctxs[i].libs[--ctxs[i].nlibs];
+	for (int j = 0; j < nall_libs; j++)
+		if (all_libs[j] == lib)
+			all_libs[j] = all_libs[--nall_libs];
+}
+
+void rt_launch_seen(void)
+{
+	/* fast path: this thread already checked this context and epoch */
+	static __thread CUcontext seen_ctx;
+	static __thread int seen_epoch = -1;
+	int epoch = __atomic_load_n(&libs_epoch, __ATOMIC_ACQUIRE);
+	if (!epoch)
+		return;
+	CUcontext c = NULL;
+	if (rt_cu.CtxGetCurrent(&c) != CUDA_SUCCESS || (c == seen_ctx && epoch == seen_epoch))
+		return;
+	pthread_mutex_lock(&rt_lock);
+	struct rt_ctx *x = current();
+	for (int i = 0; x && i < nall_libs; i++)
+		setup_lib(x, all_libs[i]);
+	pthread_mutex_unlock(&rt_lock);
+	seen_ctx = c;
+	seen_epoch = epoch;
+}

@@ -1,0 +1,41 @@
+/* struct rt_ctx, shared by rt_ctx.c (setup) and rt_snap.c (snapshots,
+ * rings, teardown). */
+#ifndef GPUX_RT_CTX_PRIV_H
+#define GPUX_RT_CTX_PRIV_H
+
+#include "rt.h"
+
+#define MAX_CTX 16
+#define MAX_MODS 256
+#define RING_SIZE (1u << 20)
+#define HOSTCTL 4096 /* pinned control page before the ring data */
+
+/* Pinned host page layout. */
+#define H_TAIL 0
+#define H_EXIT 8
+#define H_CLOCK 16
+
+struct rt_ctx {
+	CUcontext ctx;
+	int device;
+	bool dead;
+	struct gpux_sess_slot *slot;
+	CUstream stream;
+	CUdeviceptr store;     /* mirrors the slot from the first map area */
+	uint64_t base, size;
+	void *staging;         /* pinned copy target, size bytes */
+	unsigned char *host;   /* pinned: control page, then the ring data */
+	CUdeviceptr host_dev;
+	CUdeviceptr ring_hdr;  /* struct gpux_ring in device memory */
+	uint64_t tail;
+	int64_t clock_off;
+	bool clock_done;
+	CUmodule mods[MAX_MODS];
+	CUlibrary libs[MAX_MODS];
+	int nmods, nlibs;
+};
+
+extern struct rt_ctx ctxs[MAX_CTX];
+extern int nctx;
+
+#endif

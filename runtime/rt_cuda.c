@@ -1,0 +1,96 @@
+/* The real driver entry points the runtime itself calls, and the real
+ * dlsym: this library defines dlsym (rt_interpose.c), so every lookup of
+ * our own must bypass it. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "rt.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+struct rt_cu rt_cu;
+
+void *rt_real_dlsym(void *handle, const char *name)
+{
+	static void *(*real)(void *, const char *);
+	if (!real) {
+		/* glibc 2.34 moved dlsym into libc; older ones, and other
+		 * architectures' base versions, as fallbacks */
+		static const char *const vers[] = { "GLIBC_2.34", "GLIBC_2.2.5",
+						    "GLIBC_2.17", "GLIBC_2.0" };
+		for (size_t i = 0; !real && i < sizeof(vers) / sizeof(vers[0]); i++)
+			real = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym",
+								       vers[i]);
+		if (!real)
+			return NULL;
+	}
+	return real(handle, name);
+}
+
+void *rt_cuda_sym(const char *name)
+{
+	static void *lib;
+	if (!lib)
+		lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!lib)
+		return NULL;
+	return rt_real_dlsym(lib, name);
+}
+
+#define CU_SYM(field, sym)                                               \
+	do {                                                             \
+		*(void **)&rt_cu.field = rt_cuda_sym(sym);              \
+		if (!rt_cu.field)                                       \
+			return false;                                   \
+	} while (0)
+
+static bool resolve(void)
+{
+	CU_SYM(GetErrorString, "cuGetErrorString");
+	CU_SYM(CtxGetCurrent, "cuCtxGetCurrent");
+	CU_SYM(CtxSetCurrent, "cuCtxSetCurrent");
+	CU_SYM(CtxGetDevice, "cuCtxGetDevice");
+	CU_SYM(CtxSynchronize, "cuCtxSynchronize");
+	CU_SYM(DeviceGet, "cuDeviceGet");
+	CU_SYM(DeviceGetAttribute, "cuDeviceGetAttribute");
+	CU_SYM(DevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState");
+	CU_SYM(MemAlloc, "cuMemAlloc_v2");
+	CU_SYM(MemFree, "cuMemFree_v2");
+	CU_SYM(MemsetD8, "cuMemsetD8_v2");
+	CU_SYM(MemcpyHtoD, "cuMemcpyHtoD_v2");
+	CU_SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+	CU_SYM(MemHostAlloc, "cuMemHostAlloc");
+	CU_SYM(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
+	CU_SYM(MemFreeHost, "cuMemFreeHost");
+	CU_SYM(StreamCreate, "cuStreamCreate");
+	CU_SYM(StreamDestroy, "cuStreamDestroy_v2");
+	CU_SYM(StreamSynchronize, "cuStreamSynchronize");
+	CU_SYM(ModuleGetGlobal, "cuModuleGetGlobal_v2");
+	CU_SYM(ModuleGetFunction, "cuModuleGetFunction");
+	CU_SYM(LibraryGetGlobal, "cuLibraryGetGlobal");
+	CU_SYM(LibraryGetKernel, "cuLibraryGetKernel");
+	CU_SYM(KernelGetFunction, "cuKernelGetFunction");
+	CU_SYM(LaunchKernel, "cuLaunchKernel");
+	return true;
+}
+
+bool rt_cu_ready(void)
+{
+	static int state; /* 0 unknown, 1 ready, -1 failed */
+	if (state == 0) {
+		state = resolve() ? 1 : -1;
+		if (state < 0)
+			rt_warn("libcuda lacks entry points the runtime needs; "
+				"kernels run uninstrumented");
+	}
+	return state > 0;
+}
+
+const char *rt_cu_err(CUresult rc)
+{
+	const char *s = NULL;
+	if (rt_cu.GetErrorString)
+		rt_cu.GetErrorString(rc, &s);
+	return s ? s : "unknown CUDA error";
+}

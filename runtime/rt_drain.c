@@ -1,0 +1,78 @@
+/* The runtime's one thread: every millisecond it forwards printf records
+ * (host memory only, no CUDA call), and every 100 ms, or when the
+ * controller asks, it publishes map snapshots (a copy on the runtime's
+ * own non-blocking stream: the program's streams are never synchronised). */
+#include "rt.h"
+
+#include <time.h>
+
+pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static pthread_t thread;
+static bool running;
+static volatile int stopping;
+
+#define SNAP_NS 100000000ull
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void *loop(void *arg)
+{
+	(void)arg;
+	struct gpux_sess_hdr *h = rt_sess();
+	uint64_t last = now_ns();
+	uint32_t req = __atomic_load_n(&h->snap_req, __ATOMIC_ACQUIRE);
+	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+		uint64_t t = now_ns();
+		uint32_t r = __atomic_load_n(&h->snap_req, __ATOMIC_ACQUIRE);
+		bool snap = t - last >= SNAP_NS || r != req;
+		pthread_mutex_lock(&rt_lock);
+		rt_ctx_poll(snap, false);
+		pthread_mutex_unlock(&rt_lock);
+		if (snap) {
+			last = t;
+			req = r;
+		}
+	}
+	return NULL;
+}
+
+void rt_drain_start(void)
+{
+	if (running)
+		return;
+	stopping = 0;
+	running = pthread_create(&thread, NULL, loop, NULL) == 0;
+	if (!running)
+		rt_warn("cannot start the runtime thread; maps are read at exit only");
+}
+
+void rt_drain_stop(void)
+{
+	if (!running)
+		return;
+	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+	pthread_join(thread, NULL);
+	running = false;
+}
+
+static void child_after_fork(void)
+{
+	/* CUDA state does not survive fork; a child that uses CUDA after
+	 * exec gets its own runtime and slot */
+	pthread_mutex_init(&rt_lock, NULL);
+	running = false;
+	rt_ctx_forget();
+}
+
+__attribute__((constructor)) static void rt_init(void)
+{
+	pthread_atfork(NULL, NULL, child_after_fork);
+}

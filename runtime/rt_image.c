@@ -1,0 +1,278 @@
+/* What the driver loads instead of a program's image: the image's PTX
+ * for this device, rewritten with the session's probes (ptx_rewrite.h).
+ * Images with nothing to probe load untouched and cost a parse; images
+ * that cannot be instrumented (SASS only, PTX newer than the device,
+ * rewriting refused) load untouched and are reported once. Results are
+ * cached by content, so a module loaded in several contexts is
+ * rewritten once. Called with rt_lock held. */
+#include "rt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cubin.h"
+#include "fatbin.h"
+#include "kernel_list.h"
+#include "ptx_rewrite.h"
+#include "sass_only.h"
+
+struct patched {
+	uint64_t hash;   /* of the original image */
+	size_t len;
+	char *ptx;       /* NULL: load the original */
+};
+
+static struct patched *cache;
+static size_t ncache, capcache;
+
+static uint64_t fnv(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ s[i]) * 1099511628211ull;
+	return h;
+}
+
+bool rt_image_is_ours(const void *p)
+{
+	for (size_t i = 0; i < ncache; i++)
+		if (cache[i].ptx == p)
+			return true;
+	return false;
+}
+
+static unsigned device_arch(void)
+{
+	CUdevice dev = 0;
+	int major = 0, minor = 0;
+	if (rt_cu.CtxGetDevice(&dev) != CUDA_SUCCESS && rt_cu.DeviceGet(&dev, 0) != CUDA_SUCCESS)
+		return 0;
+	rt_cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+	rt_cu.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+	return (unsigned)(major * 10 + minor);
+}
+
+static bool probed(const char *name, bool is_kernel)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	const struct gpux_sess_probe *p = gpux_sess_probes(h);
+	for (uint32_t i = 0; i < h->nprobes; i++) {
+		bool kernel_site = p[i].site == PTX_SITE_KERNEL_ENTRY;
+		bool func_site = p[i].site == PTX_SITE_FUNC_ENTRY || p[i].site == PTX_SITE_FUNC_EXIT;
+		if ((kernel_site && !is_kernel) || (func_site && is_kernel))
+			continue;
+		if (rt_glob_matches(p[i].glob, name))
+			return true;
+	}
+	return false;
+}
+
+/* Reports (once per name) kernels a probe wanted that cannot be patched. */
+static void report_unpatched(const struct gpux_names *k, const char *why, unsigned arch)
+{
+	static struct gpux_names told;
+	char hint[128] = "", dn[512];
+	if (arch)
+		gpux_fb_rebuild_hint(arch, hint, sizeof(hint));
+	for (size_t i = 0; i < k->n; i++) {
+		if (!probed(k->name[i], true) || gpux_names_has(&told, k->name[i]))
+			continue;
+		gpux_names_add(&told, k->name[i], strlen(k->name[i]), 0);
+		rt_warn("kernel %s not instrumented: %s; it runs untouched%s%s",
+			rt_demangle(k->name[i], dn, sizeof(dn)), why,
+			*hint ? ". Rebuild with PTX: nvcc " : "", hint);
+	}
+}
+
+static enum rt_img_kind classify(const void *image, size_t *size)
+{
+	const unsigned char *b = image;
+	uint32_t magic;
+	memcpy(&magic, b, 4);
+	if (magic == GPUX_FB_WRAPPER_MAGIC || magic == GPUX_FB_MAGIC)
+		return RT_IMG_FATBIN;
+	if (!memcmp(b, "\x7f" "ELF", 4)) {
+		uint64_t shoff;
+		uint16_t shentsize, shnum;
+		memcpy(&shoff, b + 40, 8);
+		memcpy(&shentsize, b + 58, 2);
+		memcpy(&shnum, b + 60, 2);
+		if (!*size)
+			*size = shoff + (uint64_t)shentsize * shnum;
+		return RT_IMG_ELF;
+	}
+	/* PTX text: a .version directive within the first few KiB */
+	size_t n = *size ? *size : strnlen(image, 1u << 30);
+	if (memmem(image, n < 8192 ? n : 8192, ".version", 8)) {
+		*size = n;
+		return RT_IMG_PTX;
+	}
+	return RT_IMG_UNKNOWN;
+}
+
+/* The fatbin's PTX for this device in *ptx (malloc'd), or NULL when
+ * the image must load untouched (reported). */
+static char *fatbin_ptx(const void *image)
+{
+	const unsigned char *b = image;
+	uint32_t magic;
+	memcpy(&magic, b, 4);
+	if (magic == GPUX_FB_WRAPPER_MAGIC) {
+		struct gpux_fb_wrapper w;
+		if (gpux_fb_wrapper_parse(b, GPUX_FB_WRAPPER_SIZE, &w) || !w.data)
+			return NULL;
+		b = (const unsigned char *)(uintptr_t)w.data;
+	}
+	size_t len;
+	if (gpux_fb_container_size(b, GPUX_FB_HEADER_SIZE, &len))
+		return NULL;
+	unsigned arch = device_arch(), lowest = 0, sass_arch = 0;
+	struct gpux_names sass = { 0 };
+	if (gpux_fb_sass_only(b, len, &sass, &sass_arch) == GPUX_FB_OK && sass.n) {
+		/* the patched module must define every kernel: all or none */
+		report_unpatched(&sass, "the fatbin has SASS but no PTX for it",
+				 sass_arch ? sass_arch : arch);
+		gpux_names_free(&sass);
+		return NULL;
+	}
+	gpux_names_free(&sass);
+	struct gpux_fb_elem e;
+	int rc = gpux_fb_best_ptx(b, len, arch, &e, &lowest);
+	if (rc == GPUX_FB_ENOTFOUND && lowest) {
+		rt_warn("a module's PTX is for compute_%u, newer than this sm_%u device; "
+			"it runs untouched", lowest, arch);
+		return NULL;
+	}
+	char *text = NULL;
+	if (rc != GPUX_FB_OK || gpux_fb_elem_ptx(&e, &text) != GPUX_FB_OK) {
+		if (rc != GPUX_FB_ENOTFOUND)
+			rt_warn("cannot read a fatbin (%s); its kernels run untouched",
+				gpux_fb_strerror(rc));
+		return NULL;
+	}
+	return text;
+}
+
+static void report_cubin(const void *image, size_t size)
+{
+	struct gpux_names k = { 0 };
+	if (gpux_cubin_kernels(image, size, &k) == GPUX_FB_OK)
+		report_unpatched(&k, "it was loaded as a cubin without PTX", device_arch());
+	gpux_names_free(&k);
+}
+
+static uint32_t func_id(void *arg, const char *name, bool is_kernel)
+{
+	(void)arg;
+	(void)is_kernel;
+	return rt_name_id(name);
+}
+
+static bool match(void *arg, const struct ptx_probe *p, const char *name)
+{
+	(void)arg;
+	return rt_glob_matches(p->glob, name);
+}
+
+static char *rewrite(const char *user, size_t len)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	struct gpux_names fns = { 0 };
+	bool any = false;
+	if (gpux_ptx_names(user, &fns) == GPUX_FB_OK)
+		for (size_t i = 0; !any && i < fns.n; i++)
+			any = probed(fns.name[i], fns.kind[i] == GPUX_SYM_ENTRY);
+	gpux_names_free(&fns);
+	if (!any)
+		return NULL;
+	const struct gpux_sess_probe *sp = gpux_sess_probes(h);
+	struct ptx_probe *probes = calloc(h->nprobes ? h->nprobes : 1, sizeof(*probes));
+	if (!probes)
+		return NULL;
+	for (uint32_t i = 0; i < h->nprobes; i++)
+		probes[i] = (struct ptx_probe){ (enum ptx_site_kind)sp[i].site, sp[i].glob,
+						sp[i].func };
+	struct ptx_rewrite_in in = {
+		.user = user, .user_len = len,
+		.probes_ptx = (const char *)h + h->ptx_off, .probes_len = h->ptx_len,
+		.probes = probes, .nprobes = (int)h->nprobes,
+		.func_id = func_id, .match = match,
+	};
+	struct ptx_rewrite_out out;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	char *ptx = NULL;
+	if (ptx_rewrite(&in, &out)) {
+		rt_warn("cannot instrument a module (%s); its kernels run untouched", out.err);
+	} else {
+		ptx = out.ptx;
+		out.ptx = NULL;
+		for (int i = 0; i < out.nwarnings; i++)
+			rt_warn("%s", out.warnings[i]);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (h->flags & GPUX_SESS_VERBOSE)
+			rt_warn("patched a module of %d functions in %.2f ms", out.nfuncs,
+				(double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+					(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	}
+	ptx_rewrite_free(&out);
+	free(probes);
+	return ptx;
+}
+
+static void remember(uint64_t hash, size_t len, char *ptx)
+{
+	if (ncache == capcache) {
+		size_t c = capcache ? 2 * capcache : 16;
+		struct patched *v = realloc(cache, c * sizeof(*v));
+		if (!v)
+			return; /* not cached: rewritten again next time (leaks nothing: ptx kept alive below) */
+		cache = v;
+		capcache = c;
+	}
+	cache[ncache++] = (struct patched){ hash, len, ptx };
+}
+
+const char *rt_image_patch(const void *image, size_t size)
+{
+	if (!image || !rt_sess() || !rt_cu_ready())
+		return NULL;
+	enum rt_img_kind kind = classify(image, &size);
+	if (kind == RT_IMG_ELF) {
+		report_cubin(image, size);
+		return NULL;
+	}
+	if (kind == RT_IMG_UNKNOWN)
+		return NULL;
+	/* the content, for the cache key */
+	char *user = NULL;
+	size_t ulen;
+	if (kind == RT_IMG_FATBIN) {
+		if (!(user = fatbin_ptx(image)))
+			return NULL;
+		ulen = strlen(user);
+	} else {
+		ulen = size;
+		while (ulen && ((const char *)image)[ulen - 1] == 0)
+			ulen--;
+	}
+	const char *text = user ? user : image;
+	uint64_t hash = fnv(text, ulen);
+	for (size_t i = 0; i < ncache; i++)
+		if (cache[i].hash == hash && cache[i].len == ulen) {
+			free(user);
+			return cache[i].ptx;
+		}
+	char *copy = NULL;
+	if (!user && !(copy = strndup(text, ulen)))
+		return NULL;
+	char *ptx = rewrite(user ? user : copy, ulen);
+	free(user);
+	free(copy);
+	/* kept for the process's life: a library may JIT it lazily later */
+	remember(hash, ulen, ptx);
+	return ptx;
+}

@@ -1,0 +1,266 @@
+/* How the runtime sees every module a program loads and every launch:
+ *  - dlsym: static cudart (nvcc's default) and libcudart.so dlopen
+ *    libcuda and fetch cuGetProcAddress with dlsym; ctypes-based
+ *    clients (numba) fetch each entry point with dlsym;
+ *  - cuGetProcAddress(_v2): cudart takes every other entry point
+ *    through it, _ptsz variants included;
+ *  - the same entry points exported under their own names, for
+ *    programs linked against libcuda (driver-API programs).
+ * Each hook forwards to libcuda's own function. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "rt_hooks.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *rt_real_fn[H_COUNT];
+
+void *rt_real_of(enum hook_id id, const char *sym)
+{
+	void *p = __atomic_load_n(&rt_real_fn[id], __ATOMIC_ACQUIRE);
+	if (!p) {
+		p = rt_cuda_sym(sym);
+		if (!p) /* the program linked libcuda: the next definition */
+			p = rt_real_dlsym(RTLD_NEXT, sym);
+		__atomic_store_n(&rt_real_fn[id], p, __ATOMIC_RELEASE);
+	}
+	return p;
+}
+
+/* ---------------- module loading ---------------- */
+
+static const char *patch(const void *image, size_t size)
+{
+	RT_TRACE("module image %p (%.4s...)", image, image ? (const char *)image : "");
+	if (!image || !rt_sess())
+		return NULL;
+	pthread_mutex_lock(&rt_lock);
+	const char *ptx = rt_image_patch(image, size);
+	pthread_mutex_unlock(&rt_lock);
+	return ptx;
+}
+
+static void loaded_module(CUmodule m)
+{
+	if (!rt_sess())
+		return;
+	pthread_mutex_lock(&rt_lock);
+	rt_module_loaded(m);
+	pthread_mutex_unlock(&rt_lock);
+}
+
+/* Loads patched PTX with the caller's JIT options plus an error log;
+ * on failure says why, so the caller can load the original. */
+static CUresult load_patched(CUmodule *m, const char *ptx, unsigned n, CUjit_option *opt,
+			     void **val)
+{
+	load_ex_fn fn = REAL(H_LOAD_EX, "cuModuleLoadDataEx", load_ex_fn);
+	if (!fn)
+		return NO_CUDA;
+	static char log[4096];
+	CUjit_option o[32];
+	void *v[32];
+	unsigned k = 0;
+	for (unsigned i = 0; i < n && k < 30; i++)
+		if (opt[i] != CU_JIT_ERROR_LOG_BUFFER && opt[i] != CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) {
+			o[k] = opt[i];
+			v[k++] = val[i];
+		}
+	log[0] = 0;
+	o[k] = CU_JIT_ERROR_LOG_BUFFER;
+	v[k++] = log;
+	o[k] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+	v[k++] = (void *)(uintptr_t)sizeof(log);
+	CUresult rc = fn(m, ptx, k, o, v);
+	if (rc != CUDA_SUCCESS) {
+		char *nl = strchr(log, '\n');
+		if (nl)
+			*nl = 0;
+		rt_warn("the driver refused a patched module (%s%s%s); it runs untouched",
+			rt_cu_err(rc), *log ? ": " : "", log);
+	}
+	return rc;
+}
+
+static bool is_elf(const void *image)
+{
+	return image && !memcmp(image, "\x7f" "ELF", 4);
+}
+
+static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_option *opt,
+			 void **val, CUresult (*orig)(CUmodule *, const void *, unsigned,
+						      CUjit_option *, void **, void *),
+			 void *orig_arg)
+{
+	const char *ptx = patch(image, 0);
+	if (ptx && load_patched(m, ptx, n, opt, val) == CUDA_SUCCESS) {
+		loaded_module(*m);
+		return CUDA_SUCCESS;
+	}
+	CUresult rc = orig(m, image, n, opt, val, orig_arg);
+	if (rc == CUDA_SUCCESS && is_elf(image))
+		loaded_module(*m); /* a cubin linked from patched PTX (numba) */
+	return rc;
+}
+
+static CUresult orig_load(CUmodule *m, const void *image, unsigned n, CUjit_option *o,
+			  void **v, void *arg)
+{
+	(void)n, (void)o, (void)v, (void)arg;
+	load_fn fn = REAL(H_LOAD, "cuModuleLoadData", load_fn);
+	return fn ? fn(m, image) : NO_CUDA;
+}
+
+static CUresult orig_load_ex(CUmodule *m, const void *image, unsigned n, CUjit_option *o,
+			     void **v, void *arg)
+{
+	(void)arg;
+	load_ex_fn fn = REAL(H_LOAD_EX, "cuModuleLoadDataEx", load_ex_fn);
+	return fn ? fn(m, image, n, o, v) : NO_CUDA;
+}
+
+static CUresult orig_load_fat(CUmodule *m, const void *image, unsigned n, CUjit_option *o,
+			      void **v, void *arg)
+{
+	(void)n, (void)o, (void)v, (void)arg;
+	load_fn fn = REAL(H_LOAD_FAT, "cuModuleLoadFatBinary", load_fn);
+	return fn ? fn(m, image) : NO_CUDA;
+}
+
+CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+	return load_any(m, image, 0, NULL, NULL, orig_load, NULL);
+}
+
+CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *o,
+			    void **v)
+{
+	return load_any(m, image, n, o, v, orig_load_ex, NULL);
+}
+
+CUresult cuModuleLoadFatBinary(CUmodule *m, const void *image)
+{
+	return load_any(m, image, 0, NULL, NULL, orig_load_fat, NULL);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	if (!fseek(f, 0, SEEK_END)) {
+		long n = ftell(f);
+		if (n > 0 && !fseek(f, 0, SEEK_SET) && (buf = malloc((size_t)n + 1))) {
+			if (fread(buf, 1, (size_t)n, f) == (size_t)n) {
+				buf[n] = 0;
+				*len = (size_t)n;
+			} else {
+				free(buf);
+				buf = NULL;
+			}
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+CUresult cuModuleLoad(CUmodule *m, const char *path)
+{
+	size_t len = 0;
+	char *image = rt_sess() && path ? read_file(path, &len) : NULL;
+	const char *ptx = image ? patch(image, len) : NULL;
+	if (ptx && load_patched(m, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
+		free(image);
+		loaded_module(*m);
+		return CUDA_SUCCESS;
+	}
+	load_file_fn fn = REAL(H_LOAD_FILE, "cuModuleLoad", load_file_fn);
+	CUresult rc = fn ? fn(m, path) : NO_CUDA;
+	if (rc == CUDA_SUCCESS && is_elf(image))
+		loaded_module(*m);
+	free(image);
+	return rc;
+}
+
+CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, void **jv,
+			   unsigned nj, CUlibraryOption *lo, void **lv, unsigned nl)
+{
+	lib_load_fn fn = REAL(H_LIB_LOAD, "cuLibraryLoadData", lib_load_fn);
+	if (!fn)
+		return NO_CUDA;
+	const char *ptx = patch(code, 0);
+	CUresult rc = CUDA_ERROR_INVALID_IMAGE;
+	if (ptx) {
+		rc = fn(lib, ptx, jo, jv, nj, lo, lv, nl);
+		if (rc != CUDA_SUCCESS)
+			rt_warn("the driver refused a patched library (%s); it runs untouched",
+				rt_cu_err(rc));
+	}
+	if (rc != CUDA_SUCCESS)
+		rc = fn(lib, code, jo, jv, nj, lo, lv, nl);
+	if (rc == CUDA_SUCCESS && (ptx || is_elf(code)) && rt_sess()) {
+		pthread_mutex_lock(&rt_lock);
+		rt_library_loaded(*lib);
+		pthread_mutex_unlock(&rt_lock);
+	}
+	return rc;
+}
+
+static CUresult link_add(enum hook_id id, const char *sym, CUlinkState st, CUjitInputType type,
+			 void *data, size_t size, const char *name, unsigned n, CUjit_option *o,
+			 void **v)
+{
+	link_add_fn fn = REAL(id, sym, link_add_fn);
+	if (!fn)
+		return NO_CUDA;
+	const char *ptx = NULL;
+	if (type == CU_JIT_INPUT_PTX || type == CU_JIT_INPUT_FATBINARY)
+		ptx = patch(data, type == CU_JIT_INPUT_PTX ? size : 0);
+	if (ptx) {
+		CUresult rc = fn(st, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, name, n, o, v);
+		if (rc == CUDA_SUCCESS)
+			return rc;
+		rt_warn("the linker refused patched PTX (%s); it runs untouched", rt_cu_err(rc));
+	}
+	return fn(st, type, data, size, name, n, o, v);
+}
+
+CUresult cuLinkAddData_v2(CUlinkState st, CUjitInputType type, void *data, size_t size,
+			  const char *name, unsigned n, CUjit_option *o, void **v)
+{
+	return link_add(H_LINK_ADD2, "cuLinkAddData_v2", st, type, data, size, name, n, o, v);
+}
+
+/* The unversioned symbol, for old programs; same arguments. */
+CUresult gpux_cuLinkAddData_v1(CUlinkState st, CUjitInputType type, void *data, size_t size,
+			       const char *name, unsigned n, CUjit_option *o, void **v)
+{
+	return link_add(H_LINK_ADD, "cuLinkAddData", st, type, data, size, name, n, o, v);
+}
+
+CUresult cuModuleUnload(CUmodule m)
+{
+	if (rt_sess()) {
+		pthread_mutex_lock(&rt_lock);
+		rt_module_unloaded(m);
+		pthread_mutex_unlock(&rt_lock);
+	}
+	mod_unload_fn fn = REAL(H_MOD_UNLOAD, "cuModuleUnload", mod_unload_fn);
+	return fn ? fn(m) : NO_CUDA;
+}
+
+CUresult cuLibraryUnload(CUlibrary l)
+{
+	if (rt_sess()) {
+		pthread_mutex_lock(&rt_lock);
+		rt_library_unloaded(l);
+		pthread_mutex_unlock(&rt_lock);
+	}
+	lib_unload_fn fn = REAL(H_LIB_UNLOAD, "cuLibraryUnload", lib_unload_fn);
+	return fn ? fn(l) : NO_CUDA;
+}

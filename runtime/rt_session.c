@@ -1,0 +1,186 @@
+/* The session segment as the runtime sees it, kernel names, messages. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "rt.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ptx_scan.h" /* ptx_glob */
+
+static struct gpux_sess_hdr *sess;
+static bool sess_tried;
+
+struct gpux_sess_hdr *rt_sess(void)
+{
+	if (sess_tried)
+		return sess;
+	sess_tried = true;
+	const char *env = getenv(GPUX_SESS_ENV);
+	if (!env || !*env)
+		return NULL;
+	char *end;
+	long fd = strtol(env, &end, 10);
+	struct stat st;
+	if (*end || fd < 0 || fstat((int)fd, &st) || st.st_size < (off_t)sizeof(*sess)) {
+		rt_warn("%s=%s is not a session segment; not tracing", GPUX_SESS_ENV, env);
+		return NULL;
+	}
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       (int)fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (gpux_sess_check(p, (uint64_t)st.st_size)) {
+		rt_warn("the session segment is damaged or from another gpux version");
+		munmap(p, (size_t)st.st_size);
+		return NULL;
+	}
+	sess = p;
+	return sess;
+}
+
+bool rt_tracing(void)
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *e = getenv("GPUX_RT_TRACE");
+		on = e && *e && *e != '0';
+	}
+	return on;
+}
+
+void rt_warn(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	/* one write, so lines of several processes do not interleave */
+	char line[1100];
+	int n = snprintf(line, sizeof(line), "gpux: %s\n", buf);
+	if (n > (int)sizeof(line) - 1)
+		n = (int)sizeof(line) - 1;
+	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+		return;
+}
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static demangle_fn demangler(void)
+{
+	static demangle_fn fn;
+	static bool tried;
+	if (!tried) {
+		tried = true;
+		fn = (demangle_fn)rt_real_dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		if (!fn) {
+			void *h = dlopen("libstdc++.so.6", RTLD_LAZY);
+			if (h)
+				fn = (demangle_fn)rt_real_dlsym(h, "__cxa_demangle");
+		}
+	}
+	return fn;
+}
+
+const char *rt_demangle(const char *name, char *buf, size_t len)
+{
+	demangle_fn fn = strncmp(name, "_Z", 2) ? NULL : demangler();
+	int status = -1;
+	char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
+	snprintf(buf, len, "%s", d && status == 0 ? d : name);
+	free(d);
+	return buf;
+}
+
+/* "void ns::f<int>(float*, int)" -> "ns::f<int>": the name without the
+ * parameter list and a leading return type. */
+static void short_name(const char *full, char *buf, size_t len)
+{
+	const char *end = full + strlen(full);
+	int depth = 0;
+	/* the parameter list: the last top-level '(' ... ')' */
+	for (const char *p = end; p > full; p--) {
+		char c = p[-1];
+		if (c == ')')
+			depth++;
+		else if (c == '(' && --depth == 0) {
+			end = p - 1;
+			break;
+		}
+	}
+	const char *start = full;
+	depth = 0;
+	for (const char *p = full; p < end; p++) {
+		if (*p == '<' || *p == '(')
+			depth++;
+		else if ((*p == '>' || *p == ')') && depth)
+			depth--;
+		else if (*p == ' ' && !depth)
+			start = p + 1;
+	}
+	snprintf(buf, len, "%.*s", (int)(end - start), start);
+}
+
+bool rt_glob_matches(const char *glob, const char *ptx_name)
+{
+	if (!glob || !*glob || ptx_glob(glob, ptx_name))
+		return true;
+	char full[1024], brief[1024];
+	rt_demangle(ptx_name, full, sizeof(full));
+	if (ptx_glob(glob, full))
+		return true;
+	short_name(full, brief, sizeof(brief));
+	return ptx_glob(glob, brief);
+}
+
+/* Process-local memory of registered names, so a function loaded in two
+ * modules (or contexts) keeps one id. */
+struct name_ent {
+	char *name;
+	uint32_t id;
+};
+static struct name_ent *names;
+static size_t nnames, cap;
+
+uint32_t rt_name_id(const char *ptx_name)
+{
+	for (size_t i = 0; i < nnames; i++)
+		if (!strcmp(names[i].name, ptx_name))
+			return names[i].id;
+	struct gpux_sess_hdr *h = rt_sess();
+	if (!h)
+		return UINT32_MAX;
+	uint32_t id = __atomic_fetch_add(&h->names_used, 1, __ATOMIC_ACQ_REL);
+	if (id >= GPUX_SESS_MAX_NAMES) {
+		static bool told;
+		if (!told)
+			rt_warn("more than %d kernel names; later ones print as ids",
+				GPUX_SESS_MAX_NAMES);
+		told = true;
+		return UINT32_MAX;
+	}
+	struct gpux_sess_name *n = &gpux_sess_names(h)[id];
+	n->pid = (uint32_t)getpid();
+	rt_demangle(ptx_name, n->name, sizeof(n->name));
+	__atomic_store_n(&n->ready, 1, __ATOMIC_RELEASE);
+	if (nnames == cap) {
+		size_t c = cap ? 2 * cap : 64;
+		struct name_ent *v = realloc(names, c * sizeof(*v));
+		if (!v)
+			return id;
+		names = v;
+		cap = c;
+	}
+	char *copy = strdup(ptx_name);
+	if (copy)
+		names[nnames++] = (struct name_ent){ copy, id };
+	return id;
+}

@@ -1,0 +1,213 @@
+/* Snapshots of a context's device maps into its session slot, the
+ * printf ring forwarded into the slot's event ring, exit() noticed, and
+ * the end of a context or the process. Called with rt_lock held. */
+#include "rt_ctx_priv.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../codegen/ptx/gpux_dev.h"
+
+#define H_DROPS 64 /* pinned scratch: descriptor and ring drop counters */
+#define MAX_DROPS ((HOSTCTL - H_DROPS) / 8)
+
+typedef CUresult (*global_fn)(CUdeviceptr *, size_t *, void *, const char *);
+
+static CUresult mod_global(CUdeviceptr *d, size_t *sz, void *mod, const char *name)
+{
+	return rt_cu.ModuleGetGlobal(d, sz, (CUmodule)mod, name);
+}
+
+static CUresult lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name)
+{
+	return rt_cu.LibraryGetGlobal(d, sz, (CUlibrary)lib, name);
+}
+
+/* Queues copies of map `map`'s drop counter in every module of x into
+ * the pinned scratch; returns the next free scratch index. */
+static int queue_drops(struct rt_ctx *x, uint32_t map, int at, int *counted)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "gpux_map_%u", map);
+	uint64_t *dr = (uint64_t *)(x->host + H_DROPS);
+	int n = x->nmods + x->nlibs;
+	*counted = 0;
+	for (int i = 0; i < n && at < MAX_DROPS; i++) {
+		void *h = i < x->nmods ? (void *)x->mods[i] : (void *)x->libs[i - x->nmods];
+		global_fn get = i < x->nmods ? mod_global : lib_global;
+		CUdeviceptr d;
+		size_t sz;
+		if (get(&d, &sz, h, name) != CUDA_SUCCESS)
+			continue;
+		dr[at] = 0;
+		if (rt_cu.MemcpyDtoHAsync(&dr[at], d + offsetof(struct gpux_map_desc, drops), 8,
+					  x->stream) == CUDA_SUCCESS) {
+			at++;
+			++*counted;
+		}
+	}
+	return at;
+}
+
+static void snapshot(struct rt_ctx *x, bool final)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	CUcontext prev = NULL;
+	rt_cu.CtxGetCurrent(&prev);
+	if (rt_cu.CtxSetCurrent(x->ctx) != CUDA_SUCCESS)
+		return;
+	if (final)
+		rt_cu.CtxSynchronize();
+	bool copied = !x->size ||
+		      rt_cu.MemcpyDtoHAsync(x->staging, x->store, x->size, x->stream) == CUDA_SUCCESS;
+	int at = 0, per_map[64] = { 0 };
+	for (uint32_t m = 0; m < h->nmaps && m < 64; m++)
+		at = queue_drops(x, m, at, &per_map[m]);
+	uint64_t *dr = (uint64_t *)(x->host + H_DROPS);
+	int ring_at = at;
+	if (at < MAX_DROPS &&
+	    rt_cu.MemcpyDtoHAsync(&dr[at], x->ring_hdr + offsetof(struct gpux_ring, drops), 8,
+				  x->stream) == CUDA_SUCCESS)
+		at++;
+	if (rt_cu.StreamSynchronize(x->stream) != CUDA_SUCCESS || !copied) {
+		rt_cu.CtxSetCurrent(prev);
+		return;
+	}
+	struct gpux_sess_slot *s = x->slot;
+	__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL); /* odd: writing */
+	if (x->size)
+		memcpy((char *)s + x->base, x->staging, x->size);
+	int k = 0;
+	for (uint32_t m = 0; m < h->nmaps; m++) {
+		uint64_t sum = 0;
+		for (int j = 0; m < 64 && j < per_map[m]; j++)
+			sum += dr[k++];
+		gpux_sess_area(h, s, m)->drops = sum;
+	}
+	if (ring_at < at)
+		s->ring_drops = dr[ring_at];
+	__atomic_add_fetch(&s->seq, 1, __ATOMIC_RELEASE);
+	s->snapshots++;
+	rt_cu.CtxSetCurrent(prev);
+}
+
+/* Copies one device ring record into the slot's event ring, or counts
+ * it dropped when the controller has fallen behind. */
+static void forward(struct rt_ctx *x, const unsigned char *data, uint64_t pos, uint32_t len)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	struct gpux_sess_slot *s = x->slot;
+	unsigned char *ring = gpux_sess_ring(s);
+	uint64_t size = h->ring_size, head = s->ring_head;
+	uint64_t tail = __atomic_load_n(&s->ring_tail, __ATOMIC_ACQUIRE);
+	uint64_t off = head & (size - 1), to_end = size - off;
+	uint64_t need = len + (len > to_end ? to_end : 0);
+	if (head + need - tail > size) {
+		__atomic_add_fetch(&s->ring_drops, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (len > to_end) {
+		struct gpux_rec_hdr fill = { (uint32_t)to_end, GPUX_SESS_FILLER, 0, 0 };
+		memcpy(ring + off, &fill, sizeof(fill));
+		head += to_end;
+		off = 0;
+	}
+	for (uint32_t i = 0; i < len; i++)
+		ring[off + i] = data[(pos + i) & (RING_SIZE - 1)];
+	__atomic_store_n(&s->ring_head, head + len, __ATOMIC_RELEASE);
+}
+
+static void drain(struct rt_ctx *x)
+{
+	unsigned char *data = x->host + HOSTCTL;
+	for (;;) {
+		uint32_t *lenp = (uint32_t *)(data + (x->tail & (RING_SIZE - 1)));
+		uint32_t len = __atomic_load_n(lenp, __ATOMIC_ACQUIRE);
+		if (!len)
+			break;
+		if (len < sizeof(struct gpux_rec_hdr) || len % GPUX_REC_ALIGN || len > RING_SIZE) {
+			rt_warn("a damaged printf record (%u bytes); later records are lost", len);
+			x->tail = UINT64_MAX; /* stop reading this ring */
+			return;
+		}
+		forward(x, data, x->tail, len);
+		for (uint32_t i = 0; i < len; i += 8)
+			*(uint64_t *)(data + ((x->tail + i) & (RING_SIZE - 1))) = 0;
+		x->tail += len;
+		__atomic_store_n((uint64_t *)(x->host + H_TAIL), x->tail, __ATOMIC_RELEASE);
+	}
+	if (__atomic_load_n((uint32_t *)(x->host + H_EXIT), __ATOMIC_ACQUIRE))
+		__atomic_store_n(&rt_sess()->exit, 1, __ATOMIC_RELEASE);
+}
+
+void rt_ctx_poll(bool snap, bool final)
+{
+	for (int i = 0; i < nctx; i++) {
+		struct rt_ctx *x = &ctxs[i];
+		if (x->dead)
+			continue;
+		if (x->tail != UINT64_MAX)
+			drain(x);
+		if (snap)
+			snapshot(x, final);
+		if (final && x->tail != UINT64_MAX)
+			drain(x);
+	}
+}
+
+static void finish(struct rt_ctx *x)
+{
+	snapshot(x, true);
+	if (x->tail != UINT64_MAX)
+		drain(x);
+	__atomic_store_n(&x->slot->state, GPUX_SLOT_DONE, __ATOMIC_RELEASE);
+}
+
+static struct rt_ctx *by(CUcontext ctx, int dev)
+{
+	for (int i = 0; i < nctx; i++)
+		if (!ctxs[i].dead && (dev >= 0 ? ctxs[i].device == dev : ctxs[i].ctx == ctx))
+			return &ctxs[i];
+	return NULL;
+}
+
+void rt_ctx_ending(CUcontext ctx, int dev)
+{
+	struct rt_ctx *x = by(ctx, dev);
+	if (!x)
+		return;
+	if (dev >= 0) { /* a primary release may leave the context alive */
+		snapshot(x, true);
+		if (x->tail != UINT64_MAX)
+			drain(x);
+		return;
+	}
+	finish(x);
+	x->dead = true; /* its memory goes with it */
+}
+
+void rt_ctx_ended(int dev)
+{
+	struct rt_ctx *x = by(NULL, dev);
+	unsigned flags;
+	int active = 1;
+	if (!x || rt_cu.DevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || active)
+		return;
+	__atomic_store_n(&x->slot->state, GPUX_SLOT_DONE, __ATOMIC_RELEASE);
+	x->dead = true;
+}
+
+void rt_ctx_shutdown(void)
+{
+	for (int i = 0; i < nctx; i++)
+		if (!ctxs[i].dead) {
+			finish(&ctxs[i]);
+			ctxs[i].dead = true;
+		}
+}
+
+void rt_ctx_forget(void)
+{
+	nctx = 0;
+}
