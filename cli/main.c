@@ -12,6 +12,7 @@
 #include "options.h"
 #include "repl.h"
 #include "run.h"
+#include "session_run.h"
 
 static int do_list(const struct options *o, FILE *out)
 {
@@ -74,12 +75,15 @@ static int do_program(const struct options *o, FILE *out)
 	bool codegen = o->dry_run || o->emit_dir || (o->dump & ~(DUMP_AST | DUMP_TYPES));
 	if (rc == 0 && codegen)
 		rc = compile_program(prog, o, out, &diags);
-	/* BEGIN/END/interval need nothing attached: the controller runs them */
-	bool run = !codegen && !o->dump && !o->command && !o->cmd_argv && !o->pid;
-	if (rc == 0 && run && run_supported(prog)) {
+	/* BEGIN/END/interval need nothing attached: the controller runs
+	 * them; device probes run in the command's process */
+	bool target = o->command || o->cmd_argv || o->pid;
+	bool run = !codegen && !o->dump && !target && run_supported(prog);
+	bool device = !codegen && !o->dump && session_wanted(prog);
+	if (rc == 0 && (run || device)) {
 		diags_print(&diags, &prog->src, stderr); /* warnings first */
 		diags_init(&diags, &prog->arena);
-		rc = run_program(prog, o, out, &diags);
+		rc = run ? run_program(prog, o, out, &diags) : session_run(prog, o, out, &diags);
 		diags_print(&diags, &prog->src, stderr);
 		program_free(prog);
 		return rc;
@@ -111,7 +115,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	FILE *out = stdout;
-	if (o.output && !(out = fopen(o.output, "w"))) {
+	/* close-on-exec: a traced command must not hold our output open */
+	if (o.output && !(out = fopen(o.output, "we"))) {
 		fprintf(stderr, "gpux: ERROR: cannot open %s: %s\n", o.output, strerror(errno));
 		return 1;
 	}

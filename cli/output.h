@@ -27,6 +27,18 @@ void out_attached(FILE *out, bool json, int nprobes);
  * 0, or -1 if the map is missing from the VM or memory ran out. */
 int out_map(FILE *out, bool json, struct vm *vm, const struct host_map *hm,
 	    uint64_t top, uint64_t div);
+/* Map elements laid out as the VM holds them: n entries of ks + vs bytes
+ * (a bucket map's key ends with its u64 bucket index, one entry per
+ * bucket; min/max/avg/stats values are {value or sum, set or count}). */
+struct out_entries {
+	unsigned char *kv;
+	size_t n, ks, vs;
+};
+/* out_map's printing from collected elements, which it may reorder:
+ * device maps (dev_output.h) print through it too. 0, or -1 if memory
+ * ran out. */
+int out_map_entries(FILE *out, bool json, const struct host_map *hm,
+		    const struct out_entries *e, uint64_t top, uint64_t div);
 /* At exit: a blank line pair, then every map in name order. */
 int out_all_maps(FILE *out, bool json, struct vm *vm, const struct host_obj *obj);
 /* s[0..n) as a json string, quoted, escaped as bpftrace 0.17 does:

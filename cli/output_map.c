@@ -308,29 +308,23 @@ static size_t make_groups(const struct host_map *hm, struct coll *c, struct grp 
 	return ng;
 }
 
-int out_map(FILE *out, bool json, struct vm *vm, const struct host_map *hm,
-	    uint64_t top, uint64_t div)
+int out_map_entries(FILE *out, bool json, const struct host_map *hm,
+		    const struct out_entries *e, uint64_t top, uint64_t div)
 {
-	struct vm_map *m = vm_map_by_name(vm, hm->sym);
-	if (!m)
-		return -1;
-	struct vm_map_info in;
-	vm_map_info(vm, m, &in);
-	struct coll c = { .ks = in.key_size, .vs = in.value_size };
+	struct coll c = { .kv = e->kv, .n = e->n, .ks = e->ks, .vs = e->vs };
 	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
 	int nb = agg == AGG_LHIST ? (int)((hm->lhist[1] - hm->lhist[0]) / hm->lhist[2]) + 2 : 66;
 	cur = hm;
 	cur_prefix = hm->bucket ? c.ks - 8 : c.ks;
 	struct grp *g = NULL;
 	uint64_t *bk = NULL;
-	int rc = vm_map_foreach(vm, m, collect, &c);
-	if (rc == 0 && c.n) {
+	int rc = 0;
+	if (c.n) {
 		g = calloc(c.n, sizeof(*g));
 		bk = hm->bucket ? calloc(c.n * (size_t)nb, sizeof(*bk)) : NULL;
 		rc = !g || (hm->bucket && !bk) ? -1 : 0;
 	}
 	if (rc) {
-		free(c.kv);
 		free(g);
 		free(bk);
 		return -1;
@@ -391,9 +385,26 @@ int out_map(FILE *out, bool json, struct vm *vm, const struct host_map *hm,
 		fputs(ng ? "\n" : "\n\n", out);
 	else if (!json && !ng)
 		fputc('\n', out);
-	free(c.kv);
 	free(g);
 	free(bk);
+	return rc;
+}
+
+int out_map(FILE *out, bool json, struct vm *vm, const struct host_map *hm,
+	    uint64_t top, uint64_t div)
+{
+	struct vm_map *m = vm_map_by_name(vm, hm->sym);
+	if (!m)
+		return -1;
+	struct vm_map_info in;
+	vm_map_info(vm, m, &in);
+	struct coll c = { .ks = in.key_size, .vs = in.value_size };
+	int rc = vm_map_foreach(vm, m, collect, &c);
+	if (rc == 0) {
+		struct out_entries e = { c.kv, c.n, c.ks, c.vs };
+		rc = out_map_entries(out, json, hm, &e, top, div);
+	}
+	free(c.kv);
 	return rc;
 }
 

@@ -107,3 +107,16 @@ const char *dev_helper_forbidden_why(int id)
 			return forbidden[i].why;
 	return NULL;
 }
+
+bool dev_prog_has_effects(const struct dev_prog *prog)
+{
+	for (int i = 0; i < prog->ninsns; i++) {
+		const struct bpf_insn *in = &prog->insns[i];
+		if (in->code != (BPF_JMP | BPF_CALL))
+			continue;
+		const struct dev_helper_info *h = dev_helper_info(in->imm);
+		if (!h || (h->flags & DHF_SIDE_EFFECT))
+			return true;
+	}
+	return false;
+}

@@ -112,6 +112,12 @@ const struct dev_ctx_field *dev_ctx_fields(int *n);
 const struct dev_builtin_info *dev_builtin_info(enum dev_builtin id);
 const struct dev_helper_info *dev_helper_info(int id);
 const struct dev_helper_info *dev_helper_by_name(const char *name);
+struct dev_prog;
+/* Whether running prog can change anything: a call of a helper with a
+ * side effect (map updates, printf, exit). A program without one (an
+ * empty probe, a predicate alone) need not be spliced in at all: a
+ * probe that does nothing costs nothing. */
+bool dev_prog_has_effects(const struct dev_prog *prog);
 /* Why a DHF_FORBIDDEN helper is rejected; NULL for the others. */
 const char *dev_helper_forbidden_why(int id);
 

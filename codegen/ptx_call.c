@@ -90,12 +90,32 @@ static void gtid(struct ptx_fn *f)
 		ptx_line(f, "%s", lines[k]);
 }
 
+/* warp = linear thread id in the block / 32: the warp's index in its
+ * block, uniform in a warp (%warpid is a hardware slot that changes
+ * under preemption, not what users mean). */
+static void warp_in_block(struct ptx_fn *f)
+{
+	static const char *const lines[] = {
+		"mov.u32 %w0, %tid.z;",
+		"mov.u32 %w1, %ntid.y;",
+		"mov.u32 %w2, %tid.y;",
+		"mad.lo.u32 %w0, %w0, %w1, %w2;",
+		"mov.u32 %w1, %ntid.x;",
+		"mov.u32 %w2, %tid.x;",
+		"mad.lo.u32 %w0, %w0, %w1, %w2;",
+		"shr.u32 %w0, %w0, 5;",
+		"cvt.u64.u32 %r0, %w0;",
+	};
+	for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++)
+		ptx_line(f, "%s", lines[k]);
+}
+
 /* Warp-uniform values need no broadcast: a special-register read is one
  * warp instruction, so every lane sees the same %smid, %globaltimer. */
 static int builtin(struct ptx_fn *f, int i)
 {
 	static const char *const regs[DB_COUNT] = {
-		[DB_SM] = "%smid", [DB_WARP] = "%warpid", [DB_LANE] = "%laneid",
+		[DB_SM] = "%smid", [DB_LANE] = "%laneid",
 		[DB_TID_X] = "%tid.x", [DB_TID_Y] = "%tid.y", [DB_TID_Z] = "%tid.z",
 		[DB_CTAID_X] = "%ctaid.x", [DB_CTAID_Y] = "%ctaid.y",
 		[DB_CTAID_Z] = "%ctaid.z", [DB_NTID_X] = "%ntid.x",
@@ -121,6 +141,9 @@ static int builtin(struct ptx_fn *f, int i)
 	case DB_CYCLES:
 		ptx_line(f, "mov.u64 %%r0, %%clock64;");
 		break;
+	case DB_WARP:
+		warp_in_block(f);
+		break;
 	case DB_KERNEL_ID:
 		ptx_line(f, "ld.u32 %%r0, [%%ctx+%zu];",
 			 offsetof(struct gpux_dev_ctx, kernel_id));
@@ -136,9 +159,9 @@ static int builtin(struct ptx_fn *f, int i)
  * (at $Lgpux_leave, after the body); the rest get how many they are. */
 static void lane_filter(struct ptx_fn *f)
 {
-	ptx_line(f, "activemask.b32 %%w0;");
 	ptx_line(f, "setp.ne.u64 %%p, %%r1, 0;");
-	ptx_line(f, "vote.sync.ballot.b32 %%w1, %%p, %%w0;");
+	ptx_line(f, "vote.sync.ballot.b32 %%w1, %%p, %%gpux_m;");
+	ptx_line(f, "mov.b32 %%gpux_m, %%w1;");
 	ptx_line(f, "@!%%p bra $Lgpux_leave;");
 	ptx_line(f, "popc.b32 %%w1, %%w1;");
 	ptx_line(f, "cvt.u64.u32 %%r0, %%w1;");
@@ -166,6 +189,7 @@ int ptx_emit_call(struct ptx_fn *f, int i)
 				h->name);
 	}
 	/* A scope of its own, so the parameter names can repeat. */
+	ptx_line(f, "bar.warp.sync %%gpux_m;");
 	ptx_line(f, "{");
 	for (int a = 0; a < nargs; a++)
 		ptx_line(f, ".param .b64 gpux_a%d;", a);

@@ -105,7 +105,13 @@ static void prologue(struct ptx_fn *f, const char *name)
 	ptx_line(f, ".reg .b64 %%ctx, %%t<2>;");
 	ptx_line(f, ".reg .b32 %%w<4>;");
 	ptx_line(f, ".reg .pred %%p;");
+	/* The lanes taking part: those that called together, narrowed by
+	 * lane_filter. Helpers are warp-collective; every call is preceded
+	 * by a bar.warp.sync on this mask, so they start converged and
+	 * agree on __activemask(). */
+	ptx_line(f, ".reg .b32 %%gpux_m;");
 	ptx_line(f, ".local .align 8 .b8 gpux_stack[%d];", BPF_STACK_SIZE);
+	ptx_line(f, "activemask.b32 %%gpux_m;");
 	/* r10 is a generic pointer to the top of the stack, so pointers to
 	 * the stack and to the context are loaded with the same ld. */
 	ptx_line(f, "ld.param.u64 %%ctx, [gpux_ctx];");

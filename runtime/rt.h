@@ -32,10 +32,13 @@ struct rt_cu {
 	CUresult (*DeviceGet)(CUdevice *, int);
 	CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
 	CUresult (*DevicePrimaryCtxGetState)(CUdevice, unsigned *, int *);
+	CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*DevicePrimaryCtxRelease)(CUdevice);
 	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
 	CUresult (*MemFree)(CUdeviceptr);
-	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
-	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+	CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+	CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+	CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
 	CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
 	CUresult (*MemHostAlloc)(void **, size_t, unsigned);
 	CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
@@ -60,6 +63,11 @@ void *rt_real_dlsym(void *handle, const char *name);
 /* libcuda's own NAME (dlopen'ed by the program already), or NULL. */
 void *rt_cuda_sym(const char *name);
 const char *rt_cu_err(CUresult rc);
+/* The runtime's own setup may run while the program captures a stream
+ * into a graph (lazy loading at the first captured launch): it uses
+ * only its own non-blocking stream, in relaxed capture mode. */
+CUstreamCaptureMode rt_relaxed_begin(void);
+void rt_relaxed_end(CUstreamCaptureMode prev);
 
 /* ---- rt_session.c ---- */
 /* The mapped segment, or NULL when this process is not traced. */

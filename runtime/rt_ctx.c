@@ -41,7 +41,7 @@ static bool ok(CUresult rc, const char *what)
 static struct rt_ctx *find(CUcontext c)
 {
 	for (int i = 0; i < nctx; i++)
-		if (ctxs[i].ctx == c && !ctxs[i].dead)
+		if (ctxs[i].ctx == c && (!ctxs[i].dead || ctxs[i].failed))
 			return &ctxs[i];
 	return NULL;
 }
@@ -50,11 +50,13 @@ static bool alloc_ctx(struct rt_ctx *x)
 {
 	struct gpux_sess_hdr *h = rt_sess();
 	struct gpux_sess_map *maps = gpux_sess_maps(h);
+	if (!ok(rt_cu.StreamCreate(&x->stream, CU_STREAM_NON_BLOCKING), "creating a stream"))
+		return false;
 	if (h->nmaps) {
 		x->base = maps[0].area_off;
 		x->size = maps[h->nmaps - 1].area_off + maps[h->nmaps - 1].area_size - x->base;
 		if (!ok(rt_cu.MemAlloc(&x->store, x->size), "allocating device maps") ||
-		    !ok(rt_cu.MemsetD8(x->store, 0, x->size), "clearing device maps") ||
+		    !ok(rt_cu.MemsetD8Async(x->store, 0, x->size, x->stream), "clearing device maps") ||
 		    !ok(rt_cu.MemHostAlloc(&x->staging, x->size, 0), "allocating map staging"))
 			return false;
 	}
@@ -69,8 +71,9 @@ static bool alloc_ctx(struct rt_ctx *x)
 	struct gpux_ring r = { .data = x->host_dev + HOSTCTL, .size = RING_SIZE,
 			       .tail_ptr = x->host_dev + H_TAIL };
 	return ok(rt_cu.MemAlloc(&x->ring_hdr, sizeof(r)), "allocating the ring header") &&
-	       ok(rt_cu.MemcpyHtoD(x->ring_hdr, &r, sizeof(r)), "writing the ring header") &&
-	       ok(rt_cu.StreamCreate(&x->stream, CU_STREAM_NON_BLOCKING), "creating a stream");
+	       ok(rt_cu.MemcpyHtoDAsync(x->ring_hdr, &r, sizeof(r), x->stream),
+		  "writing the ring header") &&
+	       ok(rt_cu.StreamSynchronize(x->stream), "setting up maps");
 }
 
 static struct rt_ctx *current(void)
@@ -79,8 +82,8 @@ static struct rt_ctx *current(void)
 	if (rt_cu.CtxGetCurrent(&c) != CUDA_SUCCESS || !c)
 		return NULL;
 	struct rt_ctx *x = find(c);
-	if (x)
-		return x;
+	if (x) /* a context whose setup failed stays untouched */
+		return x->failed ? NULL : x;
 	struct gpux_sess_hdr *h = rt_sess();
 	if (nctx == MAX_CTX)
 		return NULL;
@@ -96,8 +99,21 @@ static struct rt_ctx *current(void)
 	CUdevice dev = 0;
 	rt_cu.CtxGetDevice(&dev);
 	x->device = dev;
+	/* whether c is dev's primary context: retained and released at
+	 * once, only while the primary context is active (never made) */
+	unsigned pflags;
+	int pactive = 0;
+	CUcontext prim = NULL;
+	if (rt_cu.DevicePrimaryCtxGetState(dev, &pflags, &pactive) == CUDA_SUCCESS && pactive &&
+	    rt_cu.DevicePrimaryCtxRetain(&prim, dev) == CUDA_SUCCESS) {
+		rt_cu.DevicePrimaryCtxRelease(dev);
+		x->primary = prim == c;
+	}
 	if (!alloc_ctx(x)) {
-		x->dead = true; /* the slot stays FREE: the controller ignores it */
+		/* the slot stays FREE (the controller ignores it); what was
+		 * allocated goes with the context */
+		x->dead = x->failed = true;
+		nctx++;
 		return NULL;
 	}
 	x->slot = gpux_sess_slot_at(h, idx);
@@ -157,7 +173,7 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 	if (get(&d, &sz, handle, "gpux_ctl") != CUDA_SUCCESS || sz != sizeof(struct gpux_ctl))
 		return false;
 	struct gpux_ctl ctl = { .exit_ptr = x->host_dev + H_EXIT, .ring_ptr = x->ring_hdr };
-	if (!ok(rt_cu.MemcpyHtoD(d, &ctl, sizeof(ctl)), "writing the control block"))
+	if (!ok(rt_cu.MemcpyHtoDAsync(d, &ctl, sizeof(ctl), x->stream), "writing the control block"))
 		return false;
 	for (uint32_t i = 0; i < h->nmaps; i++) {
 		char name[32];
@@ -177,12 +193,14 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 			.lhist_min = m->lhist_min, .lhist_step = m->lhist_step,
 		};
 		desc.values = desc.keys + (uint64_t)m->max_entries * m->key_size;
-		if (!ok(rt_cu.MemcpyHtoD(d, &desc, sizeof(desc)), "writing a map descriptor"))
+		/* pageable source: the call returns once it is staged */
+		if (!ok(rt_cu.MemcpyHtoDAsync(d, &desc, sizeof(desc), x->stream),
+			"writing a map descriptor"))
 			return false;
 	}
 	if (get(&d, &sz, handle, "gpux_clock_off") == CUDA_SUCCESS && sz == 8)
-		ok(rt_cu.MemcpyHtoD(d, &x->clock_off, 8), "writing the clock offset");
-	return true;
+		ok(rt_cu.MemcpyHtoDAsync(d, &x->clock_off, 8, x->stream), "writing the clock offset");
+	return ok(rt_cu.StreamSynchronize(x->stream), "setting up a module");
 }
 
 static CUresult lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name)
@@ -202,16 +220,19 @@ void rt_module_loaded(CUmodule mod)
 	if (!rt_sess() || !rt_cu_ready() ||
 	    rt_cu.ModuleGetGlobal(&d, &sz, mod, "gpux_ctl") != CUDA_SUCCESS)
 		return; /* not ours */
+	CUstreamCaptureMode mode = rt_relaxed_begin();
 	struct rt_ctx *x = current();
-	if (!x || x->nmods == MAX_MODS)
-		return;
 	CUfunction f;
-	if (!x->clock_done && rt_cu.ModuleGetFunction(&f, mod, "gpux_clock_sample") == CUDA_SUCCESS)
-		calibrate(x, f);
-	if (setup(x, mod, mod_global)) {
-		x->mods[x->nmods++] = mod;
-		x->slot->modules++;
+	if (x && x->nmods < MAX_MODS) {
+		if (!x->clock_done &&
+		    rt_cu.ModuleGetFunction(&f, mod, "gpux_clock_sample") == CUDA_SUCCESS)
+			calibrate(x, f);
+		if (setup(x, mod, mod_global)) {
+			x->mods[x->nmods++] = mod;
+			x->slot->modules++;
+		}
 	}
+	rt_relaxed_end(mode);
 }
 
 static bool lib_in(struct rt_ctx *x, CUlibrary lib)
@@ -256,25 +277,31 @@ void rt_library_loaded(CUlibrary lib)
 		all_libs[nall_libs++] = lib;
 		__atomic_add_fetch(&libs_epoch, 1, __ATOMIC_RELEASE);
 	}
+	CUstreamCaptureMode mode = rt_relaxed_begin();
 	struct rt_ctx *x = rc == CUDA_SUCCESS ? current() : NULL;
 	if (x)
 		setup_lib(x, lib);
+	rt_relaxed_end(mode);
 }
 
 void rt_module_unloaded(CUmodule mod)
 {
 	for (int i = 0; i < nctx; i++)
 		for (int j = 0; j < ctxs[i].nmods; j++)
-			if (ctxs[i].mods[j] == mod)
+			if (ctxs[i].mods[j] == mod) {
+				rt_ctx_retire(&ctxs[i], mod, false);
 				ctxs[i].mods[j] = ctxs[i].mods[--ctxs[i].nmods];
+			}
 }
 
 void rt_library_unloaded(CUlibrary lib)
 {
 	for (int i = 0; i < nctx; i++)
 		for (int j = 0; j < ctxs[i].nlibs; j++)
-			if (ctxs[i].libs[j] == lib)
+			if (ctxs[i].libs[j] == lib) {
+				rt_ctx_retire(&ctxs[i], lib, true);
 				ctxs[i].libs[j] = ctxs[i].libs[--ctxs[i].nlibs];
+			}
 	for (int j = 0; j < nall_libs; j++)
 		if (all_libs[j] == lib)
 			all_libs[j] = all_libs[--nall_libs];
@@ -292,9 +319,11 @@ void rt_launch_seen(void)
 	if (rt_cu.CtxGetCurrent(&c) != CUDA_SUCCESS || (c == seen_ctx && epoch == seen_epoch))
 		return;
 	pthread_mutex_lock(&rt_lock);
+	CUstreamCaptureMode mode = rt_relaxed_begin();
 	struct rt_ctx *x = current();
 	for (int i = 0; x && i < nall_libs; i++)
 		setup_lib(x, all_libs[i]);
+	rt_relaxed_end(mode);
 	pthread_mutex_unlock(&rt_lock);
 	seen_ctx = c;
 	seen_epoch = epoch;

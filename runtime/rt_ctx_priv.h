@@ -18,7 +18,9 @@
 struct rt_ctx {
 	CUcontext ctx;
 	int device;
+	bool primary;           /* the device's primary context */
 	bool dead;
+	bool failed;            /* setup failed: never tried again */
 	struct gpux_sess_slot *slot;
 	CUstream stream;
 	CUdeviceptr store;     /* mirrors the slot from the first map area */
@@ -28,6 +30,9 @@ struct rt_ctx {
 	CUdeviceptr host_dev;
 	CUdeviceptr ring_hdr;  /* struct gpux_ring in device memory */
 	uint64_t tail;
+	uint64_t gone_drops[64]; /* per map: drops of unloaded modules */
+	uint64_t dev_drops;    /* records the device ring had no room for */
+	uint64_t fwd_drops;    /* records the slot's event ring had no room for */
 	int64_t clock_off;
 	bool clock_done;
 	CUmodule mods[MAX_MODS];
@@ -36,6 +41,10 @@ struct rt_ctx {
 };
 
 extern struct rt_ctx ctxs[MAX_CTX];
+
+/* Before module or library h goes: its map drop counters into
+ * x->gone_drops (rt_snap.c). */
+void rt_ctx_retire(struct rt_ctx *x, void *h, bool lib);
 extern int nctx;
 
 #endif

@@ -55,10 +55,13 @@ static bool resolve(void)
 	CU_SYM(DeviceGet, "cuDeviceGet");
 	CU_SYM(DeviceGetAttribute, "cuDeviceGetAttribute");
 	CU_SYM(DevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState");
+	CU_SYM(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+	CU_SYM(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
 	CU_SYM(MemAlloc, "cuMemAlloc_v2");
 	CU_SYM(MemFree, "cuMemFree_v2");
-	CU_SYM(MemsetD8, "cuMemsetD8_v2");
-	CU_SYM(MemcpyHtoD, "cuMemcpyHtoD_v2");
+	CU_SYM(MemsetD8Async, "cuMemsetD8Async");
+	CU_SYM(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+	CU_SYM(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
 	CU_SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
 	CU_SYM(MemHostAlloc, "cuMemHostAlloc");
 	CU_SYM(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
@@ -93,4 +96,17 @@ const char *rt_cu_err(CUresult rc)
 	if (rt_cu.GetErrorString)
 		rt_cu.GetErrorString(rc, &s);
 	return s ? s : "unknown CUDA error";
+}
+
+CUstreamCaptureMode rt_relaxed_begin(void)
+{
+	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+	if (rt_cu.ThreadExchangeStreamCaptureMode(&m) != CUDA_SUCCESS)
+		m = CU_STREAM_CAPTURE_MODE_RELAXED;
+	return m;
+}
+
+void rt_relaxed_end(CUstreamCaptureMode prev)
+{
+	rt_cu.ThreadExchangeStreamCaptureMode(&prev);
 }

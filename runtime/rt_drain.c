@@ -27,6 +27,8 @@ static void *loop(void *arg)
 	struct gpux_sess_hdr *h = rt_sess();
 	uint64_t last = now_ns();
 	uint32_t req = __atomic_load_n(&h->snap_req, __ATOMIC_ACQUIRE);
+	/* snapshots must not fail while the program captures a graph */
+	rt_relaxed_begin();
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		struct timespec ms = { 0, 1000000 };
 		nanosleep(&ms, NULL);

@@ -20,15 +20,6 @@ static void ending(CUcontext ctx, int dev)
 	pthread_mutex_unlock(&rt_lock);
 }
 
-static void ended(int dev)
-{
-	if (!rt_sess())
-		return;
-	pthread_mutex_lock(&rt_lock);
-	rt_ctx_ended(dev);
-	pthread_mutex_unlock(&rt_lock);
-}
-
 CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
 	ending(ctx, -1);
@@ -36,22 +27,30 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
 	return fn ? fn(ctx) : NO_CUDA;
 }
 
+/* A release may destroy the primary context, and its pinned memory with
+ * it: the lock is held across the call so the runtime thread cannot
+ * touch that memory between the release and rt_ctx_ended. */
+static CUresult primary_end(enum hook_id id, const char *sym, CUdevice dev)
+{
+	dev_fn fn = REAL(id, sym, dev_fn);
+	if (!rt_sess())
+		return fn ? fn(dev) : NO_CUDA;
+	pthread_mutex_lock(&rt_lock);
+	rt_ctx_ending(NULL, dev);
+	CUresult rc = fn ? fn(dev) : NO_CUDA;
+	rt_ctx_ended(dev);
+	pthread_mutex_unlock(&rt_lock);
+	return rc;
+}
+
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-	ending(NULL, dev);
-	dev_fn fn = REAL(H_PRIM_RELEASE, "cuDevicePrimaryCtxRelease_v2", dev_fn);
-	CUresult rc = fn ? fn(dev) : NO_CUDA;
-	ended(dev);
-	return rc;
+	return primary_end(H_PRIM_RELEASE, "cuDevicePrimaryCtxRelease_v2", dev);
 }
 
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-	ending(NULL, dev);
-	dev_fn fn = REAL(H_PRIM_RESET, "cuDevicePrimaryCtxReset_v2", dev_fn);
-	CUresult rc = fn ? fn(dev) : NO_CUDA;
-	ended(dev);
-	return rc;
+	return primary_end(H_PRIM_RESET, "cuDevicePrimaryCtxReset_v2", dev);
 }
 
 /* ---------------- launches ---------------- */
@@ -245,9 +244,10 @@ static const char *hooked_name(const char *sym, int ver, cuuint64_t flags, char 
 	return find_hook(sym) ? sym : NULL;
 }
 
-/* The C library's dlsym, shadowed: lookups of hooked driver entry
- * points get the hook (libcuda's function is remembered behind it). */
-void *dlsym(void *handle, const char *name)
+/* Lookups in a handle: those of hooked driver entry points get the
+ * hook (libcuda's function is remembered behind it). */
+__attribute__((visibility("hidden"))) void *rt_dlsym_handle(void *handle, const char *name);
+void *rt_dlsym_handle(void *handle, const char *name)
 {
 	void *p = rt_real_dlsym(handle, name);
 	if (!p || name[0] != 'c' || name[1] != 'u')
@@ -256,3 +256,57 @@ void *dlsym(void *handle, const char *name)
 	RT_TRACE("dlsym(%s)%s", name, w ? " -> hook" : "");
 	return w ? w : p;
 }
+
+/* The real dlsym, for the stub below: resolved on its first call, which
+ * may come from ASan's start-up, before its shadow memory exists. */
+__attribute__((visibility("hidden"))) void *(*rt_dlsym_next)(void *, const char *);
+__attribute__((visibility("hidden"), used, no_sanitize("address", "undefined")))
+void *(*rt_dlsym_resolve(void))(void *, const char *);
+void *(*rt_dlsym_resolve(void))(void *, const char *)
+{
+	static const char *const vers[] = { "GLIBC_2.34", "GLIBC_2.2.5" };
+	void *(*f)(void *, const char *) = NULL;
+	for (size_t i = 0; !f && i < 2; i++)
+		f = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", vers[i]);
+	__atomic_store_n(&rt_dlsym_next, f, __ATOMIC_RELEASE);
+	return f;
+}
+
+/* dlsym, shadowed. glibc resolves RTLD_NEXT (and RTLD_DEFAULT's local
+ * scope) from dlsym's return address, so those lookups jump to the real
+ * dlsym with the caller's return address untouched (hooked names are
+ * found there anyway: this library exports them and comes first);
+ * lookups in a handle go to rt_dlsym_handle. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl dlsym\n"
+	".type dlsym, @function\n"
+	"dlsym:\n"
+	"	cmpq $-1, %rdi\n"          /* RTLD_NEXT */
+	"	je 1f\n"
+	"	testq %rdi, %rdi\n"        /* RTLD_DEFAULT */
+	"	jne rt_dlsym_handle\n"
+	"1:	movq rt_dlsym_next(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jne 2f\n"
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n"
+	"	call rt_dlsym_resolve\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	testq %rax, %rax\n"
+	"	je 3f\n"
+	"2:	jmp *%rax\n"
+	"3:	ret\n"
+	".size dlsym, .-dlsym\n");
+#else
+/* Elsewhere a plain C dlsym: RTLD_NEXT then resolves after this library,
+ * not after its caller (an interposer preloaded after gpux's runtime
+ * would find itself). */
+void *dlsym(void *handle, const char *name)
+{
+	return rt_dlsym_handle(handle, name);
+}
+#endif

@@ -50,6 +50,30 @@ static int queue_drops(struct rt_ctx *x, uint32_t map, int at, int *counted)
 	return at;
 }
 
+void rt_ctx_retire(struct rt_ctx *x, void *h, bool lib)
+{
+	struct gpux_sess_hdr *hd = rt_sess();
+	uint64_t *dr = (uint64_t *)(x->host + H_DROPS);
+	CUcontext prev = NULL;
+	rt_cu.CtxGetCurrent(&prev);
+	if (x->dead || rt_cu.CtxSetCurrent(x->ctx) != CUDA_SUCCESS)
+		return;
+	for (uint32_t m = 0; m < hd->nmaps && m < 64; m++) {
+		char name[32];
+		CUdeviceptr d;
+		size_t sz;
+		snprintf(name, sizeof(name), "gpux_map_%u", m);
+		if ((lib ? lib_global : mod_global)(&d, &sz, h, name) != CUDA_SUCCESS)
+			continue;
+		dr[0] = 0;
+		if (rt_cu.MemcpyDtoHAsync(&dr[0], d + offsetof(struct gpux_map_desc, drops), 8,
+					  x->stream) == CUDA_SUCCESS &&
+		    rt_cu.StreamSynchronize(x->stream) == CUDA_SUCCESS)
+			x->gone_drops[m] += dr[0];
+	}
+	rt_cu.CtxSetCurrent(prev);
+}
+
 static void snapshot(struct rt_ctx *x, bool final)
 {
 	struct gpux_sess_hdr *h = rt_sess();
@@ -83,10 +107,13 @@ static void snapshot(struct rt_ctx *x, bool final)
 		uint64_t sum = 0;
 		for (int j = 0; m < 64 && j < per_map[m]; j++)
 			sum += dr[k++];
+		if (m < 64)
+			sum += x->gone_drops[m];
 		gpux_sess_area(h, s, m)->drops = sum;
 	}
 	if (ring_at < at)
-		s->ring_drops = dr[ring_at];
+		x->dev_drops = dr[ring_at];
+	__atomic_store_n(&s->ring_drops, x->dev_drops + x->fwd_drops, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&s->seq, 1, __ATOMIC_RELEASE);
 	s->snapshots++;
 	rt_cu.CtxSetCurrent(prev);
@@ -104,7 +131,8 @@ static void forward(struct rt_ctx *x, const unsigned char *data, uint64_t pos, u
 	uint64_t off = head & (size - 1), to_end = size - off;
 	uint64_t need = len + (len > to_end ? to_end : 0);
 	if (head + need - tail > size) {
-		__atomic_add_fetch(&s->ring_drops, 1, __ATOMIC_RELAXED);
+		x->fwd_drops++;
+		__atomic_store_n(&s->ring_drops, x->dev_drops + x->fwd_drops, __ATOMIC_RELAXED);
 		return;
 	}
 	if (len > to_end) {
@@ -161,13 +189,18 @@ static void finish(struct rt_ctx *x)
 	snapshot(x, true);
 	if (x->tail != UINT64_MAX)
 		drain(x);
+	RT_TRACE("context %d done: %llu snapshots, ring tail %llu, drops %llu device + %llu "
+		 "forwarding", x->device, (unsigned long long)x->slot->snapshots,
+		 (unsigned long long)x->tail, (unsigned long long)x->dev_drops,
+		 (unsigned long long)x->fwd_drops);
 	__atomic_store_n(&x->slot->state, GPUX_SLOT_DONE, __ATOMIC_RELEASE);
 }
 
 static struct rt_ctx *by(CUcontext ctx, int dev)
 {
 	for (int i = 0; i < nctx; i++)
-		if (!ctxs[i].dead && (dev >= 0 ? ctxs[i].device == dev : ctxs[i].ctx == ctx))
+		if (!ctxs[i].dead && (dev >= 0 ? ctxs[i].primary && ctxs[i].device == dev
+						: ctxs[i].ctx == ctx))
 			return &ctxs[i];
 	return NULL;
 }

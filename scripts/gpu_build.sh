@@ -14,7 +14,14 @@
 # Then links every case offline for sm_90 (ptxas -c + nvlink), the same
 # link the harness does with cuLink, and assembles every rewritten app
 # module, so link and PTX errors show up here.
-#   scripts/gpu_build.sh [OUTDIR]       env: GPUX, NVCC, CC, GPU_LINK_ARCH
+# Two more stages, each its own script:
+#   gpux/    gpux and libgpux-rt.so (stage gpux)
+#   e2e/     tests/gpu/e2e/build.sh: CUDA/driver-API/Python programs that
+#            scripts/gpu_test.sh e2e runs alone and under gpux
+#   bench/   bench/gpu/build.sh: the overhead benchmarks (gpu_test.sh bench)
+#   scripts/gpu_build.sh [OUTDIR]       env: GPUX, NVCC, CC, GPU_LINK_ARCH,
+#                                       GPU_BUILD_STAGES (default
+#                                       "gpux core e2e bench"; core is the above)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-build-gpu}
@@ -24,6 +31,25 @@ ptxas=${PTXAS:-$(command -v ptxas || echo "$cuda/bin/ptxas")}
 nvlink=${NVLINK:-$(command -v nvlink || echo "$(dirname "$ptxas")/nvlink")}
 arch=${GPU_LINK_ARCH:-sm_90}
 gpux=${GPUX:-build/cli/gpux}
+stages=" ${GPU_BUILD_STAGES:-gpux core e2e bench} "
+has_stage() { [[ $stages == *" $1 "* ]]; }
+
+# gpux and the device runtime it preloads, as the e2e and bench stages
+# run them on the GPU machine (it has libreadline and libzstd).
+if has_stage gpux; then
+	cmake -S . -B build >/dev/null
+	make -C build -j"$(nproc)" gpux gpux-rt >/dev/null
+	mkdir -p "$out/gpux"
+	cp build/cli/gpux build/cli/libgpux-rt.so "$out/gpux/"
+fi
+
+if has_stage e2e; then
+	NVCC=$nvcc bash tests/gpu/e2e/build.sh "$out/e2e"
+fi
+if has_stage bench; then
+	NVCC=$nvcc bash bench/gpu/build.sh "$out/bench"
+fi
+has_stage core || exit 0
 
 if [ ! -x "$gpux" ]; then
 	echo "gpu_build: building gpux" >&2

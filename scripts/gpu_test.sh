@@ -6,12 +6,39 @@
 # and "N passed, N failed"; the log goes to $OUT/gpu_results.txt when
 # $OUT is set (else build-gpu/gpu_results.txt).
 #   scripts/gpu_test.sh [CASE...]       env: GPU_BUILD (folder), CASE_TIMEOUT
+# Stages beyond these harness cases (the "core" stage):
+#   scripts/gpu_test.sh e2e [CASE|GLOB...]   only the end-to-end stage:
+#       programs run alone and under gpux (tests/gpu/e2e/run.sh; env GPUX,
+#       default GPU_BUILD/gpux/gpux; logs in $OUT/e2e/)
+#   scripts/gpu_test.sh bench [PRESET...]    only the overhead benchmarks
+#       (bench/gpu/run.sh; a table, not a test; logs in $OUT/bench/)
+# With no arguments the core cases run, then the e2e stage when gpux is
+# built (else it says it is skipped); the exit status covers both.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${GPU_BUILD:-build-gpu}
 log=${OUT:+$OUT/gpu_results.txt}
 log=${log:-$dir/gpu_results.txt}
 tmo=${CASE_TIMEOUT:-90}
+e2e_gpux=${GPUX:-$dir/gpux/gpux}
+
+# The e2e and bench stages, each its own script.
+e2e_stage() {
+	if [ ! -d "$dir/e2e" ]; then
+		bash tests/gpu/e2e/build.sh "$dir/e2e" || { echo "cannot build $dir/e2e here" >&2; return 2; }
+	fi
+	GPUX=$e2e_gpux E2E_DIR=$dir/e2e bash tests/gpu/e2e/run.sh "$@"
+}
+case ${1:-} in
+e2e) shift; e2e_stage "$@"; exit ;;
+bench)
+	shift
+	if [ ! -d "$dir/bench" ]; then
+		bash bench/gpu/build.sh "$dir/bench" || { echo "cannot build $dir/bench here" >&2; exit 2; }
+	fi
+	GPUX=$e2e_gpux BENCH_DIR=$dir/bench bash bench/gpu/run.sh "$@"
+	exit ;;
+esac
 
 # A carried folder may lose the exec bit.
 [ -f "$dir/probe_harness" ] && [ ! -x "$dir/probe_harness" ] && chmod +x "$dir/probe_harness"
@@ -49,3 +76,13 @@ for c in "${cases[@]}"; do
 done
 if [ "$skipped" -gt 0 ]; then say "$pass passed, $failed failed, $skipped skipped"; else say "$pass passed, $failed failed"; fi
 [ "$failed" -eq 0 ] && [ "$pass" -gt 0 ]
+core=$?
+[ $# -eq 0 ] || exit $core
+if [ ! -f "$e2e_gpux" ]; then
+	say "e2e stage skipped: no gpux at $e2e_gpux"
+	exit $core
+fi
+say "e2e stage (log: ${OUT:-$dir/e2e/logs}${OUT:+/e2e}/e2e_results.txt)"
+e2e_stage
+e2e=$?
+[ "$core" -eq 0 ] && [ "$e2e" -eq 0 ]

@@ -337,7 +337,10 @@ static __device__ u64 ring_reserve(struct gpux_ring *r, u64 len)
 						: (const volatile u64 *)&r->tail;
 	for (;;) {
 		u64 tail = *tailp;
-		if (head + len - tail > r->size) {
+		/* head may be older than tail (the host consumed records
+		 * reserved after our read of head): then the CAS below
+		 * fails and brings a newer head */
+		if ((s64)(head - tail) >= 0 && head + len - tail > r->size) {
 			atomicAdd((u64 *)&r->drops, 1ull);
 			return ~0ull;
 		}

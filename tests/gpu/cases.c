@@ -1,6 +1,6 @@
 /* The GPU test cases: each a gpux program, a launch shape, and a check
  * that derives the exact expected maps (or printf records) from that
- * shape. Hardware ids (sm, warp) are recorded by the test kernel at the
+ * shape. Hardware ids (sm) and warp indices are recorded by the test kernel at the
  * call, so those cases are exact too. */
 #include <stdarg.h>
 #include <stdio.h>

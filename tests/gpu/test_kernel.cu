@@ -13,11 +13,10 @@ static __device__ __forceinline__ unsigned smid(void)
 	return r;
 }
 
+/* gpux's `warp`: the warp's index in its block. */
 static __device__ __forceinline__ unsigned warpid(void)
 {
-	unsigned r;
-	asm volatile("mov.u32 %0, %%warpid;" : "=r"(r));
-	return r;
+	return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32;
 }
 
 /* Lanes of this thread's warp that exist: the last warp of a block of

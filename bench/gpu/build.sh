@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Build the GPU overhead benchmarks into OUTDIR (default build-gpu/bench):
+# vecadd_bench and gemm_bench (compute_80 PTX for gpux to rewrite + sm_90
+# SASS, static cudart, like the e2e programs), plus run.sh.
+#   bench/gpu/build.sh [OUTDIR]          env: NVCC, CUDA_HOME
+set -euo pipefail
+src=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$src/../.." && pwd)
+out=${1:-$root/build-gpu/bench}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+nvcc=${NVCC:-$(command -v nvcc || echo "$cuda/bin/nvcc")}
+mkdir -p "$out"
+flags=(-O3 -std=c++17 -I"$src" -Xcompiler -Wall,-Wextra
+	-gencode arch=compute_80,code=compute_80 -gencode arch=compute_90,code=sm_90)
+"$nvcc" "${flags[@]}" "$src/vecadd_bench.cu" -o "$out/vecadd_bench"
+"$nvcc" "${flags[@]}" "$src/gemm_bench.cu" -o "$out/gemm_bench"
+"$nvcc" "${flags[@]}" "$src/kernels20.cu" -o "$out/kernels20"
+cp "$src/run.sh" "$out/"
+chmod +x "$out/run.sh"
+echo "bench build: vecadd_bench gemm_bench kernels20 in $out"

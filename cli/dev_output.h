@@ -1,0 +1,28 @@
+/* What the device runtimes publish in the session segment, printed in
+ * bpftrace 0.17's formats through the host printing code (output.h):
+ * printf records from each slot's event ring as they come, and at the
+ * end every device map, merged over the slots. */
+#ifndef GPUX_DEV_OUTPUT_H
+#define GPUX_DEV_OUTPUT_H
+
+#include <stdio.h>
+
+#include "dev_session.h"
+
+/* Builds the host-side descriptions of the maps and printf formats of
+ * ds's module (in the program's arena). */
+void dev_output_init(struct dev_session *ds);
+
+/* Prints every complete printf record of every claimed slot, consuming
+ * it. Malformed records are skipped, with one warning on stderr. */
+void dev_ring_drain(struct dev_session *ds);
+
+/* At exit: "\n\n", then every device map in name order. 0, or -1 if
+ * memory ran out. */
+int dev_print_maps(struct dev_session *ds);
+
+/* Warnings on err for updates lost to full tables and printf records
+ * lost to full rings. */
+void dev_report_drops(struct dev_session *ds, FILE *err);
+
+#endif

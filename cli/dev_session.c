@@ -1,0 +1,209 @@
+/* Making the session segment (dev_session.h): device code, probe table,
+ * map table, the memfd. */
+#include "dev_session.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ptx_library.h"
+
+/* The runtime's site kinds by catalog event name: the order of enum
+ * ptx_site_kind (runtime/ptx_rewrite.h), whose ptx_site_name() gives
+ * these same names. Spelled here so gpux does not link the rewriter. */
+static const char *const site_names[] = { "kernel_entry", "kernel_exit", "access",
+					  "func_entry", "func_exit" };
+
+static int site_of(const char *event)
+{
+	for (size_t i = 0; i < sizeof(site_names) / sizeof(site_names[0]); i++)
+		if (!strcmp(site_names[i], event))
+			return (int)i;
+	return -1;
+}
+
+/* The attach node of a probe, for a located message. */
+static struct span attach_span(const struct dev_probe *p, int i)
+{
+	const struct node *a = p->node->u.probe.attach;
+	for (; a && i > 0; i--)
+		a = a->next;
+	return a ? a->span : p->node->span;
+}
+
+/* One entry per (probe, attach point, event). NULL with diagnostics if
+ * a name does not fit the table or an event has no runtime site. */
+static struct gpux_sess_probe *probe_table(struct dev_session *ds, uint32_t *n,
+					   struct diags *diags)
+{
+	ds->nattach = 0;
+	const struct dev_module *mod = &ds->mod;
+	uint32_t cap = 0, k = 0;
+	for (int i = 0; i < mod->nprobes; i++)
+		for (int j = 0; j < mod->probes[i].nattach; j++)
+			cap += (uint32_t)mod->probes[i].attach[j].nevents;
+	struct gpux_sess_probe *t = arena_zalloc(&ds->prog->arena, sizeof(*t) * (cap + 1));
+	int bad = 0;
+	for (int i = 0; i < mod->nprobes; i++) {
+		const struct dev_probe *p = &mod->probes[i];
+		if (strlen(p->func_name) >= sizeof(t->func)) {
+			diag_error_nospan(diags, "probe function name %s is too long", p->func_name);
+			return NULL;
+		}
+		for (int j = 0; j < p->nattach; j++) {
+			const struct dev_attach *a = &p->attach[j];
+			const char *glob = a->filter ? a->filter : "";
+			if (strlen(glob) >= sizeof(t->glob)) {
+				diag_error(diags, attach_span(p, j),
+					   "the filter '%s' is too long for the runtime: %zu bytes, at most %zu",
+					   glob, strlen(glob), sizeof(t->glob) - 1);
+				bad = 1;
+				continue;
+			}
+			for (int e = 0; e < a->nevents; e++) {
+				int site = site_of(a->events[e]);
+				if (site < 0) {
+					diag_error(diags, attach_span(p, j),
+						   "gdev:%s cannot be attached by this build",
+						   a->events[e]);
+					bad = 1;
+					continue;
+				}
+				ds->nattach++;
+				/* a probe that can change nothing is not spliced
+				 * in at all: it costs nothing */
+				if (!dev_prog_has_effects(&p->prog))
+					continue;
+				t[k].site = (uint32_t)site;
+				strcpy(t[k].glob, glob);
+				strcpy(t[k].func, p->func_name);
+				k++;
+			}
+		}
+	}
+	*n = k;
+	return bad ? NULL : t;
+}
+
+static int make_segment(struct dev_session *ds, const struct gpux_sess_spec *spec,
+			struct diags *diags)
+{
+	ds->size = gpux_sess_size(spec);
+	/* Not close-on-exec: the traced program inherits it. */
+	ds->fd = memfd_create("gpux-session", 0);
+	if (ds->fd < 0 || ftruncate(ds->fd, (off_t)ds->size)) {
+		diag_error_nospan(diags, "cannot create the session segment: %s", strerror(errno));
+		return -1;
+	}
+	void *seg = mmap(NULL, ds->size, PROT_READ | PROT_WRITE, MAP_SHARED, ds->fd, 0);
+	if (seg == MAP_FAILED) {
+		diag_error_nospan(diags, "cannot map the session segment: %s", strerror(errno));
+		return -1;
+	}
+	ds->h = seg;
+	gpux_sess_init(seg, spec);
+	const struct gpux_sess_hdr *h = ds->h;
+	ds->slots_off = h->slots_off;
+	ds->slot_size = h->slot_size;
+	ds->names_off = h->names_off;
+	ds->nslots = h->nslots < GPUX_SESS_MAX_SLOTS ? h->nslots : GPUX_SESS_MAX_SLOTS;
+	ds->ring_size = h->ring_size;
+	ds->ring_off = gpux_sess_slot_at(ds->h, 0)->ring_off;
+	ds->nmaps = h->nmaps;
+	ds->nprobes = h->nprobes;
+	ds->maps = arena_alloc(&ds->prog->arena, sizeof(*ds->maps) * (ds->nmaps + 1));
+	if (ds->nmaps)
+		memcpy(ds->maps, gpux_sess_maps(ds->h), sizeof(*ds->maps) * ds->nmaps);
+	return 0;
+}
+
+int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
+		     bool json, struct diags *diags)
+{
+	memset(ds, 0, sizeof(*ds));
+	ds->prog = prog;
+	ds->fd = -1;
+	ds->out = out;
+	ds->json = json;
+	if (dev_compile(prog, &ds->mod, diags))
+		return -1;
+	size_t lib_len = 0;
+	const char *lib = ptx_helper_library(&lib_len);
+	char *ptx = NULL;
+	size_t ptx_len = 0;
+	FILE *m = open_memstream(&ptx, &ptx_len);
+	if (!m) {
+		diag_error_nospan(diags, "out of memory");
+		return -1;
+	}
+	int rc = dev_write_ptx(m, &ds->mod, "sm_80", lib, lib_len, PTX_LINK_SAME_MODULE, diags);
+	if (fclose(m))
+		rc = -1;
+	struct gpux_sess_spec spec = { .ptx = ptx, .ptx_len = ptx_len };
+	struct gpux_sess_probe *probes = rc ? NULL : probe_table(ds, &spec.nprobes, diags);
+	if (!probes)
+		rc = -1;
+	spec.probes = probes;
+	spec.nmaps = (uint32_t)ds->mod.nmaps;
+	struct gpux_sess_map *maps = arena_zalloc(&prog->arena, sizeof(*maps) * (spec.nmaps + 1));
+	for (uint32_t i = 0; i < spec.nmaps; i++) {
+		const struct dev_map *dm = &ds->mod.maps[i];
+		maps[i] = (struct gpux_sess_map){ dm->key_size, dm->value_size, dm->max_entries,
+						  (uint32_t)dm->agg, dm->lhist_min, dm->lhist_step,
+						  0, 0 };
+	}
+	spec.maps = maps;
+	if (rc == 0)
+		rc = make_segment(ds, &spec, diags);
+	free(ptx);
+	if (rc)
+		dev_session_close(ds);
+	return rc;
+}
+
+void dev_session_close(struct dev_session *ds)
+{
+	if (ds->h)
+		munmap(ds->h, ds->size);
+	if (ds->fd >= 0)
+		close(ds->fd);
+	free(ds->lane);
+	ds->h = NULL;
+	ds->fd = -1;
+	ds->lane = NULL;
+}
+
+struct gpux_sess_slot *dev_session_slot(const struct dev_session *ds, uint32_t i)
+{
+	return (struct gpux_sess_slot *)((char *)ds->h + ds->slots_off + (uint64_t)i * ds->slot_size);
+}
+
+uint32_t dev_session_slots(const struct dev_session *ds)
+{
+	uint32_t n = __atomic_load_n(&ds->h->slots_used, __ATOMIC_ACQUIRE);
+	return n < ds->nslots ? n : ds->nslots;
+}
+
+bool dev_session_used(const struct dev_session *ds, uint32_t i)
+{
+	return __atomic_load_n(&dev_session_slot(ds, i)->state, __ATOMIC_ACQUIRE) != GPUX_SLOT_FREE;
+}
+
+void dev_session_kernel(const struct dev_session *ds, uint64_t id, char *buf, size_t len)
+{
+	if (id < GPUX_SESS_MAX_NAMES) {
+		struct gpux_sess_name *n =
+			(struct gpux_sess_name *)((char *)ds->h + ds->names_off) + id;
+		if (__atomic_load_n(&n->ready, __ATOMIC_ACQUIRE)) {
+			/* the writer may not have NUL-terminated it */
+			size_t k = strnlen(n->name, sizeof(n->name));
+			k = k < len ? k : len - 1;
+			memcpy(buf, n->name, k);
+			buf[k] = '\0';
+			return;
+		}
+	}
+	snprintf(buf, len, "kernel#%llu", (unsigned long long)id);
+}

@@ -1,0 +1,69 @@
+/* The controller's side of a session segment (runtime/session.h): it
+ * compiles a program's device probes, lays out the probe and map tables,
+ * creates the segment as a memfd the traced program inherits, and reads
+ * back what the device runtimes publish there (dev_output.h).
+ *
+ * The segment is writable by every traced process, so nothing the
+ * controller needs to find its way around in it (offsets, sizes, the map
+ * table) is read back from it: those are kept here, copied when the
+ * segment was made. Only the fields the runtimes own are read, and each
+ * is checked before use. */
+#ifndef GPUX_DEV_SESSION_H
+#define GPUX_DEV_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ast.h"
+#include "dev_lower.h"
+#include "diag.h"
+#include "llvm_host.h"
+#include "session.h"
+
+/* Bytes of a kernel name as a map key or printf argument: the names
+ * table's longest, NUL-terminated. */
+#define DEV_STR_SIZE (GPUX_SESS_NAME_LEN + 8)
+
+struct dev_session {
+	struct program *prog;
+	struct dev_module mod;
+	int fd;                   /* the memfd, inherited by the program */
+	struct gpux_sess_hdr *h;  /* mapped MAP_SHARED */
+	uint64_t size;
+	/* Private copies of the layout (see above). */
+	uint64_t slots_off, slot_size, ring_off, names_off;
+	uint32_t nslots, ring_size, nmaps, nprobes;
+	uint32_t nattach; /* attach points, as "Attaching N probes" counts them */
+	struct gpux_sess_map *maps;
+	/* Printing. */
+	FILE *out;
+	bool json;
+	struct host_map *hmaps;   /* one per device map (dev_output.c) */
+	bool *additive;           /* plain maps only ever added to */
+	struct host_fmt *fmts;    /* one per dev_printf, by id */
+	unsigned char *lane;      /* one lane's record, as out_printf takes it */
+	size_t lane_cap;
+	uint64_t tail[GPUX_SESS_MAX_SLOTS]; /* each event ring's, ours */
+	bool warned_fmt, warned_size, warned_ring; /* dev_output.c */
+};
+
+/* Compiles prog's device probes and creates the segment for them. 0, or
+ * -1 with diagnostics (nothing to free then). */
+int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
+		     bool json, struct diags *diags);
+void dev_session_close(struct dev_session *ds);
+
+/* Slot i (i < nslots), found through the private layout. */
+struct gpux_sess_slot *dev_session_slot(const struct dev_session *ds, uint32_t i);
+/* Slots claimed so far, at most nslots. */
+uint32_t dev_session_slots(const struct dev_session *ds);
+/* Whether claimed slot i is in use: a runtime that claims a slot and
+ * cannot set its context up leaves it FREE, and it is ignored. */
+bool dev_session_used(const struct dev_session *ds, uint32_t i);
+/* The name of kernel id into buf (NUL-terminated, at most len - 1 bytes,
+ * len > GPUX_SESS_NAME_LEN): the names table's entry once it is ready,
+ * else "kernel#ID". */
+void dev_session_kernel(const struct dev_session *ds, uint64_t id, char *buf, size_t len);
+
+#endif

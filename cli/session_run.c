@@ -1,0 +1,227 @@
+/* The controller loop for device probes (session_run.h).
+ *
+ * Every 5 ms: drain the printf rings, reap the child, look at the
+ * device exit() flag and at our own signals. When the child leaves by
+ * itself its runtime has written its final snapshot. When we end it
+ * (exit(), SIGINT/SIGTERM), we ask every live slot for a fresh snapshot
+ * first (snap_req), wait a bounded time for it, then set stop and send
+ * SIGTERM to the child and its descendants, escalating to SIGKILL if the
+ * child does not go. */
+#include "session_run.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "dev_output.h"
+#include "output.h"
+#include "spawn.h"
+
+#define POLL_MS 5
+#define SNAPSHOT_WAIT_MS 1000 /* for the runtimes to answer snap_req */
+#define TERM_WAIT_MS 2000     /* between SIGTERM and SIGKILL */
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+bool session_wanted(const struct program *prog)
+{
+	for (const struct node *p = prog->probes; p; p = p->next)
+		if (p->u.probe.place & PLACE_DEVICE)
+			return true;
+	return false;
+}
+
+/* What this build cannot do yet, said before anything starts. */
+static int refuse(const struct program *prog, const struct options *o, struct diags *diags)
+{
+	for (const struct node *p = prog->probes; p; p = p->next)
+		if (p->u.probe.place != PLACE_DEVICE) {
+			diag_error(diags, p->u.probe.attach ? p->u.probe.attach->span : p->span,
+				   "device probes with host probes in one program are not "
+				   "supported yet (issue 6)");
+			return -1;
+		}
+	if (o->pid) {
+		fputs("gpux: ERROR: attaching to a running process is not supported for "
+		      "gdev: probes\n", stderr);
+		return -1;
+	}
+	if (!o->command && !o->cmd_argv) {
+		fputs("gpux: ERROR: gdev: probes need a CUDA program: use -c CMD or "
+		      "-- CMD ARGS\n", stderr);
+		return -1;
+	}
+	return 0;
+}
+
+static void sleep_ms(long ms)
+{
+	nanosleep(&(struct timespec){ ms / 1000, ms % 1000 * 1000000 }, NULL);
+}
+
+/* Reaps the child if it has left: true, with its status. A child that
+ * is not ours any more (ECHILD) counts as gone. */
+static bool reaped(pid_t pid, int *status)
+{
+	pid_t r;
+	while ((r = waitpid(pid, status, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (r < 0)
+		*status = 0;
+	return r != 0;
+}
+
+static bool wait_child(pid_t pid, int *status, long ms)
+{
+	for (long t = 0; t <= ms; t += POLL_MS) {
+		if (reaped(pid, status))
+			return true;
+		sleep_ms(POLL_MS);
+	}
+	return false;
+}
+
+/* snap_req, then until every slot that was live has a newer snapshot
+ * or is done, the child has left, or the time is up. True if reaped. */
+static bool fresh_snapshots(struct dev_session *ds, pid_t pid, int *status)
+{
+	uint64_t before[GPUX_SESS_MAX_SLOTS];
+	uint32_t n = dev_session_slots(ds);
+	for (uint32_t i = 0; i < n; i++)
+		before[i] = __atomic_load_n(&dev_session_slot(ds, i)->snapshots, __ATOMIC_ACQUIRE);
+	__atomic_fetch_add(&ds->h->snap_req, 1, __ATOMIC_RELEASE);
+	for (long t = 0; t <= SNAPSHOT_WAIT_MS; t += POLL_MS) {
+		if (reaped(pid, status))
+			return true;
+		bool all = true;
+		for (uint32_t i = 0; i < n; i++) {
+			struct gpux_sess_slot *s = dev_session_slot(ds, i);
+			all &= __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != GPUX_SLOT_LIVE ||
+			       __atomic_load_n(&s->snapshots, __ATOMIC_ACQUIRE) != before[i];
+		}
+		if (all)
+			return false;
+		dev_ring_drain(ds);
+		sleep_ms(POLL_MS);
+	}
+	return false;
+}
+
+/* Ends the child and what it started (the program itself, under -c):
+ * stop, SIGTERM, then SIGKILL if the child stays. */
+static void end_child(struct dev_session *ds, pid_t pid, int *status)
+{
+	if (fresh_snapshots(ds, pid, status))
+		return;
+	__atomic_store_n(&ds->h->stop, 1, __ATOMIC_RELEASE);
+	spawn_signal_tree(pid, SIGTERM);
+	if (wait_child(pid, status, TERM_WAIT_MS))
+		return;
+	spawn_signal_tree(pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* Until the child leaves or we end it; true if we ended it. A Ctrl-C
+ * reaches the child too (our foreground process group): if it is gone
+ * by the time we look, it is still our signal that ended it. */
+static bool main_loop(struct dev_session *ds, pid_t pid, int *status, const sigset_t *open)
+{
+	for (;;) {
+		dev_ring_drain(ds);
+		if (reaped(pid, status))
+			return interrupted;
+		if (__atomic_load_n(&ds->h->exit, __ATOMIC_ACQUIRE) || interrupted) {
+			end_child(ds, pid, status);
+			return true;
+		}
+		struct timespec ts = { 0, POLL_MS * 1000000L };
+		ppoll(NULL, 0, &ts, open);
+	}
+}
+
+static int exit_status(int status, bool ended)
+{
+	if (ended)
+		return 0; /* as bpftrace: exit() and Ctrl-C are a normal end */
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		const char *abbrev = sigabbrev_np(sig);
+		fprintf(stderr, "gpux: program killed by signal %d (SIG%s); maps as of its "
+			"last snapshot\n", sig, abbrev ? abbrev : "?");
+		return 128 + sig;
+	}
+	return 1;
+}
+
+static int run(struct dev_session *ds, const struct options *o, const char *rt)
+{
+	struct spawn_signals old;
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigset_t block, open;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	/* blocked except inside ppoll: none is lost between check and wait */
+	sigprocmask(SIG_BLOCK, &block, &old.mask);
+	open = old.mask;
+	sigdelset(&open, SIGINT);
+	sigdelset(&open, SIGTERM);
+	sigaction(SIGINT, &sa, &old.sigint);
+	sigaction(SIGTERM, &sa, &old.sigterm);
+	interrupted = 0;
+	if (o->verbose)
+		ds->h->flags |= GPUX_SESS_VERBOSE;
+	if (!o->quiet)
+		out_attached(ds->out, ds->json, (int)ds->nattach);
+	int rc = 1, status = 0;
+	pid_t pid = spawn_traced(o, ds->fd, rt, &old);
+	if (pid > 0) {
+		bool ended = main_loop(ds, pid, &status, &open);
+		dev_ring_drain(ds);
+		int maps = dev_print_maps(ds);
+		dev_report_drops(ds, stderr);
+		rc = exit_status(status, ended);
+		if (maps) {
+			fputs("gpux: ERROR: out of memory printing the maps\n", stderr);
+			rc = 1;
+		}
+	}
+	/* unblocked first: a second Ctrl-C still pending goes to our handler
+	 * instead of ending gpux after the maps */
+	sigprocmask(SIG_SETMASK, &old.mask, NULL);
+	sigaction(SIGINT, &old.sigint, NULL);
+	sigaction(SIGTERM, &old.sigterm, NULL);
+	return rc;
+}
+
+int session_run(struct program *prog, const struct options *o, FILE *out,
+		struct diags *diags)
+{
+	if (refuse(prog, o, diags))
+		return 1;
+	struct dev_session ds;
+	if (dev_session_open(&ds, prog, out, o->format == FMT_JSON, diags))
+		return 1;
+	if (o->verbose) /* the runtime reports each module it patches */
+		ds.h->flags |= GPUX_SESS_VERBOSE;
+	char rt[4096];
+	int rc = 1;
+	if (spawn_runtime_path(rt, sizeof(rt)) == 0) {
+		dev_output_init(&ds);
+		rc = run(&ds, o, rt);
+	}
+	dev_session_close(&ds);
+	return rc;
+}

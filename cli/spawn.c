@@ -1,0 +1,179 @@
+/* Starting the traced program (spawn.h). */
+#include "spawn.h"
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session.h"
+
+#define RT_NAME "libgpux-rt.so"
+
+int spawn_runtime_path(char *buf, size_t len)
+{
+	const char *env = getenv("GPUX_RT");
+	if (env && *env) {
+		if (snprintf(buf, len, "%s", env) >= (int)len) {
+			fputs("gpux: ERROR: GPUX_RT is too long\n", stderr);
+			return -1;
+		}
+	} else {
+		ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+		if (n < 0 || (size_t)n >= len - 1) {
+			fprintf(stderr, "gpux: ERROR: cannot find the gpux binary: %s\n",
+				n < 0 ? strerror(errno) : "path too long");
+			return -1;
+		}
+		buf[n] = '\0';
+		char *slash = strrchr(buf, '/');
+		size_t dir = slash ? (size_t)(slash - buf) + 1 : 0;
+		if (dir + sizeof(RT_NAME) > len) {
+			fputs("gpux: ERROR: the device runtime's path is too long\n", stderr);
+			return -1;
+		}
+		memcpy(buf + dir, RT_NAME, sizeof(RT_NAME));
+	}
+	/* ld.so splits LD_PRELOAD at spaces and colons */
+	if (strpbrk(buf, " :")) {
+		fprintf(stderr, "gpux: ERROR: the device runtime %s cannot be preloaded: "
+			"its path has a space or a colon\n", buf);
+		return -1;
+	}
+	if (access(buf, R_OK)) {
+		fprintf(stderr, "gpux: ERROR: cannot use the device runtime %s: %s\n", buf,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* In the child, before exec: the environment the runtime expects. */
+static int child_env(int seg_fd, const char *rt)
+{
+	char num[16];
+	snprintf(num, sizeof(num), "%d", seg_fd);
+	const char *old = getenv("LD_PRELOAD");
+	size_t n = strlen(rt) + (old ? strlen(old) : 0) + 2;
+	char *pre = malloc(n);
+	if (!pre)
+		return -1;
+	if (old && *old)
+		snprintf(pre, n, "%s:%s", rt, old);
+	else
+		snprintf(pre, n, "%s", rt);
+	/* CuPy keeps the PTX of its kernels (which the runtime rewrites)
+	 * instead of compiling straight to a cubin */
+	int rc = setenv(GPUX_SESS_ENV, num, 1) || setenv("LD_PRELOAD", pre, 1) ||
+		 setenv("CUPY_COMPILE_WITH_PTX", "1", 0);
+	free(pre);
+	return rc ? -1 : 0;
+}
+
+pid_t spawn_traced(const struct options *o, int seg_fd, const char *rt,
+		   const struct spawn_signals *sig)
+{
+	/* what is buffered now must not be written twice */
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "gpux: ERROR: cannot start the program: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid > 0)
+		return pid;
+	sigaction(SIGINT, &sig->sigint, NULL);
+	sigaction(SIGTERM, &sig->sigterm, NULL);
+	sigprocmask(SIG_SETMASK, &sig->mask, NULL);
+	const char *what = o->command ? "/bin/sh" : o->cmd_argv[0];
+	if (child_env(seg_fd, rt)) {
+		fprintf(stderr, "gpux: cannot set up the environment of %s: %s\n", what,
+			strerror(errno));
+		_exit(127);
+	}
+	if (o->command)
+		execl("/bin/sh", "sh", "-c", o->command, (char *)NULL);
+	else
+		execvp(o->cmd_argv[0], o->cmd_argv);
+	fprintf(stderr, "gpux: cannot run %s: %s\n", what, strerror(errno));
+	_exit(127);
+}
+
+struct proc {
+	pid_t pid, ppid;
+	bool mark; /* pid or one of its descendants */
+};
+
+/* The parent of pid from /proc/PID/stat: "PID (COMM) STATE PPID ...",
+ * where COMM may hold spaces and parentheses; -1 if it is gone. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *end = strrchr(buf, ')');
+	int ppid;
+	if (!end || sscanf(end + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return (pid_t)ppid;
+}
+
+/* Every process in /proc with its parent; NULL if /proc cannot be read. */
+static struct proc *all_procs(size_t *n)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return NULL;
+	struct proc *v = NULL;
+	size_t cap = 0;
+	*n = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 256;
+			struct proc *w = realloc(v, cap * sizeof(*v));
+			if (!w)
+				break;
+			v = w;
+		}
+		v[*n] = (struct proc){ (pid_t)pid, parent_of((pid_t)pid), false };
+		(*n)++;
+	}
+	closedir(d);
+	return v;
+}
+
+void spawn_signal_tree(pid_t pid, int sig)
+{
+	size_t n = 0;
+	struct proc *v = all_procs(&n);
+	kill(pid, sig);
+	/* mark descendants until nothing changes: trees are shallow */
+	for (bool more = v != NULL; more;) {
+		more = false;
+		for (size_t i = 0; i < n; i++) {
+			if (v[i].mark)
+				continue;
+			bool child = v[i].ppid == pid;
+			for (size_t j = 0; j < n && !child; j++)
+				child = v[j].mark && v[j].pid == v[i].ppid;
+			if (child) {
+				v[i].mark = more = true;
+				kill(v[i].pid, sig);
+			}
+		}
+	}
+	free(v);
+}

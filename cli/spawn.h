@@ -1,0 +1,36 @@
+/* Starting the traced CUDA program with the device runtime preloaded
+ * and the session segment inherited (runtime/session.h). */
+#ifndef GPUX_SPAWN_H
+#define GPUX_SPAWN_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "options.h"
+
+/* Where libgpux-rt.so is: $GPUX_RT, else beside the gpux binary. 0 with
+ * the path in buf, or -1 with a message on stderr if it cannot be read
+ * or cannot go in LD_PRELOAD. */
+int spawn_runtime_path(char *buf, size_t len);
+
+/* Dispositions and mask the command starts with: gpux's own from before
+ * it took SIGINT and SIGTERM over. */
+struct spawn_signals {
+	sigset_t mask;
+	struct sigaction sigint, sigterm;
+};
+
+/* Forks the command of o (-c CMD: /bin/sh -c CMD; -- CMD ARGS: execvp)
+ * with GPUX_SESSION_FD=seg_fd, rt first in LD_PRELOAD, and
+ * CUPY_COMPILE_WITH_PTX=1 unless set. If exec fails the child says why
+ * on stderr and exits 127. The child's pid, or -1 with a message. */
+pid_t spawn_traced(const struct options *o, int seg_fd, const char *rt,
+		   const struct spawn_signals *sig);
+
+/* Sends sig to pid and to every process descended from it (found in
+ * /proc now): under -c the program is the shell's child, and a shell
+ * killed by SIGTERM leaves its children running. */
+void spawn_signal_tree(pid_t pid, int sig);
+
+#endif

@@ -1,0 +1,358 @@
+#!/usr/bin/env bash
+# End-to-end gpux tests on a GPU machine (tests/gpu/e2e/README.md): each
+# case runs a program alone, then under `gpux -o FILE -e PROGRAM -c APP`,
+# and checks that
+#   - the program's stdout is byte-identical and its exit status the same
+#     (gpux exits with the program's status);
+#   - gpux's output (-o FILE) is the expected text (expected/NAME.txt),
+#     or passes the case's looser check where values vary (SM ids, warp
+#     slots, addresses, timestamps, numba's kernel name);
+#   - for SASS-only kernels, gpux's stderr names the kernel and says PTX.
+# Prints PASS/FAIL/SKIP per case with the reason, then "N passed, M failed"
+# (", K skipped"); exits 1 when a case failed, 2 when it cannot run.
+#
+#   tests/gpu/e2e/run.sh [-l | -P | CASE|GLOB...]
+#     -l            list the cases (name, program, one-liner, env) and stop
+#     -P            print each distinct one-liner and stop (dryrun.sh)
+#   env: E2E_DIR   the built folder (default: this script's folder when it
+#                  holds the programs, else build-gpu/e2e of the repo)
+#        GPUX      gpux binary (default E2E_DIR/../gpux/gpux)
+#        E2E_TIMEOUT  seconds per run (default 60)
+#        OUT       logs go to $OUT/e2e/ (else E2E_DIR/logs/)
+#        PYTHON    python3 for the numba/CuPy cases (default python3)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+py=${PYTHON:-python3}
+
+# ---- the cases ----
+# add NAME 'APP' 'PROGRAM' 'CHECKS' ['GPUX OPTIONS'] ['ENV=V ...'] ['REQUIRES']
+#   APP       shell command line run in $dir, alone and as gpux -c APP
+#   CHECKS    ';'-separated calls of the check functions below (exact,
+#             head_is, map_total, hist_total, only_maps, one_map_line,
+#             printf_lines, stderr_has)
+#   REQUIRES  a command that must succeed, else the case is skipped
+names=() apps=() progs=() checks=() opts=() envs=() reqs=()
+add() {
+	names+=("$1") apps+=("$2") progs+=("$3") checks+=("$4")
+	opts+=("${5:-}") envs+=("${6:-}") reqs+=("${7:-}")
+}
+EXIT_COUNT='gdev:kernel_exit { @[kernel] = count(); }'
+ACCESS_COUNT='gdev:access { @[kernel] = count(); }'
+STORE_BYTES='gdev:access /store/ { @bytes[kernel] = sum(size); }'
+PAGES='gdev:access { @pages[addr >> 21] = count(); }'
+PRINTF='gdev:kernel_exit { printf("%s block %d warp %d at %d\n", kernel, blockIdx.x, warp, nsecs); }'
+GEMM_SM='gdev:kernel_entry:*gemm* { @sm[sm] = count(); @w = lhist(warp, 0, 32, 1); }'
+VECADD_RE='vecAdd\(float const\*, float const\*, float\*, int\)'
+NUMBA='import numba.cuda, numpy'
+CUPY='import cupy, numpy'
+
+add vecadd_exit './vecadd' "$EXIT_COUNT" exact
+add vecadd_exit_json './vecadd' "$EXIT_COUNT" exact '-f json'
+add vecadd_entry_blocks './vecadd' 'gdev:kernel_entry { @[blockIdx.x] = count(); }' exact
+add vecadd_access './vecadd' "$ACCESS_COUNT" exact
+add vecadd_load_store './vecadd' 'gdev:access { @[store] = count(); }' exact
+add vecadd_store_bytes './vecadd' "$STORE_BYTES" exact
+add vecadd_pages './vecadd' "$PAGES" 'head_is "Attaching 1 probe..."; map_total pages 30000 1; only_maps pages'
+add vecadd_printf './vecadd' "$PRINTF" "printf_lines '$VECADD_RE block ([0-9]+) warp [0-9]+ at -?[0-9]+' 10240 40 256"
+add vecadd_printf_nsecs './vecadd' 'gdev:kernel_exit { printf("%llu\n", nsecs); }' "printf_lines '[0-9]+' 10240"
+add vecadd_gtid './vecadd' 'gdev:kernel_exit { @[gtid % 1024] = count(); }' exact
+add vecadd_tid_hist './vecadd' 'gdev:kernel_exit { @h = hist(threadIdx.x); }' exact
+add vecadd_tid_lhist './vecadd' 'gdev:kernel_exit { @l = lhist(threadIdx.x, 0, 256, 32); }' exact
+add vecadd_pred './vecadd' 'gdev:kernel_exit /threadIdx.x % 3 == 0/ { @ = count(); }' exact
+add vecadd_shared_exit './vecadd_shared' "$EXIT_COUNT" exact
+
+add gemm_exit './gemm' "$EXIT_COUNT" exact
+add gemm_sm_warp './gemm' "$GEMM_SM" 'head_is "Attaching 1 probe..."; map_total sm 65536 256; hist_total w 65536 32; only_maps sm w'
+add gemm_blocks_y './gemm' 'gdev:kernel_entry:*gemm* { @[blockIdx.y] = count(); }' exact
+add gemm_access './gemm' "$ACCESS_COUNT" exact
+add gemm_store_bytes './gemm' "$STORE_BYTES" exact
+
+add reduce_exit './reduce' "$EXIT_COUNT" exact
+add reduce_access './reduce' "$ACCESS_COUNT" exact
+add reduce_store_bytes './reduce' "$STORE_BYTES" exact
+
+add devfunc_exit './devfunc' "$EXIT_COUNT" exact
+add devfunc_early_exit './devfunc' 'gdev:kernel_exit /gtid >= 10000/ { @early = count(); }' exact
+add devfunc_funcs './devfunc' 'gdev:func_entry:*clampf* { @clampf = count(); } gdev:func_entry:*put* { @put = count(); } gdev:func_exit { @ret = count(); }' exact
+add devfunc_access './devfunc' 'gdev:access { @ = count(); }' exact
+add devfunc_store_bytes './devfunc' 'gdev:access /store/ { @ = sum(size); }' exact
+add devfunc_entry_exit './devfunc' 'gdev:kernel_entry { @entry[kernel] = count(); } gdev:kernel_exit { @exit[kernel] = count(); }' exact
+
+add multistream_exit './multistream' "$EXIT_COUNT" exact
+add multistream_access './multistream' "$ACCESS_COUNT" exact
+add graph_exit './graph' "$EXIT_COUNT" exact
+add graph_access './graph' "$ACCESS_COUNT" exact
+add constant_exit './constant' "$EXIT_COUNT" exact
+add constant_access './constant' "$ACCESS_COUNT" exact
+add constant_atomic './constant' 'gdev:access /atomic/ { @[kernel] = count(); }' exact
+add coop_exit './coop' "$EXIT_COUNT" exact
+add drvapi_exit './drvapi' "$EXIT_COUNT" exact
+add drvapi_access './drvapi' "$ACCESS_COUNT" exact
+
+add sass_only './sass_only' "$EXIT_COUNT" 'exact; stderr_has sassOnlyKernel PTX'
+add sass_mixed './sass_mixed' "$EXIT_COUNT" 'exact; stderr_has sassPart PTX'
+
+add numba_vecadd "$py numba_vecadd.py" "$EXIT_COUNT" \
+	"head_is 'Attaching 1 probe...'; one_map_line '^@\\[.*vecadd.*\\]: 10240\$'" '' \
+	'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
+add numba_vecadd_access "$py numba_vecadd.py" 'gdev:access { @ = count(); }' exact '' \
+	'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
+add cupy_vecadd "$py cupy_vecadd.py" "$EXIT_COUNT" exact '' \
+	'CUPY_COMPILE_WITH_PTX=1' "$py -c '$CUPY'"
+add cupy_vecadd_cubin "$py cupy_vecadd.py" "$EXIT_COUNT" exact '' '' "$py -c '$CUPY'"
+
+# ---- checks: each sets $why and returns 1 on failure ----
+# $out: gpux's -o file, $err: gpux's stderr, $exp: expected/NAME.txt
+exact() {
+	[ -f "$exp" ] || { why="no expected file $exp"; return 1; }
+	cmp -s "$exp" "$out" && return 0
+	local d
+	d=$(diff "$exp" "$out" | grep -m2 '^[<>]' | tr '\n' ' ')
+	why="gpux output differs from expected/$(basename "$exp"): ${d:0:300}"
+	return 1
+}
+
+head_is() {
+	local h
+	h=$(head -n1 "$out")
+	[ "$h" = "$1" ] || { why="first line is '$h', want '$1'"; return 1; }
+}
+
+# map_total NAME TOTAL MULT: the values of the plain lines of @NAME
+# ("@NAME[key]: v" or "@NAME: v") sum to TOTAL, each a multiple of MULT.
+map_total() {
+	local r
+	r=$(awk -v m="@$1" -v mult="$3" '
+		index($0, m "[") == 1 || index($0, m ":") == 1 {
+			if (match($0, /: -?[0-9]+$/)) { v = substr($0, RSTART + 2) + 0; s += v; n++; if (v % mult) bad++ }
+		}
+		END { printf "%.0f %d %d", s, n, bad }' "$out")
+	set -- "$1" "$2" "$3" $r
+	[ "$5" -gt 0 ] || { why="no @$1 lines"; return 1; }
+	[ "$4" -eq "$2" ] || { why="@$1 values sum to $4 over $5 keys, want $2"; return 1; }
+	[ "$6" -eq 0 ] || { why="$6 @$1 values are not multiples of $3"; return 1; }
+}
+
+# hist_total NAME TOTAL MULT: the bucket counts of hist/lhist @NAME sum to
+# TOTAL, each a multiple of MULT.
+hist_total() {
+	local r
+	r=$(awk -v m="@$1" -v mult="$3" '
+		/^@/ { cur = (index($0, m ":") == 1 || index($0, m "[") == 1) }
+		cur && /^[[(].*[|].*[|]$/ {
+			split($0, p, "|"); k = split(p[1], f, " "); c = f[k] + 0
+			s += c; n++; if (c % mult) bad++
+		}
+		END { printf "%.0f %d %d", s, n, bad }' "$out")
+	set -- "$1" "$2" "$3" $r
+	[ "$5" -gt 0 ] || { why="no buckets in @$1"; return 1; }
+	[ "$4" -eq "$2" ] || { why="@$1 buckets sum to $4 over $5 buckets, want $2"; return 1; }
+	[ "$6" -eq 0 ] || { why="$6 @$1 buckets are not multiples of $3"; return 1; }
+}
+
+# only_maps NAME...: every "@..." line belongs to one of these maps.
+only_maps() {
+	local re
+	re=$(printf '@%s(\\[|:)|' "$@")
+	re="^(${re%|})"
+	local other
+	other=$(grep '^@' "$out" | grep -Ev "$re" | head -n1)
+	[ -z "$other" ] || { why="unexpected map line: $other"; return 1; }
+}
+
+# one_map_line ERE: exactly one "@" line, matching ERE (case-insensitive).
+one_map_line() {
+	local n
+	n=$(grep -c '^@' "$out")
+	[ "$n" -eq 1 ] || { why="$n map lines, want 1"; return 1; }
+	grep '^@' "$out" | grep -Eiq "$1" || { why="map line '$(grep -m1 '^@' "$out")' does not match $1"; return 1; }
+}
+
+# printf_lines ERE LINES [BLOCKS PER_BLOCK]: the output is "Attaching 1
+# probe...", LINES lines matching ^ERE$, then the two empty lines printed
+# at exit; with BLOCKS, the first group of ERE is a block index and each
+# of 0..BLOCKS-1 appears PER_BLOCK times.
+printf_lines() {
+	local r
+	r=$(RE="^$1\$" awk -v nb="${3:-0}" '
+		BEGIN { re = ENVIRON["RE"] }
+		NR == 1 { if ($0 != "Attaching 1 probe...") head = 1; next }
+		$0 == "" { empty++; next }
+		{ if (empty) late++ }
+		$0 ~ re {
+			n++
+			if (nb > 0) { b = $0; sub(/.* block /, "", b); sub(/ .*/, "", b); cnt[b + 0]++ }
+			next
+		}
+		{ bad++; if (ex == "") ex = $0 }
+		END {
+			per = ""
+			if (nb > 0) for (i = 0; i < nb; i++) per = per " " (cnt[i] + 0)
+			printf "%d %d %d %d %d|%s|%s", head, n, bad, empty, late, per, substr(ex, 1, 120)
+		}' "$out")
+	local head n bad empty late per ex
+	read -r head n bad empty late <<<"${r%%|*}"
+	r=${r#*|}
+	per=${r%%|*} ex=${r#*|}
+	[ "$head" -eq 0 ] || { why="first line is not 'Attaching 1 probe...'"; return 1; }
+	[ "$bad" -eq 0 ] || { why="$bad lines do not match ^$1\$ (e.g. '$ex')"; return 1; }
+	[ "$n" -eq "$2" ] || { why="$n printf lines, want $2"; return 1; }
+	[ "$empty" -eq 2 ] && [ "$late" -eq 0 ] ||
+		{ why="want exactly 2 empty lines, at the end; got $empty (and $late lines after one)"; return 1; }
+	if [ "${3:-0}" -gt 0 ]; then
+		local b
+		for b in $per; do
+			[ "$b" -eq "$4" ] || { why="lines per block 0..$(($3 - 1)):$per; want $4 each"; return 1; }
+		done
+	fi
+}
+
+# stderr_has WORD...: gpux's stderr contains every WORD (case-insensitive).
+stderr_has() {
+	local w
+	for w in "$@"; do
+		grep -qi -- "$w" "$err" || { why="gpux stderr does not mention '$w': $(head -c 300 "$err" | tr '\n' ' ')"; return 1; }
+	done
+}
+
+# ---- running ----
+if [ "${1:-}" = -l ]; then
+	for i in "${!names[@]}"; do
+		printf '%s\t%s\t%s\t%s\n' "${names[$i]}" "${apps[$i]}" "${opts[$i]:+${opts[$i]} }-e '${progs[$i]}'" "${envs[$i]}"
+	done
+	exit 0
+fi
+if [ "${1:-}" = -P ]; then
+	printf '%s\n' "${progs[@]}" | sort -u
+	exit 0
+fi
+if [ -n "${E2E_DIR:-}" ]; then
+	dir=$E2E_DIR
+elif [ -f "$here/vecadd" ]; then
+	dir=$here
+else
+	dir=$(cd "$here/../../.." && pwd)/build-gpu/e2e
+fi
+[ -d "$dir" ] || { echo "e2e: no $dir (build it with scripts/gpu_build.sh)" >&2; exit 2; }
+dir=$(cd "$dir" && pwd)
+gpux=${GPUX:-$dir/../gpux/gpux}
+# Absolute (the runs happen in $dir); a bare name is looked up in PATH.
+if [[ $gpux == */* ]] && [ -e "$gpux" ]; then
+	gpux=$(cd "$(dirname "$gpux")" && pwd)/$(basename "$gpux")
+fi
+tmo=${E2E_TIMEOUT:-60}
+logdir=${OUT:+$OUT/e2e}
+logdir=${logdir:-$dir/logs}
+
+sel=()
+for i in "${!names[@]}"; do
+	if [ $# -eq 0 ]; then
+		sel+=("$i")
+		continue
+	fi
+	for pat in "$@"; do
+		# shellcheck disable=SC2053
+		[[ ${names[$i]} == $pat ]] && { sel+=("$i"); break; }
+	done
+done
+[ ${#sel[@]} -gt 0 ] || { echo "e2e: no case matches: $*" >&2; exit 2; }
+
+mkdir -p "$logdir"
+logdir=$(cd "$logdir" && pwd)
+log=$logdir/e2e_results.txt
+: >"$log"
+say() { echo "$@" | tee -a "$log"; }
+say "gpux e2e tests, $(date -u +%Y-%m-%dT%H:%M:%SZ), dir $dir, gpux $gpux"
+# A carried folder may lose the exec bits.
+for f in "$dir"/*; do
+	[ -f "$f" ] && [ ! -x "$f" ] && head -c 4 "$f" | grep -q ELF && chmod +x "$f"
+done
+[ -f "$gpux" ] && [ ! -x "$gpux" ] && chmod +x "$gpux"
+if [ ! -x "$gpux" ]; then
+	say "e2e: gpux not found at $gpux (set GPUX=...)"
+	exit 2
+fi
+say "$("$gpux" -V 2>&1 | head -n1)"
+
+# Baselines are run once per (program, environment) and reused.
+declare -A base_rc=()
+pass=0 failed=0 skipped=0
+cd "$dir" || exit 2
+for i in "${sel[@]}"; do
+	name=${names[$i]} app=${apps[$i]} prog=${progs[$i]}
+	read -r -a env_kv <<<"${envs[$i]}"
+	read -r -a gopts <<<"${opts[$i]}"
+	L=$logdir/$name
+	if [ -n "${reqs[$i]}" ] && ! bash -c "${reqs[$i]}" >"$L.req.txt" 2>&1; then
+		say "SKIP $name: needs \`${reqs[$i]}\`"
+		skipped=$((skipped + 1))
+		continue
+	fi
+	key="${envs[$i]}|$app"
+	bkey=$(printf '%s' "$key" | md5sum | cut -c1-12)
+	B=$logdir/base-$bkey
+	if [ -z "${base_rc[$key]+x}" ]; then
+		# A fresh CuPy kernel cache per run: NVRTC compiles every time.
+		rm -rf "$B.cupy"
+		env "${env_kv[@]}" CUPY_CACHE_DIR="$B.cupy" \
+			timeout -k 5 "$tmo" bash -c "$app" >"$B.stdout" 2>"$B.stderr"
+		base_rc[$key]=$?
+		printf '%s\n' "$app" >"$B.cmd"
+		rm -rf "$B.cupy"
+	fi
+	brc=${base_rc[$key]}
+	if [ "$brc" -eq 3 ]; then
+		say "SKIP $name: the program says it cannot run here (exit 3): $(head -c 200 "$B.stderr")"
+		skipped=$((skipped + 1))
+		continue
+	fi
+	if [ "$brc" -ne 0 ]; then
+		say "FAIL $name: the program fails without gpux (exit $brc): $(tail -c 300 "$B.stderr" | tr '\n' ' ')"
+		failed=$((failed + 1))
+		continue
+	fi
+	out=$L.gpux.out err=$L.gpux.stderr exp=$dir/expected/$name.txt
+	rm -f "$out"
+	rm -rf "$L.cupy"
+	t0=$(date +%s%N)
+	env "${env_kv[@]}" CUPY_CACHE_DIR="$L.cupy" timeout -k 5 "$tmo" \
+		"$gpux" "${gopts[@]}" -o "$out" -e "$prog" -c "$app" >"$L.stdout" 2>"$err"
+	rc=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	why=
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		why="timed out after ${tmo}s"
+	elif [ "$rc" -ne "$brc" ]; then
+		why="gpux exited $rc, the program alone $brc: $(tail -c 300 "$err" | tr '\n' ' ')"
+	elif ! cmp -s "$B.stdout" "$L.stdout"; then
+		why="program stdout differs with gpux: $(diff "$B.stdout" "$L.stdout" | grep -m2 '^[<>]' | tr '\n' ' ')"
+		# bpftrace 0.17 writes the "\n\n" before the maps to stdout even
+		# under -o; gpux must not (it would change the program's output).
+		if [ "$(head -c -2 "$L.stdout" | cmp -s - "$B.stdout"; echo $?)" = 0 ]; then
+			why="$why (2 extra trailing newlines: the \"\\n\\n\" before the maps went to stdout, not the -o file)"
+		fi
+	elif [ ! -f "$out" ]; then
+		why="gpux wrote no output file"
+	else
+		IFS=';' read -r -a cl <<<"${checks[$i]}"
+		for c in "${cl[@]}"; do
+			eval "$c" || break
+			why=
+		done
+	fi
+	if [ -z "$why" ]; then
+		say "PASS $name (${ms} ms)"
+		pass=$((pass + 1))
+	else
+		say "FAIL $name (${ms} ms): $why"
+		failed=$((failed + 1))
+	fi
+	rm -rf "$L.cupy"
+done
+if [ "$skipped" -gt 0 ]; then
+	say "$pass passed, $failed failed, $skipped skipped"
+else
+	say "$pass passed, $failed failed"
+fi
+say "logs: $logdir"
+[ "$failed" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -1,0 +1,221 @@
+/* A driver-API program linked against libcuda (the fake one in tests):
+ * loads kern.cu's code and launches its two kernels. Usage:
+ *   drv_app MODE FILE
+ * MODE: module   cuModuleLoadData on FILE's bytes
+ *       modex    cuModuleLoadDataEx with a JIT info log option
+ *       file     cuModuleLoad(FILE)
+ *       link     cuLinkAddData(PTX) + cuLinkComplete, cuModuleLoadData on
+ *                the cubin (numba's way)
+ *       library  cuLibraryLoadData before any context exists, then
+ *                cuLibraryGetKernel, the CUkernel launched as a CUfunction
+ *       image    cuModuleLoadData on FILE (a fatbin, a cubin) twice; no launch
+ *       twoctx   two contexts, each loading FILE and launching add_one
+ *                (once in the first, twice in the second)
+ *       libctx   cuLibraryLoadData before any context, then add_one once
+ *                in a first context, twice in a second, three more
+ *                times in the first
+ *       noclean  as module, then exit without unloading or destroying
+ *       primary  as module, but between the add_one launches something
+ *                else retains and releases the primary context (as
+ *                cudart in the same process would)
+ *       many     as module, but add_one<<<1, 32>>> N times (default
+ *                5000), pausing 2 ms after every 20
+ * Prints what it did; exits 1 on any CUDA error. */
+#include <cuda.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int check(CUresult rc, const char *what)
+{
+	if (rc == CUDA_SUCCESS)
+		return 0;
+	const char *s = NULL;
+	cuGetErrorString(rc, &s);
+	fprintf(stderr, "drv_app: %s: %s\n", what, s ? s : "?");
+	exit(1);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		perror(path);
+		exit(1);
+	}
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|"
+			"libctx|noclean|primary|many FILE [N]\n");
+		return 2;
+	}
+	const char *mode = argv[1];
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod = NULL;
+	CUlibrary lib = NULL;
+	CUfunction add_one, scale;
+	char *image = strcmp(mode, "file") ? slurp(argv[2]) : NULL;
+
+	check(cuInit(0), "cuInit");
+	check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+	if (!strcmp(mode, "library") || !strcmp(mode, "libctx"))
+		check(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0),
+		      "cuLibraryLoadData");
+	check(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
+
+	if (!strcmp(mode, "image")) {
+		for (int i = 0; i < 2; i++) {
+			check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
+			printf("drv_app: loaded the image\n");
+			check(cuModuleUnload(mod), "cuModuleUnload");
+		}
+		check(cuCtxDestroy(ctx), "cuCtxDestroy");
+		free(image);
+		return 0;
+	}
+	if (!strcmp(mode, "libctx")) {
+		CUcontext c2;
+		CUkernel k;
+		int n = 64;
+		CUdeviceptr buf = 0;
+		void *args[] = { &buf, &n };
+		static const int times[] = { 1, 2, 3 };
+		check(cuCtxCreate(&c2, NULL, 0, dev), "cuCtxCreate");
+		check(cuLibraryGetKernel(&k, lib, "add_one"), "cuLibraryGetKernel");
+		for (int i = 0; i < 3; i++) {
+			check(cuCtxSetCurrent(i == 1 ? c2 : ctx), "cuCtxSetCurrent");
+			for (int j = 0; j < times[i]; j++)
+				check(cuLaunchKernel((CUfunction)k, 1, 1, 1, 64, 1, 1, 0, NULL, args,
+						     NULL), "cuLaunchKernel");
+		}
+		printf("drv_app: add_one<<<1, 64>>> in two contexts from one library\n");
+		check(cuLibraryUnload(lib), "cuLibraryUnload");
+		check(cuCtxDestroy(ctx), "cuCtxDestroy");
+		check(cuCtxDestroy(c2), "cuCtxDestroy");
+		free(image);
+		return 0;
+	}
+	if (!strcmp(mode, "twoctx")) {
+		CUcontext c2;
+		CUmodule m2;
+		int n = 64;
+		CUdeviceptr buf = 0;
+		void *args[] = { &buf, &n };
+		check(cuCtxCreate(&c2, NULL, 0, dev), "cuCtxCreate"); /* now current */
+		check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
+		check(cuModuleGetFunction(&add_one, mod, "add_one"), "cuModuleGetFunction");
+		check(cuLaunchKernel(add_one, 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
+		check(cuCtxSetCurrent(c2), "cuCtxSetCurrent");
+		check(cuModuleLoadData(&m2, image), "cuModuleLoadData");
+		check(cuModuleGetFunction(&add_one, m2, "add_one"), "cuModuleGetFunction");
+		for (int i = 0; i < 2; i++)
+			check(cuLaunchKernel(add_one, 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL),
+			      "cuLaunchKernel");
+		printf("drv_app: add_one<<<1, 64>>> in two contexts\n");
+		check(cuCtxDestroy(ctx), "cuCtxDestroy");
+		check(cuCtxDestroy(c2), "cuCtxDestroy");
+		free(image);
+		return 0;
+	}
+	if (!strcmp(mode, "module") || !strcmp(mode, "noclean") || !strcmp(mode, "many") ||
+	    !strcmp(mode, "primary")) {
+		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
+	} else if (!strcmp(mode, "modex")) {
+		char info[256] = "";
+		CUjit_option o[] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES };
+		void *v[] = { info, (void *)(uintptr_t)sizeof(info) };
+		check(cuModuleLoadDataEx(&mod, image, 2, o, v), "cuModuleLoadDataEx");
+	} else if (!strcmp(mode, "file")) {
+		check(cuModuleLoad(&mod, argv[2]), "cuModuleLoad");
+	} else if (!strcmp(mode, "link")) {
+		CUlinkState ls;
+		void *cubin;
+		size_t size;
+		check(cuLinkCreate(0, NULL, NULL, &ls), "cuLinkCreate");
+		check(cuLinkAddData(ls, CU_JIT_INPUT_PTX, image, strlen(image) + 1, "kern.ptx", 0,
+				    NULL, NULL), "cuLinkAddData");
+		check(cuLinkComplete(ls, &cubin, &size), "cuLinkComplete");
+		check(cuModuleLoadData(&mod, cubin), "cuModuleLoadData");
+		check(cuLinkDestroy(ls), "cuLinkDestroy");
+	} else if (strcmp(mode, "library")) {
+		fprintf(stderr, "drv_app: unknown mode %s\n", mode);
+		return 2;
+	}
+	if (lib) {
+		CUkernel k1, k2;
+		check(cuLibraryGetKernel(&k1, lib, "add_one"), "cuLibraryGetKernel");
+		check(cuLibraryGetKernel(&k2, lib, "_Z5scalePffi"), "cuLibraryGetKernel");
+		add_one = (CUfunction)k1; /* a CUkernel may stand for a CUfunction */
+		scale = (CUfunction)k2;
+	} else {
+		check(cuModuleGetFunction(&add_one, mod, "add_one"), "cuModuleGetFunction");
+		check(cuModuleGetFunction(&scale, mod, "_Z5scalePffi"), "cuModuleGetFunction");
+	}
+	printf("drv_app: loaded (%s)\n", mode);
+
+	int n = 256;
+	float a = 2.0f, host[256];
+	for (int i = 0; i < n; i++)
+		host[i] = (float)i;
+	CUdeviceptr buf;
+	check(cuMemAlloc(&buf, sizeof(host)), "cuMemAlloc");
+	check(cuMemcpyHtoD(buf, host, sizeof(host)), "cuMemcpyHtoD");
+	void *args1[] = { &buf, &n };
+	void *args2[] = { &buf, &a, &n };
+	if (!strcmp(mode, "many")) {
+		long times = argc == 4 ? atol(argv[3]) : 5000;
+		for (long i = 0; i < times; i++) {
+			check(cuLaunchKernel(add_one, 1, 1, 1, 32, 1, 1, 0, NULL, args1, NULL),
+			      "cuLaunchKernel");
+			if (i % 20 == 19) /* 10 KiB of records per 2 ms at most */
+				nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+		}
+		printf("drv_app: add_one<<<1, 32>>> x%ld\n", times);
+	}
+	for (int i = 0; i < 3; i++) {
+		check(cuLaunchKernel(add_one, 4, 1, 1, 64, 1, 1, 0, NULL, args1, NULL),
+		      "cuLaunchKernel");
+		printf("drv_app: add_one<<<4, 64>>>\n");
+		if (i == 0 && !strcmp(mode, "primary")) {
+			CUcontext p;
+			check(cuDevicePrimaryCtxRetain(&p, dev), "cuDevicePrimaryCtxRetain");
+			check(cuDevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease");
+			printf("drv_app: the primary context retained and released\n");
+		}
+	}
+	check(cuLaunchKernel(scale, 2, 1, 1, 8, 4, 1, 0, NULL, args2, NULL), "cuLaunchKernel");
+	printf("drv_app: scale<<<2, (8, 4)>>>\n");
+	check(cuCtxSynchronize(), "cuCtxSynchronize");
+	if (!strcmp(mode, "noclean")) {
+		printf("drv_app: exit without cleaning up\n");
+		free(image);
+		exit(0);
+	}
+	check(cuMemFree(buf), "cuMemFree");
+	if (lib)
+		check(cuLibraryUnload(lib), "cuLibraryUnload");
+	else
+		check(cuModuleUnload(mod), "cuModuleUnload");
+	check(cuCtxDestroy(ctx), "cuCtxDestroy");
+	printf("drv_app: done\n");
+	free(image);
+	return 0;
+}

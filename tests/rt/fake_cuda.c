@@ -1,0 +1,1598 @@
+/* A fake libcuda.so.1 for testing libgpux-rt.so without a GPU: host
+ * memory stands for device memory (a CUdeviceptr is a host address, and
+ * mapped host memory's device pointer is the host pointer itself), one
+ * device of compute capability 9.0, modules are PTX text (fatbins and
+ * ELF images are accepted and hold no kernels, except the cubins of its
+ * own linker, which keep the PTX they were made from).
+ *
+ * A launch does not run the kernel. It does what the probes the runtime
+ * spliced into it would do, read from the module's own text: at each
+ * trampoline (`// gpux: site N, KIND` ... the kernel_id immediate ...
+ * `call (gpux_r), gpux_probe_K`) it looks at what gpux_probe_K calls:
+ *   gpux_h_agg_count  on the map it names (gpux_map_M): adds the launch's
+ *                     thread count to key = kernel_id (8-byte key and
+ *                     value), through the descriptor the runtime wrote;
+ *   gpux_h_printf     writes one record into the ring gpux_ctl points
+ *                     at, as FAKE_CUDA_PRINTF=FMT:LANES:W,W,... says
+ *                     (each W: a number, k = kernel_id, l = the lane);
+ *   gpux_h_exit       sets the exit words.
+ * The entry sites of a kernel act once per thread together (so do its
+ * exit sites: a thread leaves by one of them); each access site acts
+ * once per thread. gpux_clock_sample(u64 *out) writes a fake global
+ * time, FK_CLOCK_BASE ahead of CLOCK_MONOTONIC. A module's globals are
+ * zeroed host memory sized from their PTX declarations; a library's
+ * exist once per context, as with the driver.
+ *
+ * Environment:
+ *   FAKE_CUDA_LOG=FILE    one line per call of interest: loads with what
+ *                         was loaded ("patched" when the PTX calls a gpux
+ *                         probe), launches with what the runtime had set
+ *                         up (" ctl=ring+exit clock=ok") and what the
+ *                         probes did
+ *   FAKE_CUDA_SAVE=DIR    each loaded image as DIR/load_N.{ptx,bin}
+ *   FAKE_CUDA_REFUSE=1    PTX that calls a gpux probe fails to load
+ *                         (CUDA_ERROR_INVALID_PTX, with a JIT log)
+ *   FAKE_CUDA_PTXAS=PATH  PTX is checked with ptxas -arch=sm_90 first; the
+ *                         linker (one PTX input) needs it to make cubins
+ *   FAKE_CUDA_PRINTF      above */
+#include <cuda.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpux_dev.h"
+
+extern char **environ;
+
+#define FK_CLOCK_BASE 1000000000000ull /* the fake %globaltimer's lead */
+
+/* ---------------- bookkeeping ---------------- */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void flog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void flog(const char *fmt, ...)
+{
+	const char *path = getenv("FAKE_CUDA_LOG");
+	if (!path || !*path)
+		return;
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) < 0) {
+		/* nothing to do */
+	}
+	close(fd);
+}
+
+/* Allocations, so frees are checked and nothing looks leaked. */
+struct block {
+	void *p;
+	size_t size;
+	bool host;
+	struct block *next;
+};
+static struct block *blocks;
+static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *block_new(size_t size, bool host, unsigned char fill)
+{
+	size_t n = size ? size : 1;
+	void *p = aligned_alloc(4096, (n + 4095) & ~(size_t)4095);
+	struct block *b = malloc(sizeof(*b));
+	if (!p || !b) {
+		free(p);
+		free(b);
+		return NULL;
+	}
+	memset(p, fill, n);
+	*b = (struct block){ p, size, host, NULL };
+	pthread_mutex_lock(&blocks_lock);
+	b->next = blocks;
+	blocks = b;
+	pthread_mutex_unlock(&blocks_lock);
+	return p;
+}
+
+static bool block_free(void *p, bool host)
+{
+	pthread_mutex_lock(&blocks_lock);
+	for (struct block **bp = &blocks; *bp; bp = &(*bp)->next) {
+		struct block *b = *bp;
+		if (b->p == p && b->host == host) {
+			*bp = b->next;
+			pthread_mutex_unlock(&blocks_lock);
+			free(b->p);
+			free(b);
+			return true;
+		}
+	}
+	pthread_mutex_unlock(&blocks_lock);
+	return false;
+}
+
+/* ---------------- devices and contexts ---------------- */
+
+#define CTX_MAGIC 0x78746366u
+
+struct fk_ctx {
+	uint32_t magic;
+	int dev;
+	bool primary;
+	struct fk_ctx *next;
+};
+
+static bool inited;
+static struct fk_ctx primary = { CTX_MAGIC, 0, true, NULL };
+static int primary_refs;
+static struct fk_ctx *ctxs; /* created ones */
+static __thread struct fk_ctx *cur;
+
+static bool ctx_valid(const struct fk_ctx *c)
+{
+	if (c == &primary)
+		return primary_refs > 0;
+	for (const struct fk_ctx *x = ctxs; x; x = x->next)
+		if (x == c)
+			return true;
+	return false;
+}
+
+CUresult cuInit(unsigned flags)
+{
+	(void)flags;
+	inited = true;
+	flog("cuInit");
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDriverGetVersion(int *v)
+{
+	*v = CUDA_VERSION;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *n)
+{
+	*n = inited ? 1 : 0;
+	return inited ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (ordinal != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*d = 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	snprintf(name, (size_t)len, "Fake GPU");
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	switch (a) {
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 4; break;
+	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: *v = 1; break;
+	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *v = 1; break;
+	default: *v = 0; break;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned flags, CUdevice dev);
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned flags, CUdevice dev)
+{
+	(void)flags;
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	struct fk_ctx *c = malloc(sizeof(*c));
+	if (!c)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*c = (struct fk_ctx){ CTX_MAGIC, dev, false, NULL };
+	pthread_mutex_lock(&lock);
+	c->next = ctxs;
+	ctxs = c;
+	pthread_mutex_unlock(&lock);
+	cur = c;
+	*pctx = (CUcontext)c;
+	flog("cuCtxCreate");
+	return CUDA_SUCCESS;
+}
+
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned flags, CUdevice dev)
+{
+	(void)params;
+	return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+	struct fk_ctx *c = (struct fk_ctx *)ctx;
+	pthread_mutex_lock(&lock);
+	for (struct fk_ctx **cp = &ctxs; *cp; cp = &(*cp)->next)
+		if (*cp == c) {
+			*cp = c->next;
+			pthread_mutex_unlock(&lock);
+			if (cur == c)
+				cur = NULL;
+			free(c);
+			flog("cuCtxDestroy");
+			return CUDA_SUCCESS;
+		}
+	pthread_mutex_unlock(&lock);
+	return CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+	*pctx = (CUcontext)cur;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+	struct fk_ctx *c = (struct fk_ctx *)ctx;
+	if (c && !ctx_valid(c))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	cur = c;
+	return CUDA_SUCCESS;
+}
+
+/* One level of push/pop is all the runtime could want. */
+static __thread struct fk_ctx *pushed[8];
+static __thread int npushed;
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+	if (npushed == 8)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct fk_ctx *prev = cur;
+	CUresult rc = cuCtxSetCurrent(ctx);
+	if (rc == CUDA_SUCCESS)
+		pushed[npushed++] = prev;
+	return rc;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+	if (!npushed)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (pctx)
+		*pctx = (CUcontext)cur;
+	cur = pushed[--npushed];
+	return CUDA_SUCCESS;
+}
+
+/* Stream capture is not emulated; the mode is kept per thread. */
+static __thread CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	CUstreamCaptureMode old = capture_mode;
+	capture_mode = *mode;
+	*mode = old;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+	(void)s;
+	*st = CU_STREAM_CAPTURE_STATUS_NONE;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamQuery(CUstream s)
+{
+	(void)s;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetDevice(CUdevice *d)
+{
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*d = cur->dev;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize(void)
+{
+	return cur ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&lock);
+	primary_refs++;
+	pthread_mutex_unlock(&lock);
+	*pctx = (CUcontext)&primary;
+	flog("cuDevicePrimaryCtxRetain");
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&lock);
+	bool ok = primary_refs > 0;
+	if (ok && --primary_refs == 0 && cur == &primary)
+		cur = NULL;
+	pthread_mutex_unlock(&lock);
+	flog("cuDevicePrimaryCtxRelease");
+	return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *active)
+{
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*flags = 0;
+	*active = primary_refs > 0;
+	return CUDA_SUCCESS;
+}
+
+/* ---------------- memory ---------------- */
+
+CUresult cuMemAlloc_v2(CUdeviceptr *d, size_t n)
+{
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	void *p = block_new(n, false, 0xa5); /* device memory is not cleared */
+	if (!p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*d = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr d)
+{
+	if (!d)
+		return CUDA_SUCCESS;
+	return block_free((void *)(uintptr_t)d, false) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags)
+{
+	(void)flags;
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*p = block_new(n, true, 0x5a);
+	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
+{
+	(void)flags;
+	*d = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemFreeHost(void *p)
+{
+	return block_free(p, true) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
+{
+	memset((void *)(uintptr_t)d, v, n);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *src, size_t n)
+{
+	memcpy((void *)(uintptr_t)d, src, n);
+	return CUDA_SUCCESS;
+}
+
+/* Streams run nothing: async copies are done at once. */
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st)
+{
+	(void)st;
+	memset((void *)(uintptr_t)d, v, n);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		memcpy((char *)(uintptr_t)d + 4 * i, &v, 4);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream st)
+{
+	(void)st;
+	return cuMemsetD32_v2(d, v, n);
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *src, size_t n, CUstream st)
+{
+	(void)st;
+	memcpy((void *)(uintptr_t)d, src, n);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr s, size_t n)
+{
+	memcpy(dst, (const void *)(uintptr_t)s, n);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr s, size_t n, CUstream st)
+{
+	(void)st;
+	memcpy(dst, (const void *)(uintptr_t)s, n);
+	return CUDA_SUCCESS;
+}
+
+/* ---------------- streams ---------------- */
+
+struct fk_stream {
+	uint32_t magic;
+};
+
+CUresult cuStreamCreate(CUstream *s, unsigned flags)
+{
+	(void)flags;
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	struct fk_stream *x = block_new(sizeof(*x), true, 0);
+	if (!x)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	x->magic = 0x6d727473;
+	*s = (CUstream)x;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamDestroy_v2(CUstream s)
+{
+	return block_free(s, true) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuStreamSynchronize(CUstream s)
+{
+	(void)s;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize_ptsz(CUstream s);
+CUresult cuStreamSynchronize_ptsz(CUstream s)
+{
+	return cuStreamSynchronize(s);
+}
+
+/* ---------------- errors ---------------- */
+
+CUresult cuGetErrorString(CUresult rc, const char **s)
+{
+	switch (rc) {
+	case CUDA_SUCCESS: *s = "no error"; break;
+	case CUDA_ERROR_INVALID_VALUE: *s = "invalid argument"; break;
+	case CUDA_ERROR_OUT_OF_MEMORY: *s = "out of memory"; break;
+	case CUDA_ERROR_NOT_INITIALIZED: *s = "initialization error"; break;
+	case CUDA_ERROR_INVALID_CONTEXT: *s = "invalid device context"; break;
+	case CUDA_ERROR_INVALID_IMAGE: *s = "device kernel image is invalid"; break;
+	case CUDA_ERROR_INVALID_PTX: *s = "a PTX JIT compilation failed"; break;
+	case CUDA_ERROR_NOT_FOUND: *s = "named symbol not found"; break;
+	case CUDA_ERROR_INVALID_HANDLE: *s = "invalid resource handle"; break;
+	case CUDA_ERROR_FILE_NOT_FOUND: *s = "file not found"; break;
+	default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorName(CUresult rc, const char **s)
+{
+	static char buf[32];
+	snprintf(buf, sizeof(buf), "CUDA_ERROR_%d", (int)rc);
+	*s = rc == CUDA_SUCCESS ? "CUDA_SUCCESS" : buf;
+	return CUDA_SUCCESS;
+}
+
+/* ---------------- modules ---------------- */
+
+#define MOD_MAGIC 0x646f6d66u
+#define FN_MAGIC 0x6e7566u
+
+enum { K_PTX, K_FATBIN, K_ELF };
+static const char *const kind_names[] = { "ptx", "fatbin", "elf" };
+
+/* A library's globals exist once per context, as with the driver: mem
+ * is a module's, per[] a library's (made on first use in a context). */
+#define MAX_PER_CTX 8
+struct fk_global {
+	char name[128];
+	size_t size;
+	unsigned char *mem;
+	struct {
+		const struct fk_ctx *ctx;
+		unsigned char *mem;
+	} per[MAX_PER_CTX];
+};
+
+/* One probe call at a site: what the probe does. */
+struct fk_effect {
+	int kind;      /* enum ptx_site_kind's order: 0 entry, 1 exit, 2 access, ... */
+	int count_map; /* gpux_map_M it counts in, or -1 */
+	bool printf_;
+	bool exit_;
+};
+
+struct fk_func {
+	uint32_t magic;
+	struct fk_mod *mod;
+	char name[256];
+	bool clock;        /* gpux_clock_sample */
+	bool has_id;
+	uint32_t kernel_id;
+	struct fk_effect *eff;
+	int neff;
+};
+
+struct fk_mod {
+	uint32_t magic;
+	int kind;
+	bool lib;
+	int seq;           /* load number */
+	char *text;        /* PTX, NUL-terminated; NULL for binaries */
+	struct fk_global *g;
+	int ng;
+	struct fk_func **f;
+	int nf;
+	struct fk_mod *next;
+};
+
+static struct fk_mod *mods;
+static int loads;
+
+static const char *const site_kinds[] = { "kernel_entry", "kernel_exit", "access",
+					  "func_entry", "func_exit" };
+
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '$' || c == '.';
+}
+
+static size_t type_size(const char *t)
+{
+	static const struct { const char *t; size_t n; } ts[] = {
+		{ ".b8", 1 }, { ".u8", 1 }, { ".s8", 1 }, { ".b16", 2 }, { ".u16", 2 },
+		{ ".s16", 2 }, { ".f16", 2 }, { ".b32", 4 }, { ".u32", 4 }, { ".s32", 4 },
+		{ ".f32", 4 }, { ".b64", 8 }, { ".u64", 8 }, { ".s64", 8 }, { ".f64", 8 },
+	};
+	for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)
+		if (!strcmp(ts[i].t, t))
+			return ts[i].n;
+	return 0;
+}
+
+/* One line that defines a .global variable: name and size. */
+static bool global_line(const char *line, size_t len, char *name, size_t nlen, size_t *size)
+{
+	char buf[512];
+	if (len >= sizeof(buf))
+		return false;
+	memcpy(buf, line, len);
+	buf[len] = 0;
+	char *cmt = strstr(buf, "//");
+	if (cmt)
+		*cmt = 0;
+	char *save = NULL, *tok = strtok_r(buf, " \t;=", &save);
+	bool global = false;
+	size_t elem = 0;
+	while (tok) {
+		if (!strcmp(tok, ".extern"))
+			return false;
+		if (!strcmp(tok, ".global")) {
+			global = true;
+		} else if (!global) {
+			if (strcmp(tok, ".visible") && strcmp(tok, ".weak") && strcmp(tok, ".common"))
+				return false; /* an instruction, not a declaration */
+		} else if (!strcmp(tok, ".align")) {
+			tok = strtok_r(NULL, " \t;=", &save);
+		} else if (type_size(tok)) {
+			elem = type_size(tok);
+		} else if (elem) {
+			char *br = strchr(tok, '[');
+			size_t n = 1;
+			if (br) {
+				*br = 0;
+				n = strtoull(br + 1, NULL, 10);
+				if (!n)
+					return false;
+			}
+			snprintf(name, nlen, "%s", tok);
+			*size = elem * n;
+			return true;
+		}
+		tok = strtok_r(NULL, " \t;=", &save);
+	}
+	return false;
+}
+
+static void parse_globals(struct fk_mod *m)
+{
+	const char *p = m->text;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char name[128];
+		size_t size;
+		if (memmem(p, len, ".global", 7) && global_line(p, len, name, sizeof(name), &size)) {
+			struct fk_global *g = realloc(m->g, (size_t)(m->ng + 1) * sizeof(*g));
+			if (g) {
+				m->g = g;
+				g = &m->g[m->ng];
+				memset(g, 0, sizeof(*g));
+				snprintf(g->name, sizeof(g->name), "%s", name);
+				g->size = size;
+				g->mem = m->lib ? NULL : block_new(size, false, 0); /* zeroed */
+				if (g->mem || m->lib)
+					m->ng++;
+			}
+		}
+		p += len + (nl ? 1 : 0);
+	}
+}
+
+/* The body of function name (kind ".entry" or ".func"): [*b, *e). */
+static bool body_of(const char *text, const char *kind, const char *name, const char **b,
+		    const char **e)
+{
+	size_t nlen = strlen(name);
+	for (const char *p = text; (p = strstr(p, kind)); p += strlen(kind)) {
+		const char *q = p + strlen(kind);
+		if (p > text && ident_char(p[-1]))
+			continue;
+		while (*q == ' ' || *q == '\t' || *q == '\n')
+			q++;
+		if (*q == '(') { /* .func (.param ...) name */
+			int depth = 0;
+			for (; *q; q++)
+				if (*q == '(')
+					depth++;
+				else if (*q == ')' && --depth == 0)
+					break;
+			if (!*q)
+				return false;
+			q++;
+			while (*q == ' ' || *q == '\t' || *q == '\n')
+				q++;
+		}
+		if (strncmp(q, name, nlen) || ident_char(q[nlen]))
+			continue;
+		const char *brace = strpbrk(q, "{;");
+		if (!brace || *brace == ';')
+			continue; /* a prototype */
+		int depth = 0;
+		for (const char *r = brace; *r; r++)
+			if (*r == '{')
+				depth++;
+			else if (*r == '}' && --depth == 0) {
+				*b = brace;
+				*e = r;
+				return true;
+			}
+		return false;
+	}
+	return false;
+}
+
+static void probe_effect(const struct fk_mod *m, const char *probe, struct fk_effect *ef)
+{
+	const char *b, *e;
+	ef->count_map = -1;
+	if (!body_of(m->text, ".func", probe, &b, &e))
+		return;
+	size_t n = (size_t)(e - b);
+	const char *mp = memmem(b, n, "gpux_map_", 9);
+	if (memmem(b, n, "gpux_h_agg_count", 16) && mp)
+		ef->count_map = atoi(mp + 9);
+	ef->printf_ = memmem(b, n, "gpux_h_printf", 13) != NULL;
+	ef->exit_ = memmem(b, n, "gpux_h_exit", 11) != NULL;
+}
+
+/* The trampolines in a kernel's body: its kernel_id and what its probes do. */
+static void parse_sites(struct fk_func *f)
+{
+	const char *b, *e;
+	if (!f->mod->text || !body_of(f->mod->text, ".entry", f->name, &b, &e))
+		return;
+	static const char site_tag[] = "// gpux: site ";
+	const char *p = b;
+	while ((p = memmem(p, (size_t)(e - p), site_tag, sizeof(site_tag) - 1))) {
+		p += sizeof(site_tag) - 1;
+		const char *comma = strchr(p, ',');
+		if (!comma || comma > e)
+			break;
+		int kind = -1;
+		for (int k = 0; k < 5; k++)
+			if (!strncmp(comma + 2, site_kinds[k], strlen(site_kinds[k])))
+				kind = k;
+		const char *next = memmem(p, (size_t)(e - p), site_tag, sizeof(site_tag) - 1);
+		const char *end = next ? next : e;
+		/* mov.b64 %gpux_c, 0xW2; then st.local.b64 [gpux_site_ctx+16] */
+		const char *st = memmem(p, (size_t)(end - p), "[gpux_site_ctx+16]", 18);
+		if (st) {
+			const char *mv = st;
+			while (mv > p && strncmp(mv, "%gpux_c, 0x", 11))
+				mv--;
+			if (mv > p) {
+				uint64_t w2 = strtoull(mv + 9, NULL, 16);
+				f->kernel_id = (uint32_t)w2;
+				f->has_id = true;
+			}
+		}
+		for (const char *c = p; (c = memmem(c, (size_t)(end - c), "call (gpux_r), ", 15));) {
+			c += 15;
+			char probe[64];
+			size_t k = 0;
+			while (k < sizeof(probe) - 1 && ident_char(c[k]) && c[k] != '.')
+				probe[k] = c[k], k++;
+			probe[k] = 0;
+			struct fk_effect *ef = realloc(f->eff, (size_t)(f->neff + 1) * sizeof(*ef));
+			if (!ef)
+				return;
+			f->eff = ef;
+			ef = &f->eff[f->neff++];
+			memset(ef, 0, sizeof(*ef));
+			ef->kind = kind;
+			probe_effect(f->mod, probe, ef);
+		}
+		p = end;
+	}
+}
+
+static void parse_entries(struct fk_mod *m)
+{
+	for (const char *p = m->text; (p = strstr(p, ".entry")); p += 6) {
+		if ((p > m->text && ident_char(p[-1])) || ident_char(p[6]))
+			continue;
+		const char *q = p + 6;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		size_t n = 0;
+		while (ident_char(q[n]) && q[n] != '.')
+			n++;
+		struct fk_func *f = calloc(1, sizeof(*f));
+		struct fk_func **v = realloc(m->f, (size_t)(m->nf + 1) * sizeof(*v));
+		if (!f || !v || !n || n >= sizeof(f->name)) {
+			free(f);
+			if (v)
+				m->f = v;
+			continue;
+		}
+		m->f = v;
+		f->magic = FN_MAGIC;
+		f->mod = m;
+		memcpy(f->name, q, n);
+		f->clock = !strcmp(f->name, "gpux_clock_sample");
+		m->f[m->nf++] = f;
+		parse_sites(f);
+	}
+}
+
+static void mod_free(struct fk_mod *m)
+{
+	for (int i = 0; i < m->ng; i++) {
+		if (m->g[i].mem)
+			block_free(m->g[i].mem, false);
+		for (int j = 0; j < MAX_PER_CTX && m->g[i].per[j].mem; j++)
+			block_free(m->g[i].per[j].mem, false);
+	}
+	for (int i = 0; i < m->nf; i++) {
+		free(m->f[i]->eff);
+		free(m->f[i]);
+	}
+	free(m->g);
+	free(m->f);
+	free(m->text);
+	free(m);
+}
+
+static void save_image(int seq, int kind, const void *image, size_t len)
+{
+	const char *dir = getenv("FAKE_CUDA_SAVE");
+	if (!dir || !*dir)
+		return;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/load_%d.%s", dir, seq, kind == K_PTX ? "ptx" : "bin");
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return;
+	fwrite(image, 1, len, f);
+	fclose(f);
+}
+
+/* ptxas on the text: 0, or -1 with its first line of complaint in log.
+ * With cubin, the output is kept there (malloc'd, *cubin_len bytes). */
+static int run_ptxas(const char *text, char *log, size_t loglen, void **cubin, size_t *cubin_len)
+{
+	const char *ptxas = getenv("FAKE_CUDA_PTXAS");
+	if (!ptxas || !*ptxas)
+		return -1;
+	char in[] = "/tmp/fake_cuda_XXXXXX";
+	int fd = mkstemp(in);
+	if (fd < 0)
+		return 0;
+	size_t len = strlen(text);
+	bool wrote = write(fd, text, len) == (ssize_t)len;
+	close(fd);
+	char errf[64], outf[64];
+	snprintf(errf, sizeof(errf), "%s.err", in);
+	snprintf(outf, sizeof(outf), "%s.cubin", in);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 2, errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	char *argv[] = { (char *)ptxas, "-arch=sm_90", "-o", cubin ? outf : "/dev/null", in, NULL };
+	pid_t pid;
+	int status = 1;
+	if (wrote && posix_spawn(&pid, ptxas, &fa, NULL, argv, environ) == 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	posix_spawn_file_actions_destroy(&fa);
+	int rc = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	if (rc && log && loglen) {
+		FILE *f = fopen(errf, "r");
+		log[0] = 0;
+		if (f) {
+			if (!fgets(log, (int)loglen, f))
+				log[0] = 0;
+			fclose(f);
+		}
+		log[strcspn(log, "\n")] = 0;
+	}
+	if (!rc && cubin) {
+		FILE *f = fopen(outf, "rb");
+		*cubin = NULL;
+		if (f && !fseek(f, 0, SEEK_END)) {
+			long n = ftell(f);
+			*cubin = n > 0 ? malloc((size_t)n) : NULL;
+			rewind(f);
+			if (*cubin && fread(*cubin, 1, (size_t)n, f) == (size_t)n) {
+				*cubin_len = (size_t)n;
+			} else {
+				free(*cubin);
+				*cubin = NULL;
+			}
+		}
+		if (f)
+			fclose(f);
+		rc = *cubin ? 0 : -1;
+		unlink(outf);
+	}
+	unlink(errf);
+	unlink(in);
+	return rc;
+}
+
+static int classify(const void *image, size_t *len)
+{
+	const unsigned char *b = image;
+	uint32_t magic;
+	memcpy(&magic, b, 4);
+	if (magic == 0x466243b1u) { /* __fatBinC_Wrapper_t: {magic, version, data, ...} */
+		const unsigned char *data;
+		memcpy(&data, b + 8, sizeof(data));
+		return classify(data, len) == K_FATBIN ? K_FATBIN : -1;
+	}
+	if (magic == 0xba55ed50u) {
+		uint16_t hsize;
+		uint64_t size;
+		memcpy(&hsize, b + 6, 2);
+		memcpy(&size, b + 8, 8);
+		*len = hsize + size;
+		return K_FATBIN;
+	}
+	if (!memcmp(b, "\x7f" "ELF", 4)) { /* to the end of the last header table */
+		uint64_t phoff, shoff;
+		uint16_t phentsize, phnum, shentsize, shnum;
+		memcpy(&phoff, b + 32, 8);
+		memcpy(&shoff, b + 40, 8);
+		memcpy(&phentsize, b + 54, 2);
+		memcpy(&phnum, b + 56, 2);
+		memcpy(&shentsize, b + 58, 2);
+		memcpy(&shnum, b + 60, 2);
+		uint64_t ph = phoff + (uint64_t)phentsize * phnum;
+		uint64_t sh = shoff + (uint64_t)shentsize * shnum;
+		*len = ph > sh ? ph : sh;
+		return K_ELF;
+	}
+	*len = strlen(image);
+	return strstr(image, ".version") ? K_PTX : -1;
+}
+
+/* ---------------- the linker ----------------
+ * One PTX input, made a cubin by ptxas (FAKE_CUDA_PTXAS); a module loaded
+ * from that cubin is parsed from the PTX it came from. */
+
+#define LINK_MAGIC 0x6b6e696cu
+
+struct fk_link {
+	uint32_t magic;
+	char *ptx;
+	void *cubin;
+	size_t cubin_len;
+	struct fk_link *next;
+};
+static struct fk_link *links;
+
+static const char *linked_ptx(const void *image)
+{
+	const char *ptx = NULL;
+	pthread_mutex_lock(&lock);
+	for (struct fk_link *l = links; l && !ptx; l = l->next)
+		if (l->cubin == image)
+			ptx = l->ptx;
+	pthread_mutex_unlock(&lock);
+	return ptx;
+}
+
+CUresult cuLinkCreate_v2(unsigned n, CUjit_option *o, void **v, CUlinkState *st)
+{
+	(void)n, (void)o, (void)v;
+	struct fk_link *l = calloc(1, sizeof(*l));
+	if (!l)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	l->magic = LINK_MAGIC;
+	pthread_mutex_lock(&lock);
+	l->next = links;
+	links = l;
+	pthread_mutex_unlock(&lock);
+	*st = (CUlinkState)l;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLinkAddData_v2(CUlinkState st, CUjitInputType type, void *data, size_t size,
+			  const char *name, unsigned n, CUjit_option *o, void **v)
+{
+	(void)n, (void)o, (void)v, (void)name;
+	struct fk_link *l = (struct fk_link *)st;
+	if (!l || l->magic != LINK_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (type != CU_JIT_INPUT_PTX || l->ptx)
+		return CUDA_ERROR_NOT_SUPPORTED; /* one PTX input only */
+	if (!(l->ptx = strndup(data, size)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	flog("cuLinkAddData ptx %s", strstr(l->ptx, "call (gpux_r), gpux_probe_") ? "patched"
+										     : "plain");
+	return CUDA_SUCCESS;
+}
+
+#undef cuLinkAddData
+CUresult cuLinkAddData(CUlinkState st, CUjitInputType type, void *data, size_t size,
+		       const char *name, unsigned n, CUjit_option *o, void **v);
+CUresult cuLinkAddData(CUlinkState st, CUjitInputType type, void *data, size_t size,
+		       const char *name, unsigned n, CUjit_option *o, void **v)
+{
+	return cuLinkAddData_v2(st, type, data, size, name, n, o, v);
+}
+
+CUresult cuLinkComplete(CUlinkState st, void **cubin, size_t *size)
+{
+	struct fk_link *l = (struct fk_link *)st;
+	char log[256] = "";
+	if (!l || l->magic != LINK_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!l->ptx || l->cubin)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (run_ptxas(l->ptx, log, sizeof(log), &l->cubin, &l->cubin_len)) {
+		flog("cuLinkComplete: ptxas failed: %s", log);
+		return CUDA_ERROR_INVALID_PTX;
+	}
+	*cubin = l->cubin;
+	*size = l->cubin_len;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLinkDestroy(CUlinkState st)
+{
+	struct fk_link *l = (struct fk_link *)st;
+	pthread_mutex_lock(&lock);
+	for (struct fk_link **lp = &links; *lp; lp = &(*lp)->next)
+		if (*lp == l) {
+			*lp = l->next;
+			pthread_mutex_unlock(&lock);
+			free(l->ptx);
+			free(l->cubin);
+			free(l);
+			return CUDA_SUCCESS;
+		}
+	pthread_mutex_unlock(&lock);
+	return CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult load(struct fk_mod **out, const void *image, const char *api, bool lib,
+		     char *errlog, size_t errlen)
+{
+	if (!image)
+		return CUDA_ERROR_INVALID_VALUE;
+	size_t len;
+	int kind = classify(image, &len);
+	pthread_mutex_lock(&lock);
+	int seq = ++loads;
+	pthread_mutex_unlock(&lock);
+	if (kind < 0) {
+		flog("load %d %s: not an image", seq, api);
+		return CUDA_ERROR_INVALID_IMAGE;
+	}
+	save_image(seq, kind, image, len);
+	bool patched = kind == K_PTX && strstr(image, "call (gpux_r), gpux_probe_");
+	if (kind == K_PTX && patched && getenv("FAKE_CUDA_REFUSE")) {
+		flog("load %d %s ptx patched: refused", seq, api);
+		if (errlog && errlen)
+			snprintf(errlog, errlen, "ptxas fatal   : the fake driver refuses patched PTX\n"
+				 "second line");
+		return CUDA_ERROR_INVALID_PTX;
+	}
+	if (kind == K_PTX && getenv("FAKE_CUDA_PTXAS") && run_ptxas(image, errlog, errlen, NULL, NULL)) {
+		flog("load %d %s ptx %s: ptxas failed: %s", seq, api, patched ? "patched" : "plain",
+		     errlog ? errlog : "");
+		return CUDA_ERROR_INVALID_PTX;
+	}
+	struct fk_mod *m = calloc(1, sizeof(*m));
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	m->magic = MOD_MAGIC;
+	m->kind = kind;
+	m->lib = lib;
+	m->seq = seq;
+	const char *linked = kind == K_ELF ? linked_ptx(image) : NULL;
+	if (kind == K_PTX || linked) {
+		if (!(m->text = strdup(linked ? linked : image))) {
+			free(m);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		parse_globals(m);
+		parse_entries(m);
+	}
+	char entries[512] = "";
+	size_t at = 0;
+	for (int i = 0; i < m->nf && at < sizeof(entries); i++)
+		at += (size_t)snprintf(entries + at, sizeof(entries) - at, "%s%s", i ? "," : "",
+				       m->f[i]->name);
+	if (linked)
+		patched = strstr(linked, "call (gpux_r), gpux_probe_");
+	flog("load %d %s %s %s entries=%s globals=%d", seq, api, kind_names[kind],
+	     !m->text ? "-" : patched ? "patched" : "plain", entries, m->ng);
+	pthread_mutex_lock(&lock);
+	m->next = mods;
+	mods = m;
+	pthread_mutex_unlock(&lock);
+	*out = m;
+	return CUDA_SUCCESS;
+}
+
+static struct fk_mod *mod_of(const void *h, bool lib)
+{
+	const struct fk_mod *m = h;
+	pthread_mutex_lock(&lock);
+	for (struct fk_mod *x = mods; x; x = x->next)
+		if (x == m && x->lib == lib) {
+			pthread_mutex_unlock(&lock);
+			return x;
+		}
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+static CUresult unload(const void *h, bool lib)
+{
+	pthread_mutex_lock(&lock);
+	for (struct fk_mod **mp = &mods; *mp; mp = &(*mp)->next)
+		if (*mp == h && (*mp)->lib == lib) {
+			struct fk_mod *m = *mp;
+			*mp = m->next;
+			pthread_mutex_unlock(&lock);
+			flog("unload %d", m->seq);
+			mod_free(m);
+			return CUDA_SUCCESS;
+		}
+	pthread_mutex_unlock(&lock);
+	return CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* JIT options: fills the error log buffer the caller gave. */
+static void jit_log(unsigned n, CUjit_option *o, void **v, const char *log)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (o[i] == CU_JIT_ERROR_LOG_BUFFER)
+			buf = v[i];
+		else if (o[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+			len = (size_t)(uintptr_t)v[i];
+	if (buf && len)
+		snprintf(buf, len, "%s", log);
+}
+
+CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return load((struct fk_mod **)m, image, "cuModuleLoadData", false, NULL, 0);
+}
+
+CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *o,
+			    void **v)
+{
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	char log[512] = "";
+	CUresult rc = load((struct fk_mod **)m, image, "cuModuleLoadDataEx", false, log,
+			   sizeof(log));
+	jit_log(n, o, v, rc == CUDA_SUCCESS ? "" : log);
+	return rc;
+}
+
+CUresult cuModuleLoadFatBinary(CUmodule *m, const void *image)
+{
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return load((struct fk_mod **)m, image, "cuModuleLoadFatBinary", false, NULL, 0);
+}
+
+CUresult cuModuleLoad(CUmodule *m, const char *path)
+{
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return CUDA_ERROR_FILE_NOT_FOUND;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	char chunk[4096];
+	size_t n;
+	while (mem && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, mem);
+	fclose(f);
+	if (!mem)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	fputc(0, mem);
+	fclose(mem);
+	CUresult rc = load((struct fk_mod **)m, buf, "cuModuleLoad", false, NULL, 0);
+	free(buf);
+	return rc;
+}
+
+CUresult cuModuleUnload(CUmodule m)
+{
+	return unload(m, false);
+}
+
+/* A library global's copy in the current context, made zeroed on first
+ * use; NULL without a context. */
+static unsigned char *per_ctx(struct fk_global *g)
+{
+	if (!cur)
+		return NULL;
+	pthread_mutex_lock(&lock);
+	unsigned char *mem = NULL;
+	for (int j = 0; j < MAX_PER_CTX && !mem; j++) {
+		if (!g->per[j].mem) {
+			g->per[j].ctx = cur;
+			g->per[j].mem = block_new(g->size, false, 0);
+		}
+		if (g->per[j].ctx == cur)
+			mem = g->per[j].mem;
+	}
+	pthread_mutex_unlock(&lock);
+	return mem;
+}
+
+static CUresult get_global(struct fk_mod *m, CUdeviceptr *d, size_t *bytes, const char *name)
+{
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	for (int i = 0; i < m->ng; i++)
+		if (!strcmp(m->g[i].name, name)) {
+			unsigned char *mem = m->lib ? per_ctx(&m->g[i]) : m->g[i].mem;
+			if (!mem)
+				return CUDA_ERROR_INVALID_CONTEXT;
+			if (d)
+				*d = (CUdeviceptr)(uintptr_t)mem;
+			if (bytes)
+				*bytes = m->g[i].size;
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+static CUresult get_func(struct fk_mod *m, struct fk_func **f, const char *name)
+{
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	for (int i = 0; i < m->nf; i++)
+		if (!strcmp(m->f[i]->name, name)) {
+			*f = m->f[i];
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *bytes, CUmodule m, const char *name)
+{
+	return get_global(mod_of(m, false), d, bytes, name);
+}
+
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+	return get_func(mod_of(m, false), (struct fk_func **)f, name);
+}
+
+/* Libraries: context-independent handles; globals and functions need a
+ * current context, as with the driver. */
+CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, void **jv,
+			   unsigned nj, CUlibraryOption *lo, void **lv, unsigned nl)
+{
+	(void)lo, (void)lv, (void)nl;
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	char log[512] = "";
+	CUresult rc = load((struct fk_mod **)lib, code, "cuLibraryLoadData", true, log,
+			   sizeof(log));
+	jit_log(nj, jo, jv, rc == CUDA_SUCCESS ? "" : log);
+	return rc;
+}
+
+CUresult cuLibraryUnload(CUlibrary lib)
+{
+	return unload(lib, true);
+}
+
+CUresult cuLibraryGetGlobal(CUdeviceptr *d, size_t *bytes, CUlibrary lib, const char *name)
+{
+	return get_global(mod_of(lib, true), d, bytes, name);
+}
+
+CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
+{
+	return get_func(mod_of(lib, true), (struct fk_func **)k, name);
+}
+
+CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
+{
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*f = (CUfunction)k;
+	return CUDA_SUCCESS;
+}
+
+/* ---------------- launches ---------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static struct gpux_ctl *ctl_of(struct fk_mod *m)
+{
+	CUdeviceptr d;
+	size_t sz;
+	if (get_global(m, &d, &sz, "gpux_ctl") || sz != sizeof(struct gpux_ctl))
+		return NULL;
+	return (struct gpux_ctl *)(uintptr_t)d;
+}
+
+/* count() on an 8-byte key: the map's open-addressing table. */
+static void emulate_count(struct fk_func *f, int map, uint64_t threads)
+{
+	char name[32];
+	CUdeviceptr d;
+	size_t sz;
+	snprintf(name, sizeof(name), "gpux_map_%d", map);
+	if (get_global(f->mod, &d, &sz, name) || sz != sizeof(struct gpux_map_desc)) {
+		flog("launch %s: no %s", f->name, name);
+		return;
+	}
+	struct gpux_map_desc *desc = (struct gpux_map_desc *)(uintptr_t)d;
+	if (!desc->state || desc->key_size != 8 || desc->value_size != 8 || !desc->max_entries) {
+		flog("launch %s: %s not set up", f->name, name);
+		return;
+	}
+	uint32_t *state = (uint32_t *)(uintptr_t)desc->state;
+	uint64_t *keys = (uint64_t *)(uintptr_t)desc->keys;
+	uint64_t *vals = (uint64_t *)(uintptr_t)desc->values;
+	uint64_t key = f->kernel_id;
+	uint32_t n = desc->max_entries;
+	for (uint32_t i = 0, at = (uint32_t)(key * 2654435761u) & (n - 1); i < n;
+	     i++, at = (at + 1) & (n - 1)) {
+		uint32_t s = __atomic_load_n(&state[at], __ATOMIC_ACQUIRE);
+		if (s == GPUX_SLOT_FULL && keys[at] == key) {
+			__atomic_add_fetch(&vals[at], threads, __ATOMIC_RELAXED);
+			flog("launch %s: map %d key %llu += %llu", f->name, map,
+			     (unsigned long long)key, (unsigned long long)threads);
+			return;
+		}
+		if (s == GPUX_SLOT_EMPTY) {
+			keys[at] = key;
+			vals[at] = threads;
+			__atomic_store_n(&state[at], GPUX_SLOT_FULL, __ATOMIC_RELEASE);
+			flog("launch %s: map %d key %llu = %llu", f->name, map,
+			     (unsigned long long)key, (unsigned long long)threads);
+			return;
+		}
+	}
+	__atomic_add_fetch(&desc->drops, 1, __ATOMIC_RELAXED);
+}
+
+/* One printf record, as gpux_h_printf writes it (codegen/ptx/README.md). */
+static void emulate_printf(struct fk_func *f, uint64_t threads)
+{
+	const char *spec = getenv("FAKE_CUDA_PRINTF");
+	struct gpux_ctl *ctl = ctl_of(f->mod);
+	if (!spec || !ctl)
+		return;
+	char *end;
+	uint32_t fmt = (uint32_t)strtoul(spec, &end, 10);
+	unsigned lanes = *end == ':' ? (unsigned)strtoul(end + 1, &end, 10) : 1;
+	const char *words = *end == ':' ? end + 1 : "";
+	if (lanes > 32)
+		lanes = 32;
+	if (lanes > threads)
+		lanes = (unsigned)threads;
+	uint64_t w[16];
+	int nw = 0;
+	struct gpux_ring *r = ctl->ring_ptr ? (struct gpux_ring *)(uintptr_t)ctl->ring_ptr
+					    : &ctl->ring;
+	if (!r->data) {
+		flog("launch %s: no printf ring", f->name);
+		return;
+	}
+	for (const char *p = words; *p && nw < 16;) {
+		nw++;
+		p += strcspn(p, ",");
+		if (*p == ',')
+			p++;
+	}
+	uint64_t size = (uint64_t)nw * 8;
+	uint64_t len = (sizeof(struct gpux_rec_hdr) + lanes * size + GPUX_REC_ALIGN - 1) &
+		       ~(uint64_t)(GPUX_REC_ALIGN - 1);
+	volatile uint64_t *tailp = r->tail_ptr ? (volatile uint64_t *)(uintptr_t)r->tail_ptr
+					       : &r->tail;
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	for (;;) {
+		if (head + len - *tailp > r->size) {
+			__atomic_add_fetch(&r->drops, 1, __ATOMIC_RELAXED);
+			flog("launch %s: printf ring full", f->name);
+			return;
+		}
+		if (__atomic_compare_exchange_n(&r->head, &head, head + len, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+	}
+	unsigned char *data = (unsigned char *)(uintptr_t)r->data;
+	uint64_t wrap = r->size - 1;
+	for (unsigned lane = 0; lane < lanes; lane++) {
+		const char *p = words;
+		for (int i = 0; i < nw; i++) {
+			if (*p == 'k')
+				w[i] = f->kernel_id;
+			else if (*p == 'l')
+				w[i] = lane;
+			else
+				w[i] = strtoull(p, NULL, 0);
+			p += strcspn(p, ",");
+			if (*p == ',')
+				p++;
+		}
+		uint64_t at = head + sizeof(struct gpux_rec_hdr) + lane * size;
+		for (int i = 0; i < nw; i++)
+			memcpy(data + ((at + 8 * (uint64_t)i) & wrap), &w[i], 8);
+	}
+	struct gpux_rec_hdr *h = (struct gpux_rec_hdr *)(data + (head & wrap));
+	h->fmt = fmt;
+	h->mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
+	h->arg_size = (uint32_t)size;
+	__atomic_store_n(&h->len, (uint32_t)len, __ATOMIC_RELEASE);
+	flog("launch %s: printf fmt %u, %u lanes", f->name, fmt, lanes);
+}
+
+static void emulate_exit(struct fk_func *f)
+{
+	struct gpux_ctl *ctl = ctl_of(f->mod);
+	if (!ctl)
+		return;
+	__atomic_store_n(&ctl->exit, 1, __ATOMIC_RELEASE);
+	if (ctl->exit_ptr)
+		__atomic_store_n((uint32_t *)(uintptr_t)ctl->exit_ptr, 1, __ATOMIC_RELEASE);
+	flog("launch %s: exit", f->name);
+}
+
+/* What the runtime has set up in a patched module, for the log:
+ * " ctl=ring+exit clock=ok", or "" when the module is not patched. A
+ * clock offset is ok within a second of the fake timer's lead. */
+static const char *setup_state(struct fk_mod *m)
+{
+	static __thread char buf[96];
+	struct gpux_ctl *ctl = ctl_of(m);
+	CUdeviceptr d;
+	size_t sz;
+	if (!ctl)
+		return "";
+	const char *clock = "none";
+	if (!get_global(m, &d, &sz, "gpux_clock_off") && sz == 8) {
+		int64_t off;
+		memcpy(&off, (const void *)(uintptr_t)d, 8);
+		int64_t err = off - (int64_t)FK_CLOCK_BASE;
+		clock = off == 0 ? "unset" : err > -1000000000 && err < 1000000000 ? "ok" : "wrong";
+	}
+	snprintf(buf, sizeof(buf), " ctl=%s%s%s clock=%s", ctl->ring_ptr ? "ring" : "-",
+		 ctl->exit_ptr ? "+exit" : "", ctl->ring.data ? "+inline" : "", clock);
+	return buf;
+}
+
+static CUresult launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+		       unsigned by, unsigned bz, void **params, const char *api)
+{
+	struct fk_func *f = (struct fk_func *)fn;
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!f || f->magic != FN_MAGIC || !mod_of(f->mod, f->mod->lib))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->clock) {
+		CUdeviceptr out;
+		memcpy(&out, params[0], sizeof(out));
+		uint64_t t = FK_CLOCK_BASE + now_ns();
+		__atomic_store_n((uint64_t *)(uintptr_t)out, t, __ATOMIC_RELEASE);
+		return CUDA_SUCCESS;
+	}
+	uint64_t threads = (uint64_t)gx * gy * gz * bx * by * bz;
+	flog("%s %s grid=%u,%u,%u block=%u,%u,%u sites=%d%s", api, f->name, gx, gy, gz, bx, by, bz,
+	     f->neff, setup_state(f->mod));
+	bool once[2] = { false, false }; /* entry and exit act once per thread */
+	for (int i = 0; i < f->neff; i++) {
+		const struct fk_effect *ef = &f->eff[i];
+		if (ef->kind == 0 || ef->kind == 1) {
+			if (once[ef->kind])
+				continue;
+			once[ef->kind] = true;
+		}
+		if (ef->count_map >= 0)
+			emulate_count(f, ef->count_map, threads);
+		if (ef->printf_)
+			emulate_printf(f, threads);
+		if (ef->exit_)
+			emulate_exit(f);
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			unsigned by, unsigned bz, unsigned shm, CUstream s, void **p, void **e)
+{
+	(void)shm, (void)s, (void)e;
+	return launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchKernel");
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			     unsigned by, unsigned bz, unsigned shm, CUstream s, void **p,
+			     void **e);
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			     unsigned by, unsigned bz, unsigned shm, CUstream s, void **p,
+			     void **e)
+{
+	(void)shm, (void)s, (void)e;
+	return launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchKernel_ptsz");
+}
+
+/* ---------------- cuGetProcAddress ---------------- */
+
+#undef cuGetProcAddress
+CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, cuuint64_t flags);
+
+static const struct {
+	const char *name;
+	void *fn;
+} table[] = {
+#define E(f) { #f, (void *)f }
+	E(cuInit), E(cuDriverGetVersion), E(cuDeviceGetCount), E(cuDeviceGet),
+	E(cuDeviceGetName), E(cuDeviceGetAttribute), E(cuCtxCreate_v2), E(cuCtxCreate_v4),
+	E(cuCtxDestroy_v2), E(cuCtxGetCurrent), E(cuCtxSetCurrent), E(cuCtxGetDevice),
+	E(cuCtxSynchronize), E(cuDevicePrimaryCtxRetain), E(cuDevicePrimaryCtxRelease_v2),
+	E(cuDevicePrimaryCtxGetState), E(cuMemAlloc_v2), E(cuMemFree_v2), E(cuMemHostAlloc),
+	E(cuMemHostGetDevicePointer_v2), E(cuMemFreeHost), E(cuMemsetD8_v2),
+	E(cuMemcpyHtoD_v2), E(cuMemcpyDtoH_v2), E(cuMemcpyDtoHAsync_v2), E(cuStreamCreate),
+	E(cuMemsetD8Async), E(cuMemsetD32_v2), E(cuMemsetD32Async), E(cuMemcpyHtoDAsync_v2),
+	E(cuCtxPushCurrent_v2), E(cuCtxPopCurrent_v2), E(cuThreadExchangeStreamCaptureMode),
+	E(cuStreamIsCapturing), E(cuStreamQuery),
+	E(cuStreamDestroy_v2), E(cuStreamSynchronize), E(cuStreamSynchronize_ptsz),
+	E(cuGetErrorString), E(cuGetErrorName), E(cuModuleLoadData), E(cuModuleLoadDataEx),
+	E(cuModuleLoadFatBinary), E(cuModuleLoad), E(cuModuleUnload), E(cuModuleGetGlobal_v2),
+	E(cuModuleGetFunction), E(cuLibraryLoadData), E(cuLibraryUnload), E(cuLibraryGetGlobal),
+	E(cuLibraryGetKernel), E(cuKernelGetFunction), E(cuLaunchKernel), E(cuLaunchKernel_ptsz),
+	E(cuGetProcAddress), E(cuGetProcAddress_v2), E(cuLinkCreate_v2), E(cuLinkAddData),
+	E(cuLinkAddData_v2), E(cuLinkComplete), E(cuLinkDestroy),
+#undef E
+};
+
+static void *lookup(const char *name)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (!strcmp(table[i].name, name))
+			return table[i].fn;
+	return NULL;
+}
+
+/* The per-thread-stream variant when asked for, else the _v2 where one
+ * exists, else the name itself. */
+static void *proc(const char *sym, cuuint64_t flags)
+{
+	static const char *const pt[] = { "_v2_ptsz", "_v2_ptds", "_ptsz", "_ptds" };
+	char buf[256];
+	void *p = NULL;
+	if (!sym || strlen(sym) > 200)
+		return NULL;
+	for (size_t i = 0; !p && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && i < 4;
+	     i++) {
+		snprintf(buf, sizeof(buf), "%s%s", sym, pt[i]);
+		p = lookup(buf);
+	}
+	if (!p) {
+		snprintf(buf, sizeof(buf), "%s_v2", sym);
+		p = lookup(buf);
+	}
+	return p ? p : lookup(sym);
+}
+
+CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
+			     CUdriverProcAddressQueryResult *st)
+{
+	(void)ver;
+	*pfn = proc(sym, flags);
+	if (st)
+		*st = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	flog("cuGetProcAddress_v2 %s%s", sym, *pfn ? "" : " (not found)");
+	return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, cuuint64_t flags)
+{
+	return cuGetProcAddress_v2(sym, pfn, ver, flags, NULL);
+}

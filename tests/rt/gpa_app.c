@@ -1,0 +1,103 @@
+/* A program that reaches the driver the way static cudart does: dlopen
+ * libcuda.so.1, dlsym cuGetProcAddress_v2, and every other entry point
+ * through it (the launch as the per-thread-stream variant), on the
+ * device's primary context. Usage: gpa_app PTXFILE
+ * Prints what it did; exits 1 on any error. */
+#include <cuda.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
+			   CUdriverProcAddressQueryResult *);
+
+static gpa_fn gpa;
+
+static void *get(const char *name, cuuint64_t flags)
+{
+	void *p = NULL;
+	CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	if (gpa(name, &p, 12000, flags, &st) != CUDA_SUCCESS || !p ||
+	    st != CU_GET_PROC_ADDRESS_SUCCESS) {
+		fprintf(stderr, "gpa_app: no %s\n", name);
+		exit(1);
+	}
+	return p;
+}
+
+static void check(CUresult rc, const char *what)
+{
+	if (rc != CUDA_SUCCESS) {
+		fprintf(stderr, "gpa_app: %s failed (%d)\n", what, (int)rc);
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: gpa_app PTXFILE\n");
+		return 2;
+	}
+	FILE *f = fopen(argv[1], "rb");
+	if (!f) {
+		perror(argv[1]);
+		return 1;
+	}
+	static char ptx[1 << 20];
+	size_t n = fread(ptx, 1, sizeof(ptx) - 1, f);
+	fclose(f);
+	ptx[n] = 0;
+
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		fprintf(stderr, "gpa_app: %s\n", dlerror());
+		return 1;
+	}
+	gpa = (gpa_fn)dlsym(lib, "cuGetProcAddress_v2");
+	if (!gpa) {
+		fprintf(stderr, "gpa_app: no cuGetProcAddress_v2\n");
+		return 1;
+	}
+	const cuuint64_t D = CU_GET_PROC_ADDRESS_DEFAULT;
+	const cuuint64_t PT = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	CUresult (*init)(unsigned) = get("cuInit", D);
+	CUresult (*dev_get)(CUdevice *, int) = get("cuDeviceGet", D);
+	CUresult (*retain)(CUcontext *, CUdevice) = get("cuDevicePrimaryCtxRetain", D);
+	CUresult (*release)(CUdevice) = get("cuDevicePrimaryCtxRelease", D);
+	CUresult (*set_current)(CUcontext) = get("cuCtxSetCurrent", D);
+	CUresult (*load)(CUmodule *, const void *) = get("cuModuleLoadData", D);
+	CUresult (*unload)(CUmodule) = get("cuModuleUnload", D);
+	CUresult (*get_function)(CUfunction *, CUmodule, const char *) =
+		get("cuModuleGetFunction", D);
+	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			   unsigned, CUstream, void **, void **) = get("cuLaunchKernel", PT);
+	CUresult (*sync)(CUstream) = get("cuStreamSynchronize", PT);
+
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	CUfunction add_one;
+	check(init(0), "cuInit");
+	check(dev_get(&dev, 0), "cuDeviceGet");
+	check(retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+	check(set_current(ctx), "cuCtxSetCurrent");
+	check(load(&mod, ptx), "cuModuleLoadData");
+	check(get_function(&add_one, mod, "add_one"), "cuModuleGetFunction");
+	printf("gpa_app: loaded\n");
+	static float buf[64];
+	CUdeviceptr p = (CUdeviceptr)(uintptr_t)buf; /* never read by the fake */
+	int count = 64;
+	void *args[] = { &p, &count };
+	for (int i = 0; i < 5; i++)
+		check(launch(add_one, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
+	check(sync(NULL), "cuStreamSynchronize");
+	printf("gpa_app: add_one<<<1, 32>>> x5 (per-thread stream)\n");
+	check(unload(mod), "cuModuleUnload");
+	check(release(dev), "cuDevicePrimaryCtxRelease");
+	printf("gpa_app: done\n");
+	dlclose(lib);
+	return 0;
+}
