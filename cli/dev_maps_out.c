@@ -80,6 +80,9 @@ static void host_key(const struct dev_session *ds, int map, const unsigned char 
 	}
 }
 
+static void merge(const struct dev_session *ds, int map, unsigned char *dst,
+		  const unsigned char *src);
+
 /* Every live entry of every slot as [printed key][u64 order][value];
  * order (slot, then table index) lets the last slot win for plain maps. */
 static int gather(const struct dev_session *ds, int map, struct recs *r, size_t ks)
@@ -109,6 +112,10 @@ static int gather(const struct dev_session *ds, int map, struct recs *r, size_t 
 			uint64_t order = (uint64_t)i << 32 | j;
 			memcpy(e + ks, &order, 8);
 			memcpy(e + ks + 8, vals + (uint64_t)j * m->value_size, m->value_size);
+			/* fold the value stripes into the first (GPUX_MAP_STRIPE_SHIFT) */
+			for (uint32_t st = 1; st < gpux_sess_stripes(m); st++)
+				merge(ds, map, e + ks + 8,
+				      vals + ((uint64_t)st * m->max_entries + j) * m->value_size);
 		}
 	}
 	free(buf);

@@ -189,7 +189,9 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 			.state = area,
 			.keys = area + (((uint64_t)m->max_entries * 4 + 7) & ~7ull),
 			.key_size = m->key_size, .value_size = m->value_size,
-			.max_entries = m->max_entries, .kind = GPUX_MAP_HASH,
+			.max_entries = m->max_entries,
+			.kind = GPUX_MAP_HASH | (uint32_t)__builtin_ctz(gpux_sess_stripes(m))
+						       << GPUX_MAP_STRIPE_SHIFT,
 			.lhist_min = m->lhist_min, .lhist_step = m->lhist_step,
 		};
 		desc.values = desc.keys + (uint64_t)m->max_entries * m->key_size;

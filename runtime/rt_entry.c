@@ -250,6 +250,12 @@ __attribute__((visibility("hidden"))) void *rt_dlsym_handle(void *handle, const 
 void *rt_dlsym_handle(void *handle, const char *name)
 {
 	void *p = rt_real_dlsym(handle, name);
+	if (p && (name[0] == 'n' || name[0] == '_') && strstr(name, "nvJitLink")) {
+		void *w = rt_nvjitlink_hook(name, p);
+		RT_TRACE("dlsym(%s)%s", name, w ? " -> hook" : "");
+		if (w)
+			return w;
+	}
 	if (!p || name[0] != 'c' || name[1] != 'u')
 		return p;
 	void *w = rt_hook_for(name, p);

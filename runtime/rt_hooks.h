@@ -47,6 +47,9 @@ CUresult gpux_cuLinkAddData_v1(CUlinkState st, CUjitInputType type, void *data, 
 			       const char *name, unsigned n, CUjit_option *o, void **v)
 	__asm__("cuLinkAddData");
 
+/* nvJitLinkAddData's hook (rt_interpose.c), or NULL for other names. */
+void *rt_nvjitlink_hook(const char *name, void *real_fn);
+
 /* The exported hooks, by the symbol name the program asks for
  * (rt_entry.c): NULL if name is not hooked. */
 void *rt_hook_for(const char *name, void *real_fn);

@@ -279,3 +279,36 @@ CUresult cuLibraryUnload(CUlibrary l)
 	lib_unload_fn fn = REAL(H_LIB_UNLOAD, "cuLibraryUnload", lib_unload_fn);
 	return fn ? fn(l) : NO_CUDA;
 }
+
+/* nvJitLink (numba-cuda links its PTX with it, then loads the cubin):
+ * PTX and fatbin inputs are patched like cuLinkAddData's; the linked
+ * cubin then holds gpux_ctl and is set up when it is loaded. Same
+ * arguments for nvJitLinkAddData and its versioned aliases. */
+typedef int (*nvjl_add_fn)(void *, int, const void *, size_t, const char *);
+static nvjl_add_fn nvjl_add_real;
+enum { NVJL_INPUT_PTX = 2, NVJL_INPUT_FATBIN = 4 };
+
+static int nvjl_add(void *h, int type, const void *data, size_t size, const char *name)
+{
+	nvjl_add_fn fn = __atomic_load_n(&nvjl_add_real, __ATOMIC_ACQUIRE);
+	if (!fn)
+		return 1; /* NVJITLINK_ERROR_UNRECOGNIZED_OPTION: never reached */
+	const char *ptx = NULL;
+	if (type == NVJL_INPUT_PTX || type == NVJL_INPUT_FATBIN)
+		ptx = patch(data, type == NVJL_INPUT_PTX ? size : 0);
+	if (ptx) {
+		int rc = fn(h, NVJL_INPUT_PTX, ptx, strlen(ptx) + 1, name);
+		if (rc == 0)
+			return 0;
+		rt_warn("nvJitLink refused patched PTX (error %d); it runs untouched", rc);
+	}
+	return fn(h, type, data, size, name);
+}
+
+void *rt_nvjitlink_hook(const char *name, void *real_fn)
+{
+	if (strcmp(name, "nvJitLinkAddData") && strncmp(name, "__nvJitLinkAddData_", 19))
+		return NULL;
+	__atomic_store_n(&nvjl_add_real, (nvjl_add_fn)real_fn, __ATOMIC_RELEASE);
+	return (void *)nvjl_add;
+}

@@ -12,7 +12,7 @@ uint64_t gpux_sess_area_size(const struct gpux_sess_map *m)
 {
 	uint64_t n = m->max_entries;
 	return sizeof(struct gpux_sess_map_area) + align_up(n * 4, 8) +
-	       n * m->key_size + n * m->value_size;
+	       n * m->key_size + n * m->value_size * gpux_sess_stripes(m);
 }
 
 /* Offsets of everything for spec; returns the total size. */

@@ -72,6 +72,10 @@ struct gpux_sess_map {
 	int64_t lhist_min, lhist_step;
 	uint64_t area_off;
 	uint64_t area_size;
+	uint32_t stripes;  /* value copies (a power of two; 0 means 1), see
+			    * GPUX_MAP_STRIPE_SHIFT in gpux_dev.h; the area's
+			    * values are stripes x max_entries x value_size */
+	uint32_t pad;
 };
 
 /* The runtime's snapshot of one device map, followed by the table. */
@@ -175,6 +179,10 @@ static inline unsigned char *gpux_area_keys(struct gpux_sess_map_area *a,
 					    const struct gpux_sess_map *m)
 {
 	return (unsigned char *)(a + 1) + (((uint64_t)m->max_entries * 4 + 7) & ~7ull);
+}
+static inline uint32_t gpux_sess_stripes(const struct gpux_sess_map *m)
+{
+	return m->stripes ? m->stripes : 1;
 }
 static inline unsigned char *gpux_area_values(struct gpux_sess_map_area *a,
 					      const struct gpux_sess_map *m)

@@ -17,7 +17,7 @@ struct gpux_map_desc {
 	uint32_t key_size;    /* bytes, a multiple of 8 */
 	uint32_t value_size;  /* bytes, a multiple of 8 */
 	uint32_t max_entries; /* a power of two */
-	uint32_t kind;        /* GPUX_MAP_HASH; arrays and shards later */
+	uint32_t kind;        /* GPUX_MAP_HASH | log2(stripes) << 8 */
 	uint64_t drops;       /* inserts lost to a full table */
 	int64_t lhist_min;    /* lhist(): first bucket's lower bound */
 	int64_t lhist_step;   /* lhist(): bucket width (> 0) */
@@ -25,6 +25,13 @@ struct gpux_map_desc {
 
 #define GPUX_MAP_DESC_SIZE 64
 #define GPUX_MAP_HASH 0
+/* kind >> GPUX_MAP_STRIPE_SHIFT = log2 of the value stripes: an
+ * aggregation map may keep 2^n copies of its values, one per group of
+ * SMs (stripe = %smid mod 2^n), n * max_entries * value_size bytes
+ * apart, so warps on different SMs add to different addresses; the host
+ * folds the stripes. Keys and states are shared; lookups, updates and
+ * deletes use stripe 0 (a map read on the device has one stripe). */
+#define GPUX_MAP_STRIPE_SHIFT 8
 
 /* Slot states. A slot goes EMPTY -> BUSY (one inserter owns it while it
  * writes the key) -> FULL; delete makes it DEAD (never reused, so

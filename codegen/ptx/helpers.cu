@@ -114,6 +114,19 @@ static __device__ bool key_equal(const volatile u64 *a, const u64 *b,
 /* The slot holding key, inserting it when insert is set (init, if not
  * NULL, is the first value word); -1 when absent or the table is full.
  * Called by one lane at a time per key. */
+static __device__ __forceinline__ u64 stripes(const struct gpux_map_desc *m)
+{
+	return 1ull << ((m->kind >> GPUX_MAP_STRIPE_SHIFT) & 31);
+}
+
+/* This warp's copy of the values (one per group of SMs). */
+static __device__ __forceinline__ u64 stripe_of(const struct gpux_map_desc *m)
+{
+	unsigned sm;
+	asm("mov.u32 %0, %%smid;" : "=r"(sm));
+	return (u64)sm & (stripes(m) - 1);
+}
+
 static __device__ s64 slot_get(struct gpux_map_desc *m, const u64 *key,
 			       bool insert, const s64 *init)
 {
@@ -133,7 +146,9 @@ static __device__ s64 slot_get(struct gpux_map_desc *m, const u64 *key,
 				for (unsigned w = 0; w < words; w++)
 					slot_key[w] = key[w];
 				if (init)
-					*(s64 *)(m->values + (u64)i * m->value_size) = *init;
+					for (u64 st = 0; st < stripes(m); st++)
+						*(s64 *)(m->values +
+							 (st * cap + i) * m->value_size) = *init;
 				__threadfence();
 				atomicExch(&state[i], GPUX_SLOT_FULL);
 				return i;
@@ -158,6 +173,13 @@ static __device__ s64 slot_get(struct gpux_map_desc *m, const u64 *key,
 static __device__ void *slot_value(struct gpux_map_desc *m, s64 slot)
 {
 	return (void *)(m->values + (u64)slot * m->value_size);
+}
+
+/* The slot's value in this warp's stripe, for aggregations. */
+static __device__ void *slot_value_striped(struct gpux_map_desc *m, s64 slot)
+{
+	u64 i = stripe_of(m) * m->max_entries + (u64)slot;
+	return (void *)(m->values + i * m->value_size);
 }
 
 static __device__ unsigned hist_bucket(s64 v, unsigned nbuckets)
@@ -185,6 +207,16 @@ static __device__ u64 aggregate(u64 map, u64 key, s64 v, int op)
 	const u64 *k = (const u64 *)key;
 	unsigned active = __activemask(), lane = lane_id();
 	unsigned mine = key_group(active, k, m->key_size / 8);
+	if (op == AGG_COUNT) {
+		/* No reduction to share: every group's leader updates at
+		 * once (k distinct keys cost one pass, not k). */
+		if (lane == lowest(mine)) {
+			s64 slot = slot_get(m, k, true, NULL);
+			if (slot >= 0)
+				atomicAdd((u64 *)slot_value_striped(m, slot), (u64)__popc(mine));
+		}
+		return 0;
+	}
 	for (unsigned todo = active; todo;) {
 		unsigned leader = lowest(todo);
 		unsigned g = __shfl_sync(active, mine, (int)leader);
@@ -207,14 +239,11 @@ static __device__ u64 aggregate(u64 map, u64 key, s64 v, int op)
 						    : lhist_bucket(m, v);
 			unsigned same = __match_any_sync(active, b) & g;
 			if (in && slot >= 0 && lane == lowest(same))
-				atomicAdd((u64 *)slot_value(m, slot) + b,
+				atomicAdd((u64 *)slot_value_striped(m, slot) + b,
 					  (u64)__popc(same));
 		} else if (lane == leader && slot >= 0) {
-			void *val = slot_value(m, slot);
+			void *val = slot_value_striped(m, slot);
 			switch (op) {
-			case AGG_COUNT:
-				atomicAdd((u64 *)val, (u64)__popc(g));
-				break;
 			case AGG_SUM:
 				atomicAdd((u64 *)val, (u64)x);
 				break;

@@ -361,6 +361,19 @@ int main(int argc, char **argv)
 			gpux_sess_area(h, s, 0)->drops = 5;
 			s->ring_drops = 2;
 		}
+	} else if (!strcmp(sc, "striped")) {
+		/* the count map has value stripes: 10237 in stripe 0, 3 in
+		 * the last one; gpux must print their sum */
+		const struct gpux_sess_map *m = &gpux_sess_maps(h)[0];
+		if (gpux_sess_stripes(m) < 2)
+			die("the count map has no value stripes");
+		counts(s, 10237);
+		begin(s);
+		unsigned char *v = gpux_area_values(gpux_sess_area(h, s, 0), m);
+		int64_t three = 3;
+		memcpy(v + ((uint64_t)(gpux_sess_stripes(m) - 1) * m->max_entries + 5) * m->value_size,
+		       &three, 8);
+		end(s);
 	} else if (!strcmp(sc, "aggs")) {
 		aggs(s);
 	} else if (!strcmp(sc, "hist")) {
