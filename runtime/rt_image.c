@@ -162,7 +162,8 @@ static void report_cubin(const void *image, size_t size)
 	/* a cubin with our helper kernel was linked from patched PTX (numba) */
 	if (gpux_cubin_kernels(image, size, &k) == GPUX_FB_OK &&
 	    !gpux_names_has(&k, "gpux_clock_sample"))
-		report_unpatched(&k, "it was loaded as a cubin without PTX", device_arch());
+		report_unpatched(&k, "it was loaded as a cubin, SASS without PTX (as NVRTC "
+				 "and numba-cuda make them)", 0);
 	gpux_names_free(&k);
 }
 

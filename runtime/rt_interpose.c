@@ -286,7 +286,7 @@ CUresult cuLibraryUnload(CUlibrary l)
  * arguments for nvJitLinkAddData and its versioned aliases. */
 typedef int (*nvjl_add_fn)(void *, int, const void *, size_t, const char *);
 static nvjl_add_fn nvjl_add_real;
-enum { NVJL_INPUT_PTX = 2, NVJL_INPUT_FATBIN = 4 };
+enum { NVJL_INPUT_PTX = 2, NVJL_INPUT_FATBIN = 4, NVJL_INPUT_ANY = 10 };
 
 static int nvjl_add(void *h, int type, const void *data, size_t size, const char *name)
 {
@@ -294,8 +294,9 @@ static int nvjl_add(void *h, int type, const void *data, size_t size, const char
 	if (!fn)
 		return 1; /* NVJITLINK_ERROR_UNRECOGNIZED_OPTION: never reached */
 	const char *ptx = NULL;
-	if (type == NVJL_INPUT_PTX || type == NVJL_INPUT_FATBIN)
-		ptx = patch(data, type == NVJL_INPUT_PTX ? size : 0);
+	RT_TRACE("nvJitLinkAddData(type %d, %zu bytes, %s)", type, size, name ? name : "");
+	if (type == NVJL_INPUT_PTX || type == NVJL_INPUT_FATBIN || type == NVJL_INPUT_ANY)
+		ptx = patch(data, type == NVJL_INPUT_FATBIN ? 0 : size);
 	if (ptx) {
 		int rc = fn(h, NVJL_INPUT_PTX, ptx, strlen(ptx) + 1, name);
 		if (rc == 0)
