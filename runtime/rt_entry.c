@@ -250,6 +250,14 @@ __attribute__((visibility("hidden"))) void *rt_dlsym_handle(void *handle, const 
 void *rt_dlsym_handle(void *handle, const char *name)
 {
 	void *p = rt_real_dlsym(handle, name);
+	if (!p && handle == RTLD_DEFAULT && strstr(name, "nvJitLink")) {
+		/* loaded RTLD_LOCAL by its caller: not in our global scope */
+		static const char *const libs[] = { "libnvJitLink.so.13", "libnvJitLink.so.12" };
+		for (size_t i = 0; !p && i < 2; i++) {
+			void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+			p = h ? rt_real_dlsym(h, name) : NULL;
+		}
+	}
 	if (p && (name[0] == 'n' || name[0] == '_') && strstr(name, "nvJitLink")) {
 		void *w = rt_nvjitlink_hook(name, p);
 		RT_TRACE("dlsym(%s)%s", name, w ? " -> hook" : "");
@@ -278,19 +286,50 @@ void *(*rt_dlsym_resolve(void))(void *, const char *)
 	return f;
 }
 
+/* Whether a RTLD_DEFAULT lookup is of a name we hook: cu* or
+ * one with nvJitLink in it (cuda.core finds nvJitLink's functions with
+ * RTLD_DEFAULT). Runs on every such lookup, ASan's start-up included:
+ * no calls, no instrumentation. */
+__attribute__((visibility("hidden"), used, no_sanitize("address", "undefined")))
+int rt_dlsym_hooked_name(const char *name);
+int rt_dlsym_hooked_name(const char *name)
+{
+	if (name[0] == 'c' && name[1] == 'u')
+		return 1;
+	static const char pat[] = "nvJitLink";
+	for (const char *p = name; *p; p++) {
+		size_t k = 0;
+		while (pat[k] && p[k] == pat[k])
+			k++;
+		if (!pat[k])
+			return 1;
+	}
+	return 0;
+}
+
 /* dlsym, shadowed. glibc resolves RTLD_NEXT (and RTLD_DEFAULT's local
  * scope) from dlsym's return address, so those lookups jump to the real
- * dlsym with the caller's return address untouched (hooked names are
- * found there anyway: this library exports them and comes first);
- * lookups in a handle go to rt_dlsym_handle. */
+ * dlsym with the caller's return address untouched (RTLD_DEFAULT ones
+ * only when the name is not one we hook); lookups in a handle, and
+ * RTLD_DEFAULT ones of hooked names, go to rt_dlsym_handle. */
 #if defined(__x86_64__)
 __asm__(".text\n"
 	".globl dlsym\n"
 	".type dlsym, @function\n"
 	"dlsym:\n"
-	"	cmpq $-1, %rdi\n"          /* RTLD_NEXT */
+	"	cmpq $-1, %rdi\n"          /* RTLD_NEXT: always the real one */
 	"	je 1f\n"
 	"	testq %rdi, %rdi\n"        /* RTLD_DEFAULT */
+	"	jne rt_dlsym_handle\n"
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n"
+	"	movq %rsi, %rdi\n"
+	"	call rt_dlsym_hooked_name\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	testl %eax, %eax\n"
 	"	jne rt_dlsym_handle\n"
 	"1:	movq rt_dlsym_next(%rip), %rax\n"
 	"	testq %rax, %rax\n"

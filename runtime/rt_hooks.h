@@ -47,7 +47,9 @@ CUresult gpux_cuLinkAddData_v1(CUlinkState st, CUjitInputType type, void *data, 
 			       const char *name, unsigned n, CUjit_option *o, void **v)
 	__asm__("cuLinkAddData");
 
-/* nvJitLinkAddData's hook (rt_interpose.c), or NULL for other names. */
+/* rt_image_patch under rt_lock (rt_interpose.c). */
+const char *rt_patch(const void *image, size_t size);
+/* The hook for an nvJitLink entry point (rt_nvjitlink.c), or NULL. */
 void *rt_nvjitlink_hook(const char *name, void *real_fn);
 
 /* The exported hooks, by the symbol name the program asks for

@@ -34,7 +34,7 @@ void *rt_real_of(enum hook_id id, const char *sym)
 
 /* ---------------- module loading ---------------- */
 
-static const char *patch(const void *image, size_t size)
+const char *rt_patch(const void *image, size_t size)
 {
 	RT_TRACE("module image %p (%.4s...)", image, image ? (const char *)image : "");
 	if (!image || !rt_sess())
@@ -104,7 +104,7 @@ static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_optio
 						      CUjit_option *, void **, void *),
 			 void *orig_arg)
 {
-	const char *ptx = patch(image, 0);
+	const char *ptx = rt_patch(image, 0);
 	if (ptx && load_patched(m, ptx, n, opt, val) == CUDA_SUCCESS) {
 		loaded_module(*m);
 		return CUDA_SUCCESS;
@@ -181,7 +181,7 @@ CUresult cuModuleLoad(CUmodule *m, const char *path)
 {
 	size_t len = 0;
 	char *image = rt_sess() && path ? read_file(path, &len) : NULL;
-	const char *ptx = image ? patch(image, len) : NULL;
+	const char *ptx = image ? rt_patch(image, len) : NULL;
 	if (ptx && load_patched(m, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
 		free(image);
 		loaded_module(*m);
@@ -201,7 +201,7 @@ CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, v
 	lib_load_fn fn = REAL(H_LIB_LOAD, "cuLibraryLoadData", lib_load_fn);
 	if (!fn)
 		return NO_CUDA;
-	const char *ptx = patch(code, 0);
+	const char *ptx = rt_patch(code, 0);
 	CUresult rc = CUDA_ERROR_INVALID_IMAGE;
 	if (ptx) {
 		struct timespec t0, t1;
@@ -235,7 +235,7 @@ static CUresult link_add(enum hook_id id, const char *sym, CUlinkState st, CUjit
 		return NO_CUDA;
 	const char *ptx = NULL;
 	if (type == CU_JIT_INPUT_PTX || type == CU_JIT_INPUT_FATBINARY)
-		ptx = patch(data, type == CU_JIT_INPUT_PTX ? size : 0);
+		ptx = rt_patch(data, type == CU_JIT_INPUT_PTX ? size : 0);
 	if (ptx) {
 		CUresult rc = fn(st, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, name, n, o, v);
 		if (rc == CUDA_SUCCESS)
@@ -278,38 +278,4 @@ CUresult cuLibraryUnload(CUlibrary l)
 	}
 	lib_unload_fn fn = REAL(H_LIB_UNLOAD, "cuLibraryUnload", lib_unload_fn);
 	return fn ? fn(l) : NO_CUDA;
-}
-
-/* nvJitLink (numba-cuda links its PTX with it, then loads the cubin):
- * PTX and fatbin inputs are patched like cuLinkAddData's; the linked
- * cubin then holds gpux_ctl and is set up when it is loaded. Same
- * arguments for nvJitLinkAddData and its versioned aliases. */
-typedef int (*nvjl_add_fn)(void *, int, const void *, size_t, const char *);
-static nvjl_add_fn nvjl_add_real;
-enum { NVJL_INPUT_PTX = 2, NVJL_INPUT_FATBIN = 4, NVJL_INPUT_ANY = 10 };
-
-static int nvjl_add(void *h, int type, const void *data, size_t size, const char *name)
-{
-	nvjl_add_fn fn = __atomic_load_n(&nvjl_add_real, __ATOMIC_ACQUIRE);
-	if (!fn)
-		return 1; /* NVJITLINK_ERROR_UNRECOGNIZED_OPTION: never reached */
-	const char *ptx = NULL;
-	RT_TRACE("nvJitLinkAddData(type %d, %zu bytes, %s)", type, size, name ? name : "");
-	if (type == NVJL_INPUT_PTX || type == NVJL_INPUT_FATBIN || type == NVJL_INPUT_ANY)
-		ptx = patch(data, type == NVJL_INPUT_FATBIN ? 0 : size);
-	if (ptx) {
-		int rc = fn(h, NVJL_INPUT_PTX, ptx, strlen(ptx) + 1, name);
-		if (rc == 0)
-			return 0;
-		rt_warn("nvJitLink refused patched PTX (error %d); it runs untouched", rc);
-	}
-	return fn(h, type, data, size, name);
-}
-
-void *rt_nvjitlink_hook(const char *name, void *real_fn)
-{
-	if (strcmp(name, "nvJitLinkAddData") && strncmp(name, "__nvJitLinkAddData_", 19))
-		return NULL;
-	__atomic_store_n(&nvjl_add_real, (nvjl_add_fn)real_fn, __ATOMIC_RELEASE);
-	return (void *)nvjl_add;
 }

@@ -119,5 +119,8 @@ gen sass_mixed 1 '@["ptxPart(float*, int)"] = sum(40 * 256);'
 # cupy: RawKernel extern "C" vecAdd, 40 x 256.
 gen cupy_vecadd 1 '@["vecAdd"] = sum(40 * 256);'
 gen cupy_vecadd_cubin 1 '@["vecAdd"] = sum(40 * 256);'
+# numba: the kernel name is numba's (regex check in run.sh); the access
+# count is exact: 2 loads + 1 store per i < n.
+gen numba_vecadd_access 1 '@ = sum(10000 * 3);'
 
 echo "gen_expected: $(ls "$exp" | wc -l) files in $exp"

@@ -92,11 +92,14 @@ add drvapi_access './drvapi' "$ACCESS_COUNT" exact
 add sass_only './sass_only' "$EXIT_COUNT" 'exact; stderr_has sassOnlyKernel PTX'
 add sass_mixed './sass_mixed' "$EXIT_COUNT" 'exact; stderr_has sassPart PTX'
 
-# numba-cuda 0.68 turns its PTX into a cubin with NVRTC before linking
-# (cuda.core), so the driver never sees PTX: gpux names the kernel as
-# not instrumented and the program runs untouched.
+# numba-cuda 0.68 (through cuda.core) links LTO-IR with nvJitLink: the
+# runtime links it again to PTX, patches that and hands numba the cubin
+# of the patched PTX. numba's demangled kernel name is long: gpux prints
+# it cut to the string size, as bpftrace cuts strings.
 add numba_vecadd "$py numba_vecadd.py" "$EXIT_COUNT" \
-	"head_is 'Attaching 1 probe...'; stderr_has vecadd 'not instrumented' NVRTC" '' \
+	"head_is 'Attaching 1 probe...'; one_map_line '^@\\[.*vecadd.*\\]: 10240\$'" '' \
+	'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
+add numba_vecadd_access "$py numba_vecadd.py" 'gdev:access { @ = count(); }' exact '' \
 	'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
 add cupy_vecadd "$py cupy_vecadd.py" "$EXIT_COUNT" exact '' \
 	'CUPY_COMPILE_WITH_PTX=1' "$py -c '$CUPY'"
