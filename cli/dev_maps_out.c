@@ -80,9 +80,6 @@ static void host_key(const struct dev_session *ds, int map, const unsigned char 
 	}
 }
 
-static void merge(const struct dev_session *ds, int map, unsigned char *dst,
-		  const unsigned char *src);
-
 /* Every live entry of every slot as [printed key][u64 order][value];
  * order (slot, then table index) lets the last slot win for plain maps. */
 static int gather(const struct dev_session *ds, int map, struct recs *r, size_t ks)
@@ -98,24 +95,27 @@ static int gather(const struct dev_session *ds, int map, struct recs *r, size_t 
 			continue;
 		read_area(dev_session_slot(ds, i), m, buf);
 		struct gpux_sess_map_area *a = (struct gpux_sess_map_area *)buf;
-		const uint32_t *state = gpux_area_state(a);
-		const unsigned char *keys = gpux_area_keys(a, m), *vals = gpux_area_values(a, m);
-		for (uint32_t j = 0; j < m->max_entries; j++) {
-			if (state[j] != GPUX_SLOT_FULL)
-				continue; /* empty, being inserted, or deleted */
-			unsigned char *e = recs_add(r);
-			if (!e) {
-				rc = -1;
-				break;
+		/* each shard is a table of its own; equal keys merge later */
+		for (uint32_t k = 0; k < gpux_sess_shards(m) && rc == 0; k++) {
+			const unsigned char *t = gpux_area_table(a, m, k);
+			const uint32_t *state = (const uint32_t *)t;
+			const unsigned char *keys = t + GPUX_SHARD_KEYS(m->max_entries);
+			const unsigned char *vals =
+				t + GPUX_SHARD_VALUES(m->max_entries, m->key_size);
+			for (uint32_t j = 0; j < m->max_entries; j++) {
+				if (state[j] != GPUX_SLOT_FULL)
+					continue; /* empty, being inserted, or deleted */
+				unsigned char *e = recs_add(r);
+				if (!e) {
+					rc = -1;
+					break;
+				}
+				host_key(ds, map, keys + (uint64_t)j * m->key_size, e);
+				uint64_t order = (uint64_t)i << 32 | j;
+				memcpy(e + ks, &order, 8);
+				memcpy(e + ks + 8, vals + (uint64_t)j * m->value_size,
+				       m->value_size);
 			}
-			host_key(ds, map, keys + (uint64_t)j * m->key_size, e);
-			uint64_t order = (uint64_t)i << 32 | j;
-			memcpy(e + ks, &order, 8);
-			memcpy(e + ks + 8, vals + (uint64_t)j * m->value_size, m->value_size);
-			/* fold the value stripes into the first (GPUX_MAP_STRIPE_SHIFT) */
-			for (uint32_t st = 1; st < gpux_sess_stripes(m); st++)
-				merge(ds, map, e + ks + 8,
-				      vals + ((uint64_t)st * m->max_entries + j) * m->value_size);
 		}
 	}
 	free(buf);

@@ -123,19 +123,16 @@ static void maps_read_on_device(const struct dev_module *mod, bool *read)
 	}
 }
 
-/* Value stripes (GPUX_MAP_STRIPE_SHIFT) spread one hot key's atomics
- * over copies per group of SMs. Off for now: on the H200 (2026-11-22)
- * striped maps lost counts to the map laid out before them (three count
- * maps in one device function: 10230/19770 for 10000/20000), a bug not
- * yet found; striping had only cut vecAdd xlarge's count overhead from
- * 3.2x to 3.0x. GPUX_STRIPES=1 turns it on to chase that bug. */
-static uint32_t stripes_for(const struct dev_map *dm, bool read)
+/* Shards (GPUX_MAP_SHARD_SHIFT): up to 32 whole tables, one per group of
+ * SMs, for maps the device only aggregates into, within 4 MiB a map, so
+ * one hot key is not one hot line. */
+static uint32_t shards_for(const struct dev_map *dm, bool read)
 {
-	if (read || dm->agg == AGG_NONE || !getenv("GPUX_STRIPES"))
+	if (read || dm->agg == AGG_NONE)
 		return 1;
-	uint64_t one = (uint64_t)dm->max_entries * dm->value_size;
+	uint64_t one = GPUX_SHARD_BYTES(dm->max_entries, dm->key_size, dm->value_size);
 	uint32_t s = 32;
-	while (s > 1 && one * s > (2u << 20))
+	while (s > 1 && one * s > (4u << 20))
 		s >>= 1;
 	return s;
 }
@@ -207,7 +204,7 @@ int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 		const struct dev_map *dm = &ds->mod.maps[i];
 		maps[i] = (struct gpux_sess_map){ dm->key_size, dm->value_size, dm->max_entries,
 						  (uint32_t)dm->agg, dm->lhist_min, dm->lhist_step,
-						  0, 0, stripes_for(dm, read[i]), 0 };
+						  0, 0, shards_for(dm, read[i]), 0 };
 	}
 	spec.maps = maps;
 	if (rc == 0)

@@ -183,18 +183,18 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 			return false;
 		}
 		struct gpux_sess_map *m = &maps[i];
-		CUdeviceptr area = x->store + (m->area_off - x->base) +
-				   sizeof(struct gpux_sess_map_area);
+		CUdeviceptr table = x->store + (m->area_off - x->base) +
+				    sizeof(struct gpux_sess_map_area);
 		struct gpux_map_desc desc = {
-			.state = area,
-			.keys = area + (((uint64_t)m->max_entries * 4 + 7) & ~7ull),
+			.state = table,
+			.keys = table + GPUX_SHARD_KEYS(m->max_entries),
+			.values = table + GPUX_SHARD_VALUES(m->max_entries, m->key_size),
 			.key_size = m->key_size, .value_size = m->value_size,
 			.max_entries = m->max_entries,
-			.kind = GPUX_MAP_HASH | (uint32_t)__builtin_ctz(gpux_sess_stripes(m))
-						       << GPUX_MAP_STRIPE_SHIFT,
+			.kind = GPUX_MAP_HASH | (uint32_t)__builtin_ctz(gpux_sess_shards(m))
+						       << GPUX_MAP_SHARD_SHIFT,
 			.lhist_min = m->lhist_min, .lhist_step = m->lhist_step,
 		};
-		desc.values = desc.keys + (uint64_t)m->max_entries * m->key_size;
 		/* pageable source: the call returns once it is staged */
 		if (!ok(rt_cu.MemcpyHtoDAsync(d, &desc, sizeof(desc), x->stream),
 			"writing a map descriptor"))

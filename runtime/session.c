@@ -10,9 +10,8 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 
 uint64_t gpux_sess_area_size(const struct gpux_sess_map *m)
 {
-	uint64_t n = m->max_entries;
-	return sizeof(struct gpux_sess_map_area) + align_up(n * 4, 8) +
-	       n * m->key_size + n * m->value_size * gpux_sess_stripes(m);
+	return sizeof(struct gpux_sess_map_area) +
+	       gpux_sess_shards(m) * GPUX_SHARD_BYTES(m->max_entries, m->key_size, m->value_size);
 }
 
 /* Offsets of everything for spec; returns the total size. */
@@ -30,7 +29,7 @@ static uint64_t layout(const struct gpux_sess_spec *spec, struct gpux_sess_hdr *
 	h->slots_off = at;
 	uint64_t slot = align_up(sizeof(struct gpux_sess_slot), 64) + GPUX_SESS_RING_SIZE;
 	for (uint32_t i = 0; i < spec->nmaps; i++)
-		slot += align_up(gpux_sess_area_size(&spec->maps[i]), 64);
+		slot += align_up(gpux_sess_area_size(&spec->maps[i]), 128);
 	h->slot_size = align_up(slot, 4096);
 	h->nslots = GPUX_SESS_MAX_SLOTS;
 	return at + h->slot_size * h->nslots;
@@ -61,7 +60,7 @@ void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec)
 		maps[i] = spec->maps[i];
 		maps[i].area_off = at;
 		maps[i].area_size = gpux_sess_area_size(&maps[i]);
-		at += align_up(maps[i].area_size, 64);
+		at += align_up(maps[i].area_size, 128);
 	}
 	if (spec->ptx_len)
 		memcpy((char *)h + h->ptx_off, spec->ptx, spec->ptx_len);

@@ -9,16 +9,18 @@
  *
  * A slot is [gpux_sess_slot][event ring][map 0 area][map 1 area]...; a
  * map area is gpux_sess_map_area followed by the raw copy of the device
- * table: u32 state[max_entries] (padded to 8), keys, values
- * (codegen/ptx/gpux_dev.h). The runtime finds the segment through the
+ * tables, one per shard: u32 state[max_entries], keys, values, each
+ * part line-aligned (GPUX_SHARD_* in codegen/ptx/gpux_dev.h). The runtime finds the segment through the
  * environment: GPUX_SESSION_FD=<fd> (inherited, mapped MAP_SHARED). */
 #ifndef GPUX_SESSION_H
 #define GPUX_SESSION_H
 
 #include <stdint.h>
 
+#include "../codegen/ptx/gpux_dev.h"
+
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 1
+#define GPUX_SESS_VERSION 2
 #define GPUX_SESS_ENV "GPUX_SESSION_FD"
 #define GPUX_SESS_MAX_SLOTS 16
 #define GPUX_SESS_MAX_NAMES 4096
@@ -72,16 +74,16 @@ struct gpux_sess_map {
 	int64_t lhist_min, lhist_step;
 	uint64_t area_off;
 	uint64_t area_size;
-	uint32_t stripes;  /* value copies (a power of two; 0 means 1), see
-			    * GPUX_MAP_STRIPE_SHIFT in gpux_dev.h; the area's
-			    * values are stripes x max_entries x value_size */
+	uint32_t shards;   /* whole tables, a power of two (0 means 1): see
+			    * GPUX_MAP_SHARD_SHIFT in codegen/ptx/gpux_dev.h */
 	uint32_t pad;
 };
 
-/* The runtime's snapshot of one device map, followed by the table. */
+/* The runtime's snapshot of one device map, followed by its shard
+ * tables (GPUX_SHARD_BYTES each: state, keys, values, line-aligned). */
 struct gpux_sess_map_area {
 	uint64_t drops;   /* the descriptor's drop counter */
-	uint64_t pad;
+	uint64_t pad[15]; /* the tables start on a 128-byte line */
 };
 
 /* Function names, for kernel ids: the id a rewritten function passes as
@@ -170,7 +172,18 @@ static inline unsigned char *gpux_sess_ring(struct gpux_sess_slot *s)
 {
 	return (unsigned char *)s + s->ring_off;
 }
-/* The table parts of an area: state words, keys, values. */
+static inline uint32_t gpux_sess_shards(const struct gpux_sess_map *m)
+{
+	return m->shards ? m->shards : 1;
+}
+/* Shard k's table in an area, and its parts: state words, keys, values
+ * (the device layout: GPUX_SHARD_* in codegen/ptx/gpux_dev.h). */
+static inline unsigned char *gpux_area_table(struct gpux_sess_map_area *a,
+					     const struct gpux_sess_map *m, uint32_t k)
+{
+	return (unsigned char *)(a + 1) +
+	       (uint64_t)k * GPUX_SHARD_BYTES(m->max_entries, m->key_size, m->value_size);
+}
 static inline uint32_t *gpux_area_state(struct gpux_sess_map_area *a)
 {
 	return (uint32_t *)(a + 1);
@@ -178,15 +191,11 @@ static inline uint32_t *gpux_area_state(struct gpux_sess_map_area *a)
 static inline unsigned char *gpux_area_keys(struct gpux_sess_map_area *a,
 					    const struct gpux_sess_map *m)
 {
-	return (unsigned char *)(a + 1) + (((uint64_t)m->max_entries * 4 + 7) & ~7ull);
-}
-static inline uint32_t gpux_sess_stripes(const struct gpux_sess_map *m)
-{
-	return m->stripes ? m->stripes : 1;
+	return (unsigned char *)(a + 1) + GPUX_SHARD_KEYS(m->max_entries);
 }
 static inline unsigned char *gpux_area_values(struct gpux_sess_map_area *a,
 					      const struct gpux_sess_map *m)
 {
-	return gpux_area_keys(a, m) + (uint64_t)m->max_entries * m->key_size;
+	return (unsigned char *)(a + 1) + GPUX_SHARD_VALUES(m->max_entries, m->key_size);
 }
 #endif

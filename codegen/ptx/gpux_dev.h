@@ -17,7 +17,7 @@ struct gpux_map_desc {
 	uint32_t key_size;    /* bytes, a multiple of 8 */
 	uint32_t value_size;  /* bytes, a multiple of 8 */
 	uint32_t max_entries; /* a power of two */
-	uint32_t kind;        /* GPUX_MAP_HASH | log2(stripes) << 8 */
+	uint32_t kind;        /* GPUX_MAP_HASH | log2(shards) << 8 */
 	uint64_t drops;       /* inserts lost to a full table */
 	int64_t lhist_min;    /* lhist(): first bucket's lower bound */
 	int64_t lhist_step;   /* lhist(): bucket width (> 0) */
@@ -25,13 +25,21 @@ struct gpux_map_desc {
 
 #define GPUX_MAP_DESC_SIZE 64
 #define GPUX_MAP_HASH 0
-/* kind >> GPUX_MAP_STRIPE_SHIFT = log2 of the value stripes: an
- * aggregation map may keep 2^n copies of its values, one per group of
- * SMs (stripe = %smid mod 2^n), n * max_entries * value_size bytes
- * apart, so warps on different SMs add to different addresses; the host
- * folds the stripes. Keys and states are shared; lookups, updates and
- * deletes use stripe 0 (a map read on the device has one stripe). */
-#define GPUX_MAP_STRIPE_SHIFT 8
+/* kind >> GPUX_MAP_SHARD_SHIFT = log2 of the shards: an aggregation map
+ * may keep 2^n whole tables, one per group of SMs (shard = %smid mod
+ * 2^n), so warps of different SMs neither read nor update the same lines;
+ * the host merges the shards by key. state, keys and values point at
+ * shard 0; shard k is k * GPUX_SHARD_BYTES further on. Lookups, updates
+ * and deletes use shard 0 (a map read on the device has one shard). */
+#define GPUX_MAP_SHARD_SHIFT 8
+/* One shard's table: state words, keys, values, each part starting on
+ * its own 128-byte line (the base is line-aligned), so the atomics on a
+ * small map's value do not contend with the reads of its state and key. */
+#define GPUX_LINE_UP(x) (((uint64_t)(x) + 127) & ~(uint64_t)127)
+#define GPUX_SHARD_KEYS(n) GPUX_LINE_UP((uint64_t)(n) * 4)
+#define GPUX_SHARD_VALUES(n, ks) (GPUX_SHARD_KEYS(n) + GPUX_LINE_UP((uint64_t)(n) * (ks)))
+#define GPUX_SHARD_BYTES(n, ks, vs) \
+	(GPUX_SHARD_VALUES(n, ks) + GPUX_LINE_UP((uint64_t)(n) * (vs)))
 
 /* Slot states. A slot goes EMPTY -> BUSY (one inserter owns it while it
  * writes the key) -> FULL; delete makes it DEAD (never reused, so

@@ -43,6 +43,18 @@ static __device__ __forceinline__ unsigned lowest(unsigned mask)
 	return (unsigned)__ffs((int)mask) - 1;
 }
 
+/* The lanes that run this helper call together with mine: those active
+ * now that pass the same a and b (the map and the operation, or the
+ * format). Lanes of one warp that reach the same helper from different
+ * probes (divergent paths through a device function, say) may be
+ * scheduled together; they must not share a reduction, a leader or a
+ * record, and may differ in key size. Each set then works on its own. */
+static __device__ __forceinline__ unsigned peers(u64 a, u64 b)
+{
+	unsigned mask = __activemask();
+	return __match_any_sync(mask, a) & __match_any_sync(mask, b);
+}
+
 /* Lanes of mask whose key equals mine, word by word. words is the same
  * in every lane (one map), so each lane calls match the same times. */
 static __device__ unsigned key_group(unsigned mask, const u64 *key,
@@ -114,25 +126,25 @@ static __device__ bool key_equal(const volatile u64 *a, const u64 *b,
 /* The slot holding key, inserting it when insert is set (init, if not
  * NULL, is the first value word); -1 when absent or the table is full.
  * Called by one lane at a time per key. */
-static __device__ __forceinline__ u64 stripes(const struct gpux_map_desc *m)
+/* Byte offset of this warp's shard (one per group of SMs). */
+static __device__ __forceinline__ u64 shard_off(const struct gpux_map_desc *m)
 {
-	return 1ull << ((m->kind >> GPUX_MAP_STRIPE_SHIFT) & 31);
-}
-
-/* This warp's copy of the values (one per group of SMs). */
-static __device__ __forceinline__ u64 stripe_of(const struct gpux_map_desc *m)
-{
+	u64 shards = 1ull << ((m->kind >> GPUX_MAP_SHARD_SHIFT) & 31);
+	if (shards == 1)
+		return 0;
 	unsigned sm;
 	asm("mov.u32 %0, %%smid;" : "=r"(sm));
-	return (u64)sm & (stripes(m) - 1);
+	return ((u64)sm & (shards - 1)) *
+	       GPUX_SHARD_BYTES(m->max_entries, m->key_size, m->value_size);
 }
 
-static __device__ s64 slot_get(struct gpux_map_desc *m, const u64 *key,
+/* off: the shard's byte offset (0 for shard 0). */
+static __device__ s64 slot_get(struct gpux_map_desc *m, u64 off, const u64 *key,
 			       bool insert, const s64 *init)
 {
 	unsigned words = m->key_size / 8, cap = m->max_entries;
-	unsigned *state = (unsigned *)m->state;
-	u64 *keys = (u64 *)m->keys;
+	unsigned *state = (unsigned *)(m->state + off);
+	u64 *keys = (u64 *)(m->keys + off);
 	u64 h = key_hash(key, words);
 	for (unsigned probe = 0; probe < cap; probe++) {
 		unsigned i = (unsigned)(h + probe) & (cap - 1);
@@ -146,9 +158,7 @@ static __device__ s64 slot_get(struct gpux_map_desc *m, const u64 *key,
 				for (unsigned w = 0; w < words; w++)
 					slot_key[w] = key[w];
 				if (init)
-					for (u64 st = 0; st < stripes(m); st++)
-						*(s64 *)(m->values +
-							 (st * cap + i) * m->value_size) = *init;
+					*(s64 *)(m->values + off + (u64)i * m->value_size) = *init;
 				__threadfence();
 				atomicExch(&state[i], GPUX_SLOT_FULL);
 				return i;
@@ -170,16 +180,9 @@ static __device__ s64 slot_get(struct gpux_map_desc *m, const u64 *key,
 	return -1;
 }
 
-static __device__ void *slot_value(struct gpux_map_desc *m, s64 slot)
+static __device__ void *slot_value(struct gpux_map_desc *m, u64 off, s64 slot)
 {
-	return (void *)(m->values + (u64)slot * m->value_size);
-}
-
-/* The slot's value in this warp's stripe, for aggregations. */
-static __device__ void *slot_value_striped(struct gpux_map_desc *m, s64 slot)
-{
-	u64 i = stripe_of(m) * m->max_entries + (u64)slot;
-	return (void *)(m->values + i * m->value_size);
+	return (void *)(m->values + off + (u64)slot * m->value_size);
 }
 
 static __device__ unsigned hist_bucket(s64 v, unsigned nbuckets)
@@ -205,15 +208,16 @@ static __device__ u64 aggregate(u64 map, u64 key, s64 v, int op)
 {
 	struct gpux_map_desc *m = (struct gpux_map_desc *)map;
 	const u64 *k = (const u64 *)key;
-	unsigned active = __activemask(), lane = lane_id();
+	unsigned active = peers(map, (u64)op), lane = lane_id();
 	unsigned mine = key_group(active, k, m->key_size / 8);
+	u64 off = shard_off(m);
 	if (op == AGG_COUNT) {
 		/* No reduction to share: every group's leader updates at
 		 * once (k distinct keys cost one pass, not k). */
 		if (lane == lowest(mine)) {
-			s64 slot = slot_get(m, k, true, NULL);
+			s64 slot = slot_get(m, off, k, true, NULL);
 			if (slot >= 0)
-				atomicAdd((u64 *)slot_value_striped(m, slot), (u64)__popc(mine));
+				atomicAdd((u64 *)slot_value(m, off, slot), (u64)__popc(mine));
 		}
 		return 0;
 	}
@@ -230,7 +234,7 @@ static __device__ u64 aggregate(u64 map, u64 key, s64 v, int op)
 			x = warp_reduce(active, in ? v : INT64_MIN, op);
 		s64 slot = -1;
 		if (lane == leader)
-			slot = slot_get(m, k, true,
+			slot = slot_get(m, off, k, true,
 					op == AGG_MIN || op == AGG_MAX ? &x : NULL);
 		if (op == AGG_HIST || op == AGG_LHIST) {
 			/* Lanes of the group with equal buckets add once. */
@@ -239,10 +243,10 @@ static __device__ u64 aggregate(u64 map, u64 key, s64 v, int op)
 						    : lhist_bucket(m, v);
 			unsigned same = __match_any_sync(active, b) & g;
 			if (in && slot >= 0 && lane == lowest(same))
-				atomicAdd((u64 *)slot_value_striped(m, slot) + b,
+				atomicAdd((u64 *)slot_value(m, off, slot) + b,
 					  (u64)__popc(same));
 		} else if (lane == leader && slot >= 0) {
-			void *val = slot_value_striped(m, slot);
+			void *val = slot_value(m, off, slot);
 			switch (op) {
 			case AGG_SUM:
 				atomicAdd((u64 *)val, (u64)x);
@@ -314,8 +318,8 @@ HELPER gpux_h_agg_lhist(u64 map, u64 key, u64 v)
 HELPER gpux_h_map_lookup(u64 map, u64 key)
 {
 	struct gpux_map_desc *m = (struct gpux_map_desc *)map;
-	s64 slot = slot_get(m, (const u64 *)key, false, NULL);
-	return slot < 0 ? 0 : (u64)slot_value(m, slot);
+	s64 slot = slot_get(m, 0, (const u64 *)key, false, NULL);
+	return slot < 0 ? 0 : (u64)slot_value(m, 0, slot);
 }
 
 /* One write per distinct key in the warp, by the group's lowest lane. */
@@ -323,13 +327,13 @@ HELPER gpux_h_map_update(u64 map, u64 key, u64 value)
 {
 	struct gpux_map_desc *m = (struct gpux_map_desc *)map;
 	const u64 *k = (const u64 *)key;
-	unsigned active = __activemask();
+	unsigned active = peers(map, 0);
 	unsigned g = key_group(active, k, m->key_size / 8);
 	s64 slot = -1;
 	if (lane_id() == lowest(g)) {
-		slot = slot_get(m, k, true, NULL);
+		slot = slot_get(m, 0, k, true, NULL);
 		if (slot >= 0) {
-			u64 *dst = (u64 *)slot_value(m, slot);
+			u64 *dst = (u64 *)slot_value(m, 0, slot);
 			const u64 *src = (const u64 *)value;
 			for (unsigned w = 0; w < m->value_size / 8; w++)
 				dst[w] = src[w];
@@ -343,11 +347,11 @@ HELPER gpux_h_map_delete(u64 map, u64 key)
 {
 	struct gpux_map_desc *m = (struct gpux_map_desc *)map;
 	const u64 *k = (const u64 *)key;
-	unsigned active = __activemask();
+	unsigned active = peers(map, 0);
 	unsigned g = key_group(active, k, m->key_size / 8);
 	unsigned found = 0;
 	if (lane_id() == lowest(g)) {
-		s64 slot = slot_get(m, k, false, NULL);
+		s64 slot = slot_get(m, 0, k, false, NULL);
 		if (slot >= 0)
 			found = atomicCAS((unsigned *)m->state + slot, GPUX_SLOT_FULL,
 					  GPUX_SLOT_DEAD) == GPUX_SLOT_FULL;
@@ -386,7 +390,7 @@ HELPER gpux_h_printf(u64 fmt, u64 args, u64 size)
 {
 	struct gpux_ring *r = gpux_ctl.ring_ptr ? (struct gpux_ring *)gpux_ctl.ring_ptr
 						: &gpux_ctl.ring;
-	unsigned active = __activemask(), lane = lane_id();
+	unsigned active = peers(fmt, size), lane = lane_id();
 	unsigned leader = lowest(active);
 	u64 payload = (u64)__popc(active) * size;
 	u64 len = (sizeof(struct gpux_rec_hdr) + payload + GPUX_REC_ALIGN - 1) &

@@ -1340,24 +1340,28 @@ static void emulate_count(struct fk_func *f, int map, uint64_t threads)
 	uint64_t *keys = (uint64_t *)(uintptr_t)desc->keys;
 	uint64_t *vals = (uint64_t *)(uintptr_t)desc->values;
 	uint64_t key = f->kernel_id;
-	/* value stripes (GPUX_MAP_STRIPE_SHIFT): the fake's "SM" is the
-	 * launch count, so successive launches add to successive stripes */
+	/* shards (GPUX_MAP_SHARD_SHIFT): the fake's "SM" is the launch
+	 * count, so successive launches use successive shards */
 	static unsigned launches_seen;
-	uint64_t nstripes = 1ull << ((desc->kind >> GPUX_MAP_STRIPE_SHIFT) & 31);
-	uint64_t stripe = launches_seen++ & (nstripes - 1);
+	uint64_t nshards = 1ull << ((desc->kind >> GPUX_MAP_SHARD_SHIFT) & 31);
+	uint64_t off = (launches_seen++ & (nshards - 1)) *
+		       GPUX_SHARD_BYTES(desc->max_entries, desc->key_size, desc->value_size);
+	state = (uint32_t *)(uintptr_t)(desc->state + off);
+	keys = (uint64_t *)(uintptr_t)(desc->keys + off);
+	vals = (uint64_t *)(uintptr_t)(desc->values + off);
 	uint32_t n = desc->max_entries;
 	for (uint32_t i = 0, at = (uint32_t)(key * 2654435761u) & (n - 1); i < n;
 	     i++, at = (at + 1) & (n - 1)) {
 		uint32_t s = __atomic_load_n(&state[at], __ATOMIC_ACQUIRE);
 		if (s == GPUX_SLOT_FULL && keys[at] == key) {
-			__atomic_add_fetch(&vals[stripe * n + at], threads, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&vals[at], threads, __ATOMIC_RELAXED);
 			flog("launch %s: map %d key %llu += %llu", f->name, map,
 			     (unsigned long long)key, (unsigned long long)threads);
 			return;
 		}
 		if (s == GPUX_SLOT_EMPTY) {
 			keys[at] = key;
-			vals[stripe * n + at] = threads;
+			vals[at] = threads;
 			__atomic_store_n(&state[at], GPUX_SLOT_FULL, __ATOMIC_RELEASE);
 			flog("launch %s: map %d key %llu = %llu", f->name, map,
 			     (unsigned long long)key, (unsigned long long)threads);

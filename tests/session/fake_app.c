@@ -361,17 +361,23 @@ int main(int argc, char **argv)
 			gpux_sess_area(h, s, 0)->drops = 5;
 			s->ring_drops = 2;
 		}
-	} else if (!strcmp(sc, "striped")) {
-		/* the count map has value stripes: 10237 in stripe 0, 3 in
-		 * the last one; gpux must print their sum */
+	} else if (!strcmp(sc, "sharded")) {
+		/* the count map has shards: vecAdd's 10240 is 10237 in shard
+		 * 0 and 3 in the last shard (in another slot of that table);
+		 * gpux must print the merged count */
 		const struct gpux_sess_map *m = &gpux_sess_maps(h)[0];
-		if (gpux_sess_stripes(m) < 2)
-			die("the count map has no value stripes");
-		counts(s, 10237);
+		uint32_t last = gpux_sess_shards(m) - 1;
+		if (!last)
+			die("the count map has no shards");
+		uint32_t v = counts(s, 10237);
 		begin(s);
-		unsigned char *v = gpux_area_values(gpux_sess_area(h, s, 0), m);
+		unsigned char *t = gpux_area_table(gpux_sess_area(h, s, 0), m, last);
+		uint64_t key = v;
 		int64_t three = 3;
-		memcpy(v + ((uint64_t)(gpux_sess_stripes(m) - 1) * m->max_entries + 5) * m->value_size,
+		uint32_t full = GPUX_SLOT_FULL;
+		memcpy(t + 4 * 7, &full, 4);
+		memcpy(t + GPUX_SHARD_KEYS(m->max_entries) + 7 * m->key_size, &key, 8);
+		memcpy(t + GPUX_SHARD_VALUES(m->max_entries, m->key_size) + 7 * m->value_size,
 		       &three, 8);
 		end(s);
 	} else if (!strcmp(sc, "aggs")) {

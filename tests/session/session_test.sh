@@ -48,7 +48,7 @@ EXIT='gdev:kernel_exit { @[kernel] = count(); exit(); }'
 
 # ---- output ----
 t_counts() { run 0 -e "$COUNT" -- "$FAKE" counts && same_out counts && err_empty; }
-t_striped() { GPUX_STRIPES=1 run 0 -e "$COUNT" -- "$FAKE" striped && same_out counts && err_empty; }
+t_sharded() { run 0 -e "$COUNT" -- "$FAKE" sharded && same_out counts && err_empty; }
 t_counts_json() { run 0 -f json -e "$COUNT" -- "$FAKE" counts && same_out counts_json && err_empty; }
 t_command_c() { run 0 -e "$COUNT" -c "'$FAKE' counts" && same_out counts && err_empty; }
 t_output_file() {
