@@ -57,12 +57,29 @@ static void sreg(struct ptx_fn *f, const char *name)
 	ptx_line(f, "cvt.u64.u32 %%r0, %%w0;");
 }
 
+/* %w0 = the linear thread id in the block (tid.x + ntid.x * (tid.y +
+ * ntid.y * tid.z)); leaves ntid.x in %w1. */
+static void linear_tid(struct ptx_fn *f)
+{
+	static const char *const lines[] = {
+		"mov.u32 %w0, %tid.z;",
+		"mov.u32 %w1, %ntid.y;",
+		"mov.u32 %w2, %tid.y;",
+		"mad.lo.u32 %w0, %w0, %w1, %w2;",
+		"mov.u32 %w1, %ntid.x;",
+		"mov.u32 %w2, %tid.x;",
+		"mad.lo.u32 %w0, %w0, %w1, %w2;",
+	};
+	for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++)
+		ptx_line(f, "%s", lines[k]);
+}
+
 /* gtid = linear block id * threads per block + linear thread id. The
  * block id needs 64 bits; the 32-bit parts cannot overflow (gridDim.y
  * and .z are below 2^16, a block has at most 1024 threads). */
 static void gtid(struct ptx_fn *f)
 {
-	static const char *const lines[] = {
+	static const char *const block[] = {
 		"mov.u32 %w0, %ctaid.z;",
 		"mov.u32 %w1, %nctaid.y;",
 		"mov.u32 %w2, %ctaid.y;",
@@ -71,13 +88,8 @@ static void gtid(struct ptx_fn *f)
 		"mov.u32 %w2, %ctaid.x;",
 		"cvt.u64.u32 %t0, %w2;",
 		"mad.wide.u32 %t0, %w0, %w1, %t0;",
-		"mov.u32 %w0, %tid.z;",
-		"mov.u32 %w1, %ntid.y;",
-		"mov.u32 %w2, %tid.y;",
-		"mad.lo.u32 %w0, %w0, %w1, %w2;",
-		"mov.u32 %w1, %ntid.x;",
-		"mov.u32 %w2, %tid.x;",
-		"mad.lo.u32 %w0, %w0, %w1, %w2;",
+	};
+	static const char *const threads[] = {
 		"mov.u32 %w2, %ntid.y;",
 		"mul.lo.u32 %w1, %w1, %w2;",
 		"mov.u32 %w2, %ntid.z;",
@@ -86,8 +98,11 @@ static void gtid(struct ptx_fn *f)
 		"cvt.u64.u32 %r0, %w1;",
 		"mad.lo.u64 %r0, %t0, %r0, %t1;",
 	};
-	for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++)
-		ptx_line(f, "%s", lines[k]);
+	for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++)
+		ptx_line(f, "%s", block[k]);
+	linear_tid(f);
+	for (size_t k = 0; k < sizeof(threads) / sizeof(threads[0]); k++)
+		ptx_line(f, "%s", threads[k]);
 }
 
 /* warp = linear thread id in the block / 32: the warp's index in its
@@ -95,19 +110,9 @@ static void gtid(struct ptx_fn *f)
  * under preemption, not what users mean). */
 static void warp_in_block(struct ptx_fn *f)
 {
-	static const char *const lines[] = {
-		"mov.u32 %w0, %tid.z;",
-		"mov.u32 %w1, %ntid.y;",
-		"mov.u32 %w2, %tid.y;",
-		"mad.lo.u32 %w0, %w0, %w1, %w2;",
-		"mov.u32 %w1, %ntid.x;",
-		"mov.u32 %w2, %tid.x;",
-		"mad.lo.u32 %w0, %w0, %w1, %w2;",
-		"shr.u32 %w0, %w0, 5;",
-		"cvt.u64.u32 %r0, %w0;",
-	};
-	for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++)
-		ptx_line(f, "%s", lines[k]);
+	linear_tid(f);
+	ptx_line(f, "shr.u32 %%w0, %%w0, 5;");
+	ptx_line(f, "cvt.u64.u32 %%r0, %%w0;");
 }
 
 /* Warp-uniform values need no broadcast: a special-register read is one
