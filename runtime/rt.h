@@ -53,6 +53,11 @@ struct rt_cu {
 	CUresult (*KernelGetFunction)(CUfunction *, CUkernel);
 	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
 				 unsigned, unsigned, unsigned, CUstream, void **, void **);
+	/* Optional (completion snapshots): NULL when libcuda lacks them. */
+	CUresult (*EventCreate)(CUevent *, unsigned);
+	CUresult (*EventRecord)(CUevent, CUstream);
+	CUresult (*EventQuery)(CUevent);
+	CUresult (*StreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
 };
 
 /* Resolved on first need; false if libcuda is not loaded (or too old). */
@@ -106,6 +111,11 @@ void rt_library_unloaded(CUlibrary lib);
 /* A launch in the current context: libraries load lazily per context,
  * so the first launch in a new context sets them up there. */
 void rt_launch_seen(void);
+/* After a launch (or graph launch) on stream s: marks a completion
+ * point (an event) when none is pending in the context, so that the
+ * runtime thread snapshots the maps when that work is done. Cheap when
+ * one is pending; nothing inside a stream capture. */
+void rt_launch_done(CUstream s, bool per_thread);
 /* Before a context goes away: the final snapshot. dev >= 0: the primary
  * context of that device; ctx otherwise. */
 void rt_ctx_ending(CUcontext ctx, int dev);

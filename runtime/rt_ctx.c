@@ -19,6 +19,8 @@
 
 struct rt_ctx ctxs[MAX_CTX];
 int nctx;
+/* Any module patched in this process: launches need looking at. */
+static int any_patched;
 static bool atexit_done;
 
 
@@ -70,6 +72,9 @@ static bool alloc_ctx(struct rt_ctx *x)
 		return false;
 	struct gpux_ring r = { .data = x->host_dev + HOSTCTL, .size = RING_SIZE,
 			       .tail_ptr = x->host_dev + H_TAIL };
+	if (rt_cu.EventCreate && rt_cu.EventRecord && rt_cu.EventQuery && rt_cu.StreamIsCapturing &&
+	    rt_cu.EventCreate(&x->done_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+		x->done_ev = NULL; /* periodic snapshots only */
 	return ok(rt_cu.MemAlloc(&x->ring_hdr, sizeof(r)), "allocating the ring header") &&
 	       ok(rt_cu.MemcpyHtoDAsync(x->ring_hdr, &r, sizeof(r), x->stream),
 		  "writing the ring header") &&
@@ -120,7 +125,7 @@ static struct rt_ctx *current(void)
 	x->slot->pid = (uint32_t)getpid();
 	x->slot->device = (uint32_t)dev;
 	__atomic_store_n(&x->slot->state, GPUX_SLOT_LIVE, __ATOMIC_RELEASE);
-	nctx++;
+	__atomic_add_fetch(&nctx, 1, __ATOMIC_RELEASE);
 	if (!atexit_done) {
 		/* registered after cudart's own handler, so it runs first,
 		 * while the driver still works */
@@ -232,6 +237,7 @@ void rt_module_loaded(CUmodule mod)
 		if (setup(x, mod, mod_global)) {
 			x->mods[x->nmods++] = mod;
 			x->slot->modules++;
+			__atomic_store_n(&any_patched, 1, __ATOMIC_RELEASE);
 		}
 	}
 	rt_relaxed_end(mode);
@@ -262,6 +268,7 @@ static void setup_lib(struct rt_ctx *x, CUlibrary lib)
 	if (setup(x, lib, lib_global)) {
 		x->libs[x->nlibs++] = lib;
 		x->slot->modules++;
+		__atomic_store_n(&any_patched, 1, __ATOMIC_RELEASE);
 	}
 }
 
@@ -307,6 +314,32 @@ void rt_library_unloaded(CUlibrary lib)
 	for (int j = 0; j < nall_libs; j++)
 		if (all_libs[j] == lib)
 			all_libs[j] = all_libs[--nall_libs];
+}
+
+void rt_launch_done(CUstream s, bool per_thread)
+{
+	if (!__atomic_load_n(&any_patched, __ATOMIC_ACQUIRE))
+		return;
+	CUcontext c = NULL;
+	if (rt_cu.CtxGetCurrent(&c) != CUDA_SUCCESS || !c)
+		return;
+	int n = __atomic_load_n(&nctx, __ATOMIC_ACQUIRE);
+	struct rt_ctx *x = NULL;
+	for (int i = 0; i < n && !x; i++)
+		if (ctxs[i].ctx == c && !ctxs[i].dead)
+			x = &ctxs[i];
+	int idle = 0;
+	if (!x || !x->done_ev ||
+	    !__atomic_compare_exchange_n(&x->pending, &idle, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	if (!s && per_thread)
+		s = CU_STREAM_PER_THREAD;
+	CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+	if (rt_cu.StreamIsCapturing(s, &cs) != CUDA_SUCCESS ||
+	    cs != CU_STREAM_CAPTURE_STATUS_NONE ||
+	    rt_cu.EventRecord(x->done_ev, s) != CUDA_SUCCESS)
+		__atomic_store_n(&x->pending, 0, __ATOMIC_RELEASE);
 }
 
 void rt_launch_seen(void)

@@ -33,6 +33,9 @@ struct rt_ctx {
 	uint64_t gone_drops[64]; /* per map: drops of unloaded modules */
 	uint64_t dev_drops;    /* records the device ring had no room for */
 	uint64_t fwd_drops;    /* records the slot's event ring had no room for */
+	CUevent done_ev;       /* completion point; NULL: none */
+	int pending;           /* done_ev recorded, not yet seen complete */
+	uint64_t last_snap_ns; /* when the last snapshot was published */
 	int64_t clock_off;
 	bool clock_done;
 	CUmodule mods[MAX_MODS];

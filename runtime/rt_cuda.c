@@ -75,6 +75,10 @@ static bool resolve(void)
 	CU_SYM(LibraryGetKernel, "cuLibraryGetKernel");
 	CU_SYM(KernelGetFunction, "cuKernelGetFunction");
 	CU_SYM(LaunchKernel, "cuLaunchKernel");
+	*(void **)&rt_cu.EventCreate = rt_cuda_sym("cuEventCreate");
+	*(void **)&rt_cu.EventRecord = rt_cuda_sym("cuEventRecord");
+	*(void **)&rt_cu.EventQuery = rt_cuda_sym("cuEventQuery");
+	*(void **)&rt_cu.StreamIsCapturing = rt_cuda_sym("cuStreamIsCapturing");
 	return true;
 }
 

@@ -62,6 +62,14 @@ static inline void seen(void)
 		rt_launch_seen();
 }
 
+/* After a successful launch: a completion point for the snapshots. */
+static inline CUresult done(CUresult rc, CUstream s, bool per_thread)
+{
+	if (rc == CUDA_SUCCESS && rt_sess())
+		rt_launch_done(s, per_thread);
+	return rc;
+}
+
 #define LAUNCH_ARGS CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, \
 		    unsigned by, unsigned bz, unsigned shm, CUstream s
 #define LAUNCH_PASS f, gx, gy, gz, bx, by, bz, shm, s
@@ -70,7 +78,7 @@ CUresult cuLaunchKernel(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
 	launch_fn fn = REAL(H_LAUNCH, "cuLaunchKernel", launch_fn);
-	return fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA;
+	return done(fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA, s, false);
 }
 
 CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e);
@@ -78,14 +86,14 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
 	launch_fn fn = REAL(H_LAUNCH_PT, "cuLaunchKernel_ptsz", launch_fn);
-	return fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA;
+	return done(fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA, s, true);
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
 {
 	seen();
 	launch_ex_fn fn = REAL(H_LAUNCH_EX, "cuLaunchKernelEx", launch_ex_fn);
-	return fn ? fn(c, f, p, e) : NO_CUDA;
+	return done(fn ? fn(c, f, p, e) : NO_CUDA, c ? c->hStream : NULL, false);
 }
 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **e);
@@ -93,14 +101,14 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 {
 	seen();
 	launch_ex_fn fn = REAL(H_LAUNCH_EX_PT, "cuLaunchKernelEx_ptsz", launch_ex_fn);
-	return fn ? fn(c, f, p, e) : NO_CUDA;
+	return done(fn ? fn(c, f, p, e) : NO_CUDA, c ? c->hStream : NULL, true);
 }
 
 CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **p)
 {
 	seen();
 	coop_fn fn = REAL(H_COOP, "cuLaunchCooperativeKernel", coop_fn);
-	return fn ? fn(LAUNCH_PASS, p) : NO_CUDA;
+	return done(fn ? fn(LAUNCH_PASS, p) : NO_CUDA, s, false);
 }
 
 CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p);
@@ -108,16 +116,17 @@ CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p)
 {
 	seen();
 	coop_fn fn = REAL(H_COOP_PT, "cuLaunchCooperativeKernel_ptsz", coop_fn);
-	return fn ? fn(LAUNCH_PASS, p) : NO_CUDA;
+	return done(fn ? fn(LAUNCH_PASS, p) : NO_CUDA, s, true);
 }
 
 /* Graph kernels are the patched functions themselves (the program got
- * them from patched modules); only a new context needs setting up. */
+ * them from patched modules); only a new context needs setting up, and
+ * the launch is a completion point like any other. */
 CUresult cuGraphLaunch(CUgraphExec g, CUstream s)
 {
 	seen();
 	graph_fn fn = REAL(H_GRAPH, "cuGraphLaunch", graph_fn);
-	return fn ? fn(g, s) : NO_CUDA;
+	return done(fn ? fn(g, s) : NO_CUDA, s, false);
 }
 
 CUresult cuGraphLaunch_ptsz(CUgraphExec g, CUstream s);
@@ -125,7 +134,7 @@ CUresult cuGraphLaunch_ptsz(CUgraphExec g, CUstream s)
 {
 	seen();
 	graph_fn fn = REAL(H_GRAPH_PT, "cuGraphLaunch_ptsz", graph_fn);
-	return fn ? fn(g, s) : NO_CUDA;
+	return done(fn ? fn(g, s) : NO_CUDA, s, true);
 }
 
 /* ---------------- lookups ---------------- */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../codegen/ptx/gpux_dev.h"
 
@@ -116,6 +117,9 @@ static void snapshot(struct rt_ctx *x, bool final)
 	__atomic_store_n(&s->ring_drops, x->dev_drops + x->fwd_drops, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&s->seq, 1, __ATOMIC_RELEASE);
 	s->snapshots++;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	x->last_snap_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 	rt_cu.CtxSetCurrent(prev);
 }
 
@@ -169,6 +173,30 @@ static void drain(struct rt_ctx *x)
 		__atomic_store_n(&rt_sess()->exit, 1, __ATOMIC_RELEASE);
 }
 
+/* A completion point passed (its event is done) and the last snapshot
+ * is at least COMPLETION_NS old: a snapshot is due. The limit keeps a
+ * launch-heavy program from copying its maps a thousand times a second. */
+#define COMPLETION_NS 10000000ull
+
+static bool completed(struct rt_ctx *x)
+{
+	if (!x->done_ev || !__atomic_load_n(&x->pending, __ATOMIC_ACQUIRE))
+		return false;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	if (t - x->last_snap_ns < COMPLETION_NS)
+		return false;
+	CUcontext prev = NULL;
+	rt_cu.CtxGetCurrent(&prev);
+	bool done = rt_cu.CtxSetCurrent(x->ctx) == CUDA_SUCCESS &&
+		    rt_cu.EventQuery(x->done_ev) == CUDA_SUCCESS;
+	rt_cu.CtxSetCurrent(prev);
+	if (done)
+		__atomic_store_n(&x->pending, 0, __ATOMIC_RELEASE);
+	return done;
+}
+
 void rt_ctx_poll(bool snap, bool final)
 {
 	for (int i = 0; i < nctx; i++) {
@@ -177,7 +205,7 @@ void rt_ctx_poll(bool snap, bool final)
 			continue;
 		if (x->tail != UINT64_MAX)
 			drain(x);
-		if (snap)
+		if (snap || completed(x))
 			snapshot(x, final);
 		if (final && x->tail != UINT64_MAX)
 			drain(x);
