@@ -129,6 +129,9 @@ void rt_ctx_shutdown(void);
 void rt_ctx_forget(void);
 
 /* ---- rt_drain.c ---- */
+/* CLOCK_MONOTONIC in ns, and milliseconds since t0 (for -v reports). */
+uint64_t rt_now_ns(void);
+double rt_ms_since(uint64_t t0);
 void rt_drain_start(void);
 void rt_drain_stop(void);
 

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../codegen/ptx/gpux_dev.h"
@@ -136,13 +135,6 @@ static struct rt_ctx *current(void)
 	return x;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Device %globaltimer minus host CLOCK_MONOTONIC: the best of a few
  * one-thread launches, each bracketed by host clock reads. */
 static void calibrate(struct rt_ctx *x, CUfunction f)
@@ -153,11 +145,11 @@ static void calibrate(struct rt_ctx *x, CUfunction f)
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 5; i++) {
 		*g = 0;
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = rt_now_ns();
 		if (rt_cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, x->stream, args, NULL) ||
 		    rt_cu.StreamSynchronize(x->stream))
 			return;
-		uint64_t t1 = mono_ns();
+		uint64_t t1 = rt_now_ns();
 		if (*g && t1 - t0 < best) {
 			best = t1 - t0;
 			x->clock_off = (int64_t)(*g - (t0 + (t1 - t0) / 2));
@@ -165,8 +157,6 @@ static void calibrate(struct rt_ctx *x, CUfunction f)
 	}
 	x->clock_done = best != UINT64_MAX;
 }
-
-typedef CUresult (*global_fn)(CUdeviceptr *, size_t *, void *, const char *);
 
 /* Points one module's descriptors, control block and clock at x. */
 static bool setup(struct rt_ctx *x, void *handle, global_fn get)
@@ -210,12 +200,12 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 	return ok(rt_cu.StreamSynchronize(x->stream), "setting up a module");
 }
 
-static CUresult lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name)
+CUresult rt_lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name)
 {
 	return rt_cu.LibraryGetGlobal(d, sz, (CUlibrary)lib, name);
 }
 
-static CUresult mod_global(CUdeviceptr *d, size_t *sz, void *mod, const char *name)
+CUresult rt_mod_global(CUdeviceptr *d, size_t *sz, void *mod, const char *name)
 {
 	return rt_cu.ModuleGetGlobal(d, sz, (CUmodule)mod, name);
 }
@@ -234,7 +224,7 @@ void rt_module_loaded(CUmodule mod)
 		if (!x->clock_done &&
 		    rt_cu.ModuleGetFunction(&f, mod, "gpux_clock_sample") == CUDA_SUCCESS)
 			calibrate(x, f);
-		if (setup(x, mod, mod_global)) {
+		if (setup(x, mod, rt_mod_global)) {
 			x->mods[x->nmods++] = mod;
 			x->slot->modules++;
 			__atomic_store_n(&any_patched, 1, __ATOMIC_RELEASE);
@@ -265,7 +255,7 @@ static void setup_lib(struct rt_ctx *x, CUlibrary lib)
 	if (!x->clock_done && rt_cu.LibraryGetKernel(&k, lib, "gpux_clock_sample") == CUDA_SUCCESS &&
 	    rt_cu.KernelGetFunction(&f, k) == CUDA_SUCCESS)
 		calibrate(x, f);
-	if (setup(x, lib, lib_global)) {
+	if (setup(x, lib, rt_lib_global)) {
 		x->libs[x->nlibs++] = lib;
 		x->slot->modules++;
 		__atomic_store_n(&any_patched, 1, __ATOMIC_RELEASE);

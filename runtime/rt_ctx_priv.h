@@ -45,6 +45,11 @@ struct rt_ctx {
 
 extern struct rt_ctx ctxs[MAX_CTX];
 
+/* A module's or a library's global by name, in the current context. */
+typedef CUresult (*global_fn)(CUdeviceptr *, size_t *, void *, const char *);
+CUresult rt_mod_global(CUdeviceptr *d, size_t *sz, void *mod, const char *name);
+CUresult rt_lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name);
+
 /* Before module or library h goes: its map drop counters into
  * x->gone_drops (rt_snap.c). */
 void rt_ctx_retire(struct rt_ctx *x, void *h, bool lib);

@@ -14,25 +14,30 @@ static volatile int stopping;
 
 #define SNAP_NS 100000000ull
 
-static uint64_t now_ns(void)
+uint64_t rt_now_ns(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+double rt_ms_since(uint64_t t0)
+{
+	return (double)(rt_now_ns() - t0) / 1e6;
+}
+
 static void *loop(void *arg)
 {
 	(void)arg;
 	struct gpux_sess_hdr *h = rt_sess();
-	uint64_t last = now_ns();
+	uint64_t last = rt_now_ns();
 	uint32_t req = __atomic_load_n(&h->snap_req, __ATOMIC_ACQUIRE);
 	/* snapshots must not fail while the program captures a graph */
 	rt_relaxed_begin();
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		struct timespec ms = { 0, 1000000 };
 		nanosleep(&ms, NULL);
-		uint64_t t = now_ns();
+		uint64_t t = rt_now_ns();
 		uint32_t r = __atomic_load_n(&h->snap_req, __ATOMIC_ACQUIRE);
 		bool snap = t - last >= SNAP_NS || r != req;
 		pthread_mutex_lock(&rt_lock);

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cubin.h"
 #include "fatbin.h"
@@ -206,8 +205,7 @@ static char *rewrite(const char *user, size_t len)
 		.func_id = func_id, .match = match,
 	};
 	struct ptx_rewrite_out out;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = rt_now_ns();
 	char *ptx = NULL;
 	if (ptx_rewrite(&in, &out)) {
 		rt_warn("cannot instrument a module (%s); its kernels run untouched", out.err);
@@ -216,11 +214,9 @@ static char *rewrite(const char *user, size_t len)
 		out.ptx = NULL;
 		for (int i = 0; i < out.nwarnings; i++)
 			rt_warn("%s", out.warnings[i]);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (h->flags & GPUX_SESS_VERBOSE)
 			rt_warn("patched a module of %d functions in %.2f ms", out.nfuncs,
-				(double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-					(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+				rt_ms_since(t0));
 	}
 	ptx_rewrite_free(&out);
 	free(probes);

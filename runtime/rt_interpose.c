@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 void *rt_real_fn[H_COUNT];
 
@@ -76,14 +75,10 @@ static CUresult load_patched(CUmodule *m, const char *ptx, unsigned n, CUjit_opt
 	v[k++] = log;
 	o[k] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
 	v[k++] = (void *)(uintptr_t)sizeof(log);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = rt_now_ns();
 	CUresult rc = fn(m, ptx, k, o, v);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == CUDA_SUCCESS && (rt_sess()->flags & GPUX_SESS_VERBOSE))
-		rt_warn("the driver loaded a patched module in %.1f ms",
-			(double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-				(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+		rt_warn("the driver loaded a patched module in %.1f ms", rt_ms_since(t0));
 	if (rc != CUDA_SUCCESS) {
 		char *nl = strchr(log, '\n');
 		if (nl)
@@ -204,14 +199,11 @@ CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, v
 	const char *ptx = rt_patch(code, 0);
 	CUresult rc = CUDA_ERROR_INVALID_IMAGE;
 	if (ptx) {
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		uint64_t t0 = rt_now_ns();
 		rc = fn(lib, ptx, jo, jv, nj, lo, lv, nl);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (rc == CUDA_SUCCESS && (rt_sess()->flags & GPUX_SESS_VERBOSE))
 			rt_warn("the driver loaded a patched library in %.1f ms",
-				(double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-					(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+				rt_ms_since(t0));
 		if (rc != CUDA_SUCCESS)
 			rt_warn("the driver refused a patched library (%s); it runs untouched",
 				rt_cu_err(rc));

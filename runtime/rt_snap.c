@@ -6,24 +6,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "../codegen/ptx/gpux_dev.h"
 
 #define H_DROPS 64 /* pinned scratch: descriptor and ring drop counters */
 #define MAX_DROPS ((HOSTCTL - H_DROPS) / 8)
-
-typedef CUresult (*global_fn)(CUdeviceptr *, size_t *, void *, const char *);
-
-static CUresult mod_global(CUdeviceptr *d, size_t *sz, void *mod, const char *name)
-{
-	return rt_cu.ModuleGetGlobal(d, sz, (CUmodule)mod, name);
-}
-
-static CUresult lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name)
-{
-	return rt_cu.LibraryGetGlobal(d, sz, (CUlibrary)lib, name);
-}
 
 /* Queues copies of map `map`'s drop counter in every module of x into
  * the pinned scratch; returns the next free scratch index. */
@@ -36,7 +23,7 @@ static int queue_drops(struct rt_ctx *x, uint32_t map, int at, int *counted)
 	*counted = 0;
 	for (int i = 0; i < n && at < MAX_DROPS; i++) {
 		void *h = i < x->nmods ? (void *)x->mods[i] : (void *)x->libs[i - x->nmods];
-		global_fn get = i < x->nmods ? mod_global : lib_global;
+		global_fn get = i < x->nmods ? rt_mod_global : rt_lib_global;
 		CUdeviceptr d;
 		size_t sz;
 		if (get(&d, &sz, h, name) != CUDA_SUCCESS)
@@ -64,7 +51,7 @@ void rt_ctx_retire(struct rt_ctx *x, void *h, bool lib)
 		CUdeviceptr d;
 		size_t sz;
 		snprintf(name, sizeof(name), "gpux_map_%u", m);
-		if ((lib ? lib_global : mod_global)(&d, &sz, h, name) != CUDA_SUCCESS)
+		if ((lib ? rt_lib_global : rt_mod_global)(&d, &sz, h, name) != CUDA_SUCCESS)
 			continue;
 		dr[0] = 0;
 		if (rt_cu.MemcpyDtoHAsync(&dr[0], d + offsetof(struct gpux_map_desc, drops), 8,
@@ -117,9 +104,7 @@ static void snapshot(struct rt_ctx *x, bool final)
 	__atomic_store_n(&s->ring_drops, x->dev_drops + x->fwd_drops, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&s->seq, 1, __ATOMIC_RELEASE);
 	s->snapshots++;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	x->last_snap_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	x->last_snap_ns = rt_now_ns();
 	rt_cu.CtxSetCurrent(prev);
 }
 
@@ -182,10 +167,7 @@ static bool completed(struct rt_ctx *x)
 {
 	if (!x->done_ev || !__atomic_load_n(&x->pending, __ATOMIC_ACQUIRE))
 		return false;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	uint64_t t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-	if (t - x->last_snap_ns < COMPLETION_NS)
+	if (rt_now_ns() - x->last_snap_ns < COMPLETION_NS)
 		return false;
 	CUcontext prev = NULL;
 	rt_cu.CtxGetCurrent(&prev);
