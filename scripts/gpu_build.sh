@@ -36,6 +36,10 @@ has_stage() { [[ $stages == *" $1 "* ]]; }
 
 # gpux and the device runtime it preloads, as the e2e and bench stages
 # run them on the GPU machine (it has libreadline and libzstd).
+mkdir -p "$out"
+# What the bundle was built from, for the record of a run.
+{ git rev-parse --short HEAD 2>/dev/null || echo unknown; } | tr -d '\n' >"$out/commit"
+git diff --quiet HEAD 2>/dev/null || echo -n "+changes" >>"$out/commit"
 if has_stage gpux; then
 	cmake -S . -B build >/dev/null
 	make -C build -j"$(nproc)" gpux gpux-rt >/dev/null

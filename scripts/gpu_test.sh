@@ -49,7 +49,10 @@ mkdir -p "$(dirname "$log")"
 : >"$log"
 say() { echo "$@" | tee -a "$log"; }
 
-say "gpux GPU tests, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(git rev-parse --short HEAD 2>/dev/null || echo no-git)"
+# The commit the bundle was built from (gpu_build.sh records it: the copy
+# of the tree on the GPU machine may carry an older .git).
+built=$(cat "$dir/commit" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)
+say "gpux GPU tests, $(date -u +%Y-%m-%dT%H:%M:%SZ), built from $built"
 nvidia-smi --query-gpu=name,driver_version --format=csv 2>&1 | tee -a "$log"
 
 if [ $# -gt 0 ]; then
