@@ -60,6 +60,19 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.print_ir = dlsym(h, "host_print_ir");
 	*(void **)&api.print_bpf = dlsym(h, "host_print_bpf");
 	*(void **)&api.emit = dlsym(h, "host_emit");
+	*(void **)&api.live_open = dlsym(h, "host_live_open");
+	*(void **)&api.live_attached = dlsym(h, "host_live_attached");
+	*(void **)&api.live_fd = dlsym(h, "host_live_fd");
+	*(void **)&api.live_consume = dlsym(h, "host_live_consume");
+	*(void **)&api.live_detach = dlsym(h, "host_live_detach");
+	*(void **)&api.live_map_read = dlsym(h, "host_live_map_read");
+	*(void **)&api.live_map_clear = dlsym(h, "host_live_map_clear");
+	*(void **)&api.live_map_zero = dlsym(h, "host_live_map_zero");
+	*(void **)&api.live_close = dlsym(h, "host_live_close");
+	if (!api.live_open || !api.live_attached || !api.live_fd || !api.live_consume ||
+	    !api.live_detach || !api.live_map_read || !api.live_map_clear ||
+	    !api.live_map_zero || !api.live_close)
+		api.live_open = NULL; /* built without libbpf: cannot attach */
 	if (!api.compile || !api.obj_free || !api.print_ir || !api.print_bpf ||
 	    !api.emit) {
 		diag_error_nospan(diags, "%s lacks the host code generator's functions",

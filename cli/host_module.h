@@ -4,6 +4,7 @@
 #ifndef GPUX_HOST_MODULE_H
 #define GPUX_HOST_MODULE_H
 
+#include "host_live.h"
 #include "llvm_host.h"
 
 struct host_api {
@@ -14,6 +15,18 @@ struct host_api {
 	int (*print_bpf)(const struct host_obj *, const struct source *, FILE *);
 	int (*emit)(const struct host_obj *, const char *, const char *,
 		    struct diags *);
+	/* Running in the kernel (host_live.h): all NULL when the module was
+	 * built without libbpf. */
+	int (*live_open)(const struct host_obj *, int, host_live_rec_fn, void *,
+			 struct host_live **, char *, size_t);
+	int (*live_attached)(const struct host_live *);
+	int (*live_fd)(const struct host_live *);
+	int (*live_consume)(struct host_live *);
+	void (*live_detach)(struct host_live *);
+	int (*live_map_read)(struct host_live *, int, unsigned char **, size_t *);
+	int (*live_map_clear)(struct host_live *, int);
+	int (*live_map_zero)(struct host_live *, int);
+	void (*live_close)(struct host_live *);
 };
 
 /* Open the module once (later calls return the same table). NULL, with a

@@ -9,6 +9,7 @@
 #include "compile.h"
 #include "frontend.h"
 #include "listing.h"
+#include "live_run.h"
 #include "options.h"
 #include "repl.h"
 #include "run.h"
@@ -80,10 +81,12 @@ static int do_program(const struct options *o, FILE *out)
 	bool target = o->command || o->cmd_argv || o->pid;
 	bool run = !codegen && !o->dump && !target && run_supported(prog);
 	bool device = !codegen && !o->dump && session_wanted(prog);
-	if (rc == 0 && (run || device)) {
+	bool live = !codegen && !o->dump && !device && live_wanted(prog);
+	if (rc == 0 && (run || device || live)) {
 		diags_print(&diags, &prog->src, stderr); /* warnings first */
 		diags_init(&diags, &prog->arena);
-		rc = run ? run_program(prog, o, out, &diags) : session_run(prog, o, out, &diags);
+		rc = run ? run_program(prog, o, out, &diags)
+		   : live ? live_run(prog, o, out, &diags) : session_run(prog, o, out, &diags);
 		diags_print(&diags, &prog->src, stderr);
 		program_free(prog);
 		return rc;

@@ -15,6 +15,7 @@
 #include "bpf_vm.h"
 #include "compile.h"
 #include "output.h"
+#include "records.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -37,59 +38,34 @@ bool run_supported(const struct program *prog)
 
 struct session {
 	struct vm *vm;
-	const struct host_obj *obj;
-	FILE *out;
-	bool json;
-	bool exited;
-	int status;
-	int failed;
+	struct rec_state rs;
 };
 
-static int on_record(void *arg, const void *data, size_t len)
+static struct vm_map *vm_map_of(struct session *s, int map)
 {
-	struct session *s = arg;
-	const unsigned char *d = data;
-	struct host_rec_hdr h;
-	if (s->exited || len < sizeof(h))
-		return 0; /* after exit(), nothing more is acted on */
-	memcpy(&h, d, sizeof(h));
-	const struct host_obj *o = s->obj;
-	bool map_ok = h.id < (unsigned)o->nmaps, fmt_ok = h.id < (unsigned)o->nfmts;
-	uint64_t a1 = 0, a2 = 0;
-	if (len >= 24) {
-		memcpy(&a1, d + 8, 8);
-		memcpy(&a2, d + 16, 8);
-	}
-	struct vm_map *m = map_ok ? vm_map_by_name(s->vm, o->maps[h.id].sym) : NULL;
-	switch (h.kind) {
-	case HOST_REC_PRINTF:
-		if (fmt_ok && len == o->fmts[h.id].size)
-			out_printf(s->out, s->json, &o->fmts[h.id], d, len);
-		break;
-	case HOST_REC_EXIT:
-		if (len >= 16)
-			memcpy(&a1, d + 8, 8);
-		s->exited = true;
-		s->status = (int)(int64_t)a1;
-		break;
-	case HOST_REC_PRINT:
-		if (map_ok && out_map(s->out, s->json, s->vm, &o->maps[h.id], a1, a2))
-			s->failed = 1;
-		break;
-	case HOST_REC_CLEAR:
-		if (m)
-			vm_map_clear(s->vm, m);
-		break;
-	case HOST_REC_ZERO:
-		if (m)
-			vm_map_zero(s->vm, m);
-		break;
-	case HOST_REC_TIME:
-		if (fmt_ok)
-			out_time(s->out, s->json, o->fmts[h.id].fmt);
-		break;
-	}
-	return 0;
+	return vm_map_by_name(s->vm, s->rs.obj->maps[map].sym);
+}
+
+static int vm_print(void *ctx, int map, uint64_t top, uint64_t div)
+{
+	struct session *s = ctx;
+	return out_map(s->rs.out, s->rs.json, s->vm, &s->rs.obj->maps[map], top, div);
+}
+
+static void vm_clear(void *ctx, int map)
+{
+	struct session *s = ctx;
+	struct vm_map *m = vm_map_of(s, map);
+	if (m)
+		vm_map_clear(s->vm, m);
+}
+
+static void vm_zero(void *ctx, int map)
+{
+	struct session *s = ctx;
+	struct vm_map *m = vm_map_of(s, map);
+	if (m)
+		vm_map_zero(s->vm, m);
 }
 
 /* Runs one section and acts on what it wrote; the output is flushed so
@@ -99,10 +75,10 @@ static int run_section(struct session *s, const char *sec, struct diags *diags)
 	int rc = vm_run(s->vm, sec, NULL, 0, NULL);
 	if (rc && rc != VM_ENOPROG) {
 		diag_error_nospan(diags, "%s stopped: %s", sec, vm_last_error(s->vm));
-		s->failed = 1;
+		s->rs.failed = 1;
 	}
-	vm_ring_drain(s->vm, on_record, s);
-	fflush(s->out);
+	vm_ring_drain(s->vm, rec_handle, &s->rs);
+	fflush(s->rs.out);
 	return rc && rc != VM_ENOPROG ? -1 : 0;
 }
 
@@ -148,7 +124,7 @@ static int make_timers(struct vm *vm, const struct host_obj *obj, struct timer *
 static void main_loop(struct session *s, struct timer *t, int nt, const sigset_t *open,
 		      struct diags *diags)
 {
-	while (!s->exited && !interrupted && !s->failed) {
+	while (!s->rs.exited && !interrupted && !s->rs.failed) {
 		int first = -1;
 		for (int k = 0; k < nt; k++)
 			if (first < 0 || t[k].next < t[first].next)
@@ -176,7 +152,8 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 	if (compile_host_obj(prog, o, &obj, diags))
 		return 1;
 	char err[256];
-	struct session s = { .obj = &obj, .out = out, .json = o->format == FMT_JSON };
+	struct session s = { .rs = { .out = out, .json = o->format == FMT_JSON, .obj = &obj } };
+	s.rs.maps = (struct rec_maps){ vm_print, vm_clear, vm_zero, &s };
 	if (vm_load(obj.elf, obj.size, &s.vm, err, sizeof(err))) {
 		diag_error_nospan(diags, "cannot load the host programs: %s", err);
 		compile_host_obj_free(&obj);
@@ -195,18 +172,18 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 	sigaction(SIGTERM, &sa, &old_term);
 	interrupted = 0;
 	if (!o->quiet)
-		out_attached(out, s.json, obj.nprogs);
+		out_attached(out, s.rs.json, obj.nprogs);
 	struct timer *t = NULL;
 	int nt = make_timers(s.vm, &obj, &t);
 	if (nt < 0)
-		s.failed = 1;
+		s.rs.failed = 1;
 	else if (run_section(&s, "gpux/begin", diags) == 0)
 		main_loop(&s, t, nt, &open, diags);
 	/* END sees its own records, but not a second exit() */
-	s.exited = false;
+	s.rs.exited = false;
 	run_section(&s, "gpux/end", diags);
-	if (out_all_maps(out, s.json, s.vm, &obj))
-		s.failed = 1;
+	if (out_all_maps(out, s.rs.json, s.vm, &obj))
+		s.rs.failed = 1;
 	fflush(out);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
@@ -214,5 +191,5 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 	free(t);
 	vm_free(s.vm);
 	compile_host_obj_free(&obj);
-	return s.failed ? 1 : s.status & 0xff;
+	return s.rs.failed ? 1 : s.rs.status & 0xff;
 }

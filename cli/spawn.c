@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,54 @@ pid_t spawn_traced(const struct options *o, int seg_fd, const char *rt,
 		execvp(o->cmd_argv[0], o->cmd_argv);
 	fprintf(stderr, "gpux: cannot run %s: %s\n", what, strerror(errno));
 	_exit(127);
+}
+
+pid_t spawn_held(const struct options *o, const struct spawn_signals *sig, int *go)
+{
+	int fd[2];
+	if (pipe2(fd, O_CLOEXEC)) {
+		fprintf(stderr, "gpux: ERROR: cannot start the program: %s\n", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "gpux: ERROR: cannot start the program: %s\n", strerror(errno));
+		close(fd[0]);
+		close(fd[1]);
+		return -1;
+	}
+	if (pid > 0) {
+		close(fd[0]);
+		*go = fd[1];
+		return pid;
+	}
+	close(fd[1]);
+	char c;
+	ssize_t n;
+	while ((n = read(fd[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(127); /* gpux gave up before attaching */
+	close(fd[0]);
+	sigaction(SIGINT, &sig->sigint, NULL);
+	sigaction(SIGTERM, &sig->sigterm, NULL);
+	sigprocmask(SIG_SETMASK, &sig->mask, NULL);
+	const char *what = o->command ? "/bin/sh" : o->cmd_argv[0];
+	if (o->command)
+		execl("/bin/sh", "sh", "-c", o->command, (char *)NULL);
+	else
+		execvp(o->cmd_argv[0], o->cmd_argv);
+	fprintf(stderr, "gpux: cannot run %s: %s\n", what, strerror(errno));
+	_exit(127);
+}
+
+void spawn_release(int go)
+{
+	char c = 'g';
+	while (write(go, &c, 1) < 0 && errno == EINTR)
+		;
+	close(go);
 }
 
 struct proc {

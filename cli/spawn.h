@@ -28,6 +28,14 @@ struct spawn_signals {
 pid_t spawn_traced(const struct options *o, int seg_fd, const char *rt,
 		   const struct spawn_signals *sig);
 
+/* Forks the command of o (as spawn_traced, with the environment as it
+ * is) held before its exec until spawn_release(*go): probes attach in
+ * between. Closing *go without releasing makes the child exit 127
+ * without running anything. The child's pid, or -1 with a message. */
+pid_t spawn_held(const struct options *o, const struct spawn_signals *sig, int *go);
+/* Lets the held child run and closes go. */
+void spawn_release(int go);
+
 /* Sends sig to pid and to every process descended from it (found in
  * /proc now): under -c the program is the shell's child, and a shell
  * killed by SIGTERM leaves its children running. */

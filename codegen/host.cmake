@@ -36,6 +36,15 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_output.c
   ${CMAKE_CURRENT_LIST_DIR}/host_abi.c
   ${CMAKE_CURRENT_LIST_DIR}/host_dump.c)
+# Running in the kernel (host_live.h) needs libbpf; without it gpux says
+# that this build cannot attach probes.
+if(GPUX_BPF_LIB)
+  target_sources(gpux_host_objs PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/host_live.c
+    ${CMAKE_CURRENT_LIST_DIR}/host_path.c)
+else()
+  set(GPUX_BPF_LIB "")
+endif()
 set_target_properties(gpux_host_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_include_directories(gpux_host_objs PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 # LLVM's headers are system headers: their warnings are not ours.
@@ -45,12 +54,12 @@ target_link_libraries(gpux_host_objs PUBLIC gpux_codegen gpux_lang)
 add_library(gpux_host STATIC $<TARGET_OBJECTS:gpux_host_objs>)
 target_include_directories(gpux_host PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(gpux_host PUBLIC gpux_codegen gpux_lang
-                      ${GPUX_LLVM_LIB} ${GPUX_ELF_LIB})
+                      ${GPUX_LLVM_LIB} ${GPUX_ELF_LIB} ${GPUX_BPF_LIB})
 
 # The module takes the front end and codegen symbols from the gpux
 # executable (exported with ENABLE_EXPORTS), so both share one catalog.
 add_library(gpux-host MODULE $<TARGET_OBJECTS:gpux_host_objs>)
-target_link_libraries(gpux-host PRIVATE ${GPUX_LLVM_LIB} ${GPUX_ELF_LIB})
+target_link_libraries(gpux-host PRIVATE ${GPUX_LLVM_LIB} ${GPUX_ELF_LIB} ${GPUX_BPF_LIB})
 set_target_properties(gpux-host PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/cli)
 install(TARGETS gpux-host LIBRARY DESTINATION lib/gpux)

@@ -1,0 +1,52 @@
+/* Ring buffer records (records.h). */
+#include "records.h"
+
+#include <string.h>
+
+#include "output.h"
+
+int rec_handle(void *arg, const void *data, size_t len)
+{
+	struct rec_state *s = arg;
+	const unsigned char *d = data;
+	struct host_rec_hdr h;
+	if (s->exited || len < sizeof(h))
+		return 0; /* after exit(), nothing more is acted on */
+	memcpy(&h, d, sizeof(h));
+	const struct host_obj *o = s->obj;
+	bool map_ok = h.id < (unsigned)o->nmaps, fmt_ok = h.id < (unsigned)o->nfmts;
+	uint64_t a1 = 0, a2 = 0;
+	if (len >= 24) {
+		memcpy(&a1, d + 8, 8);
+		memcpy(&a2, d + 16, 8);
+	}
+	switch (h.kind) {
+	case HOST_REC_PRINTF:
+		if (fmt_ok && len == o->fmts[h.id].size)
+			out_printf(s->out, s->json, &o->fmts[h.id], d, len);
+		break;
+	case HOST_REC_EXIT:
+		if (len >= 16)
+			memcpy(&a1, d + 8, 8);
+		s->exited = true;
+		s->status = (int)(int64_t)a1;
+		break;
+	case HOST_REC_PRINT:
+		if (map_ok && s->maps.print(s->maps.ctx, (int)h.id, a1, a2))
+			s->failed = 1;
+		break;
+	case HOST_REC_CLEAR:
+		if (map_ok)
+			s->maps.clear(s->maps.ctx, (int)h.id);
+		break;
+	case HOST_REC_ZERO:
+		if (map_ok)
+			s->maps.zero(s->maps.ctx, (int)h.id);
+		break;
+	case HOST_REC_TIME:
+		if (fmt_ok)
+			out_time(s->out, s->json, o->fmts[h.id].fmt);
+		break;
+	}
+	return 0;
+}

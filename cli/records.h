@@ -1,0 +1,37 @@
+/* Acting on the ring buffer records of a host object (llvm_host.h):
+ * printf and time() lines, exit(), and the map actions print, clear and
+ * zero, which go to wherever the maps live (the userspace VM, or the
+ * kernel's maps). Shared by the VM controller (run.c) and the kernel
+ * probe controller (live_run.c). */
+#ifndef GPUX_RECORDS_H
+#define GPUX_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "llvm_host.h"
+
+struct rec_maps {
+	/* print(@m, top, div): 0, or -1 */
+	int (*print)(void *ctx, int map, uint64_t top, uint64_t div);
+	void (*clear)(void *ctx, int map);
+	void (*zero)(void *ctx, int map);
+	void *ctx;
+};
+
+struct rec_state {
+	FILE *out;
+	bool json;
+	const struct host_obj *obj;
+	struct rec_maps maps;
+	bool exited; /* exit() seen: later records are dropped */
+	int status;  /* exit()'s argument */
+	int failed;
+};
+
+/* A ring buffer callback (arg: struct rec_state). Always 0. */
+int rec_handle(void *arg, const void *data, size_t len);
+
+#endif

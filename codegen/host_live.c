@@ -1,0 +1,327 @@
+/* The kernel side of a run (host_live.h), through libbpf. */
+#include "host_live.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+struct host_live {
+	const struct host_obj *obj;
+	struct bpf_object *bo;
+	struct bpf_link **links;
+	int nlinks;
+	struct ring_buffer *rb;
+	host_live_rec_fn rec;
+	void *arg;
+	int ncpu;
+};
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level != LIBBPF_WARN)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static const struct host_prog *prog_of(const struct host_obj *o, const char *name)
+{
+	for (int i = 0; i < o->nprogs; i++)
+		if (!strcmp(o->progs[i].func, name))
+			return &o->progs[i];
+	return NULL;
+}
+
+static int on_rec(void *ctx, void *data, size_t len)
+{
+	struct host_live *l = ctx;
+	return l->rec ? l->rec(l->arg, data, len) : 0;
+}
+
+/* "uprobe/T:S" or "uretprobe/T:S": T may hold ':' (the last one splits). */
+static struct bpf_link *attach_uprobe(struct bpf_program *p, const char *sec, int pid,
+				      char *err, size_t errlen)
+{
+	bool ret = !strncmp(sec, "uretprobe/", 10);
+	const char *ts = strchr(sec, '/') + 1, *colon = strrchr(ts, ':');
+	char target[PATH_MAX], path[PATH_MAX];
+	if (!colon || (size_t)(colon - ts) >= sizeof(target)) {
+		snprintf(err, errlen, "cannot read the attach point of section %s", sec);
+		return NULL;
+	}
+	snprintf(target, sizeof(target), "%.*s", (int)(colon - ts), ts);
+	if (host_resolve_target(target, pid, path, sizeof(path))) {
+		snprintf(err, errlen, "cannot find '%.256s' (no such file, executable in "
+			 "PATH, or library)", target);
+		errno = ENOENT;
+		return NULL;
+	}
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = colon + 1, .retprobe = ret);
+	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, path, 0, &uo);
+	if (!k)
+		snprintf(err, errlen, "cannot attach to %s in %s: %s", colon + 1, path,
+			 strerror(errno));
+	return k;
+}
+
+static struct bpf_link *attach_one(struct bpf_program *p, int pid, char *err, size_t errlen)
+{
+	const char *sec = bpf_program__section_name(p);
+	if (!strncmp(sec, "uprobe/", 7) || !strncmp(sec, "uretprobe/", 10))
+		return attach_uprobe(p, sec, pid, err, errlen);
+	if (!strncmp(sec, "tracepoint/", 11)) {
+		char cat[256];
+		const char *name = strchr(sec + 11, '/');
+		if (!name || (size_t)(name - sec - 11) >= sizeof(cat)) {
+			snprintf(err, errlen, "cannot read the tracepoint of section %s", sec);
+			return NULL;
+		}
+		snprintf(cat, sizeof(cat), "%.*s", (int)(name - sec - 11), sec + 11);
+		struct bpf_link *k = bpf_program__attach_tracepoint(p, cat, name + 1);
+		if (!k)
+			snprintf(err, errlen, "cannot attach to tracepoint %s:%s: %s", cat,
+				 name + 1, strerror(errno));
+		return k;
+	}
+	snprintf(err, errlen, "probes of section %s cannot be attached yet", sec);
+	return NULL;
+}
+
+static int load(struct host_live *l, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "gpux");
+	l->bo = bpf_object__open_mem(l->obj->elf, l->obj->size, &oo);
+	if (!l->bo) {
+		snprintf(err, errlen, "libbpf cannot open the host object: %s", strerror(errno));
+		return -1;
+	}
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, l->bo) {
+		const struct host_prog *hp = prog_of(l->obj, bpf_program__name(p));
+		if (!hp || hp->run != HOST_RUN_KERNEL)
+			bpf_program__set_autoload(p, false);
+	}
+	struct bpf_map *m;
+	bpf_object__for_each_map(m, l->bo)
+		if (bpf_map__type(m) == BPF_MAP_TYPE_STRUCT_OPS)
+			bpf_map__set_autocreate(m, false);
+	int e = bpf_object__load(l->bo);
+	if (e) {
+		snprintf(err, errlen, "the kernel refused the programs: %s", strerror(-e));
+		return -1;
+	}
+	return 0;
+}
+
+int host_live_open(const struct host_obj *obj, int pid, host_live_rec_fn rec,
+		   void *arg, struct host_live **out, char *err, size_t errlen)
+{
+	libbpf_set_print(quiet_print);
+	struct host_live *l = calloc(1, sizeof(*l));
+	if (!l) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	*l = (struct host_live){ .obj = obj, .rec = rec, .arg = arg,
+				 .ncpu = libbpf_num_possible_cpus() };
+	l->links = calloc((size_t)obj->nprogs + 1, sizeof(*l->links));
+	if (!l->links || l->ncpu <= 0) {
+		snprintf(err, errlen, "out of memory");
+		host_live_close(l);
+		return -1;
+	}
+	if (load(l, err, errlen)) {
+		host_live_close(l);
+		return -1;
+	}
+	struct bpf_map *ev = bpf_object__find_map_by_name(l->bo, HOST_EVENTS_MAP);
+	if (ev && !(l->rb = ring_buffer__new(bpf_map__fd(ev), on_rec, l, NULL))) {
+		snprintf(err, errlen, "cannot open the ring buffer: %s", strerror(errno));
+		host_live_close(l);
+		return -1;
+	}
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, l->bo) {
+		if (!bpf_program__autoload(p))
+			continue;
+		const struct host_prog *hp = prog_of(obj, bpf_program__name(p));
+		char why[PATH_MAX + 256];
+		struct bpf_link *k = attach_one(p, pid, why, sizeof(why));
+		if (!k) {
+			snprintf(err, errlen, "%s: %s", hp ? hp->probe : bpf_program__name(p), why);
+			host_live_close(l);
+			return -1;
+		}
+		l->links[l->nlinks++] = k;
+	}
+	*out = l;
+	return 0;
+}
+
+int host_live_attached(const struct host_live *l)
+{
+	return l->nlinks;
+}
+
+int host_live_fd(const struct host_live *l)
+{
+	return l->rb ? ring_buffer__epoll_fd(l->rb) : -1;
+}
+
+int host_live_consume(struct host_live *l)
+{
+	return l->rb && ring_buffer__consume(l->rb) < 0 ? -1 : 0;
+}
+
+void host_live_detach(struct host_live *l)
+{
+	while (l->nlinks > 0)
+		bpf_link__destroy(l->links[--l->nlinks]);
+}
+
+static struct bpf_map *map_of(struct host_live *l, int map)
+{
+	if (map < 0 || map >= l->obj->nmaps)
+		return NULL;
+	return bpf_object__find_map_by_name(l->bo, l->obj->maps[map].sym);
+}
+
+static bool is_percpu(const struct bpf_map *m)
+{
+	enum bpf_map_type t = bpf_map__type(m);
+	return t == BPF_MAP_TYPE_PERCPU_HASH || t == BPF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+static int64_t rd64(const unsigned char *p)
+{
+	int64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* Folds the per-CPU values of vals (stride bytes apart) into dst. */
+static void merge_cpus(const struct host_map *hm, int ncpu, const unsigned char *vals,
+		       size_t stride, unsigned char *dst)
+{
+	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
+	int64_t a = 0, b = 0;
+	bool any = false;
+	for (int c = 0; c < ncpu; c++) {
+		const unsigned char *v = vals + (size_t)c * stride;
+		int64_t x = rd64(v), y = hm->value_size >= 16 ? rd64(v + 8) : 0;
+		if (agg == AGG_MIN || agg == AGG_MAX) {
+			if (!y)
+				continue;
+			if (!any || (agg == AGG_MIN ? x < a : x > a))
+				a = x;
+			any = true;
+			b = 1;
+		} else {
+			a = (int64_t)((uint64_t)a + (uint64_t)x);
+			b = (int64_t)((uint64_t)b + (uint64_t)y);
+		}
+	}
+	memcpy(dst, &a, 8);
+	if (hm->value_size >= 16)
+		memcpy(dst + 8, &b, 8);
+}
+
+int host_live_map_read(struct host_live *l, int map, unsigned char **kv, size_t *n)
+{
+	struct bpf_map *m = map_of(l, map);
+	*kv = NULL;
+	*n = 0;
+	if (!m)
+		return -1;
+	const struct host_map *hm = &l->obj->maps[map];
+	bool percpu = is_percpu(m);
+	size_t ks = hm->key_size, vs = hm->value_size, stride = (vs + 7) & ~(size_t)7;
+	size_t vbytes = percpu ? stride * (size_t)l->ncpu : vs, cap = 0;
+	unsigned char *key = calloc(1, ks), *next = calloc(1, ks), *val = calloc(1, vbytes);
+	int fd = bpf_map__fd(m), rc = key && next && val ? 0 : -1;
+	const void *prev = NULL;
+	while (rc == 0 && bpf_map_get_next_key(fd, prev, next) == 0) {
+		memcpy(key, next, ks);
+		prev = key;
+		if (bpf_map_lookup_elem(fd, key, val))
+			continue; /* deleted meanwhile */
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			unsigned char *w = realloc(*kv, cap * (ks + vs));
+			if (!w) {
+				rc = -1;
+				break;
+			}
+			*kv = w;
+		}
+		unsigned char *e = *kv + (*n)++ * (ks + vs);
+		memcpy(e, key, ks);
+		if (percpu)
+			merge_cpus(hm, l->ncpu, val, stride, e + ks);
+		else
+			memcpy(e + ks, val, vs);
+	}
+	free(key);
+	free(next);
+	free(val);
+	if (rc) {
+		free(*kv);
+		*kv = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+/* Every key of the map, then fn on each (deleting while iterating would
+ * restart get_next_key). */
+static int each_key(struct host_live *l, int map, bool del)
+{
+	unsigned char *kv;
+	size_t n;
+	if (host_live_map_read(l, map, &kv, &n))
+		return -1;
+	const struct host_map *hm = &l->obj->maps[map];
+	struct bpf_map *m = map_of(l, map);
+	bool percpu = is_percpu(m);
+	size_t es = hm->key_size + hm->value_size;
+	size_t vbytes = percpu ? ((hm->value_size + 7) & ~(size_t)7) * (size_t)l->ncpu
+			       : hm->value_size;
+	unsigned char *zero = calloc(1, vbytes);
+	int rc = zero ? 0 : -1, fd = bpf_map__fd(m);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const unsigned char *k = kv + i * es;
+		if (del)
+			bpf_map_delete_elem(fd, k);
+		else
+			bpf_map_update_elem(fd, k, zero, BPF_EXIST);
+	}
+	free(zero);
+	free(kv);
+	return rc;
+}
+
+int host_live_map_clear(struct host_live *l, int map)
+{
+	return each_key(l, map, true);
+}
+
+int host_live_map_zero(struct host_live *l, int map)
+{
+	return each_key(l, map, false);
+}
+
+void host_live_close(struct host_live *l)
+{
+	if (!l)
+		return;
+	if (l->links)
+		host_live_detach(l);
+	ring_buffer__free(l->rb);
+	bpf_object__close(l->bo);
+	free(l->links);
+	free(l);
+}

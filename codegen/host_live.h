@@ -1,0 +1,50 @@
+/* Running a host object in the kernel (in libgpux-host.so, which links
+ * libbpf): open it from memory, load the kernel programs (the userspace
+ * VM's and the drivers' are left out), attach every uprobe, uretprobe
+ * and tracepoint, hand over the ring buffer's records, read, clear and
+ * zero the maps, and detach. gpux calls these through the module
+ * (cli/host_module.h), so gpux itself links neither LLVM nor libbpf. */
+#ifndef GPUX_HOST_LIVE_H
+#define GPUX_HOST_LIVE_H
+
+#include <stddef.h>
+
+#include "llvm_host.h"
+
+struct host_live;
+
+/* A ring buffer record: the bytes as the probe wrote them. */
+typedef int (*host_live_rec_fn)(void *arg, const void *data, size_t len);
+
+/* Opens and loads obj, then attaches its kernel programs, uprobes to
+ * process pid only when pid > 0. Records go to rec(arg) from
+ * host_live_consume. 0 with *out, or -1 with a message in err naming the
+ * probe that failed (nothing stays attached). */
+int host_live_open(const struct host_obj *obj, int pid, host_live_rec_fn rec,
+		   void *arg, struct host_live **out, char *err, size_t errlen);
+/* How many probes are attached. */
+int host_live_attached(const struct host_live *l);
+/* A descriptor that polls readable when records wait (-1 if the program
+ * writes none). */
+int host_live_fd(const struct host_live *l);
+/* Hands every waiting record to the callback. 0, or -1. */
+int host_live_consume(struct host_live *l);
+/* Destroys the links: no probe fires after it returns. */
+void host_live_detach(struct host_live *l);
+/* Every element of obj->maps[map] in the layout of output.h's
+ * out_entries: per-CPU values merged by the map's aggregation. *kv is
+ * malloc'd (NULL when empty). 0, or -1. */
+int host_live_map_read(struct host_live *l, int map, unsigned char **kv, size_t *n);
+/* clear(@m) and zero(@m). 0, or -1. */
+int host_live_map_clear(struct host_live *l, int map);
+int host_live_map_zero(struct host_live *l, int map);
+/* Detaches and frees everything; l may be NULL. */
+void host_live_close(struct host_live *l);
+
+/* Where uprobe target t is (bpftrace's resolution): a path with '/' as
+ * it is; else an executable of that name in $PATH; else the library
+ * T.so* (libT.so* when T does not start with "lib") mapped by pid (when pid > 0), else from the ldconfig cache,
+ * else from the standard library directories. 0, or -1. */
+int host_resolve_target(const char *t, int pid, char *buf, size_t len);
+
+#endif

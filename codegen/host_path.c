@@ -1,0 +1,126 @@
+/* Uprobe target resolution (host_live.h: host_resolve_target). */
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host_live.h"
+
+static int put(char *buf, size_t len, const char *s)
+{
+	return snprintf(buf, len, "%s", s) < (int)len ? 0 : -1;
+}
+
+/* T.so, T.so.N...: the file name of library T ("libc", "libcuda"),
+ * with "lib" in front when T lacks it ("c"). */
+static bool lib_name_ok(const char *base, const char *t)
+{
+	if (strncmp(t, "lib", 3)) {
+		if (strncmp(base, "lib", 3))
+			return false;
+		base += 3;
+	}
+	size_t n = strlen(t);
+	if (strncmp(base, t, n))
+		return false;
+	const char *r = base + n;
+	return !strncmp(r, ".so", 3) && (r[3] == '\0' || r[3] == '.');
+}
+
+static int from_path_env(const char *t, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	char dir[PATH_MAX];
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		if (n && n < sizeof(dir)) {
+			snprintf(dir, sizeof(dir), "%.*s/%s", (int)n, path, t);
+			if (access(dir, X_OK) == 0)
+				return put(buf, len, dir);
+		}
+		path += n + (path[n] == ':');
+	}
+	return -1;
+}
+
+static int from_maps(const char *t, int pid, char *buf, size_t len)
+{
+	char name[64], line[PATH_MAX + 256];
+	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
+	FILE *f = fopen(name, "re");
+	if (!f)
+		return -1;
+	int rc = -1;
+	while (rc && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = '\0';
+		const char *base = strrchr(p, '/') + 1;
+		if (lib_name_ok(base, t))
+			rc = put(buf, len, p);
+	}
+	fclose(f);
+	return rc;
+}
+
+/* "\tlibc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6" */
+static int from_ldconfig(const char *t, char *buf, size_t len)
+{
+	FILE *f = popen("/sbin/ldconfig -p 2>/dev/null", "re");
+	if (!f)
+		return -1;
+	char line[PATH_MAX + 256];
+	int rc = -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *arrow = strstr(line, " => ");
+		const char *base = line + strspn(line, " \t");
+		if (rc == 0 || !arrow || !lib_name_ok(base, t))
+			continue;
+#if defined(__x86_64__)
+		if (!strstr(line, "x86-64"))
+			continue;
+#endif
+		char *p = arrow + 4;
+		p[strcspn(p, "\n")] = '\0';
+		rc = put(buf, len, p);
+	}
+	pclose(f);
+	return rc;
+}
+
+static int from_dirs(const char *t, char *buf, size_t len)
+{
+	static const char *const dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+					    "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+					    "/usr/local/lib" };
+	static const char *const ext[] = { ".so", ".so.1", ".so.2", ".so.6" };
+	char path[PATH_MAX];
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++)
+		for (size_t e = 0; e < sizeof(ext) / sizeof(ext[0]); e++) {
+			snprintf(path, sizeof(path), "%s/%s%s%s", dirs[d],
+				 strncmp(t, "lib", 3) ? "lib" : "", t, ext[e]);
+			if (access(path, R_OK) == 0)
+				return put(buf, len, path);
+		}
+	return -1;
+}
+
+int host_resolve_target(const char *t, int pid, char *buf, size_t len)
+{
+	if (!*t)
+		return -1;
+	if (strchr(t, '/'))
+		return put(buf, len, t);
+	if (from_path_env(t, buf, len) == 0)
+		return 0;
+	if (pid > 0 && from_maps(t, pid, buf, len) == 0)
+		return 0;
+	if (from_ldconfig(t, buf, len) == 0)
+		return 0;
+	return from_dirs(t, buf, len);
+}

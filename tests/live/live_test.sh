@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Kernel probe runs (uprobe, uretprobe, tracepoint) with exact output.
+#   live_test.sh GPUX TARGET CASE   run one case (ctest registers each)
+#   live_test.sh GPUX TARGET        run them all
+# TARGET is probe_tgt: N calls of gpux_tgt_add (returns the running sum)
+# and N getppid(). Skips (77) without root, bpf() or tracefs.
+set -u
+GPUX=$1
+TGT=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: not root"; exit 77
+fi
+if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ]; then
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+		{ echo "SKIP: tracefs not mounted and mount failed"; exit 77; }
+fi
+
+fail() { echo "FAIL: $*"; return 1; }
+
+# run RC ARGS...: gpux with stdin from /dev/null, the status checked.
+run() {
+	local want=$1; shift
+	"$GPUX" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	local rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "--- stdout"; cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"
+		fail "gpux $* exited $rc, expected $want"
+	fi
+}
+# expect: stdout is exactly the here-document.
+expect() {
+	cat >"$tmp/want"
+	diff -u "$tmp/want" "$tmp/out" || { echo "--- stderr"; cat "$tmp/err"; fail "stdout differs"; }
+}
+err_has() { grep -qE -- "$1" "$tmp/err" || { cat "$tmp/err"; fail "stderr lacks /$1/"; }; }
+
+t_uprobe_count() {
+	run 0 -e "uprobe:$TGT:gpux_tgt_add { @ = count(); }" -c "$TGT 7" && expect <<OUT
+Attaching 1 probe...
+sum 28
+
+
+@: 7
+OUT
+}
+t_uretprobe_retval() {
+	run 0 -e "uretprobe:$TGT:gpux_tgt_add { @[retval] = count(); @s = sum(retval); }" \
+		-- "$TGT" 4 && expect <<OUT
+Attaching 1 probe...
+sum 10
+
+
+@[1]: 1
+@[3]: 1
+@[6]: 1
+@[10]: 1
+@s: 20
+OUT
+}
+t_comm_count() {
+	run 0 -e "uprobe:$TGT:gpux_tgt_add { @[comm] = count(); }" -c "$TGT 3" && expect <<OUT
+Attaching 1 probe...
+sum 6
+
+
+@[probe_tgt]: 3
+OUT
+}
+t_tracepoint() {
+	run 0 -e 'tracepoint:syscalls:sys_enter_getppid /comm == "probe_tgt"/ { @ = count(); }' \
+		-c "$TGT 9" && expect <<OUT
+Attaching 1 probe...
+sum 45
+
+
+@: 9
+OUT
+}
+t_printf() {
+	run 0 -e "uprobe:$TGT:gpux_tgt_add { printf(\"add %d %d\\n\", arg0, arg1); }" \
+		-c "$TGT 3" || return 1
+	grep -v '^sum' "$tmp/out" >"$tmp/out2"; mv "$tmp/out2" "$tmp/out"
+	expect <<OUT
+Attaching 1 probe...
+add 0 1
+add 1 2
+add 3 3
+
+
+OUT
+}
+t_exit() {
+	# exit() ends gpux and the command (which would sleep 60 s) at once
+	local t0=$SECONDS
+	run 0 -e "uprobe:$TGT:gpux_tgt_add { @s = sum(arg1); exit(); }" \
+		-c "$TGT 1 0 60" || return 1
+	[ $((SECONDS - t0)) -lt 20 ] || fail "exit() did not end the command"
+	grep -v '^sum' "$tmp/out" >"$tmp/out2"; mv "$tmp/out2" "$tmp/out"
+	expect <<OUT
+Attaching 1 probe...
+
+
+@s: 1
+OUT
+}
+t_hist() {
+	run 0 -e "uretprobe:$TGT:gpux_tgt_add { @h = hist(retval); @m = max(retval); @a = avg(retval); }" \
+		-c "$TGT 4" && expect <<OUT
+Attaching 1 probe...
+sum 10
+
+
+@a: 5
+
+@h: 
+[1]                    1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[2, 4)                 1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[4, 8)                 1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[8, 16)                1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+
+@m: 10
+OUT
+}
+t_pid() {
+	"$TGT" 3 2 >/dev/null &
+	local p=$!
+	run 0 -e "uprobe:$TGT:gpux_tgt_add { @[comm] = count(); }" -p "$p" || return 1
+	wait "$p"
+	expect <<OUT
+Attaching 1 probe...
+
+
+@[probe_tgt]: 3
+OUT
+}
+t_pid_only() {
+	# another process of the same program is not counted under -p
+	"$TGT" 2 2 >/dev/null &
+	local p=$!
+	"$TGT" 5 2 >/dev/null &
+	local q=$!
+	run 0 -e "uprobe:$TGT:gpux_tgt_add { @ = count(); }" -p "$p" || return 1
+	wait "$p" "$q"
+	expect <<OUT
+Attaching 1 probe...
+
+
+@: 2
+OUT
+}
+t_exit_status() {
+	run 3 -e "uprobe:$TGT:gpux_tgt_add { @ = count(); }" -c "$TGT 2; exit 3" || return 1
+	grep -q '^@: 2$' "$tmp/out" || fail "no count"
+}
+t_no_root() {
+	command -v setpriv >/dev/null || { echo "SKIP: no setpriv"; return 77; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$GPUX" \
+		-e 'tracepoint:syscalls:sys_enter_getppid { @ = count(); }' -c true \
+		>"$tmp/out" 2>"$tmp/err" </dev/null
+	local rc=$?
+	[ "$rc" = 1 ] || { cat "$tmp/err"; fail "exited $rc, expected 1"; }
+	err_has 'ERROR: attaching this probe needs root' &&
+		err_has '^tracepoint:syscalls:sys_enter_getppid'
+}
+t_missing_target() {
+	run 1 -e 'uprobe:gpux_no_such_lib:foo { @ = count(); }' -c true &&
+		err_has "uprobe:gpux_no_such_lib:foo: cannot find 'gpux_no_such_lib'"
+}
+t_missing_symbol() {
+	run 1 -e "uprobe:$TGT:gpux_no_such_func { @ = count(); }" -c true &&
+		err_has "uprobe:$TGT:gpux_no_such_func: cannot attach"
+}
+t_begin_refused() {
+	run 1 -e "BEGIN { printf(\"hi\\n\"); } uprobe:$TGT:gpux_tgt_add { @ = count(); }" -c true &&
+		err_has 'BEGIN probes together with uprobes or tracepoints are not supported yet'
+}
+t_libc_name() {
+	# a bare library name resolves as bpftrace's does (libc -> libc.so.6)
+	run 0 -e 'uprobe:libc:getppid /comm == "probe_tgt"/ { @ = count(); }' -c "$TGT 4" &&
+		grep -q '^@: 4$' "$tmp/out" || fail "libc getppid not counted 4 times"
+}
+t_sigint() {
+	"$GPUX" -e 'tracepoint:syscalls:sys_enter_getppid /comm == "gpux_none"/ { @ = count(); }' \
+		>"$tmp/out" 2>"$tmp/err" </dev/null &
+	local g=$!
+	for _ in $(seq 100); do grep -q Attaching "$tmp/out" 2>/dev/null && break; sleep 0.05; done
+	kill -INT "$g"
+	wait "$g"
+	local rc=$?
+	[ "$rc" = 0 ] || fail "exited $rc after SIGINT"
+	expect <<OUT
+Attaching 1 probe...
+
+
+
+OUT
+}
+
+cases=$(declare -F | awk '{print $3}' | grep '^t_' | sed 's/^t_//')
+if [ $# -ge 3 ]; then
+	"t_$3"
+	exit $?
+fi
+pass=0 failn=0
+for c in $cases; do
+	if ( "t_$c" ) >"$tmp/log" 2>&1; then pass=$((pass + 1)); else
+		failn=$((failn + 1)); echo "case $c:"; cat "$tmp/log"; fi
+done
+echo "$pass passed, $failn failed"
+[ "$failn" -eq 0 ]

@@ -1,0 +1,29 @@
+/* Target of the live probe tests: calls gpux_tgt_add N times (default
+ * 5; argv[1]) and getppid() N times; a second argument sleeps that
+ * many seconds first (for -p), a third that many seconds after. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+__attribute__((noinline, used)) long gpux_tgt_add(long a, long b)
+{
+	__asm__ volatile("" ::: "memory");
+	return a + b;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 5;
+	if (argc > 2)
+		sleep((unsigned)atoi(argv[2]));
+	long s = 0;
+	for (int i = 0; i < n; i++)
+		s = gpux_tgt_add(s, i + 1);
+	for (int i = 0; i < n; i++)
+		(void)getppid();
+	printf("sum %ld\n", s);
+	fflush(stdout);
+	if (argc > 3)
+		sleep((unsigned)atoi(argv[3]));
+	return 0;
+}
