@@ -12,10 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "bpf_vm.h"
 #include "compile.h"
 #include "output.h"
 #include "records.h"
+#include "vm_exec.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -37,111 +37,39 @@ bool run_supported(const struct program *prog)
 }
 
 struct session {
-	struct vm *vm;
+	struct vm_exec x;
 	struct rec_state rs;
 };
 
-static struct vm_map *vm_map_of(struct session *s, int map)
-{
-	return vm_map_by_name(s->vm, s->rs.obj->maps[map].sym);
-}
-
 static int vm_print(void *ctx, int map, uint64_t top, uint64_t div)
 {
-	struct session *s = ctx;
-	return out_map(s->rs.out, s->rs.json, s->vm, &s->rs.obj->maps[map], top, div);
+	return vm_exec_print(&((struct session *)ctx)->x, map, top, div);
 }
 
 static void vm_clear(void *ctx, int map)
 {
-	struct session *s = ctx;
-	struct vm_map *m = vm_map_of(s, map);
-	if (m)
-		vm_map_clear(s->vm, m);
+	vm_exec_clear(&((struct session *)ctx)->x, map);
 }
 
 static void vm_zero(void *ctx, int map)
 {
-	struct session *s = ctx;
-	struct vm_map *m = vm_map_of(s, map);
-	if (m)
-		vm_map_zero(s->vm, m);
-}
-
-/* Runs one section and acts on what it wrote; the output is flushed so
- * that a watcher sees each interval's lines as they come. */
-static int run_section(struct session *s, const char *sec, struct diags *diags)
-{
-	int rc = vm_run(s->vm, sec, NULL, 0, NULL);
-	if (rc && rc != VM_ENOPROG) {
-		diag_error_nospan(diags, "%s stopped: %s", sec, vm_last_error(s->vm));
-		s->rs.failed = 1;
-	}
-	vm_ring_drain(s->vm, rec_handle, &s->rs);
-	fflush(s->rs.out);
-	return rc && rc != VM_ENOPROG ? -1 : 0;
-}
-
-struct timer {
-	const char *sec;
-	uint64_t period, next; /* ns, CLOCK_MONOTONIC */
-};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* One timer per distinct interval section (equal periods share one). */
-static int make_timers(struct vm *vm, const struct host_obj *obj, struct timer **out)
-{
-	struct timer *t = calloc((size_t)vm_prog_count(vm) + 1, sizeof(*t));
-	int n = 0;
-	if (!t)
-		return -1;
-	uint64_t start = now_ns();
-	for (int i = 0; i < vm_prog_count(vm); i++) {
-		const char *sec = vm_prog_section(vm, i);
-		if (strncmp(sec, "gpux/interval/", 14))
-			continue;
-		bool dup = false;
-		for (int k = 0; k < n; k++)
-			dup |= !strcmp(t[k].sec, sec);
-		uint64_t period = strtoull(sec + 14, NULL, 10);
-		if (dup || !period)
-			continue;
-		t[n++] = (struct timer){ sec, period, start + period };
-	}
-	(void)obj;
-	*out = t;
-	return n;
+	vm_exec_zero(&((struct session *)ctx)->x, map);
 }
 
 /* Waits for the earliest timer or a signal; signals are blocked except
  * inside ppoll, so none is lost between the check and the wait. */
-static void main_loop(struct session *s, struct timer *t, int nt, const sigset_t *open,
-		      struct diags *diags)
+static void main_loop(struct session *s, const sigset_t *open, struct diags *diags)
 {
 	while (!s->rs.exited && !interrupted && !s->rs.failed) {
-		int first = -1;
-		for (int k = 0; k < nt; k++)
-			if (first < 0 || t[k].next < t[first].next)
-				first = k;
+		int64_t wait = vm_exec_wait_ns(&s->x);
 		struct timespec ts, *tsp = NULL;
-		if (first >= 0) {
-			uint64_t now = now_ns(), wait = t[first].next > now ? t[first].next - now : 0;
-			ts = (struct timespec){ (time_t)(wait / 1000000000ull),
-						(long)(wait % 1000000000ull) };
+		if (wait >= 0) {
+			ts = (struct timespec){ (time_t)(wait / 1000000000), (long)(wait % 1000000000) };
 			tsp = &ts;
 		}
 		if (ppoll(NULL, 0, tsp, open) < 0 && errno == EINTR)
 			continue;
-		if (first < 0 || now_ns() < t[first].next)
-			continue;
-		t[first].next += t[first].period;
-		run_section(s, t[first].sec, diags);
+		vm_exec_due(&s->x, diags);
 	}
 }
 
@@ -151,11 +79,10 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 	struct host_obj obj;
 	if (compile_host_obj(prog, o, &obj, diags))
 		return 1;
-	char err[256];
 	struct session s = { .rs = { .out = out, .json = o->format == FMT_JSON, .obj = &obj } };
 	s.rs.maps = (struct rec_maps){ vm_print, vm_clear, vm_zero, &s };
-	if (vm_load(obj.elf, obj.size, &s.vm, err, sizeof(err))) {
-		diag_error_nospan(diags, "cannot load the host programs: %s", err);
+	if (vm_exec_open(&s.x, &obj, &s.rs, diags)) {
+		vm_exec_close(&s.x);
 		compile_host_obj_free(&obj);
 		return 1;
 	}
@@ -173,23 +100,18 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 	interrupted = 0;
 	if (!o->quiet)
 		out_attached(out, s.rs.json, obj.nprogs);
-	struct timer *t = NULL;
-	int nt = make_timers(s.vm, &obj, &t);
-	if (nt < 0)
-		s.rs.failed = 1;
-	else if (run_section(&s, "gpux/begin", diags) == 0)
-		main_loop(&s, t, nt, &open, diags);
+	if (vm_exec_section(&s.x, "gpux/begin", diags) == 0)
+		main_loop(&s, &open, diags);
 	/* END sees its own records, but not a second exit() */
 	s.rs.exited = false;
-	run_section(&s, "gpux/end", diags);
-	if (out_all_maps(out, s.rs.json, s.vm, &obj))
+	vm_exec_section(&s.x, "gpux/end", diags);
+	if (out_all_maps(out, s.rs.json, s.x.vm, &obj))
 		s.rs.failed = 1;
 	fflush(out);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigprocmask(SIG_UNBLOCK, &block, NULL);
-	free(t);
-	vm_free(s.vm);
+	vm_exec_close(&s.x);
 	compile_host_obj_free(&obj);
 	return s.rs.failed ? 1 : s.rs.status & 0xff;
 }

@@ -1,0 +1,45 @@
+/* The userspace-VM side of a host object (BEGIN, END, interval): load
+ * it, run a section and act on its records, and keep the interval
+ * timers. Shared by the controller of VM-only programs (run.c) and the
+ * one of kernel probes (live_run.c), which runs BEGIN/END/interval
+ * beside its attached probes. */
+#ifndef GPUX_VM_EXEC_H
+#define GPUX_VM_EXEC_H
+
+#include <stdint.h>
+
+#include "bpf_vm.h"
+#include "diag.h"
+#include "llvm_host.h"
+#include "records.h"
+
+struct vm_timer {
+	const char *sec;
+	uint64_t period, next; /* ns, CLOCK_MONOTONIC */
+};
+
+struct vm_exec {
+	struct vm *vm;
+	struct rec_state *rs;
+	struct vm_timer *t;
+	int nt;
+};
+
+/* Loads obj's gpux/ sections and one timer per distinct interval. 0, or
+ * -1 with a diagnostic. */
+int vm_exec_open(struct vm_exec *x, const struct host_obj *obj, struct rec_state *rs,
+		 struct diags *diags);
+void vm_exec_close(struct vm_exec *x);
+/* Runs section sec (missing: nothing) and acts on what it wrote. 0, or
+ * -1 (rs->failed set, a diagnostic). */
+int vm_exec_section(struct vm_exec *x, const char *sec, struct diags *diags);
+/* ns until the next interval is due (0: now), or -1 with none. */
+int64_t vm_exec_wait_ns(const struct vm_exec *x);
+/* Runs the interval sections that are due. */
+void vm_exec_due(struct vm_exec *x, struct diags *diags);
+/* The VM's print/clear/zero for map index map of the object. */
+int vm_exec_print(struct vm_exec *x, int map, uint64_t top, uint64_t div);
+void vm_exec_clear(struct vm_exec *x, int map);
+void vm_exec_zero(struct vm_exec *x, int map);
+
+#endif
