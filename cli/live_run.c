@@ -18,6 +18,8 @@
 #include "output.h"
 #include "records.h"
 #include "spawn.h"
+#include "map_place.h"
+#include "vm_exec.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -51,6 +53,8 @@ static int refuse(const struct program *prog, struct diags *diags)
 				first = first ? first : a;
 				continue;
 			}
+			if (map_place_vm_probe(p) && !a->next && a == p->u.probe.attach)
+				continue; /* BEGIN, END, interval: run in the VM beside */
 			diag_error(diags, a->span, "%s probes together with uprobes or tracepoints "
 				   "are not supported yet", a->u.attach.provider);
 			return -1;
@@ -67,11 +71,15 @@ struct live {
 	const struct host_api *api;
 	struct host_live *l;
 	struct rec_state rs;
+	struct vm_exec x;    /* BEGIN, END, interval; x.vm NULL if none */
+	bool *in_kernel;     /* per map: the kernel's (map_place.h) */
 };
 
 static int k_print(void *ctx, int map, uint64_t top, uint64_t div)
 {
 	struct live *s = ctx;
+	if (!s->in_kernel[map])
+		return vm_exec_print(&s->x, map, top, div);
 	const struct host_map *hm = &s->rs.obj->maps[map];
 	unsigned char *kv;
 	size_t n;
@@ -86,13 +94,19 @@ static int k_print(void *ctx, int map, uint64_t top, uint64_t div)
 static void k_clear(void *ctx, int map)
 {
 	struct live *s = ctx;
-	s->api->live_map_clear(s->l, map);
+	if (s->in_kernel[map])
+		s->api->live_map_clear(s->l, map);
+	else
+		vm_exec_clear(&s->x, map);
 }
 
 static void k_zero(void *ctx, int map)
 {
 	struct live *s = ctx;
-	s->api->live_map_zero(s->l, map);
+	if (s->in_kernel[map])
+		s->api->live_map_zero(s->l, map);
+	else
+		vm_exec_zero(&s->x, map);
 }
 
 static int by_name(const void *a, const void *b)
@@ -143,7 +157,7 @@ static void end_child(pid_t pid, int *status)
 }
 
 /* Until exit(), a signal, or the process behind pidfd ending (true). */
-static bool wait_loop(struct live *s, int pidfd, const sigset_t *open)
+static bool wait_loop(struct live *s, int pidfd, const sigset_t *open, struct diags *diags)
 {
 	struct pollfd fds[2];
 	int nfd = 0, rfd = s->api->live_fd(s->l);
@@ -153,12 +167,18 @@ static bool wait_loop(struct live *s, int pidfd, const sigset_t *open)
 	if (pidfd >= 0)
 		fds[nfd++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
 	while (!s->rs.exited && !interrupted && !s->rs.failed) {
-		/* a second's timeout: records are consumed even if a wakeup is lost */
-		struct timespec ts = { 1, 0 };
+		/* at most a second: records are consumed even if a wakeup is
+		 * lost; sooner when an interval probe is due */
+		int64_t wait = s->x.vm ? vm_exec_wait_ns(&s->x) : -1;
+		if (wait < 0 || wait > 1000000000)
+			wait = 1000000000;
+		struct timespec ts = { (time_t)(wait / 1000000000), (long)(wait % 1000000000) };
 		int n = ppoll(fds, (nfds_t)nfd, &ts, open);
 		if (n < 0 && errno != EINTR)
 			return false;
 		s->api->live_consume(s->l);
+		if (s->x.vm)
+			vm_exec_due(&s->x, diags);
 		fflush(s->rs.out);
 		if (n > 0 && pidfd >= 0 && fds[pi].revents)
 			return true;
@@ -210,13 +230,17 @@ static int run(struct live *s, const struct host_obj *obj, const struct options 
 		goto out;
 	}
 	if (!o->quiet)
-		out_attached(s->rs.out, s->rs.json, s->api->live_attached(s->l));
+		out_attached(s->rs.out, s->rs.json,
+			     s->api->live_attached(s->l) + (s->x.vm ? vm_prog_count(s->x.vm) : 0));
 	fflush(s->rs.out);
+	/* BEGIN after attaching, before the command runs, as bpftrace */
+	if (s->x.vm)
+		vm_exec_section(&s->x, "gpux/begin", diags);
 	if (cmd) {
 		spawn_release(go);
 		go = -1;
 	}
-	bool gone = wait_loop(s, pidfd, &open);
+	bool gone = s->rs.exited || s->rs.failed ? false : wait_loop(s, pidfd, &open, diags);
 	s->api->live_detach(s->l);
 	bool reaped = false;
 	if (cmd && gone)
@@ -227,6 +251,16 @@ static int run(struct live *s, const struct host_obj *obj, const struct options 
 	}
 	child = 0;
 	s->api->live_consume(s->l);
+	if (s->x.vm) {
+		/* END sees its own records, but not a second exit() */
+		bool exited = s->rs.exited;
+		int status_exit = s->rs.status;
+		s->rs.exited = false;
+		vm_exec_section(&s->x, "gpux/end", diags);
+		s->rs.exited |= exited;
+		if (exited)
+			s->rs.status = status_exit;
+	}
 	rc = print_all(s) ? 1 : 0;
 	fflush(s->rs.out);
 	if (rc == 0 && !s->rs.failed) {
@@ -272,7 +306,16 @@ int live_run(struct program *prog, const struct options *o, FILE *out,
 	struct live s = { .api = api,
 			  .rs = { .out = out, .json = o->format == FMT_JSON, .obj = &obj } };
 	s.rs.maps = (struct rec_maps){ k_print, k_clear, k_zero, &s };
-	int rc = run(&s, &obj, o, diags);
+	s.in_kernel = calloc((size_t)obj.nmaps + 1, sizeof(*s.in_kernel));
+	bool vm = false;
+	for (const struct node *p = prog->probes; p; p = p->next)
+		vm |= map_place_vm_probe(p);
+	int rc = 1;
+	if (s.in_kernel && map_place(prog, &obj, s.in_kernel, diags) == 0 &&
+	    (!vm || vm_exec_open(&s.x, &obj, &s.rs, diags) == 0))
+		rc = run(&s, &obj, o, diags);
+	vm_exec_close(&s.x);
+	free(s.in_kernel);
 	compile_host_obj_free(&obj);
 	return rc;
 }

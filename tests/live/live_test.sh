@@ -173,9 +173,39 @@ t_missing_symbol() {
 	run 1 -e "uprobe:$TGT:gpux_no_such_func { @ = count(); }" -c true &&
 		err_has "uprobe:$TGT:gpux_no_such_func: cannot attach"
 }
-t_begin_refused() {
-	run 1 -e "BEGIN { printf(\"hi\\n\"); } uprobe:$TGT:gpux_tgt_add { @ = count(); }" -c true &&
-		err_has 'BEGIN probes together with uprobes or tracepoints are not supported yet'
+t_begin_end() {
+	# BEGIN after attaching and before the command runs, END after it
+	# ends; maps used by kernel probes stay in the kernel
+	run 0 -e "BEGIN { printf(\"Tracing\\n\"); @b = 1; } uprobe:$TGT:gpux_tgt_add { @n = count(); }
+		  END { printf(\"bye\\n\"); print(@n); clear(@n); }" -c "$TGT 3" || return 1
+	grep -v '^sum' "$tmp/out" >"$tmp/out2"; mv "$tmp/out2" "$tmp/out"
+	expect <<OUT
+Attaching 3 probes...
+Tracing
+bye
+@n: 3
+
+
+@b: 1
+
+OUT
+}
+t_interval() {
+	# interval probes beside a uprobe: the kernel map printed on a timer
+	run 0 -e "uprobe:$TGT:gpux_tgt_add { @n = count(); } interval:ms:200 { print(@n); exit(); }" \
+		-c "$TGT 2 0 5" || return 1
+	grep -v '^sum' "$tmp/out" >"$tmp/out2"; mv "$tmp/out2" "$tmp/out"
+	expect <<OUT
+Attaching 2 probes...
+@n: 2
+
+
+@n: 2
+OUT
+}
+t_vm_kernel_map_refused() {
+	run 1 -e "BEGIN { @x = 1; } uprobe:$TGT:gpux_tgt_add { @x = 2; }" -c true &&
+		err_has '@x is used by uprobes or tracepoints, which keep it in the kernel'
 }
 t_libc_name() {
 	# a bare library name resolves as bpftrace's does (libc -> libc.so.6)

@@ -1,0 +1,83 @@
+/* Map placement for kernel probes beside BEGIN/END/interval (map_place.h). */
+#include "map_place.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool map_place_vm_probe(const struct node *probe)
+{
+	const char *pv = probe->u.probe.attach->u.attach.provider;
+	return !strcmp(pv, "BEGIN") || !strcmp(pv, "END") || !strcmp(pv, "interval");
+}
+
+struct scan {
+	const struct host_obj *obj;
+	bool *use;               /* per obj map: used (data) on this side */
+	const struct node **at;  /* the first such use, for the message */
+};
+
+static int map_index(const struct host_obj *obj, const char *name)
+{
+	for (int i = 0; i < obj->nmaps; i++)
+		if (!strcmp(obj->maps[i].name, name))
+			return i;
+	return -1;
+}
+
+static bool map_action(const char *fn)
+{
+	return !strcmp(fn, "print") || !strcmp(fn, "clear") || !strcmp(fn, "zero");
+}
+
+static void visit(struct node *n, void *arg)
+{
+	struct scan *sc = arg;
+	if (n->kind == N_CALL && map_action(n->u.call.name) && n->u.call.args &&
+	    n->u.call.args->kind == N_MAP) {
+		/* print(@m, ...): the controller's work, not a data use */
+		for (struct node *a = n->u.call.args->next; a; a = a->next)
+			visit(a, arg);
+		return;
+	}
+	if (n->kind == N_MAP) {
+		int i = map_index(sc->obj, n->u.map.name);
+		if (i >= 0 && !sc->use[i]) {
+			sc->use[i] = true;
+			sc->at[i] = n;
+		}
+	}
+	ast_visit_children(n, visit, arg);
+}
+
+int map_place(struct program *prog, const struct host_obj *obj, bool *in_kernel,
+	      struct diags *diags)
+{
+	size_t n = (size_t)obj->nmaps;
+	bool *vm_use = calloc(n + 1, sizeof(*vm_use));
+	const struct node **vm_at = calloc(n + 1, sizeof(*vm_at));
+	const struct node **k_at = calloc(n + 1, sizeof(*k_at));
+	if (!vm_use || !vm_at || !k_at) {
+		free(vm_use);
+		free(vm_at);
+		free(k_at);
+		diag_error_nospan(diags, "out of memory");
+		return -1;
+	}
+	memset(in_kernel, 0, sizeof(*in_kernel) * n);
+	struct scan vm = { obj, vm_use, vm_at }, kern = { obj, in_kernel, k_at };
+	for (struct node *p = prog->probes; p; p = p->next)
+		ast_visit_children(p, visit, map_place_vm_probe(p) ? &vm : &kern);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++)
+		if (vm_use[i] && in_kernel[i]) {
+			diag_error(diags, vm_at[i]->span,
+				   "@%s is used by uprobes or tracepoints, which keep it in the "
+				   "kernel; BEGIN, END and interval probes can print, clear and "
+				   "zero it but not read or write it yet", obj->maps[i].name);
+			rc = -1;
+		}
+	free(vm_use);
+	free(vm_at);
+	free(k_at);
+	return rc;
+}

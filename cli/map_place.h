@@ -1,0 +1,22 @@
+/* Where each map of a program that mixes kernel probes (uprobe,
+ * uretprobe, tracepoint) with BEGIN/END/interval lives: in the kernel if
+ * a kernel probe uses it, else in the userspace VM. BEGIN/END/interval
+ * may print, clear and zero kernel maps (the controller does that), but
+ * not read or write them: that is refused, for now, with the map's
+ * location. */
+#ifndef GPUX_MAP_PLACE_H
+#define GPUX_MAP_PLACE_H
+
+#include <stdbool.h>
+
+#include "ast.h"
+#include "diag.h"
+#include "llvm_host.h"
+
+/* Whether a probe runs in the VM (BEGIN, END, interval). */
+bool map_place_vm_probe(const struct node *probe);
+/* in_kernel[i] for each obj->maps[i]. 0, or -1 with diagnostics. */
+int map_place(struct program *prog, const struct host_obj *obj, bool *in_kernel,
+	      struct diags *diags);
+
+#endif
