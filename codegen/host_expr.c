@@ -128,6 +128,12 @@ static struct hval builtin(struct hctx *h, struct node *e)
 		r = (struct hval){ buf, 16 };
 	} else if (!strcmp(name, "probe")) {
 		const char *s = h->at->text;
+		if (h->at->filter && strpbrk(h->at->filter, "*?[") &&
+		    h->at->prov->syntax == SYN_UPROBE) {
+			host_err(h, e, "'probe' in a probe with a symbol glob is not supported "
+				 "yet (it would name the glob, not the function)");
+			return r;
+		}
 		r.ssize = (unsigned)strlen(s) + 1;
 		r.v = hl_str_literal(h, s, strlen(s), r.ssize);
 	} else {

@@ -14,7 +14,7 @@ struct host_live {
 	const struct host_obj *obj;
 	struct bpf_object *bo;
 	struct bpf_link **links;
-	int nlinks;
+	int nlinks, caplinks;
 	struct ring_buffer *rb;
 	host_live_rec_fn rec;
 	void *arg;
@@ -42,53 +42,102 @@ static int on_rec(void *ctx, void *data, size_t len)
 	return l->rec ? l->rec(l->arg, data, len) : 0;
 }
 
-/* "uprobe/T:S" or "uretprobe/T:S": T may hold ':' (the last one splits). */
-static struct bpf_link *attach_uprobe(struct bpf_program *p, const char *sec, int pid,
-				      char *err, size_t errlen)
+static int add_link(struct host_live *l, struct bpf_link *k)
+{
+	if (l->nlinks == l->caplinks) {
+		int cap = l->caplinks ? 2 * l->caplinks : 16;
+		struct bpf_link **v = realloc(l->links, (size_t)cap * sizeof(*v));
+		if (!v) {
+			bpf_link__destroy(k);
+			return -1;
+		}
+		l->links = v;
+		l->caplinks = cap;
+	}
+	l->links[l->nlinks++] = k;
+	return 0;
+}
+
+static int attach_sym(struct host_live *l, struct bpf_program *p, const char *path,
+		      const char *sym, bool ret, int pid, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = sym, .retprobe = ret);
+	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, path, 0, &uo);
+	if (!k) {
+		snprintf(err, errlen, "cannot attach to %s in %s: %s", sym, path, strerror(errno));
+		return -1;
+	}
+	if (add_link(l, k)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* "uprobe/T:S" or "uretprobe/T:S": T may hold ':' (the last one splits).
+ * A glob S attaches the program to every function of T it matches. */
+static int attach_uprobe(struct host_live *l, struct bpf_program *p, const char *sec,
+			 int pid, char *err, size_t errlen)
 {
 	bool ret = !strncmp(sec, "uretprobe/", 10);
 	const char *ts = strchr(sec, '/') + 1, *colon = strrchr(ts, ':');
 	char target[PATH_MAX], path[PATH_MAX];
 	if (!colon || (size_t)(colon - ts) >= sizeof(target)) {
 		snprintf(err, errlen, "cannot read the attach point of section %s", sec);
-		return NULL;
+		return -1;
 	}
 	snprintf(target, sizeof(target), "%.*s", (int)(colon - ts), ts);
 	if (host_resolve_target(target, pid, path, sizeof(path))) {
 		snprintf(err, errlen, "cannot find '%.256s' (no such file, executable in "
 			 "PATH, or library)", target);
 		errno = ENOENT;
-		return NULL;
+		return -1;
 	}
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = colon + 1, .retprobe = ret);
-	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, path, 0, &uo);
-	if (!k)
-		snprintf(err, errlen, "cannot attach to %s in %s: %s", colon + 1, path,
-			 strerror(errno));
-	return k;
+	const char *sym = colon + 1;
+	if (!strpbrk(sym, "*?["))
+		return attach_sym(l, p, path, sym, ret, pid, err, errlen);
+	struct host_syms syms;
+	if (host_glob_symbols(path, sym, &syms)) {
+		snprintf(err, errlen, "cannot read the symbols of %s", path);
+		return -1;
+	}
+	int rc = syms.n ? 0 : -1;
+	if (!syms.n)
+		snprintf(err, errlen, "no function of %s matches %s", path, sym);
+	for (int i = 0; rc == 0 && i < syms.n; i++)
+		rc = attach_sym(l, p, path, syms.name[i], ret, pid, err, errlen);
+	host_syms_free(&syms);
+	return rc;
 }
 
-static struct bpf_link *attach_one(struct bpf_program *p, int pid, char *err, size_t errlen)
+static int attach_one(struct host_live *l, struct bpf_program *p, int pid, char *err,
+		      size_t errlen)
 {
 	const char *sec = bpf_program__section_name(p);
 	if (!strncmp(sec, "uprobe/", 7) || !strncmp(sec, "uretprobe/", 10))
-		return attach_uprobe(p, sec, pid, err, errlen);
+		return attach_uprobe(l, p, sec, pid, err, errlen);
 	if (!strncmp(sec, "tracepoint/", 11)) {
 		char cat[256];
 		const char *name = strchr(sec + 11, '/');
 		if (!name || (size_t)(name - sec - 11) >= sizeof(cat)) {
 			snprintf(err, errlen, "cannot read the tracepoint of section %s", sec);
-			return NULL;
+			return -1;
 		}
 		snprintf(cat, sizeof(cat), "%.*s", (int)(name - sec - 11), sec + 11);
 		struct bpf_link *k = bpf_program__attach_tracepoint(p, cat, name + 1);
-		if (!k)
+		if (!k) {
 			snprintf(err, errlen, "cannot attach to tracepoint %s:%s: %s", cat,
 				 name + 1, strerror(errno));
-		return k;
+			return -1;
+		}
+		if (add_link(l, k)) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		return 0;
 	}
 	snprintf(err, errlen, "probes of section %s cannot be attached yet", sec);
-	return NULL;
+	return -1;
 }
 
 static int load(struct host_live *l, char *err, size_t errlen)
@@ -128,8 +177,7 @@ int host_live_open(const struct host_obj *obj, int pid, host_live_rec_fn rec,
 	}
 	*l = (struct host_live){ .obj = obj, .rec = rec, .arg = arg,
 				 .ncpu = libbpf_num_possible_cpus() };
-	l->links = calloc((size_t)obj->nprogs + 1, sizeof(*l->links));
-	if (!l->links || l->ncpu <= 0) {
+	if (l->ncpu <= 0) {
 		snprintf(err, errlen, "out of memory");
 		host_live_close(l);
 		return -1;
@@ -150,13 +198,11 @@ int host_live_open(const struct host_obj *obj, int pid, host_live_rec_fn rec,
 			continue;
 		const struct host_prog *hp = prog_of(obj, bpf_program__name(p));
 		char why[PATH_MAX + 256];
-		struct bpf_link *k = attach_one(p, pid, why, sizeof(why));
-		if (!k) {
+		if (attach_one(l, p, pid, why, sizeof(why))) {
 			snprintf(err, errlen, "%s: %s", hp ? hp->probe : bpf_program__name(p), why);
 			host_live_close(l);
 			return -1;
 		}
-		l->links[l->nlinks++] = k;
 	}
 	*out = l;
 	return 0;

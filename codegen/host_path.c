@@ -1,4 +1,8 @@
 /* Uprobe target resolution (host_live.h: host_resolve_target). */
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -123,4 +127,68 @@ int host_resolve_target(const char *t, int pid, char *buf, size_t len)
 	if (from_ldconfig(t, buf, len) == 0)
 		return 0;
 	return from_dirs(t, buf, len);
+}
+
+/* ---- symbol globs ---- */
+
+static int add_name(struct host_syms *s, const char *name)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->name[i], name))
+			return 0;
+	if (s->n == s->cap) {
+		int cap = s->cap ? 2 * s->cap : 16;
+		char **v = realloc(s->name, (size_t)cap * sizeof(*v));
+		if (!v)
+			return -1;
+		s->name = v;
+		s->cap = cap;
+	}
+	if (!(s->name[s->n] = strdup(name)))
+		return -1;
+	s->n++;
+	return 0;
+}
+
+int host_glob_symbols(const char *path, const char *glob, struct host_syms *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	int rc = e ? 0 : -1;
+	for (Elf_Scn *scn = NULL; rc == 0 && e && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; rc == 0 && i < n; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (name && *name && !fnmatch(glob, name, 0))
+				rc = add_name(out, name);
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	if (rc)
+		host_syms_free(out);
+	return rc;
+}
+
+void host_syms_free(struct host_syms *s)
+{
+	for (int i = 0; i < s->n; i++)
+		free(s->name[i]);
+	free(s->name);
+	memset(s, 0, sizeof(*s));
 }

@@ -168,6 +168,11 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 		return cuda_field(h, n, name, dim, ssize);
 	const char *prov = h->at->prov->name;
 	if (!strcmp(name, "func")) {
+		if (strpbrk(h->at->filter, "*?[")) {
+			host_err(h, n, "'func' in a probe with a symbol glob is not supported "
+				 "yet (each function's name needs the probed address)");
+			return NULL;
+		}
 		*ssize = (unsigned)strlen(h->at->filter) + 1;
 		return hl_str_literal(h, h->at->filter, strlen(h->at->filter), *ssize);
 	}
@@ -253,11 +258,7 @@ static const char *section_of(struct hctx *h, const struct node *an,
 	struct arena *a = &h->obj->arena;
 	const char *prov = at->prov->name;
 	switch (at->prov->syntax) {
-	case SYN_UPROBE:
-		if (strpbrk(at->filter, "*?[")) {
-			host_err(h, an, "uprobe symbol globs are not supported yet");
-			return NULL;
-		}
+	case SYN_UPROBE: /* a glob symbol is expanded when attaching */
 		return arena_printf(a, "%s/%s:%s", prov, at->event, at->filter);
 	case SYN_TRACEPOINT:
 		return arena_printf(a, "tracepoint/%s/%s", at->event, at->filter);

@@ -203,6 +203,22 @@ Attaching 2 probes...
 @n: 2
 OUT
 }
+t_glob() {
+	# a symbol glob attaches to every function it matches, as bpftrace
+	run 0 -e 'uprobe:libc:getp*id /comm == "probe_tgt"/ { @ = count(); }' -c "$TGT 3" || return 1
+	grep -v '^sum' "$tmp/out" >"$tmp/out2"; mv "$tmp/out2" "$tmp/out"
+	expect <<OUT
+Attaching $(nm -D --defined-only "$(ldconfig -p | awk '/libc.so.6 .*x86-64/ { print $NF; exit }')" |
+	awk '$2 ~ /^[TtWw]$/ { sub(/@.*/, "", $3); print $3 }' | grep -E '^getp.*id$' | sort -u | wc -l) probes...
+
+
+@: 3
+OUT
+}
+t_glob_none() {
+	run 1 -e "uprobe:$TGT:no_such_fn_* { @ = count(); }" -c true &&
+		err_has 'no function of .* matches no_such_fn_\*'
+}
 t_vm_kernel_map_refused() {
 	run 1 -e "BEGIN { @x = 1; } uprobe:$TGT:gpux_tgt_add { @x = 2; }" -c true &&
 		err_has '@x is used by uprobes or tracepoints, which keep it in the kernel'
