@@ -73,7 +73,27 @@ struct live {
 	struct rec_state rs;
 	struct vm_exec x;    /* BEGIN, END, interval; x.vm NULL if none */
 	bool *in_kernel;     /* per map: the kernel's (map_place.h) */
+	struct host_obj obj;
+	bool compiled;
 };
+
+/* Compiled once the command exists (cpid is its pid), before attaching. */
+static int prepare(struct live *s, struct program *prog, const struct options *o,
+		   long cpid, struct diags *diags)
+{
+	struct options lo = *o;
+	lo.cpid = cpid;
+	if (compile_host_obj(prog, &lo, &s->obj, diags))
+		return -1;
+	s->compiled = true;
+	s->in_kernel = calloc((size_t)s->obj.nmaps + 1, sizeof(*s->in_kernel));
+	if (!s->in_kernel || map_place(prog, &s->obj, s->in_kernel, diags))
+		return -1;
+	bool vm = false;
+	for (const struct node *p = prog->probes; p; p = p->next)
+		vm |= map_place_vm_probe(p);
+	return vm ? vm_exec_open(&s->x, &s->obj, &s->rs, diags) : 0;
+}
 
 static int k_print(void *ctx, int map, uint64_t top, uint64_t div)
 {
@@ -195,7 +215,7 @@ static int child_status(int status)
 	return 1;
 }
 
-static int run(struct live *s, const struct host_obj *obj, const struct options *o,
+static int run(struct live *s, struct program *prog, const struct options *o,
 	       struct diags *diags)
 {
 	struct spawn_signals old;
@@ -218,7 +238,9 @@ static int run(struct live *s, const struct host_obj *obj, const struct options 
 	char err[4352];
 	if (cmd && child < 0)
 		goto out;
-	if (s->api->live_open(obj, cmd ? 0 : (int)o->pid, rec_handle, &s->rs, &s->l, err,
+	if (prepare(s, prog, o, cmd ? (long)child : -1, diags))
+		goto out;
+	if (s->api->live_open(&s->obj, cmd ? 0 : (int)o->pid, rec_handle, &s->rs, &s->l, err,
 			      sizeof(err))) {
 		diag_error_nospan(diags, "%s", err);
 		goto out;
@@ -300,22 +322,13 @@ int live_run(struct program *prog, const struct options *o, FILE *out,
 				  "was built without libbpf");
 		return 1;
 	}
-	struct host_obj obj;
-	if (compile_host_obj(prog, o, &obj, diags))
-		return 1;
-	struct live s = { .api = api,
-			  .rs = { .out = out, .json = o->format == FMT_JSON, .obj = &obj } };
+	struct live s = { .api = api, .rs = { .out = out, .json = o->format == FMT_JSON } };
+	s.rs.obj = &s.obj;
 	s.rs.maps = (struct rec_maps){ k_print, k_clear, k_zero, &s };
-	s.in_kernel = calloc((size_t)obj.nmaps + 1, sizeof(*s.in_kernel));
-	bool vm = false;
-	for (const struct node *p = prog->probes; p; p = p->next)
-		vm |= map_place_vm_probe(p);
-	int rc = 1;
-	if (s.in_kernel && map_place(prog, &obj, s.in_kernel, diags) == 0 &&
-	    (!vm || vm_exec_open(&s.x, &obj, &s.rs, diags) == 0))
-		rc = run(&s, &obj, o, diags);
+	int rc = run(&s, prog, o, diags);
 	vm_exec_close(&s.x);
 	free(s.in_kernel);
-	compile_host_obj_free(&obj);
+	if (s.compiled)
+		compile_host_obj_free(&s.obj);
 	return rc;
 }

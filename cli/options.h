@@ -31,6 +31,7 @@ struct options {
 	char **cmd_argv;       /* after -- */
 	int cmd_argc;
 	long pid;              /* -p, 0 if none */
+	long cpid;             /* set when running: -c's pid, or -1 without one */
 	enum out_format format;
 	const char *output;    /* -o */
 	bool quiet;

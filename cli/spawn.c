@@ -75,6 +75,28 @@ static int child_env(int seg_fd, const char *rt)
 	return rc ? -1 : 0;
 }
 
+/* In the child: runs the command, never returns. A -c command with
+ * nothing for the shell to do but run one program is run as
+ * `exec CMD`, so the program keeps the child's pid (cpid, -p-like
+ * filters, signals) as bpftrace's -c, which runs it without a shell;
+ * pipes, lists and redirections still get a shell of their own. */
+static _Noreturn void exec_command(const struct options *o)
+{
+	const char *what = o->command ? "/bin/sh" : o->cmd_argv[0];
+	if (o->command) {
+		char buf[8192];
+		bool simple = !strpbrk(o->command, ";&|<>()`$\n\\{}*?[~#");
+		if (simple && snprintf(buf, sizeof(buf), "exec %s", o->command) < (int)sizeof(buf))
+			execl("/bin/sh", "sh", "-c", buf, (char *)NULL);
+		else
+			execl("/bin/sh", "sh", "-c", o->command, (char *)NULL);
+	} else {
+		execvp(o->cmd_argv[0], o->cmd_argv);
+	}
+	fprintf(stderr, "gpux: cannot run %s: %s\n", what, strerror(errno));
+	_exit(127);
+}
+
 pid_t spawn_traced(const struct options *o, int seg_fd, const char *rt,
 		   const struct spawn_signals *sig)
 {
@@ -96,12 +118,7 @@ pid_t spawn_traced(const struct options *o, int seg_fd, const char *rt,
 			strerror(errno));
 		_exit(127);
 	}
-	if (o->command)
-		execl("/bin/sh", "sh", "-c", o->command, (char *)NULL);
-	else
-		execvp(o->cmd_argv[0], o->cmd_argv);
-	fprintf(stderr, "gpux: cannot run %s: %s\n", what, strerror(errno));
-	_exit(127);
+	exec_command(o);
 }
 
 pid_t spawn_held(const struct options *o, const struct spawn_signals *sig, int *go)
@@ -135,13 +152,7 @@ pid_t spawn_held(const struct options *o, const struct spawn_signals *sig, int *
 	sigaction(SIGINT, &sig->sigint, NULL);
 	sigaction(SIGTERM, &sig->sigterm, NULL);
 	sigprocmask(SIG_SETMASK, &sig->mask, NULL);
-	const char *what = o->command ? "/bin/sh" : o->cmd_argv[0];
-	if (o->command)
-		execl("/bin/sh", "sh", "-c", o->command, (char *)NULL);
-	else
-		execvp(o->cmd_argv[0], o->cmd_argv);
-	fprintf(stderr, "gpux: cannot run %s: %s\n", what, strerror(errno));
-	_exit(127);
+	exec_command(o);
 }
 
 void spawn_release(int go)

@@ -115,6 +115,11 @@ static struct hval builtin(struct hctx *h, struct node *e)
 		LLVMValueRef v = host_helper(h, HELPER_GET_CURRENT_PID_TGID, h->i64, NULL, 0);
 		r.v = name[0] == 'p' ? LLVMBuildLShr(h->b, v, host_const(h, 32), "")
 				     : LLVMBuildAnd(h->b, v, host_const(h, 0xffffffff), "");
+	} else if (!strcmp(name, "cpid")) {
+		if (h->opts->cpid < 0)
+			host_err(h, e, "cpid needs a command: run the program with -c CMD or "
+				 "-- CMD ARGS");
+		r.v = host_const(h, (uint64_t)(h->opts->cpid > 0 ? h->opts->cpid : 0));
 	} else if (!strcmp(name, "uid")) {
 		LLVMValueRef v = host_helper(h, HELPER_GET_CURRENT_UID_GID, h->i64, NULL, 0);
 		r.v = LLVMBuildAnd(h->b, v, host_const(h, 0xffffffff), "");

@@ -89,6 +89,9 @@ struct host_opts {
 	int nabis;
 	bool keep_ir;  /* fill host_obj.ir with the module's text (-d ir) */
 	bool optimize; /* run LLVM's O2 pipeline (what the kernel wants) */
+	/* cpid: the command's pid when running one; 0 when only compiling
+	 * (it reads 0); -1 when running without a command (an error). */
+	long cpid;
 };
 
 /* ---- what comes out ---- */

@@ -245,6 +245,8 @@ static const struct builtin builtins[] = {
 	  "process id (on the device: the traced process)" },
 	{ "tid", TYPE_U32, DEV | DRV | HOST, UNIF_UNIFORM,
 	  "thread id (on the device: the traced process)" },
+	{ "cpid", TYPE_U32, HOST, UNIF_UNIFORM,
+	  "process id of the command started with -c or --" },
 	{ "comm", TYPE_STR, DEV | DRV | HOST, UNIF_UNIFORM, "process name" },
 	{ "probe", TYPE_STR, PLACE_ANY, UNIF_UNIFORM,
 	  "name of the probe fired" },

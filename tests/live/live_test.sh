@@ -219,6 +219,10 @@ t_glob_none() {
 	run 1 -e "uprobe:$TGT:no_such_fn_* { @ = count(); }" -c true &&
 		err_has 'no function of .* matches no_such_fn_\*'
 }
+t_cpid_needs_command() {
+	run 1 -e "uprobe:$TGT:gpux_tgt_add /pid == cpid/ { @ = count(); }" &&
+		err_has 'cpid needs a command: run the program with -c CMD or -- CMD ARGS'
+}
 t_vm_kernel_map_refused() {
 	run 1 -e "BEGIN { @x = 1; } uprobe:$TGT:gpux_tgt_add { @x = 2; }" -c true &&
 		err_has '@x is used by uprobes or tracepoints, which keep it in the kernel'
