@@ -219,18 +219,8 @@ static int run(struct live *s, struct program *prog, const struct options *o,
 	       struct diags *diags)
 {
 	struct spawn_signals old;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigset_t block, open;
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &old.mask);
-	open = old.mask;
-	sigdelset(&open, SIGINT);
-	sigdelset(&open, SIGTERM);
-	sigaction(SIGINT, &sa, &old.sigint);
-	sigaction(SIGTERM, &sa, &old.sigterm);
+	sigset_t open;
+	spawn_signals_catch(&old, &open, on_signal);
 	interrupted = 0;
 	int rc = 1, go = -1, status = 0, pidfd = -1;
 	bool cmd = o->command || o->cmd_argv;
@@ -303,9 +293,7 @@ out:
 		close(pidfd);
 	s->api->live_close(s->l);
 	s->l = NULL;
-	sigprocmask(SIG_SETMASK, &old.mask, NULL);
-	sigaction(SIGINT, &old.sigint, NULL);
-	sigaction(SIGTERM, &old.sigterm, NULL);
+	spawn_signals_restore(&old);
 	return rc;
 }
 

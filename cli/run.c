@@ -15,6 +15,7 @@
 #include "compile.h"
 #include "output.h"
 #include "records.h"
+#include "spawn.h"
 #include "vm_exec.h"
 
 static volatile sig_atomic_t interrupted;
@@ -86,17 +87,9 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 		compile_host_obj_free(&obj);
 		return 1;
 	}
-	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
-	sigemptyset(&sa.sa_mask);
-	sigset_t block, open;
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &open);
-	sigdelset(&open, SIGINT);
-	sigdelset(&open, SIGTERM);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	struct spawn_signals old;
+	sigset_t open;
+	spawn_signals_catch(&old, &open, on_signal);
 	interrupted = 0;
 	if (!o->quiet)
 		out_attached(out, s.rs.json, obj.nprogs);
@@ -108,9 +101,7 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 	if (out_all_maps(out, s.rs.json, s.x.vm, &obj))
 		s.rs.failed = 1;
 	fflush(out);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigprocmask(SIG_UNBLOCK, &block, NULL);
+	spawn_signals_restore(&old);
 	vm_exec_close(&s.x);
 	compile_host_obj_free(&obj);
 	return s.rs.failed ? 1 : s.rs.status & 0xff;

@@ -167,19 +167,8 @@ static int exit_status(int status, bool ended)
 static int run(struct dev_session *ds, const struct options *o, const char *rt)
 {
 	struct spawn_signals old;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigset_t block, open;
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	/* blocked except inside ppoll: none is lost between check and wait */
-	sigprocmask(SIG_BLOCK, &block, &old.mask);
-	open = old.mask;
-	sigdelset(&open, SIGINT);
-	sigdelset(&open, SIGTERM);
-	sigaction(SIGINT, &sa, &old.sigint);
-	sigaction(SIGTERM, &sa, &old.sigterm);
+	sigset_t open;
+	spawn_signals_catch(&old, &open, on_signal);
 	interrupted = 0;
 	if (o->verbose)
 		ds->h->flags |= GPUX_SESS_VERBOSE;
@@ -200,9 +189,7 @@ static int run(struct dev_session *ds, const struct options *o, const char *rt)
 	}
 	/* unblocked first: a second Ctrl-C still pending goes to our handler
 	 * instead of ending gpux after the maps */
-	sigprocmask(SIG_SETMASK, &old.mask, NULL);
-	sigaction(SIGINT, &old.sigint, NULL);
-	sigaction(SIGTERM, &old.sigterm, NULL);
+	spawn_signals_restore(&old);
 	return rc;
 }
 

@@ -237,3 +237,26 @@ void spawn_signal_tree(pid_t pid, int sig)
 	}
 	free(v);
 }
+
+void spawn_signals_catch(struct spawn_signals *old, sigset_t *open, void (*handler)(int))
+{
+	struct sigaction sa = { .sa_handler = handler };
+	sigemptyset(&sa.sa_mask);
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old->mask);
+	*open = old->mask;
+	sigdelset(open, SIGINT);
+	sigdelset(open, SIGTERM);
+	sigaction(SIGINT, &sa, &old->sigint);
+	sigaction(SIGTERM, &sa, &old->sigterm);
+}
+
+void spawn_signals_restore(const struct spawn_signals *old)
+{
+	sigprocmask(SIG_SETMASK, &old->mask, NULL);
+	sigaction(SIGINT, &old->sigint, NULL);
+	sigaction(SIGTERM, &old->sigterm, NULL);
+}

@@ -21,6 +21,13 @@ struct spawn_signals {
 	struct sigaction sigint, sigterm;
 };
 
+/* The controllers' signal handling: SIGINT and SIGTERM go to handler
+ * and are blocked except inside a wait on *open (ppoll), so none is
+ * lost between a check and the wait. old keeps what to restore, and
+ * what a started command gets back. */
+void spawn_signals_catch(struct spawn_signals *old, sigset_t *open, void (*handler)(int));
+void spawn_signals_restore(const struct spawn_signals *old);
+
 /* Forks the command of o (-c CMD: /bin/sh -c CMD; -- CMD ARGS: execvp)
  * with GPUX_SESSION_FD=seg_fd, rt first in LD_PRELOAD, and
  * CUPY_COMPILE_WITH_PTX=1 unless set. If exec fails the child says why
