@@ -14,7 +14,8 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_drain.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_interpose.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_entry.c
-    ${CMAKE_CURRENT_LIST_DIR}/rt_nvjitlink.c)
+    ${CMAKE_CURRENT_LIST_DIR}/rt_nvjitlink.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_host.c)
   target_include_directories(gpux-rt PRIVATE ${GPUX_CUDA_INCLUDE}
                              ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(gpux-rt PRIVATE gpux_rewrite gpux_fatbin gpux_session

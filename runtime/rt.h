@@ -128,6 +128,20 @@ void rt_ctx_poll(bool snapshot, bool final);
 void rt_ctx_shutdown(void);
 void rt_ctx_forget(void);
 
+/* ---- rt_host.c: cuda: events run the session's host programs ---- */
+#include "cuda_events.h"
+/* Whether some probe listens to ev: hooks test it before building a
+ * context, so an event nobody probes costs one load. */
+extern uint32_t rt_cev_wanted; /* bit per enum gpux_cev */
+static inline bool rt_cev_on(enum gpux_cev ev)
+{
+	return __atomic_load_n(&rt_cev_wanted, __ATOMIC_RELAXED) & (1u << ev);
+}
+/* Runs the programs of ev with ctx (one of struct gpux_cev_*). For a
+ * launch, ptx_name is the function's PTX (mangled) name, matched against
+ * cuda:launch:GLOB filters; NULL for the other events. */
+void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx_name);
+
 /* ---- rt_drain.c ---- */
 /* CLOCK_MONOTONIC in ns, and milliseconds since t0 (for -v reports). */
 uint64_t rt_now_ns(void);

@@ -1,0 +1,65 @@
+/* The contexts of cuda: events, as the device runtime builds them and
+ * the host programs read them (codegen/llvm_host.h: the catalog's fields
+ * in order, each 8-aligned; strings inline as char[64]; dim3 as three
+ * u32 in 16 bytes). A hidden field may follow the catalog's fields: the
+ * codegen reads it under the name given in the comment. tests/unit
+ * checks these offsets against the catalog. */
+#ifndef GPUX_CUDA_EVENTS_H
+#define GPUX_CUDA_EVENTS_H
+
+#include <stdint.h>
+
+#define GPUX_CEV_STR 64 /* HOST_STR_MAX */
+
+enum gpux_cev {
+	GPUX_CEV_LAUNCH,
+	GPUX_CEV_MALLOC,
+	GPUX_CEV_FREE,
+	GPUX_CEV_MEMCPY,
+	GPUX_CEV_SYNC,
+	GPUX_CEV_MODULE_LOAD,
+	GPUX_CEV_COUNT
+};
+
+/* The catalog's event names, by enum gpux_cev. */
+#define GPUX_CEV_NAMES { "launch", "malloc", "free", "memcpy", "sync", "module_load" }
+
+struct gpux_cev_launch {
+	char kernel[GPUX_CEV_STR]; /* demangled, as the name table has it */
+	uint32_t grid[4];
+	uint32_t block[4];
+	uint64_t shmem;
+	uint64_t stream;
+	uint64_t kernel_id; /* hidden: the name table's id ("kernel" in device-layout keys) */
+};
+
+struct gpux_cev_malloc {
+	uint64_t ptr;
+	uint64_t bytes;
+	uint64_t managed;
+};
+
+struct gpux_cev_free {
+	uint64_t ptr;
+};
+
+struct gpux_cev_memcpy {
+	uint64_t dst;
+	uint64_t src;
+	uint64_t bytes;
+	char kind[GPUX_CEV_STR]; /* "HtoD", "DtoH", "DtoD", "HtoH", "default" */
+	uint64_t stream;
+	uint64_t async;
+};
+
+struct gpux_cev_sync {
+	uint64_t stream; /* 0: the whole context (cuCtxSynchronize) */
+};
+
+struct gpux_cev_module_load {
+	uint64_t module;
+	uint64_t bytes;
+	uint64_t ptx;
+};
+
+#endif
