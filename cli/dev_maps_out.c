@@ -5,6 +5,7 @@
  * and the result goes through the host printing code in the VM's layout
  * (output.h: out_map_entries). */
 #include "dev_output.h"
+#include "sess_host.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -249,25 +250,33 @@ static int print_map(struct dev_session *ds, int map)
 	return rc;
 }
 
-static int by_name(const void *a, const void *b, void *arg)
+struct named {
+	const char *name;
+	int dev, host; /* one of them >= 0 */
+};
+
+static int by_name(const void *a, const void *b)
 {
-	const struct host_map *hm = arg;
-	return strcmp(hm[*(const int *)a].name, hm[*(const int *)b].name);
+	return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
 }
 
-int dev_print_maps(struct dev_session *ds)
+int dev_print_maps(struct dev_session *ds, struct sess_host *sh)
 {
 	fputs("\n\n", ds->out);
-	int n = ds->mod.nmaps, rc = 0;
-	int *order = calloc((size_t)n + 1, sizeof(*order));
+	int nd = ds->mod.nmaps, nh = sh && sh->have_obj ? sh->obj.nmaps : 0, n = 0, rc = 0;
+	struct named *order = calloc((size_t)(nd + nh) + 1, sizeof(*order));
 	if (!order)
 		return -1;
-	for (int i = 0; i < n; i++)
-		order[i] = i;
+	for (int i = 0; i < nd; i++)
+		order[n++] = (struct named){ ds->hmaps[i].name, i, -1 };
+	for (int i = 0; i < nh; i++)
+		if (sess_host_prints(sh, i))
+			order[n++] = (struct named){ sh->obj.maps[i].name, -1, i };
 	if (n > 1)
-		qsort_r(order, (size_t)n, sizeof(*order), by_name, ds->hmaps);
+		qsort(order, (size_t)n, sizeof(*order), by_name);
 	for (int i = 0; i < n; i++)
-		if (print_map(ds, order[i]))
+		if (order[i].dev >= 0 ? print_map(ds, order[i].dev)
+				      : sess_host_print(sh, order[i].host, 0, 0))
 			rc = -1;
 	free(order);
 	fflush(ds->out);

@@ -17,9 +17,11 @@ void dev_output_init(struct dev_session *ds);
  * it. Malformed records are skipped, with one warning on stderr. */
 void dev_ring_drain(struct dev_session *ds);
 
-/* At exit: "\n\n", then every device map in name order. 0, or -1 if
+/* At exit: "\n\n", then every map in name order: the device maps, and
+ * with sh (may be NULL) the maps only cuda: probes use. 0, or -1 if
  * memory ran out. */
-int dev_print_maps(struct dev_session *ds);
+struct sess_host;
+int dev_print_maps(struct dev_session *ds, struct sess_host *sh);
 
 /* Warnings on err for updates lost to full tables and printf records
  * lost to full rings. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ptx_library.h"
+#include "sess_host.h"
 
 /* The runtime's site kinds by catalog event name: the order of enum
  * ptx_site_kind (runtime/ptx_rewrite.h), whose ptx_site_name() gives
@@ -170,7 +171,7 @@ static int make_segment(struct dev_session *ds, const struct gpux_sess_spec *spe
 }
 
 int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
-		     bool json, struct diags *diags)
+		     bool json, struct sess_host *sh, struct diags *diags)
 {
 	memset(ds, 0, sizeof(*ds));
 	ds->prog = prog;
@@ -207,6 +208,8 @@ int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 						  0, 0, shards_for(dm, read[i]), 0 };
 	}
 	spec.maps = maps;
+	if (rc == 0 && sh)
+		sess_host_spec(sh, ds, &spec);
 	if (rc == 0)
 		rc = make_segment(ds, &spec, diags);
 	free(ptx);

@@ -50,8 +50,10 @@ struct dev_session {
 
 /* Compiles prog's device probes and creates the segment for them. 0, or
  * -1 with diagnostics (nothing to free then). */
+struct sess_host;
+/* With sh (cuda: probes, sess_host.h), the segment carries their part. */
 int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
-		     bool json, struct diags *diags);
+		     bool json, struct sess_host *sh, struct diags *diags);
 void dev_session_close(struct dev_session *ds);
 
 /* Slot i (i < nslots), found through the private layout. */

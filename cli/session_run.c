@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "dev_output.h"
+#include "sess_host.h"
 #include "output.h"
 #include "spawn.h"
 
@@ -36,27 +37,35 @@ bool session_wanted(const struct program *prog)
 	for (const struct node *p = prog->probes; p; p = p->next)
 		if (p->u.probe.place & PLACE_DEVICE)
 			return true;
-	return false;
+	return sess_host_wanted(prog);
+}
+
+static bool is_cuda(const struct node *probe)
+{
+	for (const struct node *a = probe->u.probe.attach; a; a = a->next)
+		if (strcmp(a->u.attach.provider, "cuda"))
+			return false;
+	return true;
 }
 
 /* What this build cannot do yet, said before anything starts. */
 static int refuse(const struct program *prog, const struct options *o, struct diags *diags)
 {
 	for (const struct node *p = prog->probes; p; p = p->next)
-		if (p->u.probe.place != PLACE_DEVICE) {
+		if (p->u.probe.place != PLACE_DEVICE && !is_cuda(p)) {
 			diag_error(diags, p->u.probe.attach ? p->u.probe.attach->span : p->span,
-				   "device probes with host probes in one program are not "
-				   "supported yet (issue 6)");
+				   "gdev: and cuda: probes with other probes in one program are "
+				   "not supported yet");
 			return -1;
 		}
 	if (o->pid) {
 		fputs("gpux: ERROR: attaching to a running process is not supported for "
-		      "gdev: probes\n", stderr);
+		      "gdev: and cuda: probes\n", stderr);
 		return -1;
 	}
 	if (!o->command && !o->cmd_argv) {
-		fputs("gpux: ERROR: gdev: probes need a CUDA program: use -c CMD or "
-		      "-- CMD ARGS\n", stderr);
+		fputs("gpux: ERROR: gdev: and cuda: probes need a CUDA program: use -c CMD "
+		      "or -- CMD ARGS\n", stderr);
 		return -1;
 	}
 	return 0;
@@ -91,9 +100,11 @@ static bool wait_child(pid_t pid, int *status, long ms)
 
 /* snap_req, then until every slot that was live has a newer snapshot
  * or is done, the child has left, or the time is up. True if reaped. */
-static bool fresh_snapshots(struct dev_session *ds, pid_t pid, int *status)
+static bool fresh_snapshots(struct dev_session *ds, struct sess_host *sh, pid_t pid,
+			    int *status)
 {
-	uint64_t before[GPUX_SESS_MAX_SLOTS];
+	uint64_t before[GPUX_SESS_MAX_SLOTS], dumps[GPUX_SESS_MAX_HOSTS] = { 0 };
+	sess_host_dumps(sh, dumps);
 	uint32_t n = dev_session_slots(ds);
 	for (uint32_t i = 0; i < n; i++)
 		before[i] = __atomic_load_n(&dev_session_slot(ds, i)->snapshots, __ATOMIC_ACQUIRE);
@@ -107,9 +118,10 @@ static bool fresh_snapshots(struct dev_session *ds, pid_t pid, int *status)
 			all &= __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != GPUX_SLOT_LIVE ||
 			       __atomic_load_n(&s->snapshots, __ATOMIC_ACQUIRE) != before[i];
 		}
-		if (all)
+		if (all && sess_host_dumped_since(sh, dumps))
 			return false;
 		dev_ring_drain(ds);
+		sess_host_drain(sh);
 		sleep_ms(POLL_MS);
 	}
 	return false;
@@ -117,9 +129,9 @@ static bool fresh_snapshots(struct dev_session *ds, pid_t pid, int *status)
 
 /* Ends the child and what it started (the program itself, under -c):
  * stop, SIGTERM, then SIGKILL if the child stays. */
-static void end_child(struct dev_session *ds, pid_t pid, int *status)
+static void end_child(struct dev_session *ds, struct sess_host *sh, pid_t pid, int *status)
 {
-	if (fresh_snapshots(ds, pid, status))
+	if (fresh_snapshots(ds, sh, pid, status))
 		return;
 	__atomic_store_n(&ds->h->stop, 1, __ATOMIC_RELEASE);
 	spawn_signal_tree(pid, SIGTERM);
@@ -133,19 +145,32 @@ static void end_child(struct dev_session *ds, pid_t pid, int *status)
 /* Until the child leaves or we end it; true if we ended it. A Ctrl-C
  * reaches the child too (our foreground process group): if it is gone
  * by the time we look, it is still our signal that ended it. */
-static bool main_loop(struct dev_session *ds, pid_t pid, int *status, const sigset_t *open)
+static bool main_loop(struct dev_session *ds, struct sess_host *sh, pid_t pid, int *status,
+		      const sigset_t *open)
 {
 	for (;;) {
 		dev_ring_drain(ds);
+		sess_host_drain(sh);
 		if (reaped(pid, status))
-			return interrupted;
-		if (__atomic_load_n(&ds->h->exit, __ATOMIC_ACQUIRE) || interrupted) {
-			end_child(ds, pid, status);
+			return interrupted || sh->rs.exited;
+		if (__atomic_load_n(&ds->h->exit, __ATOMIC_ACQUIRE) || interrupted || sh->rs.exited) {
+			end_child(ds, sh, pid, status);
 			return true;
 		}
 		struct timespec ts = { 0, POLL_MS * 1000000L };
 		ppoll(NULL, 0, &ts, open);
 	}
+}
+
+/* cuda: attach points, counted as bpftrace counts probes: one per event. */
+static int cuda_attach_count(const struct program *prog)
+{
+	int n = 0;
+	for (const struct node *p = prog->probes; p; p = p->next)
+		for (const struct node *a = p->u.probe.attach; a; a = a->next)
+			if (!strcmp(a->u.attach.provider, "cuda"))
+				n += a->u.attach.nevents;
+	return n;
 }
 
 static int exit_status(int status, bool ended)
@@ -164,7 +189,8 @@ static int exit_status(int status, bool ended)
 	return 1;
 }
 
-static int run(struct dev_session *ds, const struct options *o, const char *rt)
+static int run(struct dev_session *ds, struct sess_host *sh, const struct options *o,
+	       const char *rt)
 {
 	struct spawn_signals old;
 	sigset_t open;
@@ -173,15 +199,19 @@ static int run(struct dev_session *ds, const struct options *o, const char *rt)
 	if (o->verbose)
 		ds->h->flags |= GPUX_SESS_VERBOSE;
 	if (!o->quiet)
-		out_attached(ds->out, ds->json, (int)ds->nattach);
+		out_attached(ds->out, ds->json, (int)ds->nattach + cuda_attach_count(ds->prog));
 	int rc = 1, status = 0;
 	pid_t pid = spawn_traced(o, ds->fd, rt, &old);
 	if (pid > 0) {
-		bool ended = main_loop(ds, pid, &status, &open);
+		bool ended = main_loop(ds, sh, pid, &status, &open);
 		dev_ring_drain(ds);
-		int maps = dev_print_maps(ds);
+		sess_host_drain(sh);
+		int maps = dev_print_maps(ds, sh);
 		dev_report_drops(ds, stderr);
+		sess_host_report(sh, stderr);
 		rc = exit_status(status, ended);
+		if (sh->rs.exited && !interrupted)
+			rc = sh->rs.status & 0xff;
 		if (maps) {
 			fputs("gpux: ERROR: out of memory printing the maps\n", stderr);
 			rc = 1;
@@ -198,17 +228,33 @@ int session_run(struct program *prog, const struct options *o, FILE *out,
 {
 	if (refuse(prog, o, diags))
 		return 1;
-	struct dev_session ds;
-	if (dev_session_open(&ds, prog, out, o->format == FMT_JSON, diags))
+	struct sess_host sh;
+	memset(&sh, 0, sizeof(sh));
+	bool host = sess_host_wanted(prog);
+	if (host && sess_host_compile(&sh, prog, o, diags)) {
+		sess_host_close(&sh);
 		return 1;
+	}
+	struct dev_session ds;
+	if (dev_session_open(&ds, prog, out, o->format == FMT_JSON, host ? &sh : NULL, diags)) {
+		sess_host_close(&sh);
+		return 1;
+	}
+	if (host && sess_host_open(&sh, &ds, diags)) {
+		sess_host_close(&sh);
+		dev_session_close(&ds);
+		return 1;
+	}
+	sh.ds = &ds;
 	if (o->verbose) /* the runtime reports each module it patches */
 		ds.h->flags |= GPUX_SESS_VERBOSE;
 	char rt[4096];
 	int rc = 1;
 	if (spawn_runtime_path(rt, sizeof(rt)) == 0) {
 		dev_output_init(&ds);
-		rc = run(&ds, o, rt);
+		rc = run(&ds, &sh, o, rt);
 	}
+	sess_host_close(&sh);
 	dev_session_close(&ds);
 	return rc;
 }

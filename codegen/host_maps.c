@@ -45,6 +45,7 @@ struct seen {
 	unsigned key_str[8];
 	unsigned value_str;
 	const struct node *lhist;
+	bool cuda; /* a cuda: probe uses it */
 };
 
 static struct seen *seen_of(struct seen *s, int *n, struct map_info *mi)
@@ -80,6 +81,7 @@ struct walk_state {
 	struct hctx *h;
 	struct seen *s;
 	int *ns;
+	bool cuda;
 };
 
 /* Every map use and what it stores: string sizes, lhist bounds, and
@@ -90,8 +92,12 @@ static void walk_node(struct node *n, void *arg)
 	struct hctx *h = w->h;
 	struct seen *s = w->s;
 	int *ns = w->ns;
-	if (n->kind == N_MAP)
+	if (n->kind == N_MAP) {
 		note_map(h, n, s, ns);
+		struct seen *e = seen_of(s, ns, n->u.map.info);
+		if (e && w->cuda)
+			e->cuda = true;
+	}
 	if (n->kind == N_CALL) {
 		static const char *const rec[] = { "printf", "exit", "print", "clear",
 						   "zero", "time" };
@@ -112,9 +118,9 @@ static void walk_node(struct node *n, void *arg)
 		e->lhist = v;
 }
 
-static void walk(struct hctx *h, struct node *n, struct seen *s, int *ns)
+static void walk(struct hctx *h, struct node *n, struct seen *s, int *ns, bool cuda)
 {
-	struct walk_state w = { h, s, ns };
+	struct walk_state w = { h, s, ns, cuda };
 	if (n)
 		walk_node(n, &w);
 }
@@ -131,6 +137,35 @@ static LLVMValueRef map_global(struct hctx *h, const char *sym,
 	return g;
 }
 
+/* A map gdev: probes use too takes the device's layout (dev_maps.c):
+ * the VM in the traced process works on the device's own table. */
+static int layout_device(struct hctx *h, struct map_info *mi, struct host_map *p)
+{
+	struct arena *a = &h->obj->arena;
+	p->device = true;
+	p->type = MAP_HASH;
+	p->nkeys = mi->nkeys > 0 ? mi->nkeys : 0;
+	p->keys = arena_zalloc(a, sizeof(*p->keys) * (size_t)(p->nkeys + 1));
+	for (int i = 0; i < p->nkeys; i++) {
+		struct type t = mi->keys[i];
+		if (t.kind != TY_INT && t.kind != TY_STR) {
+			host_err(h, mi->first_use, "@%s: keys of this type are not supported in "
+				 "a map shared with gdev: probes", mi->name);
+			return -1;
+		}
+		p->keys[i] = (struct host_key){ t, 8u * (unsigned)i, 8 };
+	}
+	if (mi->value.kind != TY_INT) {
+		host_err(h, mi->first_use, "@%s is used by gdev: probes too: host probes may "
+			 "only store integers in it (aggregate on the device instead)", mi->name);
+		return -1;
+	}
+	p->key_size = 8u * (unsigned)(p->nkeys ? p->nkeys : 1);
+	p->value_size = 8;
+	p->max_entries = p->nkeys ? HOST_MAP_ENTRIES : 1;
+	return 0;
+}
+
 static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 {
 	struct map_info *mi = e->info;
@@ -139,6 +174,13 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 	p->name = mi->name;
 	p->sym = arena_printf(a, "AT_%s", mi->name);
 	p->value = mi->value;
+	/* a gdev: map that only BEGIN/END/interval print or clear keeps the
+	 * host layout: they never touch its values */
+	if ((mi->places & PLACE_DEVICE) && e->cuda) {
+		if (layout_device(h, mi, p))
+			return -1;
+		goto define;
+	}
 	p->max_entries = HOST_MAP_ENTRIES;
 	p->nkeys = mi->nkeys > 0 ? mi->nkeys : 0;
 	p->keys = arena_zalloc(a, sizeof(*p->keys) * (size_t)(p->nkeys + 1));
@@ -189,6 +231,7 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 		p->value_size = p->value_str;
 	}
 	p->key_size = off;
+define:;
 	static const char *const names[] = { "type", "max_entries", "key_size",
 					     "value_size" };
 	uint32_t vals[] = { p->type, p->max_entries, p->key_size, p->value_size };
@@ -208,8 +251,9 @@ int hl_maps_layout(struct hctx *h)
 			continue;
 		if (hl_probe_tp(h, p))
 			return -1;
-		walk(h, p->u.probe.pred, s, &ns);
-		walk(h, p->u.probe.body, s, &ns);
+		bool cuda = !strcmp(p->u.probe.attach->u.attach.provider, "cuda");
+		walk(h, p->u.probe.pred, s, &ns, cuda);
+		walk(h, p->u.probe.body, s, &ns, cuda);
 	}
 	h->tp = NULL;
 	h->maps = arena_zalloc(&h->obj->arena, sizeof(*h->maps) * (size_t)(ns + 1));
@@ -239,6 +283,21 @@ int hl_maps_layout(struct hctx *h)
 
 /* ---- operations ---- */
 
+/* One key word of a device-layout map: integers as i64, 'kernel' as the
+ * launched kernel's id. */
+static LLVMValueRef device_key_word(struct hctx *h, const struct host_map *p, struct node *k)
+{
+	if (k->type.kind != TY_STR)
+		return hl_expr_int(h, k);
+	if (k->kind != N_IDENT || strcmp(k->u.ident.name, "kernel") || !h->cuda ||
+	    strcmp(h->at->events[0]->name, "launch")) {
+		host_err(h, k, "@%s is used by gdev: probes too: its only string key is "
+			 "'kernel', in cuda:launch", p->name);
+		return NULL;
+	}
+	return hl_cuda_kernel_id(h);
+}
+
 LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 		     LLVMValueRef bucket)
 {
@@ -248,6 +307,13 @@ LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 			host_const(h, p->key_size), 8);
 	int i = 0;
 	for (struct node *k = m->u.map.keys; k && i < p->nkeys; k = k->next, i++) {
+		if (p->device) {
+			LLVMValueRef w = device_key_word(h, p, k);
+			if (!w)
+				return NULL;
+			LLVMBuildStore(h->b, w, host_gep(h, key, p->keys[i].offset));
+			continue;
+		}
 		struct hval v = hl_expr(h, k);
 		if (!v.v)
 			return NULL;

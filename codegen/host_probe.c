@@ -130,6 +130,14 @@ static LLVMValueRef cuda_field(struct hctx *h, const struct node *n,
 	return load_at(h, h->ctxarg, off, 8, false);
 }
 
+LLVMValueRef hl_cuda_kernel_id(struct hctx *h)
+{
+	unsigned off = 0;
+	for (const struct field *f = h->at->events[0]->fields; f->name; f++)
+		off += f->type.kind == TY_STR ? HOST_STR_MAX : f->type.kind == TY_DIM3 ? 16 : 8;
+	return load_at(h, h->ctxarg, off, 8, false);
+}
+
 static LLVMValueRef driver_field(struct hctx *h, const struct node *n,
 				 const char *name)
 {

@@ -20,7 +20,9 @@
  *
  * Context of gpux/cuda/ programs (the VM builds it): the catalog's fields
  * in order, each at an 8-byte aligned offset: integers as u64, strings
- * inline as char[HOST_STR_MAX], dim3 as three u32 (16 bytes).
+ * inline as char[HOST_STR_MAX], dim3 as three u32 (16 bytes); cuda:launch
+ * then has the kernel's u64 id (runtime/cuda_events.h), the key word of
+ * 'kernel' in maps gdev: probes use too.
  *
  * Output records: printf, exit and the map actions a probe cannot do in
  * BPF (print, clear, zero, time) are written to the ring buffer map
@@ -36,6 +38,7 @@
 
 #include "ast.h"
 #include "diag.h"
+#include "host_rec.h"
 
 #define HOST_STR_MAX 64        /* strings of unknown length */
 #define HOST_MAP_ENTRIES 4096  /* max_entries of every keyed map */
@@ -128,20 +131,9 @@ struct host_map {
 	bool bucket;           /* hist/lhist: a u64 bucket index ends the key */
 	int64_t lhist[3];      /* lhist min, max, step */
 	unsigned value_str;    /* string values: bytes */
-};
-
-enum host_rec_kind {
-	HOST_REC_PRINTF = 1, /* id: format index; then the arguments */
-	HOST_REC_EXIT = 2,   /* then i64 status */
-	HOST_REC_PRINT = 3,  /* id: map index; then u64 top, u64 div */
-	HOST_REC_CLEAR = 4,  /* id: map index */
-	HOST_REC_ZERO = 5,   /* id: map index */
-	HOST_REC_TIME = 6,   /* id: format index (strftime) */
-};
-
-struct host_rec_hdr {
-	uint32_t kind;
-	uint32_t id;
+	/* Also a gdev: map: laid out as the device's (8 bytes per key,
+	 * 'kernel' as its id, integer values), run on its table. */
+	bool device;
 };
 
 struct host_fmt_arg {

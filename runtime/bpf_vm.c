@@ -2,6 +2,7 @@
  * map and ring access for the controller, all under one recursive lock
  * (a ring callback prints a map; cuda: events come from any thread). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ void vm_free(struct vm *vm)
 		umap_destroy(&vm->maps[vm->nmaps].u);
 	free(vm->progs);
 	free(vm->maps);
+	free(vm->x);
 	pthread_mutex_destroy(&vm->lock);
 	free(vm);
 }
@@ -92,6 +94,33 @@ int vm_run(struct vm *vm, const char *section, const void *ctx, size_t ctx_size,
 		snprintf(vm->err, sizeof(vm->err), "no program in section %s", section);
 	}
 	free(x);
+	UNLOCK(vm);
+	return rc;
+}
+
+int vm_run_prog(struct vm *vm, int i, const void *ctx, size_t ctx_size, uint64_t *ret)
+{
+	if (i < 0 || i >= vm->nprogs)
+		return VM_ENOPROG;
+	LOCK(vm);
+	vm->err[0] = 0;
+	if (!vm->x && !(vm->x = malloc(sizeof(*vm->x)))) {
+		snprintf(vm->err, sizeof(vm->err), "out of memory");
+		UNLOCK(vm);
+		return VM_EFAULT;
+	}
+	struct vm_exec *x = vm->x;
+	/* a fresh stack and register file: nothing leaks between runs */
+	memset(x, 0, offsetof(struct vm_exec, val));
+	x->nval = 0;
+	x->vm = vm;
+	x->prog = &vm->progs[i];
+	x->ctx = ctx;
+	x->ctx_size = ctx ? ctx_size : 0;
+	x->reg[1] = (uint64_t)(uintptr_t)ctx;
+	x->reg[BPF_REG_FP] = (uint64_t)(uintptr_t)(x->stack + BPF_STACK_SIZE);
+	int rc = vm_exec(x, ret);
+	vm->last_insns = x->insns;
 	UNLOCK(vm);
 	return rc;
 }
@@ -202,6 +231,15 @@ void vm_map_zero(struct vm *vm, struct vm_map *m)
 	LOCK(vm);
 	umap_zero(&m->u);
 	UNLOCK(vm);
+}
+
+int vm_map_bind_dev(struct vm *vm, struct vm_map *m, void *table, uint32_t key_size,
+		    uint32_t value_size, uint32_t max_entries, char *err, size_t errlen)
+{
+	LOCK(vm);
+	int rc = umap_bind_dev(&m->u, table, key_size, value_size, max_entries, err, errlen);
+	UNLOCK(vm);
+	return rc;
 }
 
 int vm_ring_drain(struct vm *vm, int (*cb)(void *arg, const void *data, size_t len),

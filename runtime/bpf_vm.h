@@ -51,6 +51,10 @@ void vm_free(struct vm *vm);
  * status; the programs after a failing one do not run. */
 int vm_run(struct vm *vm, const char *section, const void *ctx, size_t ctx_size,
 	   uint64_t *ret);
+/* Runs program i alone (vm_prog_section order), as vm_run does: the
+ * fast path for events that fire often (no lookup by name, no
+ * allocation after the first run). */
+int vm_run_prog(struct vm *vm, int i, const void *ctx, size_t ctx_size, uint64_t *ret);
 /* The message of the last failed vm_run ("" after a clean one); valid
  * until the next vm_run. */
 const char *vm_last_error(const struct vm *vm);
@@ -92,6 +96,10 @@ int vm_map_update(struct vm *vm, struct vm_map *m, const void *key, const void *
 int vm_map_delete(struct vm *vm, struct vm_map *m, const void *key);
 void vm_map_clear(struct vm *vm, struct vm_map *m); /* clear(@m) */
 void vm_map_zero(struct vm *vm, struct vm_map *m);  /* zero(@m) */
+/* Backs hash map m with a device map's table (umap_bind_dev): before
+ * any program runs. 0, or -1 with a message in err. */
+int vm_map_bind_dev(struct vm *vm, struct vm_map *m, void *table, uint32_t key_size,
+		    uint32_t value_size, uint32_t max_entries, char *err, size_t errlen);
 
 /* Consumes the records of every ring buffer map in order, calling
  * cb(arg, data, len) on each under the VM's recursive lock: cb may call

@@ -53,6 +53,7 @@ struct vm {
 	int nmaps;
 	uint64_t budget, last_insns;
 	char err[256];
+	struct vm_exec *x; /* vm_run_prog's, reused under the lock */
 };
 
 #define VM_LIVE_VALUES 64

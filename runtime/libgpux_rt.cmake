@@ -14,11 +14,15 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_drain.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_interpose.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_entry.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_api.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_launch_ev.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_cev_util.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_nvjitlink.c
-    ${CMAKE_CURRENT_LIST_DIR}/rt_host.c)
+    ${CMAKE_CURRENT_LIST_DIR}/rt_host.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_host_out.c)
   target_include_directories(gpux-rt PRIVATE ${GPUX_CUDA_INCLUDE}
                              ${CMAKE_CURRENT_LIST_DIR})
-  target_link_libraries(gpux-rt PRIVATE gpux_rewrite gpux_fatbin gpux_session
+  target_link_libraries(gpux-rt PRIVATE gpux_rewrite gpux_fatbin gpux_session gpux_vm
                         Threads::Threads ${CMAKE_DL_LIBS})
   # libgpux-rt.so next to gpux, where the controller looks for it
   set_target_properties(gpux-rt PROPERTIES

@@ -58,6 +58,7 @@ struct rt_cu {
 	CUresult (*EventRecord)(CUevent, CUstream);
 	CUresult (*EventQuery)(CUevent);
 	CUresult (*StreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*MemHostRegister)(void *, size_t, unsigned); /* maps shared with cuda: */
 };
 
 /* Resolved on first need; false if libcuda is not loaded (or too old). */
@@ -141,6 +142,13 @@ static inline bool rt_cev_on(enum gpux_cev ev)
  * launch, ptx_name is the function's PTX (mangled) name, matched against
  * cuda:launch:GLOB filters; NULL for the other events. */
 void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx_name);
+/* From the runtime thread: a map dump when snap is set. */
+void rt_host_poll(bool snap);
+/* The host table behind device map dev_map (a map cuda: probes write
+ * and gdev: probes read), or NULL; its device address in the current
+ * context (registered with the driver on first use). */
+void *rt_host_table(uint32_t dev_map);
+bool rt_host_table_device(uint32_t dev_map, CUdeviceptr *d);
 
 /* ---- rt_drain.c ---- */
 /* CLOCK_MONOTONIC in ns, and milliseconds since t0 (for -v reports). */

@@ -43,6 +43,7 @@ static void *loop(void *arg)
 		pthread_mutex_lock(&rt_lock);
 		rt_ctx_poll(snap, false);
 		pthread_mutex_unlock(&rt_lock);
+		rt_host_poll(snap);
 		if (snap) {
 			last = t;
 			req = r;
@@ -51,9 +52,13 @@ static void *loop(void *arg)
 	return NULL;
 }
 
+/* From the first context setup and from the first cuda: event, which
+ * may come from two threads at once. */
+static bool starting;
+
 void rt_drain_start(void)
 {
-	if (running)
+	if (__atomic_exchange_n(&starting, true, __ATOMIC_ACQ_REL))
 		return;
 	stopping = 0;
 	running = pthread_create(&thread, NULL, loop, NULL) == 0;
@@ -76,6 +81,7 @@ static void child_after_fork(void)
 	 * exec gets its own runtime and slot */
 	pthread_mutex_init(&rt_lock, NULL);
 	running = false;
+	starting = false;
 	rt_ctx_forget();
 }
 

@@ -24,7 +24,9 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
 	ending(ctx, -1);
 	ctx_destroy_fn fn = REAL(H_CTX_DESTROY, "cuCtxDestroy_v2", ctx_destroy_fn);
-	return fn ? fn(ctx) : NO_CUDA;
+	CUresult rc = fn ? fn(ctx) : NO_CUDA;
+	rt_launch_names_forget(); /* its functions' handles may come back */
+	return rc;
 }
 
 /* A release may destroy the primary context, and its pinned memory with
@@ -33,13 +35,17 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
 static CUresult primary_end(enum hook_id id, const char *sym, CUdevice dev)
 {
 	dev_fn fn = REAL(id, sym, dev_fn);
-	if (!rt_sess())
-		return fn ? fn(dev) : NO_CUDA;
-	pthread_mutex_lock(&rt_lock);
-	rt_ctx_ending(NULL, dev);
-	CUresult rc = fn ? fn(dev) : NO_CUDA;
-	rt_ctx_ended(dev);
-	pthread_mutex_unlock(&rt_lock);
+	CUresult rc;
+	if (!rt_sess()) {
+		rc = fn ? fn(dev) : NO_CUDA;
+	} else {
+		pthread_mutex_lock(&rt_lock);
+		rt_ctx_ending(NULL, dev);
+		rc = fn ? fn(dev) : NO_CUDA;
+		rt_ctx_ended(dev);
+		pthread_mutex_unlock(&rt_lock);
+	}
+	rt_launch_names_forget(); /* the context may be gone, and its functions */
 	return rc;
 }
 
@@ -74,9 +80,24 @@ static inline CUresult done(CUresult rc, CUstream s, bool per_thread)
 		    unsigned by, unsigned bz, unsigned shm, CUstream s
 #define LAUNCH_PASS f, gx, gy, gz, bx, by, bz, shm, s
 
+/* cuda:launch fires before the launch (it may fail still). */
+#define LAUNCH_EV()                                                   \
+	do {                                                          \
+		if (rt_cev_on(GPUX_CEV_LAUNCH))                       \
+			rt_launch_ev(LAUNCH_PASS);                    \
+	} while (0)
+
+static inline void launch_ex_ev(const CUlaunchConfig *c, CUfunction f)
+{
+	if (rt_cev_on(GPUX_CEV_LAUNCH) && c)
+		rt_launch_ev(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+			     c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream);
+}
+
 CUresult cuLaunchKernel(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
+	LAUNCH_EV();
 	launch_fn fn = REAL(H_LAUNCH, "cuLaunchKernel", launch_fn);
 	return done(fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA, s, false);
 }
@@ -85,6 +106,7 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e);
 CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
+	LAUNCH_EV();
 	launch_fn fn = REAL(H_LAUNCH_PT, "cuLaunchKernel_ptsz", launch_fn);
 	return done(fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA, s, true);
 }
@@ -92,6 +114,7 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
 {
 	seen();
+	launch_ex_ev(c, f);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX, "cuLaunchKernelEx", launch_ex_fn);
 	return done(fn ? fn(c, f, p, e) : NO_CUDA, c ? c->hStream : NULL, false);
 }
@@ -100,6 +123,7 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
 {
 	seen();
+	launch_ex_ev(c, f);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX_PT, "cuLaunchKernelEx_ptsz", launch_ex_fn);
 	return done(fn ? fn(c, f, p, e) : NO_CUDA, c ? c->hStream : NULL, true);
 }
@@ -107,6 +131,7 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **p)
 {
 	seen();
+	LAUNCH_EV();
 	coop_fn fn = REAL(H_COOP, "cuLaunchCooperativeKernel", coop_fn);
 	return done(fn ? fn(LAUNCH_PASS, p) : NO_CUDA, s, false);
 }
@@ -115,13 +140,16 @@ CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p);
 CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p)
 {
 	seen();
+	LAUNCH_EV();
 	coop_fn fn = REAL(H_COOP_PT, "cuLaunchCooperativeKernel_ptsz", coop_fn);
 	return done(fn ? fn(LAUNCH_PASS, p) : NO_CUDA, s, true);
 }
 
 /* Graph kernels are the patched functions themselves (the program got
  * them from patched modules); only a new context needs setting up, and
- * the launch is a completion point like any other. */
+ * the launch is a completion point like any other. No cuda:launch: the
+ * graph's kernels are not launches the program makes one by one (and
+ * their node parameters are not at hand here). */
 CUresult cuGraphLaunch(CUgraphExec g, CUstream s)
 {
 	seen();
@@ -145,13 +173,11 @@ CUresult gpux_cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64
 				  CUdriverProcAddressQueryResult *st)
 	__asm__("cuGetProcAddress_v2");
 
-static const char *hooked_name(const char *sym, int ver, cuuint64_t flags, char *buf,
-			       size_t len);
+static const char *hooked_name(const char *sym, int ver, cuuint64_t flags);
 
 static void hook_result(const char *sym, void **pfn, int ver, cuuint64_t flags)
 {
-	char name[96];
-	const char *n = hooked_name(sym, ver, flags, name, sizeof(name));
+	const char *n = hooked_name(sym, ver, flags);
 	void *w = n ? rt_hook_for(n, *pfn) : NULL;
 	RT_TRACE("cuGetProcAddress(%s, %d, %llu)%s%s", sym, ver, (unsigned long long)flags,
 		 w ? " -> hook " : "", w ? n : "");
@@ -178,78 +204,98 @@ CUresult gpux_cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64
 	return rc;
 }
 
-struct hook {
-	const char *name;
-	enum hook_id id;
-	void *fn;
+/* base and since as in rt_api.c; where an older variant takes the same
+ * arguments, since is 0 (either may stand behind it). */
+#define E(NAME, BASE, SINCE, PT, ID, FN) { NAME, BASE, SINCE, PT, ID, (void *)FN }
+static const struct rt_hook hooks[] = {
+	E("cuGetProcAddress", "cuGetProcAddress", 0, false, H_GPA, gpux_cuGetProcAddress_v1),
+	E("cuGetProcAddress_v2", "cuGetProcAddress", 12000, false, H_GPA2,
+	  gpux_cuGetProcAddress_v2),
+	E("cuModuleLoadData", "cuModuleLoadData", 0, false, H_LOAD, cuModuleLoadData),
+	E("cuModuleLoad", "cuModuleLoad", 0, false, H_LOAD_FILE, cuModuleLoad),
+	E("cuModuleLoadDataEx", "cuModuleLoadDataEx", 0, false, H_LOAD_EX, cuModuleLoadDataEx),
+	E("cuModuleLoadFatBinary", "cuModuleLoadFatBinary", 0, false, H_LOAD_FAT,
+	  cuModuleLoadFatBinary),
+	E("cuLibraryLoadData", "cuLibraryLoadData", 0, false, H_LIB_LOAD, cuLibraryLoadData),
+	E("cuLinkAddData", "cuLinkAddData", 0, false, H_LINK_ADD, gpux_cuLinkAddData_v1),
+	E("cuLinkAddData_v2", "cuLinkAddData", 6050, false, H_LINK_ADD2, cuLinkAddData_v2),
+	E("cuModuleUnload", "cuModuleUnload", 0, false, H_MOD_UNLOAD, cuModuleUnload),
+	E("cuLibraryUnload", "cuLibraryUnload", 0, false, H_LIB_UNLOAD, cuLibraryUnload),
+	E("cuCtxDestroy_v2", "cuCtxDestroy", 0, false, H_CTX_DESTROY, cuCtxDestroy_v2),
+	E("cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease", 0, false, H_PRIM_RELEASE,
+	  cuDevicePrimaryCtxRelease_v2),
+	E("cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset", 0, false, H_PRIM_RESET,
+	  cuDevicePrimaryCtxReset_v2),
+	E("cuLaunchKernel", "cuLaunchKernel", 0, false, H_LAUNCH, cuLaunchKernel),
+	E("cuLaunchKernel_ptsz", "cuLaunchKernel", 0, true, H_LAUNCH_PT, cuLaunchKernel_ptsz),
+	E("cuLaunchKernelEx", "cuLaunchKernelEx", 0, false, H_LAUNCH_EX, cuLaunchKernelEx),
+	E("cuLaunchKernelEx_ptsz", "cuLaunchKernelEx", 0, true, H_LAUNCH_EX_PT,
+	  cuLaunchKernelEx_ptsz),
+	E("cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel", 0, false, H_COOP,
+	  cuLaunchCooperativeKernel),
+	E("cuLaunchCooperativeKernel_ptsz", "cuLaunchCooperativeKernel", 0, true, H_COOP_PT,
+	  cuLaunchCooperativeKernel_ptsz),
+	E("cuGraphLaunch", "cuGraphLaunch", 0, false, H_GRAPH, cuGraphLaunch),
+	E("cuGraphLaunch_ptsz", "cuGraphLaunch", 0, true, H_GRAPH_PT, cuGraphLaunch_ptsz),
 };
+#undef E
 
-static const struct hook hooks[] = {
-	{ "cuGetProcAddress", H_GPA, (void *)gpux_cuGetProcAddress_v1 },
-	{ "cuGetProcAddress_v2", H_GPA2, (void *)gpux_cuGetProcAddress_v2 },
-	{ "cuModuleLoadData", H_LOAD, (void *)cuModuleLoadData },
-	{ "cuModuleLoad", H_LOAD_FILE, (void *)cuModuleLoad },
-	{ "cuModuleLoadDataEx", H_LOAD_EX, (void *)cuModuleLoadDataEx },
-	{ "cuModuleLoadFatBinary", H_LOAD_FAT, (void *)cuModuleLoadFatBinary },
-	{ "cuLibraryLoadData", H_LIB_LOAD, (void *)cuLibraryLoadData },
-	{ "cuLinkAddData", H_LINK_ADD, (void *)gpux_cuLinkAddData_v1 },
-	{ "cuLinkAddData_v2", H_LINK_ADD2, (void *)cuLinkAddData_v2 },
-	{ "cuModuleUnload", H_MOD_UNLOAD, (void *)cuModuleUnload },
-	{ "cuLibraryUnload", H_LIB_UNLOAD, (void *)cuLibraryUnload },
-	{ "cuCtxDestroy_v2", H_CTX_DESTROY, (void *)cuCtxDestroy_v2 },
-	{ "cuDevicePrimaryCtxRelease_v2", H_PRIM_RELEASE, (void *)cuDevicePrimaryCtxRelease_v2 },
-	{ "cuDevicePrimaryCtxReset_v2", H_PRIM_RESET, (void *)cuDevicePrimaryCtxReset_v2 },
-	{ "cuLaunchKernel", H_LAUNCH, (void *)cuLaunchKernel },
-	{ "cuLaunchKernel_ptsz", H_LAUNCH_PT, (void *)cuLaunchKernel_ptsz },
-	{ "cuLaunchKernelEx", H_LAUNCH_EX, (void *)cuLaunchKernelEx },
-	{ "cuLaunchKernelEx_ptsz", H_LAUNCH_EX_PT, (void *)cuLaunchKernelEx_ptsz },
-	{ "cuLaunchCooperativeKernel", H_COOP, (void *)cuLaunchCooperativeKernel },
-	{ "cuLaunchCooperativeKernel_ptsz", H_COOP_PT, (void *)cuLaunchCooperativeKernel_ptsz },
-	{ "cuGraphLaunch", H_GRAPH, (void *)cuGraphLaunch },
-	{ "cuGraphLaunch_ptsz", H_GRAPH_PT, (void *)cuGraphLaunch_ptsz },
-};
-#define NHOOKS (sizeof(hooks) / sizeof(hooks[0]))
+static const size_t nhooks = sizeof(hooks) / sizeof(hooks[0]);
 
-static const struct hook *find_hook(const char *name)
+/* Every hook: ours above and rt_api.c's. */
+static const struct {
+	const struct rt_hook *v;
+	const size_t *n;
+} tables[] = { { hooks, &nhooks }, { rt_api_hooks, &rt_api_nhooks } };
+#define NTABLES (sizeof(tables) / sizeof(tables[0]))
+
+#define EACH_HOOK(h)                                                                   \
+	for (size_t t_ = 0; t_ < NTABLES; t_++)                                        \
+		for (const struct rt_hook *h = tables[t_].v; h < tables[t_].v + *tables[t_].n; h++)
+
+static const struct rt_hook *find_hook(const char *name)
 {
-	for (size_t i = 0; i < NHOOKS; i++)
-		if (!strcmp(hooks[i].name, name))
-			return &hooks[i];
+	EACH_HOOK(h)
+		if (!strcmp(h->name, name))
+			return h;
 	return NULL;
 }
 
 void *rt_hook_for(const char *name, void *real_fn)
 {
-	const struct hook *h = find_hook(name);
+	const struct rt_hook *h = find_hook(name);
 	if (!h)
 		return NULL;
 	/* never record a hook of ours as libcuda's function */
-	for (size_t i = 0; real_fn && i < NHOOKS; i++)
-		if (hooks[i].fn == real_fn)
-			return h->fn;
+	if (real_fn)
+		EACH_HOOK(x)
+			if (x->fn == real_fn)
+				return h->fn;
 	if (real_fn)
 		__atomic_store_n(&rt_real_fn[h->id], real_fn, __ATOMIC_RELEASE);
 	return h->fn;
 }
 
 /* The symbol cuGetProcAddress(sym, ver, flags) returns, as our table
- * names it: per-thread-stream variants and the _v2 of versioned calls
- * (same arguments as the originals, so either may stand behind them). */
-static const char *hooked_name(const char *sym, int ver, cuuint64_t flags, char *buf,
-			       size_t len)
+ * names it: of the variants of base sym whose arguments are those of
+ * version ver, the newest, and of those the per-thread-stream one if the
+ * flags ask for it. None (say, the 32-bit cuMemcpyHtoD of CUDA 2.0): not
+ * hooked, the driver's function goes to the program untouched. A full
+ * name (cuLaunchKernel_ptsz) is taken as it is. */
+static const char *hooked_name(const char *sym, int ver, cuuint64_t flags)
 {
 	if (strncmp(sym, "cu", 2))
 		return NULL;
-	if (!strcmp(sym, "cuGetProcAddress"))
-		return ver >= 12000 ? "cuGetProcAddress_v2" : "cuGetProcAddress";
-	if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) {
-		snprintf(buf, len, "%s_ptsz", sym);
-		if (find_hook(buf))
-			return buf;
+	bool pt = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	const struct rt_hook *best = NULL;
+	EACH_HOOK(h) {
+		if (strcmp(h->base, sym) || h->since > ver || (h->pt && !pt))
+			continue;
+		if (!best || h->since > best->since || (h->since == best->since && h->pt))
+			best = h;
 	}
-	snprintf(buf, len, "%s_v2", sym);
-	if (find_hook(buf))
-		return buf;
+	if (best)
+		return best->name;
 	return find_hook(sym) ? sym : NULL;
 }
 

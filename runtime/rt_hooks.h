@@ -32,7 +32,17 @@ enum hook_id {
 	H_GPA, H_GPA2, H_LOAD, H_LOAD_FILE, H_LOAD_EX, H_LOAD_FAT, H_LIB_LOAD, H_LINK_ADD,
 	H_LINK_ADD2, H_MOD_UNLOAD, H_LIB_UNLOAD, H_CTX_DESTROY, H_PRIM_RELEASE, H_PRIM_RESET,
 	H_LAUNCH, H_LAUNCH_PT, H_LAUNCH_EX, H_LAUNCH_EX_PT, H_COOP, H_COOP_PT, H_GRAPH,
-	H_GRAPH_PT, H_COUNT
+	H_GRAPH_PT,
+	/* rt_api.c: the cuda: events of memory and synchronization (_PT: the
+	 * per-thread-default-stream variant, _ptds or _ptsz) */
+	H_MALLOC, H_MALLOC_PITCH, H_MALLOC_MANAGED, H_MALLOC_ASYNC, H_MALLOC_ASYNC_PT,
+	H_MALLOC_POOL, H_MALLOC_POOL_PT, H_FREE, H_FREE_ASYNC, H_FREE_ASYNC_PT,
+	H_MEMCPY, H_MEMCPY_PT, H_MEMCPY_ASYNC, H_MEMCPY_ASYNC_PT, H_HTOD, H_HTOD_PT, H_DTOH,
+	H_DTOH_PT, H_DTOD, H_DTOD_PT, H_HTOD_ASYNC, H_HTOD_ASYNC_PT, H_DTOH_ASYNC,
+	H_DTOH_ASYNC_PT, H_DTOD_ASYNC, H_DTOD_ASYNC_PT, H_PEER, H_PEER_PT, H_PEER_ASYNC,
+	H_PEER_ASYNC_PT, H_2D, H_2D_PT, H_2D_ASYNC, H_2D_ASYNC_PT, H_3D, H_3D_PT, H_3D_ASYNC,
+	H_3D_ASYNC_PT, H_STREAM_SYNC, H_STREAM_SYNC_PT, H_CTX_SYNC, H_CTX_SYNC2,
+	H_COUNT
 };
 
 extern void *rt_real_fn[H_COUNT];
@@ -55,5 +65,33 @@ void *rt_nvjitlink_hook(const char *name, void *real_fn);
 /* The exported hooks, by the symbol name the program asks for
  * (rt_entry.c): NULL if name is not hooked. */
 void *rt_hook_for(const char *name, void *real_fn);
+
+/* A hook table entry. cuGetProcAddress is asked for base at a CUDA
+ * version: it answers with the variant of the highest since <= that
+ * version, the per-thread one (pt) when the flags ask for it. */
+struct rt_hook {
+	const char *name;
+	const char *base;
+	int since;
+	bool pt;
+	enum hook_id id;
+	void *fn;
+};
+/* rt_api.c's hooks (rt_entry.c has the others). */
+extern const struct rt_hook rt_api_hooks[];
+extern const size_t rt_api_nhooks;
+
+/* ---- cuda: events (rt_cev_util.c, rt_launch_ev.c) ---- */
+/* rt_cev_fire, after logging ctx's fields under GPUX_RT_TRACE=1. */
+void rt_cev_emit(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx_name);
+/* cuda:module_load for handle, loaded from the image the program gave
+ * (size: bytes if known, else 0). Call only when the event is on. */
+void rt_cev_module(const void *handle, const void *image, size_t size);
+/* cuda:launch of f, before the launch; call only when the event is on. */
+void rt_launch_ev(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+		  unsigned by, unsigned bz, unsigned shmem, CUstream s);
+/* Forgets the kernel names of function handles, which the driver may
+ * reuse once their module, library or context is gone. */
+void rt_launch_names_forget(void);
 
 #endif

@@ -1,22 +1,255 @@
-/* cuda: events: the session's host programs, run in the userspace BPF
- * VM inside the traced process (placeholder until the VM is wired: with
- * GPUX_RT_TRACE=1 every event is wanted and logged). */
-#include "rt.h"
+/* cuda: events (rt.h): every traced process runs the session's host
+ * programs (hobj, session.h) in its own userspace BPF VM, loaded at the
+ * first event. A program runs in the thread that made the CUDA call, so
+ * its nsecs is the call's; the VM's lock serialises threads. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "rt_host_priv.h"
 
-uint32_t rt_cev_wanted;
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-__attribute__((constructor)) static void placeholder_init(void)
+/* Every event until the first one shows what the session wants: the
+ * session is mapped only in processes that use CUDA. */
+uint32_t rt_cev_wanted = ~0u;
+struct rt_host rt_h;
+
+static int state; /* 0 not loaded, 1 running, -1 off */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void forget(void)
 {
-	if (rt_tracing())
-		rt_cev_wanted = ~0u;
+	/* a fork's child starts over: the maps it inherited are its
+	 * parent's, which the parent reports */
+	state = 0;
+	rt_h.vm = NULL; /* the parent's memory: left, never freed twice */
+	memset(&rt_h, 0, sizeof(rt_h));
+	pthread_mutex_init(&load_lock, NULL);
+}
+
+__attribute__((constructor)) static void host_init(void)
+{
+	pthread_atfork(NULL, NULL, forget);
+}
+
+static int event_of(const char *sec, const char **glob)
+{
+	static const char *const names[] = GPUX_CEV_NAMES;
+	if (strncmp(sec, "gpux/cuda/", 10))
+		return -1;
+	sec += 10;
+	for (int e = 0; e < GPUX_CEV_COUNT; e++) {
+		size_t n = strlen(names[e]);
+		if (!strncmp(sec, names[e], n) && (!sec[n] || sec[n] == ':')) {
+			*glob = sec[n] ? sec + n + 1 : NULL;
+			return e;
+		}
+	}
+	return -1;
+}
+
+static bool programs(void)
+{
+	int launch_bits = 0;
+	for (int i = 0; i < vm_prog_count(rt_h.vm); i++) {
+		const char *glob;
+		int e = event_of(vm_prog_section(rt_h.vm, i), &glob);
+		if (e < 0)
+			continue;
+		struct host_ev *ev = &rt_h.ev[e];
+		struct host_prog *p = realloc(ev->p, sizeof(*p) * (size_t)(ev->n + 1));
+		if (!p)
+			return false;
+		ev->p = p;
+		p[ev->n] = (struct host_prog){ i, glob ? strdup(glob) : NULL, -1 };
+		if (glob && launch_bits < 31)
+			p[ev->n].bit = launch_bits++;
+		ev->n++;
+	}
+	if (launch_bits)
+		rt_h.glob_ok = calloc(GPUX_SESS_MAX_NAMES, sizeof(uint32_t));
+	return !launch_bits || rt_h.glob_ok;
+}
+
+/* Device maps the VM shares: a zeroed table each, in page-aligned
+ * memory the device will read once it is registered (rt_host_table). */
+static bool binds(struct gpux_sess_hdr *h)
+{
+	char err[160];
+	struct gpux_sess_hbind *b = gpux_sess_hbinds(h);
+	rt_h.nbinds = h->nhbind < HOST_MAX_BINDS ? h->nhbind : HOST_MAX_BINDS;
+	for (uint32_t i = 0; i < rt_h.nbinds; i++) {
+		char sym[sizeof(b[i].sym) + 1];
+		memcpy(sym, b[i].sym, sizeof(b[i].sym));
+		sym[sizeof(b[i].sym)] = 0;
+		rt_h.maps[i] = vm_map_by_name(rt_h.vm, sym);
+		uint32_t d = b[i].dev_map;
+		if (d == GPUX_SESS_NO_MAP || !rt_h.maps[i])
+			continue;
+		if (d >= h->nmaps || d >= HOST_MAX_BINDS)
+			return false;
+		const struct gpux_sess_map *m = &gpux_sess_maps(h)[d];
+		uint64_t size = (GPUX_SHARD_BYTES(m->max_entries, m->key_size, m->value_size) +
+				 4095) & ~4095ull;
+		void *t = aligned_alloc(4096, size);
+		if (!t)
+			return false;
+		memset(t, 0, size);
+		rt_h.table[d] = t;
+		rt_h.table_size[d] = size;
+		if (vm_map_bind_dev(rt_h.vm, rt_h.maps[i], t, m->key_size, m->value_size,
+				    m->max_entries, err, sizeof(err))) {
+			rt_warn("cuda: probes: %s", err);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void claim_region(struct gpux_sess_hdr *h)
+{
+	uint32_t i = __atomic_fetch_add(&h->hosts_used, 1, __ATOMIC_ACQ_REL);
+	if (i >= h->nhosts) {
+		rt_warn("more than %u processes run cuda: probes; the maps of pid %d are lost",
+			h->nhosts, (int)getpid());
+		return;
+	}
+	rt_h.region = gpux_sess_host_at(h, i);
+	rt_h.region->pid = (uint32_t)getpid();
+	__atomic_store_n(&rt_h.region->state, GPUX_SLOT_LIVE, __ATOMIC_RELEASE);
+}
+
+static void at_exit(void)
+{
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1 || !rt_h.region)
+		return;
+	rt_host_records();
+	rt_host_dump();
+	__atomic_store_n(&rt_h.region->state, GPUX_SLOT_DONE, __ATOMIC_RELEASE);
+}
+
+static bool load(void)
+{
+	pthread_mutex_lock(&load_lock);
+	if (state) {
+		pthread_mutex_unlock(&load_lock);
+		return state > 0;
+	}
+	struct gpux_sess_hdr *h = rt_sess();
+	char err[256];
+	bool ok = h && h->hobj_len &&
+		  vm_load((char *)h + h->hobj_off, h->hobj_len, &rt_h.vm, err, sizeof(err)) == 0;
+	if (h && h->hobj_len && !ok)
+		rt_warn("cannot load the cuda: probes: %s", err);
+	ok = ok && programs() && binds(h);
+	if (ok) {
+		rt_cev_wanted = h->cev_mask;
+		rt_h.ring = vm_map_by_name(rt_h.vm, "gpux_events") != NULL;
+		claim_region(h);
+		atexit(at_exit);
+		rt_drain_start(); /* periodic dumps and snap_req */
+	} else {
+		rt_cev_wanted = 0;
+	}
+	__atomic_store_n(&state, ok ? 1 : -1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&load_lock);
+	return ok;
+}
+
+static inline bool ready(void)
+{
+	int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+	return s > 0 || (s == 0 && load());
+}
+
+/* Whether launch program p matches the kernel, cached per kernel id. */
+static bool matches(const struct host_prog *p, const struct gpux_cev_launch *c,
+		    const char *ptx_name)
+{
+	if (!ptx_name)
+		return false;
+	if (p->bit < 0 || c->kernel_id >= GPUX_SESS_MAX_NAMES)
+		return rt_glob_matches(p->glob, ptx_name);
+	uint32_t *w = &rt_h.glob_ok[c->kernel_id];
+	uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+	if (!(v & (1u << 31))) {
+		v = 1u << 31;
+		const struct host_ev *ev = &rt_h.ev[GPUX_CEV_LAUNCH];
+		for (int i = 0; i < ev->n; i++)
+			if (ev->p[i].bit >= 0 && rt_glob_matches(ev->p[i].glob, ptx_name))
+				v |= 1u << ev->p[i].bit;
+		__atomic_store_n(w, v, __ATOMIC_RELAXED);
+	}
+	return v >> p->bit & 1;
+}
+
+static void failed(int rc, int prog)
+{
+	if (rt_h.region)
+		__atomic_add_fetch(&rt_h.region->failures, 1, __ATOMIC_RELAXED);
+	if (rt_h.told)
+		return;
+	rt_h.told = true;
+	char *msg = rt_h.region ? rt_h.region->error : (char[128]){ 0 };
+	snprintf(msg, 128, "%s: %s (status %d)", vm_prog_section(rt_h.vm, prog),
+		 vm_last_error(rt_h.vm), rc);
+	if (!rt_h.region)
+		rt_warn("cuda: probe stopped: %s", msg);
 }
 
 void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx_name)
 {
-	(void)ptx_name;
-	static const char *const names[] = GPUX_CEV_NAMES;
-	if (ev == GPUX_CEV_LAUNCH)
-		RT_TRACE("cuda:launch %s", ((const struct gpux_cev_launch *)ctx)->kernel);
-	else
-		RT_TRACE("cuda:%s (%zu bytes)", names[ev], size);
+	if ((unsigned)ev >= GPUX_CEV_COUNT || !ready() || rt_h.exited)
+		return;
+	const struct host_ev *e = &rt_h.ev[ev];
+	bool ran = false;
+	for (int i = 0; i < e->n; i++) {
+		const struct host_prog *p = &e->p[i];
+		if (p->glob && !matches(p, ctx, ptx_name))
+			continue;
+		int rc = vm_run_prog(rt_h.vm, p->idx, ctx, size, NULL);
+		if (rc)
+			failed(rc, p->idx);
+		ran = true;
+	}
+	if (!ran)
+		return;
+	if (rt_h.region)
+		__atomic_add_fetch(&rt_h.region->events, 1, __ATOMIC_RELAXED);
+	if (rt_h.ring)
+		rt_host_records();
+}
+
+void rt_host_poll(bool snap)
+{
+	if (snap && __atomic_load_n(&state, __ATOMIC_ACQUIRE) == 1)
+		rt_host_dump();
+}
+
+void *rt_host_table(uint32_t dev_map)
+{
+	if (dev_map >= HOST_MAX_BINDS || !ready())
+		return NULL;
+	return rt_h.table[dev_map];
+}
+
+bool rt_host_table_device(uint32_t dev_map, CUdeviceptr *d)
+{
+	void *t = rt_host_table(dev_map);
+	if (!t || !rt_cu.MemHostRegister)
+		return false;
+	if (!rt_h.registered[dev_map]) {
+		CUresult rc = rt_cu.MemHostRegister(t, rt_h.table_size[dev_map],
+						    CU_MEMHOSTREGISTER_PORTABLE |
+						    CU_MEMHOSTREGISTER_DEVICEMAP);
+		if (rc != CUDA_SUCCESS) {
+			rt_warn("cannot share a map with the device: %s", rt_cu_err(rc));
+			return false;
+		}
+		rt_h.registered[dev_map] = true;
+	}
+	return rt_cu.MemHostGetDevicePointer(d, t, 0) == CUDA_SUCCESS;
 }

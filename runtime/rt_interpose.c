@@ -94,6 +94,16 @@ static bool is_elf(const void *image)
 	return image && !memcmp(image, "\x7f" "ELF", 4);
 }
 
+/* cuda:module_load after a successful load: the handle, and what the
+ * program gave (not the patched PTX loaded in its place). */
+static inline CUresult module_ev(CUresult rc, const void *handle, const void *image,
+				 size_t size)
+{
+	if (rc == CUDA_SUCCESS && rt_cev_on(GPUX_CEV_MODULE_LOAD))
+		rt_cev_module(handle, image, size);
+	return rc;
+}
+
 static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_option *opt,
 			 void **val, CUresult (*orig)(CUmodule *, const void *, unsigned,
 						      CUjit_option *, void **, void *),
@@ -102,12 +112,12 @@ static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_optio
 	const char *ptx = rt_patch(image, 0);
 	if (ptx && load_patched(m, ptx, n, opt, val) == CUDA_SUCCESS) {
 		loaded_module(*m);
-		return CUDA_SUCCESS;
+		return module_ev(CUDA_SUCCESS, *m, image, 0);
 	}
 	CUresult rc = orig(m, image, n, opt, val, orig_arg);
 	if (rc == CUDA_SUCCESS && is_elf(image))
 		loaded_module(*m); /* a cubin linked from patched PTX (numba) */
-	return rc;
+	return module_ev(rc, rc == CUDA_SUCCESS ? *m : NULL, image, 0);
 }
 
 static CUresult orig_load(CUmodule *m, const void *image, unsigned n, CUjit_option *o,
@@ -175,17 +185,20 @@ static char *read_file(const char *path, size_t *len)
 CUresult cuModuleLoad(CUmodule *m, const char *path)
 {
 	size_t len = 0;
-	char *image = rt_sess() && path ? read_file(path, &len) : NULL;
+	bool want = rt_sess() || rt_cev_on(GPUX_CEV_MODULE_LOAD);
+	char *image = want && path ? read_file(path, &len) : NULL;
 	const char *ptx = image ? rt_patch(image, len) : NULL;
+	CUresult rc;
 	if (ptx && load_patched(m, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
-		free(image);
 		loaded_module(*m);
-		return CUDA_SUCCESS;
+		rc = CUDA_SUCCESS;
+	} else {
+		load_file_fn fn = REAL(H_LOAD_FILE, "cuModuleLoad", load_file_fn);
+		rc = fn ? fn(m, path) : NO_CUDA;
+		if (rc == CUDA_SUCCESS && is_elf(image))
+			loaded_module(*m);
 	}
-	load_file_fn fn = REAL(H_LOAD_FILE, "cuModuleLoad", load_file_fn);
-	CUresult rc = fn ? fn(m, path) : NO_CUDA;
-	if (rc == CUDA_SUCCESS && is_elf(image))
-		loaded_module(*m);
+	module_ev(rc, rc == CUDA_SUCCESS ? *m : NULL, image, len);
 	free(image);
 	return rc;
 }
@@ -215,7 +228,7 @@ CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, v
 		rt_library_loaded(*lib);
 		pthread_mutex_unlock(&rt_lock);
 	}
-	return rc;
+	return module_ev(rc, rc == CUDA_SUCCESS ? *lib : NULL, code, 0);
 }
 
 static CUresult link_add(enum hook_id id, const char *sym, CUlinkState st, CUjitInputType type,
@@ -258,7 +271,9 @@ CUresult cuModuleUnload(CUmodule m)
 		pthread_mutex_unlock(&rt_lock);
 	}
 	mod_unload_fn fn = REAL(H_MOD_UNLOAD, "cuModuleUnload", mod_unload_fn);
-	return fn ? fn(m) : NO_CUDA;
+	CUresult rc = fn ? fn(m) : NO_CUDA;
+	rt_launch_names_forget(); /* its functions' handles may come back */
+	return rc;
 }
 
 CUresult cuLibraryUnload(CUlibrary l)
@@ -269,5 +284,7 @@ CUresult cuLibraryUnload(CUlibrary l)
 		pthread_mutex_unlock(&rt_lock);
 	}
 	lib_unload_fn fn = REAL(H_LIB_UNLOAD, "cuLibraryUnload", lib_unload_fn);
-	return fn ? fn(l) : NO_CUDA;
+	CUresult rc = fn ? fn(l) : NO_CUDA;
+	rt_launch_names_forget(); /* its kernels' handles may come back */
+	return rc;
 }

@@ -90,6 +90,14 @@ static void snapshot(struct rt_ctx *x, bool final)
 	__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL); /* odd: writing */
 	if (x->size)
 		memcpy((char *)s + x->base, x->staging, x->size);
+	for (uint32_t m = 0; m < h->nmaps; m++) {
+		const void *t = rt_host_table(m);
+		if (t) /* the VM's table: host memory the device reads */
+			memcpy(gpux_area_table(gpux_sess_area(h, s, m), &gpux_sess_maps(h)[m], 0), t,
+			       GPUX_SHARD_BYTES(gpux_sess_maps(h)[m].max_entries,
+						gpux_sess_maps(h)[m].key_size,
+						gpux_sess_maps(h)[m].value_size));
+	}
 	int k = 0;
 	for (uint32_t m = 0; m < h->nmaps; m++) {
 		uint64_t sum = 0;

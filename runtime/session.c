@@ -32,7 +32,20 @@ static uint64_t layout(const struct gpux_sess_spec *spec, struct gpux_sess_hdr *
 		slot += align_up(gpux_sess_area_size(&spec->maps[i]), 128);
 	h->slot_size = align_up(slot, 4096);
 	h->nslots = GPUX_SESS_MAX_SLOTS;
-	return at + h->slot_size * h->nslots;
+	at += h->slot_size * h->nslots;
+	h->hobj_off = at;
+	at = align_up(at + spec->hobj_len, 64);
+	h->hbind_off = at;
+	at = align_up(at + (uint64_t)spec->nhbind * sizeof(struct gpux_sess_hbind), 4096);
+	h->hosts_off = at;
+	h->host_size = 0;
+	h->nhosts = 0;
+	if (spec->hobj_len) {
+		h->host_size = align_up(align_up(sizeof(struct gpux_sess_host), 64) +
+					GPUX_SESS_HRING_SIZE + spec->dump_size, 4096);
+		h->nhosts = GPUX_SESS_MAX_HOSTS;
+	}
+	return at + h->host_size * h->nhosts;
 }
 
 uint64_t gpux_sess_size(const struct gpux_sess_spec *spec)
@@ -66,6 +79,19 @@ void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec)
 		memcpy((char *)h + h->ptx_off, spec->ptx, spec->ptx_len);
 	for (uint32_t i = 0; i < h->nslots; i++)
 		gpux_sess_slot_at(h, i)->ring_off = align_up(sizeof(struct gpux_sess_slot), 64);
+	h->hobj_len = spec->hobj_len;
+	if (spec->hobj_len)
+		memcpy((char *)h + h->hobj_off, spec->hobj, spec->hobj_len);
+	h->nhbind = spec->nhbind;
+	if (spec->nhbind)
+		memcpy(gpux_sess_hbinds(h), spec->hbind, spec->nhbind * sizeof(*spec->hbind));
+	h->dump_size = spec->dump_size;
+	h->cev_mask = spec->cev_mask;
+	for (uint32_t i = 0; i < h->nhosts; i++) {
+		struct gpux_sess_host *r = gpux_sess_host_at(h, i);
+		r->ring_off = align_up(sizeof(*r), 64);
+		r->dump_off = r->ring_off + GPUX_SESS_HRING_SIZE;
+	}
 }
 
 int gpux_sess_check(const void *seg, uint64_t len)
@@ -75,6 +101,9 @@ int gpux_sess_check(const void *seg, uint64_t len)
 	    h->version != GPUX_SESS_VERSION || h->size > len)
 		return -1;
 	if (h->slots_off + h->slot_size * h->nslots > len || h->ptx_off + h->ptx_len >= len)
+		return -1;
+	if (h->hobj_off + h->hobj_len > len || h->hbind_off + (uint64_t)h->nhbind *
+	    sizeof(struct gpux_sess_hbind) > len || h->hosts_off + h->host_size * h->nhosts > len)
 		return -1;
 	return 0;
 }

@@ -5,7 +5,14 @@
  * context of each process claims a slot and publishes its map snapshots
  * and printf records there. Plain fixed-width C so both sides agree.
  *
- *   [hdr][probes][maps][ptx][names][slot 0][slot 1]...
+ *   [hdr][probes][maps][ptx][names][slot 0][slot 1]...[hobj][hbind][host 0]...
+ *
+ * hobj is the host object (a BPF ELF, codegen/llvm_host.h) whose cuda:
+ * programs each traced process runs in its own userspace BPF VM; hbind
+ * says which of its maps are device maps too (cross-layer: the VM works
+ * on the device table, kept in host memory the device reads); each
+ * process with a VM claims a host region for its event ring and its map
+ * dumps (struct gpux_sess_host).
  *
  * A slot is [gpux_sess_slot][event ring][map 0 area][map 1 area]...; a
  * map area is gpux_sess_map_area followed by the raw copy of the device
@@ -20,12 +27,14 @@
 #include "../codegen/ptx/gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 2
+#define GPUX_SESS_VERSION 3
 #define GPUX_SESS_ENV "GPUX_SESSION_FD"
 #define GPUX_SESS_MAX_SLOTS 16
 #define GPUX_SESS_MAX_NAMES 4096
 #define GPUX_SESS_NAME_LEN 248
 #define GPUX_SESS_RING_SIZE (1u << 20) /* per slot, a power of two */
+#define GPUX_SESS_MAX_HOSTS 16
+#define GPUX_SESS_HRING_SIZE (256u << 10) /* per host region, a power of two */
 
 /* Header flags (hdr.flags), set by the controller. */
 #define GPUX_SESS_VERBOSE 1u /* the runtime reports each module it patches */
@@ -55,6 +64,51 @@ struct gpux_sess_hdr {
 	uint32_t snap_req;    /* bumped to ask every slot for a snapshot */
 	uint32_t stop;        /* the controller is leaving: stop probing */
 	uint64_t reserved[6];
+	/* Host programs (cuda:), version 3. */
+	uint64_t hobj_off, hobj_len;  /* the BPF ELF; len 0: none */
+	uint64_t hbind_off;           /* struct gpux_sess_hbind[nhbind] */
+	uint32_t nhbind;
+	uint32_t nhosts;              /* GPUX_SESS_MAX_HOSTS, 0 without hobj */
+	uint64_t hosts_off, host_size;
+	uint64_t dump_size;           /* bytes of a host region's map dump */
+	uint32_t hosts_used;          /* regions claimed (atomic fetch-add) */
+	uint32_t cev_mask;            /* cuda: events probed, bit per enum gpux_cev */
+};
+
+/* The host object's maps in record-id order (the id a print, clear or
+ * zero record names): the ELF symbol, and the device map whose table
+ * backs it (GPUX_SESS_NO_MAP: none). */
+struct gpux_sess_hbind {
+	char sym[56];     /* "AT_t" */
+	uint32_t dev_map;
+	uint32_t pad;
+};
+#define GPUX_SESS_NO_MAP 0xffffffffu
+
+/* One traced process's userspace VM. Its event ring carries the host
+ * object's records (printf, exit, time, print), each as struct
+ * gpux_sess_hrec + the VM's record, 8-aligned, never straddling the end
+ * (a filler record with kind GPUX_SESS_FILLER pads instead). The dump
+ * holds the VM's maps that are not device maps, under seq (a seqlock):
+ * per map in ELF order, u32 index, u32 count, then count (key, value)
+ * pairs; a u32 index of UINT32_MAX ends it. */
+struct gpux_sess_host {
+	uint32_t state;       /* enum gpux_slot_state */
+	uint32_t pid;
+	uint32_t seq;
+	uint32_t pad;
+	uint64_t dumps;       /* dumps written */
+	uint64_t ring_head, ring_tail, ring_drops;
+	uint64_t events;      /* cuda: events that ran programs */
+	uint64_t failures;    /* program runs the VM stopped */
+	uint64_t ring_off, dump_off;
+	char error[128];      /* the first failure's message */
+	uint64_t reserved[4];
+};
+
+struct gpux_sess_hrec {
+	uint32_t len;  /* this header + the record, rounded up to 8 */
+	uint32_t kind; /* GPUX_SESS_FILLER, or the record's own length */
 };
 
 /* One probe site set: a JIT'ed probe function called at every site of
@@ -135,6 +189,12 @@ struct gpux_sess_spec {
 	uint32_t nmaps;
 	const char *ptx;
 	size_t ptx_len;
+	const void *hobj; /* host object, or NULL */
+	size_t hobj_len;
+	const struct gpux_sess_hbind *hbind;
+	uint32_t nhbind;
+	uint64_t dump_size;
+	uint32_t cev_mask;
 };
 
 /* Bytes a map's area takes: header, state words (padded to 8), keys,
@@ -167,6 +227,14 @@ static inline struct gpux_sess_map_area *gpux_sess_area(struct gpux_sess_hdr *h,
 							struct gpux_sess_slot *s, uint32_t map)
 {
 	return (struct gpux_sess_map_area *)((char *)s + gpux_sess_maps(h)[map].area_off);
+}
+static inline struct gpux_sess_host *gpux_sess_host_at(struct gpux_sess_hdr *h, uint32_t i)
+{
+	return (struct gpux_sess_host *)((char *)h + h->hosts_off + (uint64_t)i * h->host_size);
+}
+static inline struct gpux_sess_hbind *gpux_sess_hbinds(struct gpux_sess_hdr *h)
+{
+	return (struct gpux_sess_hbind *)((char *)h + h->hbind_off);
 }
 static inline unsigned char *gpux_sess_ring(struct gpux_sess_slot *s)
 {

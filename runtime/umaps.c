@@ -80,8 +80,10 @@ int umap_init(struct umap *m, const char *name, uint32_t type, uint32_t key_size
 void umap_destroy(struct umap *m)
 {
 	free(m->name);
-	free(m->values);
-	free(m->keys);
+	if (!m->dstate) { /* a device table is its binder's */
+		free(m->values);
+		free(m->keys);
+	}
 	free(m->heads);
 	free(m->next);
 	free(m->used);
@@ -116,6 +118,8 @@ static unsigned char *value_at(struct umap *m, uint32_t slot)
 
 void *umap_lookup(struct umap *m, const void *key)
 {
+	if (m->dstate)
+		return umap_dev_lookup(m, key);
 	if (is_array(m)) {
 		uint32_t i;
 		memcpy(&i, key, 4);
@@ -131,6 +135,8 @@ int umap_update(struct umap *m, const void *key, const void *value, uint64_t fla
 {
 	if (flags > UMAP_EXIST)
 		return -EINVAL;
+	if (m->dstate)
+		return umap_dev_update(m, key, value, flags);
 	if (is_array(m)) {
 		uint32_t i;
 		memcpy(&i, key, 4);
@@ -170,6 +176,8 @@ int umap_update(struct umap *m, const void *key, const void *value, uint64_t fla
 
 int umap_delete(struct umap *m, const void *key)
 {
+	if (m->dstate)
+		return umap_dev_delete(m, key);
 	if (!is_hash(m))
 		return -EINVAL;
 	int32_t *link;
@@ -186,6 +194,10 @@ int umap_delete(struct umap *m, const void *key)
 
 void umap_clear(struct umap *m)
 {
+	if (m->dstate) {
+		umap_dev_clear(m);
+		return;
+	}
 	if (is_array(m)) {
 		memset(m->values, 0, (size_t)m->stride * m->max_entries);
 		return;
@@ -211,6 +223,8 @@ void umap_zero(struct umap *m)
 int umap_foreach(struct umap *m, int (*cb)(void *arg, const void *key, const void *value),
 		 void *arg)
 {
+	if (m->dstate)
+		return umap_dev_foreach(m, cb, arg);
 	for (uint32_t s = 0; (is_hash(m) || is_array(m)) && s < m->max_entries; s++) {
 		int rc;
 		if (is_array(m))

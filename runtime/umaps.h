@@ -44,6 +44,9 @@ struct umap {
 	int32_t free_head;
 	/* ring buffer: byte positions, records never wrap (see umaps_ring.c) */
 	uint64_t prod, cons;
+	/* A hash map bound to a device table (umaps_dev.c): keys and
+	 * values point into it, dstate is its state words; not ours. */
+	uint32_t *dstate;
 };
 
 /* 0, or -1 with a message in err. */
@@ -64,6 +67,21 @@ void umap_zero(struct umap *m);
  * walk and is returned. cb must not change the map. */
 int umap_foreach(struct umap *m, int (*cb)(void *arg, const void *key, const void *value),
 		 void *arg);
+/* ---- device tables (umaps_dev.c) ---- */
+/* Makes hash map m work on a device map's table (codegen/ptx/gpux_dev.h:
+ * open addressing, state words, the device's key hash), in memory the
+ * caller owns and keeps for m's life: the device may read and update it
+ * while the VM does. Same key and value sizes and max_entries required.
+ * 0, or -1 with a message. */
+int umap_bind_dev(struct umap *m, void *table, uint32_t key_size, uint32_t value_size,
+		  uint32_t max_entries, char *err, size_t errlen);
+void *umap_dev_lookup(struct umap *m, const void *key);
+int umap_dev_update(struct umap *m, const void *key, const void *value, uint64_t flags);
+int umap_dev_delete(struct umap *m, const void *key);
+void umap_dev_clear(struct umap *m);
+int umap_dev_foreach(struct umap *m, int (*cb)(void *arg, const void *key, const void *value),
+		     void *arg);
+
 /* ---- ring buffer (UMAP_RINGBUF; max_entries is the data size) ---- */
 /* Copies one record in; -EAGAIN (and a drop) when there is no room. */
 int umap_ring_output(struct umap *m, const void *data, uint64_t size);

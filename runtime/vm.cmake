@@ -10,7 +10,8 @@ add_library(gpux_vm STATIC
   ${CMAKE_CURRENT_LIST_DIR}/bpf_vm_exec.c
   ${CMAKE_CURRENT_LIST_DIR}/bpf_vm_helpers.c
   ${CMAKE_CURRENT_LIST_DIR}/umaps.c
-  ${CMAKE_CURRENT_LIST_DIR}/umaps_ring.c)
+  ${CMAKE_CURRENT_LIST_DIR}/umaps_ring.c
+  ${CMAKE_CURRENT_LIST_DIR}/umaps_dev.c)
 target_include_directories(gpux_vm PUBLIC ${CMAKE_CURRENT_LIST_DIR}
                            PRIVATE ${PROJECT_SOURCE_DIR}/codegen)
 target_link_libraries(gpux_vm PUBLIC Threads::Threads)

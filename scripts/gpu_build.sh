@@ -15,7 +15,8 @@
 # link the harness does with cuLink, and assembles every rewritten app
 # module, so link and PTX errors show up here.
 # Two more stages, each its own script:
-#   gpux/    gpux and libgpux-rt.so (stage gpux)
+#   gpux/    gpux, libgpux-host.so (uprobes/tracepoints, libbpf linked
+#            in) and libgpux-rt.so (stage gpux)
 #   e2e/     tests/gpu/e2e/build.sh: CUDA/driver-API/Python programs that
 #            scripts/gpu_test.sh e2e runs alone and under gpux
 #   bench/   bench/gpu/build.sh: the overhead benchmarks (gpu_test.sh bench)
@@ -34,17 +35,22 @@ gpux=${GPUX:-build/cli/gpux}
 stages=" ${GPU_BUILD_STAGES:-gpux core e2e bench} "
 has_stage() { [[ $stages == *" $1 "* ]]; }
 
-# gpux and the device runtime it preloads, as the e2e and bench stages
-# run them on the GPU machine (it has libreadline and libzstd).
+# gpux, the host-probe module it dlopens from its own folder and the
+# device runtime it preloads, as the e2e and bench stages run them on the
+# GPU machine (it has libreadline, libzstd, libLLVM-16, libelf and libz;
+# no libbpf, which the module carries: codegen/host.cmake).
 mkdir -p "$out"
 # What the bundle was built from, for the record of a run.
 { git rev-parse --short HEAD 2>/dev/null || echo unknown; } | tr -d '\n' >"$out/commit"
 git diff --quiet HEAD 2>/dev/null || echo -n "+changes" >>"$out/commit"
 if has_stage gpux; then
 	cmake -S . -B build >/dev/null
-	make -C build -j"$(nproc)" gpux gpux-rt >/dev/null
+	make -C build -j"$(nproc)" gpux gpux-host gpux-rt >/dev/null
+	if ldd build/cli/libgpux-host.so | grep -q 'libbpf\.so'; then
+		echo "gpu_build: warning: libgpux-host.so needs libbpf.so, which the GPU machine lacks" >&2
+	fi
 	mkdir -p "$out/gpux"
-	cp build/cli/gpux build/cli/libgpux-rt.so "$out/gpux/"
+	cp build/cli/gpux build/cli/libgpux-host.so build/cli/libgpux-rt.so "$out/gpux/"
 fi
 
 if has_stage e2e; then

@@ -103,9 +103,10 @@ t_output_file() {
 	fail "-o did not receive the dump"
 }
 t_output_unwritable() { run 1 -o /nonexistent/dir/x -e 'BEGIN {}' && err_has 'cannot open /nonexistent/dir/x'; }
-t_attach_unavailable() { run 1 -e 'cuda:launch {}' && err_has 'cannot attach probes yet' && err_has -- '--dry-run'; }
+t_attach_unavailable() { run 1 -e 'gpu_sched:task_init { set_timeslice(1000); }' && err_has 'cannot attach probes yet' && err_has -- '--dry-run'; }
 # gdev: runs with a command (tests/session); without one it says so
-t_gdev_needs_command() { run 1 -e 'gdev:kernel_exit {}' && err_has 'gdev: probes need a CUDA program' && out_empty; }
+t_gdev_needs_command() { run 1 -e 'gdev:kernel_exit {}' && err_has 'gdev: and cuda: probes need a CUDA program' && out_empty; }
+t_cuda_needs_command() { run 1 -e 'cuda:launch {}' && err_has 'gdev: and cuda: probes need a CUDA program' && out_empty; }
 t_json_format_accepted() { run 0 -f json --dry-run -e 'BEGIN {}'; }
 t_no_repl_without_tty() { run 1 && err_has 'no program given'; }
 t_nul_byte() {

@@ -368,6 +368,14 @@ CUresult cuCtxSynchronize(void)
 	return cur ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+/* CUDA 13's: NULL is the current context. (Entry points never call one
+ * another here: the runtime under test would see the inner call too.) */
+CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+	flog("call %s", __func__);
+	return ctx || cur ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 	if (!inited)
@@ -440,6 +448,17 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
 	return CUDA_SUCCESS;
 }
 
+/* The runtime registers the tables of maps cuda: probes share with the
+ * device: any memory will do here, the device pointer is the host one. */
+CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags)
+{
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	flog("cuMemHostRegister %zu%s%s", n, flags & CU_MEMHOSTREGISTER_PORTABLE ? " portable" : "",
+	     flags & CU_MEMHOSTREGISTER_DEVICEMAP ? " devicemap" : "");
+	return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 CUresult cuMemFreeHost(void *p)
 {
 	return block_free(p, true) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -498,6 +517,204 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr s, size_t n, CUstream st)
 	return CUDA_SUCCESS;
 }
 
+/* The other allocations and copies (the runtime's cuda: events), each
+ * logged as "call NAME" so tests see which variant the program reached.
+ * Memory types: host and device pointers are both host addresses here;
+ * arrays are not supported. */
+#define CALL() flog("call %s", __func__)
+#define UNUSED __attribute__((unused))
+
+static CUresult alloc(CUdeviceptr *d, size_t n)
+{
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	void *p = block_new(n, false, 0xa5);
+	if (!p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*d = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
+static CUresult release(CUdeviceptr d)
+{
+	return block_free((void *)(uintptr_t)d, false) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Rows 512-byte aligned, so that bytes = pitch * height shows. */
+CUresult cuMemAllocPitch_v2(CUdeviceptr *d, size_t *pitch, size_t w, size_t h, unsigned elem)
+{
+	(void)elem;
+	CALL();
+	*pitch = (w + 511) & ~(size_t)511;
+	return alloc(d, *pitch * h);
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *d, size_t n, unsigned flags)
+{
+	(void)flags;
+	CALL();
+	return alloc(d, n);
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr *d, size_t n, CUstream s)
+{
+	(void)s;
+	CALL();
+	return alloc(d, n);
+}
+
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *d, size_t n, CUstream s);
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *d, size_t n, CUstream s)
+{
+	(void)s;
+	CALL();
+	return alloc(d, n);
+}
+
+/* One pool per device, standing for all. */
+static int default_pool;
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*pool = (CUmemoryPool)&default_pool;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *d, size_t n, CUmemoryPool pool, CUstream s)
+{
+	(void)s;
+	CALL();
+	return pool == (CUmemoryPool)&default_pool ? alloc(d, n) : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *d, size_t n, CUmemoryPool pool, CUstream s);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *d, size_t n, CUmemoryPool pool, CUstream s)
+{
+	(void)s;
+	CALL();
+	return pool == (CUmemoryPool)&default_pool ? alloc(d, n) : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr d, CUstream s)
+{
+	(void)s;
+	CALL();
+	return release(d);
+}
+
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr d, CUstream s);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr d, CUstream s)
+{
+	(void)s;
+	CALL();
+	return release(d);
+}
+
+static CUresult copy(uint64_t d, uint64_t s, size_t n)
+{
+	if ((!d || !s) && n)
+		return CUDA_ERROR_INVALID_VALUE;
+	memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+	return CUDA_SUCCESS;
+}
+
+#define U(p) ((uint64_t)(uintptr_t)(p))
+
+/* The copies of (dst, src, bytes[, stream]): NAME(PARAMS) copies. */
+#define COPY(NAME, PARAMS)        \
+	CUresult NAME PARAMS;     \
+	CUresult NAME PARAMS      \
+	{                         \
+		CALL();           \
+		return copy(U(d), U(s), n); \
+	}
+COPY(cuMemcpy, (CUdeviceptr d, CUdeviceptr s, size_t n))
+COPY(cuMemcpy_ptds, (CUdeviceptr d, CUdeviceptr s, size_t n))
+COPY(cuMemcpyHtoD_v2_ptds, (CUdeviceptr d, const void *s, size_t n))
+COPY(cuMemcpyDtoH_v2_ptds, (void *d, CUdeviceptr s, size_t n))
+COPY(cuMemcpyDtoD_v2, (CUdeviceptr d, CUdeviceptr s, size_t n))
+COPY(cuMemcpyDtoD_v2_ptds, (CUdeviceptr d, CUdeviceptr s, size_t n))
+#define COPY_ASYNC(NAME, PARAMS)  \
+	CUresult NAME PARAMS;     \
+	CUresult NAME PARAMS      \
+	{                         \
+		(void)st;         \
+		CALL();           \
+		return copy(U(d), U(s), n); \
+	}
+COPY_ASYNC(cuMemcpyAsync, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st))
+COPY_ASYNC(cuMemcpyAsync_ptsz, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st))
+COPY_ASYNC(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr d, const void *s, size_t n, CUstream st))
+COPY_ASYNC(cuMemcpyDtoHAsync_v2_ptsz, (void *d, CUdeviceptr s, size_t n, CUstream st))
+COPY_ASYNC(cuMemcpyDtoDAsync_v2, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st))
+COPY_ASYNC(cuMemcpyDtoDAsync_v2_ptsz, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st))
+#define PEER(NAME, ...)                                                            \
+	CUresult NAME(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n \
+		      __VA_ARGS__);                                                \
+	CUresult NAME(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n \
+		      __VA_ARGS__)                                                 \
+	{                                                                          \
+		CALL();                                                            \
+		return dc && sc ? copy(d, s, n) : CUDA_ERROR_INVALID_CONTEXT;      \
+	}
+PEER(cuMemcpyPeer, )
+PEER(cuMemcpyPeer_ptds, )
+PEER(cuMemcpyPeerAsync, , CUstream st UNUSED)
+PEER(cuMemcpyPeerAsync_ptsz, , CUstream st UNUSED)
+
+/* A pitched copy: depth slices of height rows of width bytes. */
+static CUresult copy_rect(CUmemorytype dt, void *dh, CUdeviceptr dd, size_t dx, size_t dy,
+			  size_t dz, size_t dpitch, size_t dheight, CUmemorytype st,
+			  const void *sh, CUdeviceptr sd, size_t sx, size_t sy, size_t sz,
+			  size_t spitch, size_t sheight, size_t w, size_t h, size_t depth)
+{
+	if (dt == CU_MEMORYTYPE_ARRAY || st == CU_MEMORYTYPE_ARRAY)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	unsigned char *dst = dt == CU_MEMORYTYPE_HOST ? dh : (unsigned char *)(uintptr_t)dd;
+	const unsigned char *src = st == CU_MEMORYTYPE_HOST ? sh
+							    : (const unsigned char *)(uintptr_t)sd;
+	if (!dst || !src || (h > 1 && (dpitch < w || spitch < w)))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t z = 0; z < depth; z++)
+		for (size_t y = 0; y < h; y++)
+			memmove(dst + dx + ((dz + z) * dheight + dy + y) * dpitch,
+				src + sx + ((sz + z) * sheight + sy + y) * spitch, w);
+	return CUDA_SUCCESS;
+}
+
+static CUresult copy2d(const CUDA_MEMCPY2D *p)
+{
+	return copy_rect(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, 0,
+			 p->dstPitch, 0, p->srcMemoryType, p->srcHost, p->srcDevice,
+			 p->srcXInBytes, p->srcY, 0, p->srcPitch, 0, p->WidthInBytes, p->Height, 1);
+}
+
+static CUresult copy3d(const CUDA_MEMCPY3D *p)
+{
+	return copy_rect(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
+			 p->dstZ, p->dstPitch, p->dstHeight, p->srcMemoryType, p->srcHost,
+			 p->srcDevice, p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
+			 p->srcHeight, p->WidthInBytes, p->Height, p->Depth);
+}
+
+#define RECT(NAME, FN, T, ...)                 \
+	CUresult NAME(const T *p __VA_ARGS__); \
+	CUresult NAME(const T *p __VA_ARGS__)  \
+	{                                      \
+		CALL();                        \
+		return FN(p);                  \
+	}
+RECT(cuMemcpy2D_v2, copy2d, CUDA_MEMCPY2D, )
+RECT(cuMemcpy2D_v2_ptds, copy2d, CUDA_MEMCPY2D, )
+RECT(cuMemcpy2DAsync_v2, copy2d, CUDA_MEMCPY2D, , CUstream st UNUSED)
+RECT(cuMemcpy2DAsync_v2_ptsz, copy2d, CUDA_MEMCPY2D, , CUstream st UNUSED)
+RECT(cuMemcpy3D_v2, copy3d, CUDA_MEMCPY3D, )
+RECT(cuMemcpy3D_v2_ptds, copy3d, CUDA_MEMCPY3D, )
+RECT(cuMemcpy3DAsync_v2, copy3d, CUDA_MEMCPY3D, , CUstream st UNUSED)
+RECT(cuMemcpy3DAsync_v2_ptsz, copy3d, CUDA_MEMCPY3D, , CUstream st UNUSED)
+
 /* ---------------- streams ---------------- */
 
 struct fk_stream {
@@ -531,7 +748,9 @@ CUresult cuStreamSynchronize(CUstream s)
 CUresult cuStreamSynchronize_ptsz(CUstream s);
 CUresult cuStreamSynchronize_ptsz(CUstream s)
 {
-	return cuStreamSynchronize(s);
+	(void)s;
+	flog("call %s", __func__);
+	return CUDA_SUCCESS;
 }
 
 /* ---------------- errors ---------------- */
@@ -1563,6 +1782,69 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz
 	return launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchKernel_ptsz");
 }
 
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
+{
+	(void)e;
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+		      c->blockDimZ, p, "cuLaunchKernelEx");
+}
+
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **e);
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
+{
+	(void)e;
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+		      c->blockDimZ, p, "cuLaunchKernelEx_ptsz");
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+				   unsigned bx, unsigned by, unsigned bz, unsigned shm, CUstream s,
+				   void **p)
+{
+	(void)shm, (void)s;
+	return launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchCooperativeKernel");
+}
+
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+					unsigned bx, unsigned by, unsigned bz, unsigned shm,
+					CUstream s, void **p);
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+					unsigned bx, unsigned by, unsigned bz, unsigned shm,
+					CUstream s, void **p)
+{
+	(void)shm, (void)s;
+	return launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchCooperativeKernel_ptsz");
+}
+
+/* Names: a library's functions are CUkernels (cuKernelGetFunction hands
+ * the kernel itself out), which cuFuncGetName refuses, as the driver
+ * refuses a CUkernel; cuKernelGetName refuses a module's. */
+static CUresult func_name(const char **name, const void *h, bool lib, const char *api)
+{
+	const struct fk_func *f = h;
+	if (!name || !f || f->magic != FN_MAGIC || !mod_of(f->mod, f->mod->lib))
+		return CUDA_ERROR_INVALID_HANDLE;
+	flog("%s %s%s", api, f->name, f->mod->lib == lib ? "" : ": refused");
+	if (f->mod->lib != lib)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = f->name;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetName(const char **name, CUfunction f)
+{
+	return func_name(name, f, false, "cuFuncGetName");
+}
+
+CUresult cuKernelGetName(const char **name, CUkernel k)
+{
+	return func_name(name, k, true, "cuKernelGetName");
+}
+
 /* ---------------- cuGetProcAddress ---------------- */
 
 #undef cuGetProcAddress
@@ -1578,7 +1860,7 @@ static const struct {
 	E(cuCtxDestroy_v2), E(cuCtxGetCurrent), E(cuCtxSetCurrent), E(cuCtxGetDevice),
 	E(cuCtxSynchronize), E(cuDevicePrimaryCtxRetain), E(cuDevicePrimaryCtxRelease_v2),
 	E(cuDevicePrimaryCtxGetState), E(cuMemAlloc_v2), E(cuMemFree_v2), E(cuMemHostAlloc),
-	E(cuMemHostGetDevicePointer_v2), E(cuMemFreeHost), E(cuMemsetD8_v2),
+	E(cuMemHostGetDevicePointer_v2), E(cuMemHostRegister_v2), E(cuMemFreeHost), E(cuMemsetD8_v2),
 	E(cuMemcpyHtoD_v2), E(cuMemcpyDtoH_v2), E(cuMemcpyDtoHAsync_v2), E(cuStreamCreate),
 	E(cuMemsetD8Async), E(cuMemsetD32_v2), E(cuMemsetD32Async), E(cuMemcpyHtoDAsync_v2),
 	E(cuCtxPushCurrent_v2), E(cuCtxPopCurrent_v2), E(cuThreadExchangeStreamCaptureMode),
@@ -1591,6 +1873,18 @@ static const struct {
 	E(cuLibraryGetKernel), E(cuKernelGetFunction), E(cuLaunchKernel), E(cuLaunchKernel_ptsz),
 	E(cuGetProcAddress), E(cuGetProcAddress_v2), E(cuLinkCreate_v2), E(cuLinkAddData),
 	E(cuLinkAddData_v2), E(cuLinkComplete), E(cuLinkDestroy),
+	E(cuCtxSynchronize_v2), E(cuMemAllocPitch_v2), E(cuMemAllocManaged), E(cuMemAllocAsync),
+	E(cuMemAllocAsync_ptsz), E(cuDeviceGetDefaultMemPool), E(cuMemAllocFromPoolAsync),
+	E(cuMemAllocFromPoolAsync_ptsz), E(cuMemFreeAsync), E(cuMemFreeAsync_ptsz), E(cuMemcpy),
+	E(cuMemcpy_ptds), E(cuMemcpyAsync), E(cuMemcpyAsync_ptsz), E(cuMemcpyHtoD_v2_ptds),
+	E(cuMemcpyHtoDAsync_v2_ptsz), E(cuMemcpyDtoH_v2_ptds), E(cuMemcpyDtoHAsync_v2_ptsz),
+	E(cuMemcpyDtoD_v2), E(cuMemcpyDtoD_v2_ptds), E(cuMemcpyDtoDAsync_v2),
+	E(cuMemcpyDtoDAsync_v2_ptsz), E(cuMemcpyPeer), E(cuMemcpyPeer_ptds),
+	E(cuMemcpyPeerAsync), E(cuMemcpyPeerAsync_ptsz), E(cuMemcpy2D_v2), E(cuMemcpy2D_v2_ptds),
+	E(cuMemcpy2DAsync_v2), E(cuMemcpy2DAsync_v2_ptsz), E(cuMemcpy3D_v2), E(cuMemcpy3D_v2_ptds),
+	E(cuMemcpy3DAsync_v2), E(cuMemcpy3DAsync_v2_ptsz), E(cuLaunchKernelEx),
+	E(cuLaunchKernelEx_ptsz), E(cuLaunchCooperativeKernel), E(cuLaunchCooperativeKernel_ptsz),
+	E(cuFuncGetName), E(cuKernelGetName),
 #undef E
 };
 
@@ -1602,9 +1896,17 @@ static void *lookup(const char *name)
 	return NULL;
 }
 
+/* Variants that take other arguments than the ones before them: only
+ * from their version on. */
+static bool too_new(const char *name, int ver)
+{
+	return (!strcmp(name, "cuCtxSynchronize_v2") && ver < 13000) ||
+	       (!strcmp(name, "cuGetProcAddress_v2") && ver < 12000);
+}
+
 /* The per-thread-stream variant when asked for, else the _v2 where one
- * exists, else the name itself. */
-static void *proc(const char *sym, cuuint64_t flags)
+ * exists (at version ver), else the name itself. */
+static void *proc(const char *sym, int ver, cuuint64_t flags)
 {
 	static const char *const pt[] = { "_v2_ptsz", "_v2_ptds", "_ptsz", "_ptds" };
 	char buf[256];
@@ -1618,7 +1920,7 @@ static void *proc(const char *sym, cuuint64_t flags)
 	}
 	if (!p) {
 		snprintf(buf, sizeof(buf), "%s_v2", sym);
-		p = lookup(buf);
+		p = too_new(buf, ver) ? NULL : lookup(buf);
 	}
 	return p ? p : lookup(sym);
 }
@@ -1626,8 +1928,7 @@ static void *proc(const char *sym, cuuint64_t flags)
 CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
 			     CUdriverProcAddressQueryResult *st)
 {
-	(void)ver;
-	*pfn = proc(sym, flags);
+	*pfn = proc(sym, ver, flags);
 	if (st)
 		*st = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
 	flog("cuGetProcAddress_v2 %s%s", sym, *pfn ? "" : " (not found)");

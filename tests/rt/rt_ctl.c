@@ -263,7 +263,8 @@ int main(int argc, char **argv)
 
 	size_t ptx_len = 0;
 	char *ptx = ptx_file ? slurp(ptx_file, &ptx_len) : NULL;
-	struct gpux_sess_spec spec = { probes, np, maps, nm, ptx, ptx_len };
+	struct gpux_sess_spec spec = { .probes = probes, .nprobes = np, .maps = maps, .nmaps = nm,
+				       .ptx = ptx, .ptx_len = ptx_len };
 	uint64_t size = gpux_sess_size(&spec);
 	int fd = memfd_create("rt-ctl-session", 0); /* inherited */
 	if (fd < 0 || ftruncate(fd, (off_t)size))

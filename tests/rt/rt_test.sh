@@ -5,7 +5,7 @@
 # controller's stand-in, which reports the session segment afterwards)
 # or under gpux itself. Usage: rt_test.sh CASE (ctest's way), or no
 # argument for all. The paths come from the environment (CMakeLists.txt):
-# RT_LIB RT_FAKE_DIR RT_CTL RT_DRV_APP RT_GPA_APP RT_GPUX RT_CUDA_DIR
+# RT_LIB RT_FAKE_DIR RT_CTL RT_DRV_APP RT_API_APP RT_GPA_APP RT_GPUX RT_CUDA_DIR
 # RT_PTXAS RT_NEXT_LIB; RT_FIRST: libraries to preload before the runtime
 # (the ASan runtime and asan_dlsym.c in the sanitizer build, where
 # RT_SANITIZED=ON). Exact outputs: expected/ (RT_BLESS=1 writes the
@@ -20,7 +20,8 @@ trap 'rm -rf "$tmp"' EXIT
 PTX=$RT_CUDA_DIR/kern.ptx
 FATBIN=$RT_CUDA_DIR/kern_sass.fatbin
 CUBIN=$RT_CUDA_DIR/kern.cubin
-if [ ! -e "$PTX" ] || [ ! -e "$FATBIN" ] || [ ! -e "$CUBIN" ]; then
+PTX_FATBIN=$RT_CUDA_DIR/kern_ptx.fatbin
+if [ ! -e "$PTX" ] || [ ! -e "$FATBIN" ] || [ ! -e "$CUBIN" ] || [ ! -e "$PTX_FATBIN" ]; then
 	echo "SKIP: no nvcc output in $RT_CUDA_DIR"
 	exit 77
 fi
@@ -298,6 +299,22 @@ t_rtld_next() {
 	same "$tmp/dump" drv_count.dump
 }
 
+# api_app's calls with nobody listening to cuda: events: each reaches
+# the driver's own variant (per-thread ones included), and launches ask
+# the driver for no kernel names.
+t_api_quiet() {
+	ctl 0 -- "$RT_API_APP" "$PTX" "$FATBIN" "$PTX_FATBIN" "$CUBIN" &&
+	same "$tmp/out" api.out && grep -q '^api_app: stream=0x[0-9a-f]*$' "$tmp/err" &&
+	{ [ "$(wc -l <"$tmp/err")" = 1 ] || { cat "$tmp/err"; fail "stderr"; }; } &&
+	for f in cuMemAllocAsync_ptsz cuMemcpyHtoD_v2_ptds cuMemcpyDtoHAsync_v2_ptsz \
+		 cuMemcpy_ptds cuMemcpyDtoD_v2_ptds cuMemFreeAsync_ptsz cuStreamSynchronize_ptsz \
+		 cuCtxSynchronize_v2 cuMemcpy3DAsync_v2 cuMemAllocFromPoolAsync; do
+		log_has "^call $f\$" || return 1
+	done &&
+	log_has '^cuLaunchKernel_ptsz add_one grid=1,1,1 block=32,1,1 ' &&
+	log_lacks '^cu(Func|Kernel)GetName'
+}
+
 # ---- through gpux, the real controller ----
 # gpux puts the runtime first in LD_PRELOAD; ASan wants its own runtime
 # first, so in the sanitizer build these cases are skipped.
@@ -346,6 +363,54 @@ t_gpux_printf() {
 t_gpux_sass_only() {
 	gpux_run 0 "$COUNT" "'$RT_DRV_APP' image '$FATBIN'" &&
 	same "$tmp/out" gpux_empty.out && same "$tmp/err" sass.err && same "$tmp/app.out" sass.out
+}
+
+# Every cuda: event of api_app (see there): counts and fields in maps;
+# the stream the program made reads S, and an image's size (its file's)
+# the file's name. Kernel names come from the
+# driver once per function handle (scale from the library through
+# cuKernelGetName), again after an unload.
+API_EVENTS='cuda:module_load { @load[bytes, ptx, module != 0] = count(); }
+cuda:malloc { @malloc[bytes, managed, ptr != 0] = count(); @live[ptr] = bytes; }
+cuda:free { @free[@live[ptr]] = count(); delete(@live[ptr]); }
+cuda:memcpy { @memcpy[kind, bytes, async, stream] = count(); }
+cuda:sync { @sync[stream] = count(); }
+cuda:launch { @launch[kernel, grid.x, grid.y, grid.z, block.x, block.y, block.z, shmem,
+                      stream] = count(); }
+cuda:launch:add_* { @add[kernel] = count(); }'
+t_gpux_cuda_events() {
+	gpux_run 0 "$API_EVENTS" "'$RT_API_APP' '$PTX' '$FATBIN' '$PTX_FATBIN' '$CUBIN'" || return
+	same "$tmp/app.out" api.out || return 1
+	local s
+	s=$(sed -n 's/^api_app: stream=//p' "$tmp/err")
+	[ -n "$s" ] && [ "$(wc -l <"$tmp/err")" = 1 ] || { cat "$tmp/err"; fail "stderr"; return 1; }
+	# image sizes (nvcc's) by the file's name
+	sed -e "s/\b$(printf %d "$s")\b/S/g" \
+	    -e "s/^@load\[$(stat -c %s "$PTX"),/@load[kern.ptx,/" \
+	    -e "s/^@load\[$(stat -c %s "$PTX_FATBIN"),/@load[kern_ptx.fatbin,/" \
+	    -e "s/^@load\[$(stat -c %s "$FATBIN"),/@load[kern_sass.fatbin,/" \
+	    -e "s/^@load\[$(stat -c %s "$CUBIN"),/@load[kern.cubin,/" "$tmp/out" >"$tmp/out.s"
+	same "$tmp/out.s" api_events.out || return 1
+	[ "$(grep -c '^cuFuncGetName ' "$tmp/log")" = 5 ] &&
+	[ "$(grep -c '^cuKernelGetName ' "$tmp/log")" = 1 ] &&
+	log_has '^cuFuncGetName _Z5scalePffi: refused$' &&
+	log_has '^cuKernelGetName _Z5scalePffi$' || { cat "$tmp/log"; fail "name lookups"; }
+}
+# A map cuda: probes write and gdev: probes read: the runtime's VM
+# works on a host table registered with the driver, whose contents the
+# snapshots carry; printf, exit() and clear() from cuda: probes.
+t_gpux_cross_layer() {
+	gpux_run 0 'cuda:launch { @t[kernel] = 5; @c[kernel] = count(); }
+		gdev:kernel_entry { @y[kernel] = @t[kernel]; }' "'$RT_DRV_APP' module '$PTX'" &&
+	same "$tmp/out" gpux_cross_layer.out && err_empty || return 1
+	log_has '^cuMemHostRegister [0-9]+ portable devicemap$' || { cat "$tmp/log"; fail "no registration"; }
+}
+t_gpux_cuda_printf_exit() {
+	gpux_run 3 'cuda:malloc { printf("malloc %d\n", bytes); @m = count(); }
+		cuda:launch { @l[kernel] = count(); clear(@m); }
+		cuda:free { printf("free\n"); exit(3); }' \
+		"'$RT_API_APP' '$PTX' '$FATBIN' '$PTX_FATBIN' '$CUBIN'" &&
+	same "$tmp/out" gpux_cuda_printf_exit.out
 }
 
 if [ $# -ge 1 ]; then

@@ -118,15 +118,15 @@ t_environment() {
 # ---- refused ----
 t_no_command() {
 	run 1 -e "$COUNT" && out_empty &&
-	err_has '^gpux: ERROR: gdev: probes need a CUDA program: use -c CMD or -- CMD ARGS$'
+	err_has '^gpux: ERROR: gdev: and cuda: probes need a CUDA program: use -c CMD or -- CMD ARGS$'
 }
 t_pid() {
 	run 1 -p 1 -e "$COUNT" && out_empty &&
-	err_has '^gpux: ERROR: attaching to a running process is not supported for gdev: probes$'
+	err_has '^gpux: ERROR: attaching to a running process is not supported for gdev: and cuda: probes$'
 }
 t_host_probes() {
 	run 1 -e "BEGIN { } $COUNT" -- "$FAKE" counts && out_empty &&
-	err_has '^stdin:1:1-6: ERROR: device probes with host probes in one program are not supported yet \(issue 6\)$'
+	err_has '^stdin:1:1-6: ERROR: gdev: and cuda: probes with other probes in one program are not supported yet$'
 }
 t_no_runtime() {
 	GPUX_RT=$tmp/none.so run 1 -e "$COUNT" -- "$FAKE" counts && out_empty &&

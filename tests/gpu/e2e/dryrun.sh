@@ -15,6 +15,7 @@ while IFS= read -r p; do
 		printf '%s\n' "$msg" | sed 's/^/    /'
 		bad=$((bad + 1))
 	fi
-done < <(bash "$here/run.sh" -P; bash "$root/bench/gpu/run.sh" -P)
+done < <(bash "$here/run.sh" -P; bash "$root/bench/gpu/run.sh" -P
+	 sed -n "s/^\t\[[a-z_]*\]='\(.*\)'\$/\1/p" "$root/bench/gpu/launch.sh")
 echo "$n one-liners, $bad failed"
 [ "$n" -gt 0 ] && [ "$bad" -eq 0 ]

@@ -43,6 +43,10 @@ PAGES='gdev:access { @pages[addr >> 21] = count(); }'
 PRINTF='gdev:kernel_exit { printf("%s block %d warp %d at %d\n", kernel, blockIdx.x, warp, nsecs); }'
 GEMM_SM='gdev:kernel_entry:*gemm* { @sm[sm] = count(); @w = lhist(warp, 0, 32, 1); }'
 VECADD_RE='vecAdd\(float const\*, float const\*, float\*, int\)'
+UPROBE_LAUNCH='uprobe:libcuda:cuLaunchKernel* { @ = count(); }'
+ROOT='[ "$(id -u)" -eq 0 ]'
+CUDA_API='cuda:launch { @launch[kernel] = count(); } cuda:malloc { @malloc = count(); @bytes = sum(bytes); } cuda:memcpy { @memcpy[kind] = count(); } cuda:free { @free = count(); } cuda:sync { @sync = count(); }'
+LATENCY='cuda:launch { @t[kernel] = nsecs; } gdev:kernel_entry { @lat[kernel] = hist(nsecs - @t[kernel]); }'
 NUMBA='import numba.cuda, numpy'
 CUPY='import cupy, numpy'
 
@@ -89,6 +93,31 @@ add coop_exit './coop' "$EXIT_COUNT" exact
 add drvapi_exit './drvapi' "$EXIT_COUNT" exact
 add drvapi_access './drvapi' "$ACCESS_COUNT" exact
 
+# Host probes (libgpux-host.so, needs root): a uprobe on libcuda's launch
+# entry points counts the program's <<<>>> launches. Static cudart takes
+# all four through cuGetProcAddress: cuLaunchKernel on the legacy default
+# stream (gemm: 2 launches), cuLaunchKernel_ptsz under --default-stream
+# per-thread (multistream: 1 + 3 + 5), cuLaunchKernelEx(_ptsz) if it
+# launches that way. The glob takes all four (not
+# cuLaunchCooperativeKernel), so the count holds whichever cudart uses;
+# "Attaching N probes..." counts the matches, hence no head_is.
+add gemm_uprobe_launch './gemm' "$UPROBE_LAUNCH" 'map_total "" 2 1; only_maps ""' '' '' "$ROOT"
+add multistream_uprobe_launch './multistream' "$UPROBE_LAUNCH" 'map_total "" 9 1; only_maps ""' '' '' "$ROOT"
+# the same counts from the runtime's cuda:launch, no root needed
+add gemm_cuda_launch './gemm' 'cuda:launch { @ = count(); }' 'map_total "" 2 1; only_maps ""'
+add multistream_cuda_launch './multistream' 'cuda:launch { @ = count(); }' 'map_total "" 9 1; only_maps ""'
+
+# cuda: events from the runtime's hooks: exact API call counts, and the
+# launch-to-kernel-start latency through a map cuda: writes and gdev: reads.
+add vecadd_cuda './vecadd' "$CUDA_API" exact
+add vecadd_cuda_json './vecadd' "$CUDA_API" exact '-f json'
+add multistream_cuda './multistream' 'cuda:launch { @[kernel, grid.x, block.x] = count(); } cuda:memcpy { @memcpy[kind, async] = count(); @bytes = sum(bytes); } cuda:sync { @sync[stream != 0] = count(); }' exact
+add drvapi_cuda './drvapi' "$CUDA_API cuda:module_load { @modules[ptx] = count(); }" exact
+add vecadd_cuda_launch './vecadd' 'cuda:launch { @ = count(); }' exact
+add vecadd_latency './vecadd' "$LATENCY" 'head_is "Attaching 2 probes..."; hist_total lat 10240 32; hist_positive lat; only_maps lat t'
+add multistream_latency './multistream' "$LATENCY" 'head_is "Attaching 2 probes..."; hist_total lat 36864 32; hist_positive lat; only_maps lat t'
+add gemm_cuda_filter './gemm' 'cuda:launch:*gemm* { @gemm[grid.x, grid.y, block.x, block.y] = count(); } cuda:launch { @all = count(); }' exact
+
 add sass_only './sass_only' "$EXIT_COUNT" 'exact; stderr_has sassOnlyKernel PTX'
 add sass_mixed './sass_mixed' "$EXIT_COUNT" 'exact; stderr_has sassPart PTX'
 
@@ -104,6 +133,10 @@ add numba_vecadd_access "$py numba_vecadd.py" 'gdev:access { @ = count(); }' exa
 add cupy_vecadd "$py cupy_vecadd.py" "$EXIT_COUNT" exact '' \
 	'CUPY_COMPILE_WITH_PTX=1' "$py -c '$CUPY'"
 add cupy_vecadd_cubin "$py cupy_vecadd.py" "$EXIT_COUNT" exact '' '' "$py -c '$CUPY'"
+add cupy_cuda_launch "$py cupy_vecadd.py" 'cuda:launch { @[kernel] = count(); }' \
+	"has_map_line '^@\\[vecAdd\\]: 1\$'" '' 'CUPY_COMPILE_WITH_PTX=1' "$py -c '$CUPY'"
+add numba_cuda_launch "$py numba_vecadd.py" 'cuda:launch { @ = count(); } cuda:module_load { @mod = count(); }' \
+	"has_map_line '^@: 1\$'" '' 'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
 
 # ---- checks: each sets $why and returns 1 on failure ----
 # $out: gpux's -o file, $err: gpux's stderr, $exp: expected/NAME.txt
@@ -152,6 +185,21 @@ hist_total() {
 	[ "$5" -gt 0 ] || { why="no buckets in @$1"; return 1; }
 	[ "$4" -eq "$2" ] || { why="@$1 buckets sum to $4 over $5 buckets, want $2"; return 1; }
 	[ "$6" -eq 0 ] || { why="$6 @$1 buckets are not multiples of $3"; return 1; }
+}
+
+# hist_positive NAME: no bucket of hist @NAME holds a negative or zero
+# value ("(..., 0)" or "[0]"), and none lies at 4 s or beyond ("[4G" up).
+hist_positive() {
+	local bad
+	bad=$(awk -v m="@$1" '
+		/^@/ { cur = (index($0, m ":") == 1 || index($0, m "[") == 1); next }
+		cur && /^(\(\.\.\., 0\)|\[0\]|\[[4-9]G|\[[0-9]+[TPE])/ { print; exit }' "$out")
+	[ -z "$bad" ] || { why="@$1 has the bucket '$bad'"; return 1; }
+}
+
+# has_map_line ERE: some "@" line matches ERE.
+has_map_line() {
+	grep '^@' "$out" | grep -Eq "$1" || { why="no map line matches $1"; return 1; }
 }
 
 # only_maps NAME...: every "@..." line belongs to one of these maps.

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The cost of gpux's cuda:launch path per launch (bench/gpu/README.md):
+# launch_bench alone, then under gpux with the runtime loaded but no
+# launch probe (cuda:malloc), then with counting cuda:launch probes. Each
+# mode runs RUNS times (fresh processes); prints each run's median ns per
+# launch and a markdown table of the medians and the differences.
+#   bench/gpu/launch.sh          env: BENCH_DIR, GPUX, RUNS (default 5),
+#                                BATCHES (default 2000), OUT
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+dir=${BENCH_DIR:-$here}
+[ -f "$dir/launch_bench" ] || dir=$(cd "$here/../.." && pwd)/build-gpu/bench
+gpux=${GPUX:-$dir/../gpux/gpux}
+runs=${RUNS:-5}
+batches=${BATCHES:-2000}
+logs=${OUT:+$OUT/bench}
+logs=${logs:-$dir/logs}
+mkdir -p "$logs"
+chmod +x "$dir/launch_bench" 2>/dev/null
+declare -A PROG=(
+	[runtime]='cuda:malloc { @ = count(); }'
+	[count]='cuda:launch { @ = count(); }'
+	[count_kernel]='cuda:launch { @[kernel] = count(); }'
+)
+modes="base runtime count count_kernel"
+declare -A MED
+for m in $modes; do
+	vals=()
+	for r in $(seq "$runs"); do
+		log=$logs/launch_${m}_$r.log
+		if [ "$m" = base ]; then
+			"$dir/launch_bench" "$batches" >"$log" 2>&1
+		else
+			"$gpux" -q -o "$logs/launch_${m}_$r.out" -e "${PROG[$m]}" -- \
+				"$dir/launch_bench" "$batches" >"$log" 2>&1
+		fi
+		v=$(grep -o 'median_ns=[0-9.]*' "$log" | cut -d= -f2)
+		echo "$m run $r: ${v:-FAILED} ns/launch"
+		[ -n "$v" ] && vals+=("$v")
+	done
+	MED[$m]=$(printf '%s\n' "${vals[@]}" | sort -g | awk '{a[NR]=$1} END {print NR ? a[int((NR+1)/2)] : "nan"}')
+done
+{
+	echo "| mode | gpux program | median ns per launch | minus runtime |"
+	echo "|---|---|---|---|"
+	for m in $modes; do
+		d=$(awk -v a="${MED[$m]}" -v b="${MED[runtime]}" 'BEGIN { printf "%+.1f", a - b }')
+		echo "| $m | \`${PROG[$m]:-(none)}\` | ${MED[$m]} | $d |"
+	done
+} | tee "$logs/launch.md"

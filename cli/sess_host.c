@@ -1,0 +1,165 @@
+/* cuda: probes in a device session (sess_host.h). */
+#include "sess_host.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "cuda_events.h"
+#include "output.h"
+
+bool sess_host_wanted(const struct program *prog)
+{
+	for (const struct node *p = prog->probes; p; p = p->next)
+		for (const struct node *a = p->u.probe.attach; a; a = a->next)
+			if (!strcmp(a->u.attach.provider, "cuda"))
+				return true;
+	return false;
+}
+
+static uint32_t event_mask(const struct program *prog)
+{
+	static const char *const names[] = GPUX_CEV_NAMES;
+	uint32_t mask = 0;
+	for (const struct node *p = prog->probes; p; p = p->next)
+		for (const struct node *a = p->u.probe.attach; a; a = a->next) {
+			const struct attach *at = &a->u.attach;
+			if (strcmp(at->provider, "cuda"))
+				continue;
+			for (int e = 0; e < at->nevents; e++)
+				for (int k = 0; k < GPUX_CEV_COUNT; k++)
+					if (!strcmp(at->events[e]->name, names[k]))
+						mask |= 1u << k;
+		}
+	return mask;
+}
+
+int sess_host_compile(struct sess_host *sh, struct program *prog, const struct options *o,
+		      struct diags *diags)
+{
+	memset(sh, 0, sizeof(*sh));
+	if (compile_host_obj(prog, o, &sh->obj, diags))
+		return -1;
+	sh->have_obj = true;
+	return 0;
+}
+
+/* The device map of the same name, or GPUX_SESS_NO_MAP. */
+static uint32_t device_map(const struct dev_session *ds, const char *name)
+{
+	for (int j = 0; j < ds->mod.nmaps; j++)
+		if (!strcmp(ds->mod.map_meta[j].info->name, name))
+			return (uint32_t)j;
+	return GPUX_SESS_NO_MAP;
+}
+
+void sess_host_spec(struct sess_host *sh, const struct dev_session *ds,
+		    struct gpux_sess_spec *spec)
+{
+	const struct host_obj *o = &sh->obj;
+	struct gpux_sess_hbind *b = arena_zalloc(&ds->prog->arena, sizeof(*b) * (size_t)(o->nmaps + 1));
+	uint64_t dump = 8;
+	for (int i = 0; i < o->nmaps; i++) {
+		const struct host_map *hm = &o->maps[i];
+		snprintf(b[i].sym, sizeof(b[i].sym), "%s", hm->sym);
+		b[i].dev_map = hm->device ? device_map(ds, hm->name) : GPUX_SESS_NO_MAP;
+		if (b[i].dev_map == GPUX_SESS_NO_MAP)
+			dump += 8 + (uint64_t)hm->max_entries * (hm->key_size + hm->value_size);
+	}
+	spec->hobj = o->elf;
+	spec->hobj_len = o->size;
+	spec->hbind = b;
+	spec->nhbind = (uint32_t)o->nmaps;
+	spec->dump_size = (dump + 4095) & ~4095ull;
+	spec->cev_mask = event_mask(ds->prog);
+}
+
+static int print_cb(void *ctx, int map, uint64_t top, uint64_t div)
+{
+	return sess_host_print(ctx, map, top, div);
+}
+
+static void noop_cb(void *ctx, int map)
+{
+	(void)ctx;
+	(void)map; /* clear() and zero() ran in the traced process */
+}
+
+int sess_host_open(struct sess_host *sh, struct dev_session *ds, struct diags *diags)
+{
+	sh->ds = ds;
+	sh->rs = (struct rec_state){ .out = ds->out, .json = ds->json, .obj = &sh->obj };
+	sh->rs.maps = (struct rec_maps){ print_cb, noop_cb, noop_cb, sh };
+	sh->hosts_off = ds->h->hosts_off;
+	sh->host_size = ds->h->host_size;
+	sh->nhosts = ds->h->nhosts < GPUX_SESS_MAX_HOSTS ? ds->h->nhosts : GPUX_SESS_MAX_HOSTS;
+	sh->dump_size = ds->h->dump_size;
+	sh->dump = malloc(sh->dump_size ? sh->dump_size : 1);
+	if (!sh->dump) {
+		diag_error_nospan(diags, "out of memory");
+		return -1;
+	}
+	return vm_exec_open(&sh->x, &sh->obj, &sh->rs, diags);
+}
+
+void sess_host_close(struct sess_host *sh)
+{
+	if (sh->x.vm)
+		vm_exec_close(&sh->x);
+	free(sh->dump);
+	sh->dump = NULL;
+	if (sh->have_obj)
+		compile_host_obj_free(&sh->obj);
+	sh->have_obj = false;
+}
+
+uint32_t sess_host_regions(const struct sess_host *sh)
+{
+	uint32_t n = __atomic_load_n(&sh->ds->h->hosts_used, __ATOMIC_ACQUIRE);
+	return n < sh->nhosts ? n : sh->nhosts;
+}
+
+struct gpux_sess_host *sess_host_region(const struct sess_host *sh, uint32_t i)
+{
+	return (struct gpux_sess_host *)((char *)sh->ds->h + sh->hosts_off + i * sh->host_size);
+}
+
+/* ---- records ---- */
+
+static void drain_one(struct sess_host *sh, uint32_t i)
+{
+	struct gpux_sess_host *r = sess_host_region(sh, i);
+	const uint64_t size = GPUX_SESS_HRING_SIZE;
+	const unsigned char *ring = (const unsigned char *)r + SESS_HOST_RING_OFF;
+	uint64_t head = __atomic_load_n(&r->ring_head, __ATOMIC_ACQUIRE), t = sh->tail[i];
+	if (head - t > size)
+		t = head; /* not a ring we can follow: skip what is there */
+	while (t < head) {
+		struct gpux_sess_hrec hr;
+		uint64_t off = t % size;
+		memcpy(&hr, ring + off, sizeof(hr));
+		if (hr.len < sizeof(hr) || hr.len % 8 || off + hr.len > size || hr.len > head - t) {
+			if (!sh->warned)
+				fputs("gpux: WARNING: a malformed record from a cuda: probe was skipped\n",
+				      stderr);
+			sh->warned = true;
+			t = head;
+			break;
+		}
+		if (hr.kind != GPUX_SESS_FILLER && hr.kind <= hr.len - sizeof(hr))
+			rec_handle(&sh->rs, ring + off + sizeof(hr), hr.kind);
+		t += hr.len;
+	}
+	sh->tail[i] = t;
+	__atomic_store_n(&r->ring_tail, t, __ATOMIC_RELEASE);
+}
+
+void sess_host_drain(struct sess_host *sh)
+{
+	if (!sh->have_obj)
+		return;
+	uint32_t n = sess_host_regions(sh);
+	for (uint32_t i = 0; i < n; i++)
+		drain_one(sh, i);
+	fflush(sh->ds->out);
+}

@@ -1,0 +1,165 @@
+/* The maps of cuda: probes (sess_host.h): each traced process dumps its
+ * VM's maps into its host region; the controller folds every region's
+ * dump into its own VM, by each map's aggregation, and prints from it. */
+#include "sess_host.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "umaps.h"
+
+static int64_t rd64(const unsigned char *p)
+{
+	int64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static void wr64(unsigned char *p, int64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* Folds src into dst as two CPUs' values of one per-CPU map fold. */
+static void fold(const struct host_map *hm, unsigned char *dst, const unsigned char *src)
+{
+	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
+	bool two = hm->value_size >= 16;
+	switch (agg) {
+	case AGG_NONE:
+		memcpy(dst, src, hm->value_size); /* plain values: the last process's */
+		return;
+	case AGG_MIN: case AGG_MAX: {
+		int64_t a = rd64(dst), x = rd64(src);
+		if (!rd64(src + 8))
+			return;
+		if (!rd64(dst + 8) || (agg == AGG_MIN ? x < a : x > a))
+			wr64(dst, x);
+		wr64(dst + 8, 1);
+		return;
+	}
+	default:
+		wr64(dst, (int64_t)((uint64_t)rd64(dst) + (uint64_t)rd64(src)));
+		if (two)
+			wr64(dst + 8, (int64_t)((uint64_t)rd64(dst + 8) + (uint64_t)rd64(src + 8)));
+	}
+}
+
+/* A consistent copy of region r's dump into sh->dump (seqlock), or
+ * false if the writer kept it busy. */
+static bool copy_dump(struct sess_host *sh, struct gpux_sess_host *r)
+{
+	const unsigned char *src = (const unsigned char *)r + SESS_HOST_RING_OFF + GPUX_SESS_HRING_SIZE;
+	for (int tries = 0; tries < 100; tries++) {
+		uint32_t s = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
+		if (s & 1)
+			continue;
+		memcpy(sh->dump, src, sh->dump_size);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&r->seq, __ATOMIC_RELAXED) == s)
+			return true;
+	}
+	return false;
+}
+
+static void merge_dump(struct sess_host *sh, struct vm_map **vmaps)
+{
+	const struct host_obj *o = &sh->obj;
+	unsigned char *p = sh->dump, *end = sh->dump + sh->dump_size;
+	unsigned char *cur = malloc(UMAP_MAX_VALUE);
+	while (cur && p + 8 <= end) {
+		uint32_t map, count;
+		memcpy(&map, p, 4);
+		if (map == UINT32_MAX || (int)map >= o->nmaps || !vmaps[map])
+			break;
+		memcpy(&count, p + 4, 4);
+		p += 8;
+		const struct host_map *hm = &o->maps[map];
+		size_t ks = hm->key_size, vs = hm->value_size;
+		if (count > (size_t)(end - p) / (ks + vs))
+			break;
+		for (uint32_t k = 0; k < count; k++, p += ks + vs) {
+			if (vm_map_lookup(sh->x.vm, vmaps[map], p, cur) == 0) {
+				fold(hm, cur, p + ks);
+				vm_map_update(sh->x.vm, vmaps[map], p, cur, 0);
+			} else {
+				vm_map_update(sh->x.vm, vmaps[map], p, p + ks, 0);
+			}
+		}
+	}
+	free(cur);
+}
+
+/* The controller's VM maps := the fold of every region's last dump. */
+static void collect(struct sess_host *sh)
+{
+	const struct host_obj *o = &sh->obj;
+	struct vm_map **vmaps = calloc((size_t)o->nmaps + 1, sizeof(*vmaps));
+	if (!vmaps)
+		return;
+	for (int i = 0; i < o->nmaps; i++)
+		if (sess_host_prints(sh, i) && (vmaps[i] = vm_map_by_name(sh->x.vm, o->maps[i].sym)))
+			vm_map_clear(sh->x.vm, vmaps[i]);
+	uint32_t n = sess_host_regions(sh);
+	for (uint32_t i = 0; i < n; i++) {
+		struct gpux_sess_host *r = sess_host_region(sh, i);
+		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == GPUX_SLOT_FREE ||
+		    !__atomic_load_n(&r->dumps, __ATOMIC_ACQUIRE))
+			continue;
+		if (copy_dump(sh, r))
+			merge_dump(sh, vmaps);
+	}
+	free(vmaps);
+}
+
+bool sess_host_prints(const struct sess_host *sh, int map)
+{
+	return sh->have_obj && map >= 0 && map < sh->obj.nmaps && !sh->obj.maps[map].device;
+}
+
+int sess_host_print(struct sess_host *sh, int map, uint64_t top, uint64_t div)
+{
+	if (!sess_host_prints(sh, map))
+		return 0;
+	collect(sh);
+	return out_map(sh->ds->out, sh->ds->json, sh->x.vm, &sh->obj.maps[map], top, div);
+}
+
+void sess_host_report(struct sess_host *sh, FILE *err)
+{
+	uint32_t n = sh->have_obj ? sess_host_regions(sh) : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct gpux_sess_host *r = sess_host_region(sh, i);
+		uint64_t f = __atomic_load_n(&r->failures, __ATOMIC_RELAXED);
+		uint64_t d = __atomic_load_n(&r->ring_drops, __ATOMIC_RELAXED);
+		char msg[sizeof(r->error) + 1];
+		memcpy(msg, r->error, sizeof(r->error));
+		msg[sizeof(r->error)] = 0;
+		if (f)
+			fprintf(err, "gpux: WARNING: pid %u: %llu cuda: probe runs stopped; the first: %s\n",
+				r->pid, (unsigned long long)f, msg);
+		if (d)
+			fprintf(err, "gpux: WARNING: pid %u: %llu records of cuda: probes dropped\n",
+				r->pid, (unsigned long long)d);
+	}
+}
+
+void sess_host_dumps(const struct sess_host *sh, uint64_t *out)
+{
+	uint32_t n = sh->have_obj ? sess_host_regions(sh) : 0;
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = __atomic_load_n(&sess_host_region(sh, i)->dumps, __ATOMIC_ACQUIRE);
+}
+
+bool sess_host_dumped_since(const struct sess_host *sh, const uint64_t *before)
+{
+	uint32_t n = sh->have_obj ? sess_host_regions(sh) : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct gpux_sess_host *r = sess_host_region(sh, i);
+		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == GPUX_SLOT_LIVE &&
+		    __atomic_load_n(&r->dumps, __ATOMIC_ACQUIRE) == before[i])
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,45 @@
+/* The traced process's userspace BPF VM for cuda: probes, shared by
+ * rt_host.c (loading, events) and rt_host_out.c (records, map dumps). */
+#ifndef GPUX_RT_HOST_PRIV_H
+#define GPUX_RT_HOST_PRIV_H
+
+#include "bpf_vm.h"
+#include "rt.h"
+
+#define HOST_MAX_BINDS 256
+
+struct host_prog {
+	int idx;    /* the VM's program index */
+	char *glob; /* cuda:launch:GLOB, or NULL */
+	int bit;    /* its bit in the glob cache, -1: not cached */
+};
+
+struct host_ev {
+	struct host_prog *p;
+	int n;
+};
+
+struct rt_host {
+	struct vm *vm;
+	struct gpux_sess_host *region; /* NULL: none left */
+	struct host_ev ev[GPUX_CEV_COUNT];
+	struct vm_map *maps[HOST_MAX_BINDS]; /* by record id */
+	void *table[HOST_MAX_BINDS];         /* the device table behind it */
+	uint64_t table_size[HOST_MAX_BINDS];
+	bool registered[HOST_MAX_BINDS];
+	uint32_t nbinds;
+	bool ring;      /* the object writes records */
+	bool exited;    /* a program called exit(): nothing more runs */
+	bool told;      /* the first failure was reported */
+	uint32_t *glob_ok; /* per kernel id: bit 31 known, bit k prog k matches */
+};
+
+extern struct rt_host rt_h;
+
+/* rt_host_out.c */
+/* Forwards the VM's records to the controller (clear and zero act here). */
+void rt_host_records(void);
+/* Writes the maps into the region's dump (seqlock). */
+void rt_host_dump(void);
+
+#endif
