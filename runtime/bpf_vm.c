@@ -104,17 +104,22 @@ int vm_run_prog(struct vm *vm, int i, const void *ctx, size_t ctx_size, uint64_t
 		return VM_ENOPROG;
 	LOCK(vm);
 	vm->err[0] = 0;
-	if (!vm->x && !(vm->x = malloc(sizeof(*vm->x)))) {
+	if (!vm->x && !(vm->x = calloc(1, sizeof(*vm->x)))) {
 		snprintf(vm->err, sizeof(vm->err), "out of memory");
 		UNLOCK(vm);
 		return VM_EFAULT;
 	}
 	struct vm_exec *x = vm->x;
-	/* a fresh stack and register file: nothing leaks between runs */
-	memset(x, 0, offsetof(struct vm_exec, val));
+	/* fresh registers and the stack the program reaches: nothing leaks
+	 * between runs */
+	const struct vm_prog *p = &vm->progs[i];
+	memset(x->reg, 0, sizeof(x->reg));
+	memset(x->stack + BPF_STACK_SIZE - p->stack, 0, (size_t)p->stack);
+	x->insns = 0;
+	x->pc = 0;
 	x->nval = 0;
 	x->vm = vm;
-	x->prog = &vm->progs[i];
+	x->prog = p;
 	x->ctx = ctx;
 	x->ctx_size = ctx ? ctx_size : 0;
 	x->reg[1] = (uint64_t)(uintptr_t)ctx;

@@ -163,3 +163,39 @@ int vm_check_prog(const struct vm *vm, const struct vm_prog *p, char *err, size_
 	free(half);
 	return rc;
 }
+
+/* Bytes of stack below r10 the program can reach: its r10-based loads
+ * and stores, and r10 copies moved down by a constant (pointers it
+ * passes to helpers, which reach upwards from there). Any other use of
+ * r10 counts the whole stack. vm_run_prog clears only this much. */
+int vm_stack_depth(const struct vm_prog *p)
+{
+	int depth = 0;
+	for (int pc = 0; pc < p->n; pc++) {
+		const struct bpf_insn *in = &p->insns[pc];
+		unsigned cls = BPF_CLASS(in->code);
+		int at = 0;
+		if (bpf_is_lddw(in)) {
+			pc++;
+			continue;
+		}
+		if (cls == BPF_LDX && in->src == BPF_REG_FP)
+			at = -in->off;
+		else if ((cls == BPF_ST || cls == BPF_STX) && in->dst == BPF_REG_FP)
+			at = -in->off;
+		else if (cls == BPF_ALU64 && in->code == (BPF_ALU64 | BPF_MOV | BPF_X) &&
+			 in->src == BPF_REG_FP) {
+			const struct bpf_insn *nx = pc + 1 < p->n ? &p->insns[pc + 1] : NULL;
+			if (!nx || nx->code != (BPF_ALU64 | BPF_ADD | BPF_K) || nx->dst != in->dst ||
+			    nx->imm > 0)
+				return BPF_STACK_SIZE;
+			at = -nx->imm;
+		} else if (in->src == BPF_REG_FP && (cls == BPF_ALU || cls == BPF_ALU64 ||
+						     cls == BPF_JMP || cls == BPF_JMP32 || cls == BPF_STX)) {
+			return BPF_STACK_SIZE;
+		}
+		if (at > depth)
+			depth = at;
+	}
+	return depth < BPF_STACK_SIZE ? depth : BPF_STACK_SIZE;
+}

@@ -354,8 +354,10 @@ int vm_elf_load(struct vm *vm, const unsigned char *elf, size_t len, char *err,
 	if (read_headers(&e) || load_maps(vm, &e) || load_progs(vm, &e))
 		return -1;
 	qsort(vm->progs, (size_t)vm->nprogs, sizeof(*vm->progs), prog_cmp);
-	for (int i = 0; i < vm->nprogs; i++)
+	for (int i = 0; i < vm->nprogs; i++) {
 		if (vm_check_prog(vm, &vm->progs[i], err, errlen))
 			return -1;
+		vm->progs[i].stack = vm_stack_depth(&vm->progs[i]);
+	}
 	return 0;
 }

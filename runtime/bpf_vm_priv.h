@@ -39,6 +39,7 @@ struct vm_prog {
 	struct bpf_insn *insns;
 	int n;
 	uint64_t off; /* in its section: programs run in this order */
+	int stack;    /* bytes below r10 it reaches (vm_stack_depth) */
 };
 
 struct vm_map {
@@ -81,6 +82,7 @@ int vm_elf_load(struct vm *vm, const unsigned char *elf, size_t len, char *err,
 
 /* bpf_vm_check.c: 0, or -1 with a message naming the instruction. */
 int vm_check_prog(const struct vm *vm, const struct vm_prog *p, char *err, size_t errlen);
+int vm_stack_depth(const struct vm_prog *p);
 bool vm_helper_known(int32_t id);
 
 /* bpf_vm_exec.c */

@@ -106,12 +106,14 @@ const char *rt_cu_err(CUresult rc)
 CUstreamCaptureMode rt_relaxed_begin(void)
 {
 	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
-	if (rt_cu.ThreadExchangeStreamCaptureMode(&m) != CUDA_SUCCESS)
+	if (!rt_cu.ThreadExchangeStreamCaptureMode ||
+	    rt_cu.ThreadExchangeStreamCaptureMode(&m) != CUDA_SUCCESS)
 		m = CU_STREAM_CAPTURE_MODE_RELAXED;
 	return m;
 }
 
 void rt_relaxed_end(CUstreamCaptureMode prev)
 {
-	rt_cu.ThreadExchangeStreamCaptureMode(&prev);
+	if (rt_cu.ThreadExchangeStreamCaptureMode)
+		rt_cu.ThreadExchangeStreamCaptureMode(&prev);
 }

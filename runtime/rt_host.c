@@ -150,7 +150,11 @@ static bool load(void)
 		rt_h.ring = vm_map_by_name(rt_h.vm, "gpux_events") != NULL;
 		claim_region(h);
 		atexit(at_exit);
-		rt_drain_start(); /* periodic dumps and snap_req */
+		/* periodic dumps and snap_req; the thread needs the driver's
+		 * entry points, which a first event before any launch or
+		 * module load has not resolved yet */
+		if (rt_cu_ready())
+			rt_drain_start();
 	} else {
 		rt_cev_wanted = 0;
 	}

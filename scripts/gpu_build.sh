@@ -45,12 +45,12 @@ mkdir -p "$out"
 git diff --quiet HEAD 2>/dev/null || echo -n "+changes" >>"$out/commit"
 if has_stage gpux; then
 	cmake -S . -B build >/dev/null
-	make -C build -j"$(nproc)" gpux gpux-host gpux-rt >/dev/null
+	make -C build -j"$(nproc)" gpux gpux-host gpux-rt handler_bench >/dev/null
 	if ldd build/cli/libgpux-host.so | grep -q 'libbpf\.so'; then
 		echo "gpu_build: warning: libgpux-host.so needs libbpf.so, which the GPU machine lacks" >&2
 	fi
 	mkdir -p "$out/gpux"
-	cp build/cli/gpux build/cli/libgpux-host.so build/cli/libgpux-rt.so "$out/gpux/"
+	cp build/cli/gpux build/cli/libgpux-host.so build/cli/libgpux-rt.so build/bench/handler_bench "$out/gpux/"
 fi
 
 if has_stage e2e; then

@@ -23,10 +23,10 @@ declare -A PROG=(
 	[count_kernel]='cuda:launch { @[kernel] = count(); }'
 )
 modes="base runtime count count_kernel"
-declare -A MED
-for m in $modes; do
-	vals=()
-	for r in $(seq "$runs"); do
+declare -A MED VALS
+# rounds of every mode, so that a drift of the machine spreads over all
+for r in $(seq "$runs"); do
+	for m in $modes; do
 		log=$logs/launch_${m}_$r.log
 		if [ "$m" = base ]; then
 			"$dir/launch_bench" "$batches" >"$log" 2>&1
@@ -36,9 +36,11 @@ for m in $modes; do
 		fi
 		v=$(grep -o 'median_ns=[0-9.]*' "$log" | cut -d= -f2)
 		echo "$m run $r: ${v:-FAILED} ns/launch"
-		[ -n "$v" ] && vals+=("$v")
+		[ -n "$v" ] && VALS[$m]="${VALS[$m]:-} $v"
 	done
-	MED[$m]=$(printf '%s\n' "${vals[@]}" | sort -g | awk '{a[NR]=$1} END {print NR ? a[int((NR+1)/2)] : "nan"}')
+done
+for m in $modes; do
+	MED[$m]=$(printf '%s\n' ${VALS[$m]:-} | sort -g | awk '{a[NR]=$1} END {print NR ? a[int((NR+1)/2)] : "nan"}')
 done
 {
 	echo "| mode | gpux program | median ns per launch | minus runtime |"

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void check(CUresult rc, const char *what)
 {
@@ -202,8 +203,28 @@ static void fetched(CUstream s, CUfunction add_one, CUdeviceptr d1)
 	printf("api_app: 14 calls through cuGetProcAddress and dlsym\n");
 }
 
+/* The first hooked call is an allocation: nothing has resolved the
+ * runtime's own driver entry points yet when the first event comes. */
+static int first_alloc(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CUdeviceptr d;
+	check(cuInit(0), "cuInit");
+	check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+	check(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
+	check(cuMemAlloc(&d, 64), "cuMemAlloc");
+	struct timespec t = { 0, 300 * 1000000L }; /* the runtime thread runs */
+	nanosleep(&t, NULL);
+	check(cuMemFree(d), "cuMemFree");
+	printf("api_app: first-alloc done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "first-alloc"))
+		return first_alloc();
 	if (argc != 5) {
 		fprintf(stderr, "usage: api_app PTX SASS_FATBIN PTX_FATBIN CUBIN\n");
 		return 2;

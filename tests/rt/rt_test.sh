@@ -412,6 +412,13 @@ t_gpux_cuda_printf_exit() {
 		"'$RT_API_APP' '$PTX' '$FATBIN' '$PTX_FATBIN' '$CUBIN'" &&
 	same "$tmp/out" gpux_cuda_printf_exit.out
 }
+# The first event before any launch or module load (a cudaMalloc first,
+# as every cudart program does): the runtime thread starts safely.
+t_gpux_cuda_first_alloc() {
+	gpux_run 0 'cuda:malloc { @m = count(); } cuda:free { @f = count(); }' "'$RT_API_APP' first-alloc" &&
+	printf 'Attaching 2 probes...\n\n\n@f: 1\n@m: 1\n' >"$tmp/want" &&
+	{ cmp -s "$tmp/want" "$tmp/out" || { diff -u "$tmp/want" "$tmp/out"; fail "output"; }; } && err_empty
+}
 
 if [ $# -ge 1 ]; then
 	"t_$1"
