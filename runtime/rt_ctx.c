@@ -135,24 +135,44 @@ static struct rt_ctx *current(void)
 	return x;
 }
 
-/* Device %globaltimer minus host CLOCK_MONOTONIC: the best of a few
- * one-thread launches, each bracketed by host clock reads. */
+static bool wait_flag(volatile uint64_t *f, uint64_t ns)
+{
+	uint64_t end = rt_now_ns() + ns;
+	while (!__atomic_load_n(f, __ATOMIC_ACQUIRE))
+		if (rt_now_ns() > end)
+			return false;
+	return true;
+}
+
+/* Device %globaltimer minus host CLOCK_MONOTONIC, by the handshake of
+ * gpux_clock_sample (helpers.cu): the go crosses the bus one way, the
+ * device's second stamp the other, so the mean of the two differences
+ * loses both delays (to within their difference, well under a
+ * microsecond); the round with the shortest exchange wins. Each wait is
+ * bounded: a busy GPU leaves the clock for a later module. */
 static void calibrate(struct rt_ctx *x, CUfunction f)
 {
 	CUdeviceptr out = x->host_dev + H_CLOCK;
-	volatile uint64_t *g = (volatile uint64_t *)(x->host + H_CLOCK);
+	volatile uint64_t *m = (volatile uint64_t *)(x->host + H_CLOCK);
 	void *args[] = { &out };
 	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 5; i++) {
-		*g = 0;
-		uint64_t t0 = rt_now_ns();
-		if (rt_cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, x->stream, args, NULL) ||
-		    rt_cu.StreamSynchronize(x->stream))
+	for (int i = 0; i < 3; i++) {
+		for (int k = 0; k < 5; k++)
+			m[k] = 0;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (rt_cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, x->stream, args, NULL))
 			return;
-		uint64_t t1 = rt_now_ns();
-		if (*g && t1 - t0 < best) {
-			best = t1 - t0;
-			x->clock_off = (int64_t)(*g - (t0 + (t1 - t0) / 2));
+		bool ok = wait_flag(&m[3], 100000000ull);
+		uint64_t h0 = rt_now_ns();
+		__atomic_store_n(&m[0], 1, __ATOMIC_SEQ_CST);
+		ok = ok && wait_flag(&m[4], 100000000ull);
+		uint64_t h1 = rt_now_ns();
+		if (rt_cu.StreamSynchronize(x->stream))
+			return;
+		if (ok && h1 - h0 < best) {
+			best = h1 - h0;
+			int64_t d1 = (int64_t)(m[1] - h0), d2 = (int64_t)(m[2] - h1);
+			x->clock_off = d1 + (d2 - d1) / 2;
 		}
 	}
 	x->clock_done = best != UINT64_MAX;

@@ -438,12 +438,26 @@ HELPER gpux_h_exit(void)
 	return 0;
 }
 
-/* The runtime's clock calibration: one thread reads the global timer
- * into host memory, between two CLOCK_MONOTONIC reads on the host. */
-extern "C" __global__ void gpux_clock_sample(unsigned long long *out)
+/* The runtime's clock calibration (rt_ctx.c), a handshake over mapped
+ * host memory m[0..4]: the thread says it runs (m[3]), waits for the
+ * host's go (m[0]) and stamps when it sees it (m[1]), then stamps (m[2])
+ * and says so (m[4]). The host reads its clock when it gives the go and
+ * when it sees the second flag; the two bus crossings' delays cancel in
+ * its average. The wait for the go is bounded (20 ms). */
+extern "C" __global__ void gpux_clock_sample(unsigned long long *m)
 {
-	unsigned long long t;
+	volatile unsigned long long *v = m;
+	unsigned long long t0, t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+	v[3] = 1;
+	__threadfence_system();
+	do
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	while (v[0] == 0 && t - t0 < 20000000ull);
+	v[1] = t;
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	*(volatile unsigned long long *)out = t;
+	v[2] = t;
+	__threadfence_system();
+	v[4] = 1;
 	__threadfence_system();
 }

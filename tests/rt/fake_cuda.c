@@ -18,8 +18,9 @@
  *   gpux_h_exit       sets the exit words.
  * The entry sites of a kernel act once per thread together (so do its
  * exit sites: a thread leaves by one of them); each access site acts
- * once per thread. gpux_clock_sample(u64 *out) writes a fake global
- * time, FK_CLOCK_BASE ahead of CLOCK_MONOTONIC. A module's globals are
+ * once per thread. gpux_clock_sample(u64 *m) answers the calibration
+ * handshake with a fake global time, FK_CLOCK_BASE ahead of
+ * CLOCK_MONOTONIC. A module's globals are
  * zeroed host memory sized from their PTX declarations; a library's
  * exist once per context, as with the driver.
  *
@@ -1737,10 +1738,14 @@ static CUresult launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, uns
 	if (!f || f->magic != FN_MAGIC || !mod_of(f->mod, f->mod->lib))
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (f->clock) {
+		/* the handshake of helpers.cu, all at once: started, stamped
+		 * twice, done; the runtime's go comes after and is not needed */
 		CUdeviceptr out;
 		memcpy(&out, params[0], sizeof(out));
-		uint64_t t = FK_CLOCK_BASE + now_ns();
-		__atomic_store_n((uint64_t *)(uintptr_t)out, t, __ATOMIC_RELEASE);
+		uint64_t *m = (uint64_t *)(uintptr_t)out, t = FK_CLOCK_BASE + now_ns();
+		m[1] = m[2] = t;
+		__atomic_store_n(&m[3], 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&m[4], 1, __ATOMIC_RELEASE);
 		return CUDA_SUCCESS;
 	}
 	uint64_t threads = (uint64_t)gx * gy * gz * bx * by * bz;
