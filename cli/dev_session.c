@@ -89,9 +89,9 @@ static struct gpux_sess_probe *probe_table(struct dev_session *ds, uint32_t *n,
 }
 
 /* Maps the device program reads or overwrites (lookup, update, delete),
- * from the map reference in r1 at those calls; a reference it cannot
- * follow marks every map. */
-static void maps_read_on_device(const struct dev_module *mod, bool *read)
+ * and those it changes at all (written), from the map reference in r1
+ * at those calls; a reference it cannot follow marks every map. */
+static void maps_read_on_device(const struct dev_module *mod, bool *read, bool *written)
 {
 	for (int p = 0; p < mod->nprobes; p++) {
 		const struct dev_prog *prog = &mod->probes[p].prog;
@@ -105,13 +105,16 @@ static void maps_read_on_device(const struct dev_module *mod, bool *read)
 				reg_map[in->dst] = in->src == BPF_PSEUDO_MAP_IDX ? in->imm : -1;
 				i++;
 			} else if (in->code == (BPF_JMP | BPF_CALL)) {
-				if (in->imm == DH_MAP_LOOKUP || in->imm == DH_MAP_UPDATE ||
-				    in->imm == DH_MAP_DELETE) {
-					int m = reg_map[1];
-					for (int k = 0; k < mod->nmaps; k++)
-						if (m < 0 || m == k)
-							read[k] = true;
-				}
+				const struct dev_helper_info *hi = dev_helper_info(in->imm);
+				bool op = hi && (hi->flags & DHF_MAP_OP);
+				bool reads = in->imm == DH_MAP_LOOKUP || in->imm == DH_MAP_UPDATE ||
+					     in->imm == DH_MAP_DELETE;
+				int m = reg_map[1];
+				for (int k = 0; op && k < mod->nmaps; k++)
+					if (m < 0 || m == k) {
+						read[k] |= reads;
+						written[k] |= in->imm != DH_MAP_LOOKUP;
+					}
 				for (int r = 0; r <= 5; r++)
 					reg_map[r] = -1;
 			} else if (cls == BPF_ALU || cls == BPF_ALU64 || cls == BPF_LDX ||
@@ -136,6 +139,28 @@ static uint32_t shards_for(const struct dev_map *dm, bool read)
 	while (s > 1 && one * s > (4u << 20))
 		s >>= 1;
 	return s;
+}
+
+/* A map cuda: probes write is copied to the device before each launch:
+ * the device may read it but not write it. */
+static int shared_written(const struct dev_session *ds, const struct sess_host *sh,
+			  const bool *written, struct diags *diags)
+{
+	int bad = 0;
+	for (int i = 0; i < sh->obj.nmaps; i++) {
+		if (!sh->obj.maps[i].device)
+			continue;
+		for (int j = 0; j < ds->mod.nmaps; j++) {
+			const struct map_info *mi = ds->mod.map_meta[j].info;
+			if (!written[j] || strcmp(mi->name, sh->obj.maps[i].name))
+				continue;
+			diag_error(diags, mi->first_use->span, "@%s is written by gdev: probes and used "
+				   "by cuda: probes: a map cuda: probes use may only be read on the "
+				   "device", mi->name);
+			bad = 1;
+		}
+	}
+	return bad ? -1 : 0;
 }
 
 static int make_segment(struct dev_session *ds, const struct gpux_sess_spec *spec,
@@ -200,7 +225,10 @@ int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 	spec.nmaps = (uint32_t)ds->mod.nmaps;
 	struct gpux_sess_map *maps = arena_zalloc(&prog->arena, sizeof(*maps) * (spec.nmaps + 1));
 	bool *read = arena_zalloc(&prog->arena, sizeof(*read) * (spec.nmaps + 1));
-	maps_read_on_device(&ds->mod, read);
+	bool *written = arena_zalloc(&prog->arena, sizeof(*written) * (spec.nmaps + 1));
+	maps_read_on_device(&ds->mod, read, written);
+	if (sh && shared_written(ds, sh, written, diags))
+		rc = -1;
 	for (uint32_t i = 0; i < spec.nmaps; i++) {
 		const struct dev_map *dm = &ds->mod.maps[i];
 		maps[i] = (struct gpux_sess_map){ dm->key_size, dm->value_size, dm->max_entries,

@@ -238,6 +238,25 @@ void vm_map_zero(struct vm *vm, struct vm_map *m)
 	UNLOCK(vm);
 }
 
+void vm_lock(struct vm *vm)
+{
+	LOCK(vm);
+}
+
+void vm_unlock(struct vm *vm)
+{
+	UNLOCK(vm);
+}
+
+void vm_map_on_touch(struct vm *vm, struct vm_map *m, void (*touch)(void *, uint32_t),
+		     void *arg)
+{
+	LOCK(vm);
+	m->u.touch = touch;
+	m->u.touch_arg = arg;
+	UNLOCK(vm);
+}
+
 int vm_map_bind_dev(struct vm *vm, struct vm_map *m, void *table, uint32_t key_size,
 		    uint32_t value_size, uint32_t max_entries, char *err, size_t errlen)
 {

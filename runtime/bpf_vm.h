@@ -96,6 +96,13 @@ int vm_map_update(struct vm *vm, struct vm_map *m, const void *key, const void *
 int vm_map_delete(struct vm *vm, struct vm_map *m, const void *key);
 void vm_map_clear(struct vm *vm, struct vm_map *m); /* clear(@m) */
 void vm_map_zero(struct vm *vm, struct vm_map *m);  /* zero(@m) */
+/* The VM's own (recursive) lock, held across several map reads that
+ * must see no program run in between. */
+void vm_lock(struct vm *vm);
+void vm_unlock(struct vm *vm);
+/* Sets m's touch callback (umaps.h) before any program runs. */
+void vm_map_on_touch(struct vm *vm, struct vm_map *m, void (*touch)(void *, uint32_t),
+		     void *arg);
 /* Backs hash map m with a device map's table (umap_bind_dev): before
  * any program runs. 0, or -1 with a message in err. */
 int vm_map_bind_dev(struct vm *vm, struct vm_map *m, void *table, uint32_t key_size,

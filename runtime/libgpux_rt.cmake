@@ -19,7 +19,8 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_cev_util.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_nvjitlink.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_host.c
-    ${CMAKE_CURRENT_LIST_DIR}/rt_host_out.c)
+    ${CMAKE_CURRENT_LIST_DIR}/rt_host_out.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_push.c)
   target_include_directories(gpux-rt PRIVATE ${GPUX_CUDA_INCLUDE}
                              ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(gpux-rt PRIVATE gpux_rewrite gpux_fatbin gpux_session gpux_vm

@@ -58,7 +58,6 @@ struct rt_cu {
 	CUresult (*EventRecord)(CUevent, CUstream);
 	CUresult (*EventQuery)(CUevent);
 	CUresult (*StreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
-	CUresult (*MemHostRegister)(void *, size_t, unsigned); /* maps shared with cuda: */
 };
 
 /* Resolved on first need; false if libcuda is not loaded (or too old). */
@@ -144,11 +143,13 @@ static inline bool rt_cev_on(enum gpux_cev ev)
 void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx_name);
 /* From the runtime thread: a map dump when snap is set. */
 void rt_host_poll(bool snap);
-/* The host table behind device map dev_map (a map cuda: probes write
- * and gdev: probes read), or NULL; its device address in the current
- * context (registered with the driver on first use). */
+/* The host table of device map dev_map (a map cuda: probes write and
+ * gdev: probes read: the canonical copy), or NULL. */
 void *rt_host_table(uint32_t dev_map);
-bool rt_host_table_device(uint32_t dev_map, CUdeviceptr *d);
+/* rt_push.c: before a launch on stream s (per_thread: a _ptsz call),
+ * copies the slots of such maps changed since the current context's
+ * last push into its device tables, ordered before the kernel. */
+void rt_host_push(CUstream s, bool per_thread);
 
 /* ---- rt_drain.c ---- */
 /* CLOCK_MONOTONIC in ns, and milliseconds since t0 (for -v reports). */

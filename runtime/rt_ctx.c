@@ -39,6 +39,14 @@ static bool ok(CUresult rc, const char *what)
 	return false;
 }
 
+struct rt_ctx *rt_ctx_of(CUcontext c)
+{
+	for (int i = 0; i < nctx; i++)
+		if (ctxs[i].ctx == c && !ctxs[i].dead && !ctxs[i].failed)
+			return &ctxs[i];
+	return NULL;
+}
+
 static struct rt_ctx *find(CUcontext c)
 {
 	for (int i = 0; i < nctx; i++)
@@ -200,9 +208,6 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 		struct gpux_sess_map *m = &maps[i];
 		CUdeviceptr table = x->store + (m->area_off - x->base) +
 				    sizeof(struct gpux_sess_map_area);
-		/* a map cuda: probes write: the VM's table, in host memory */
-		if (rt_host_table(i) && !rt_host_table_device(i, &table))
-			return false;
 		struct gpux_map_desc desc = {
 			.state = table,
 			.keys = table + GPUX_SHARD_KEYS(m->max_entries),

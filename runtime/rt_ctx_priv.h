@@ -38,6 +38,8 @@ struct rt_ctx {
 	uint64_t last_snap_ns; /* when the last snapshot was published */
 	int64_t clock_off;
 	bool clock_done;
+	uint64_t push_pos;      /* rt_host_push: the touch log pushed so far */
+	unsigned char *keyed[64]; /* per shared map: slots whose key it has */
 	CUmodule mods[MAX_MODS];
 	CUlibrary libs[MAX_MODS];
 	int nmods, nlibs;
@@ -54,5 +56,7 @@ CUresult rt_lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name);
  * x->gone_drops (rt_snap.c). */
 void rt_ctx_retire(struct rt_ctx *x, void *h, bool lib);
 extern int nctx;
+/* The live, set-up context c, or NULL (rt_lock held). */
+struct rt_ctx *rt_ctx_of(CUcontext c);
 
 #endif

@@ -79,7 +79,6 @@ static bool resolve(void)
 	*(void **)&rt_cu.EventRecord = rt_cuda_sym("cuEventRecord");
 	*(void **)&rt_cu.EventQuery = rt_cuda_sym("cuEventQuery");
 	*(void **)&rt_cu.StreamIsCapturing = rt_cuda_sym("cuStreamIsCapturing");
-	*(void **)&rt_cu.MemHostRegister = rt_cuda_sym("cuMemHostRegister_v2");
 	return true;
 }
 

@@ -80,24 +80,28 @@ static inline CUresult done(CUresult rc, CUstream s, bool per_thread)
 		    unsigned by, unsigned bz, unsigned shm, CUstream s
 #define LAUNCH_PASS f, gx, gy, gz, bx, by, bz, shm, s
 
-/* cuda:launch fires before the launch (it may fail still). */
-#define LAUNCH_EV()                                                   \
+/* cuda:launch fires before the launch (it may fail still); then what
+ * cuda: programs wrote into maps the kernel reads goes ahead of it on
+ * its stream. */
+#define LAUNCH_EV(pt)                                                 \
 	do {                                                          \
 		if (rt_cev_on(GPUX_CEV_LAUNCH))                       \
 			rt_launch_ev(LAUNCH_PASS);                    \
+		rt_host_push(s, pt);                                  \
 	} while (0)
 
-static inline void launch_ex_ev(const CUlaunchConfig *c, CUfunction f)
+static inline void launch_ex_ev(const CUlaunchConfig *c, CUfunction f, bool pt)
 {
 	if (rt_cev_on(GPUX_CEV_LAUNCH) && c)
 		rt_launch_ev(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
 			     c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream);
+	rt_host_push(c ? c->hStream : NULL, pt);
 }
 
 CUresult cuLaunchKernel(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
-	LAUNCH_EV();
+	LAUNCH_EV(false);
 	launch_fn fn = REAL(H_LAUNCH, "cuLaunchKernel", launch_fn);
 	return done(fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA, s, false);
 }
@@ -106,7 +110,7 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e);
 CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
-	LAUNCH_EV();
+	LAUNCH_EV(true);
 	launch_fn fn = REAL(H_LAUNCH_PT, "cuLaunchKernel_ptsz", launch_fn);
 	return done(fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA, s, true);
 }
@@ -114,7 +118,7 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
 {
 	seen();
-	launch_ex_ev(c, f);
+	launch_ex_ev(c, f, false);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX, "cuLaunchKernelEx", launch_ex_fn);
 	return done(fn ? fn(c, f, p, e) : NO_CUDA, c ? c->hStream : NULL, false);
 }
@@ -123,7 +127,7 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
 {
 	seen();
-	launch_ex_ev(c, f);
+	launch_ex_ev(c, f, true);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX_PT, "cuLaunchKernelEx_ptsz", launch_ex_fn);
 	return done(fn ? fn(c, f, p, e) : NO_CUDA, c ? c->hStream : NULL, true);
 }
@@ -131,7 +135,7 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **p)
 {
 	seen();
-	LAUNCH_EV();
+	LAUNCH_EV(false);
 	coop_fn fn = REAL(H_COOP, "cuLaunchCooperativeKernel", coop_fn);
 	return done(fn ? fn(LAUNCH_PASS, p) : NO_CUDA, s, false);
 }
@@ -140,7 +144,7 @@ CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p);
 CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p)
 {
 	seen();
-	LAUNCH_EV();
+	LAUNCH_EV(true);
 	coop_fn fn = REAL(H_COOP_PT, "cuLaunchCooperativeKernel_ptsz", coop_fn);
 	return done(fn ? fn(LAUNCH_PASS, p) : NO_CUDA, s, true);
 }
@@ -153,6 +157,7 @@ CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p)
 CUresult cuGraphLaunch(CUgraphExec g, CUstream s)
 {
 	seen();
+	rt_host_push(s, false);
 	graph_fn fn = REAL(H_GRAPH, "cuGraphLaunch", graph_fn);
 	return done(fn ? fn(g, s) : NO_CUDA, s, false);
 }
@@ -161,6 +166,7 @@ CUresult cuGraphLaunch_ptsz(CUgraphExec g, CUstream s);
 CUresult cuGraphLaunch_ptsz(CUgraphExec g, CUstream s)
 {
 	seen();
+	rt_host_push(s, true);
 	graph_fn fn = REAL(H_GRAPH_PT, "cuGraphLaunch_ptsz", graph_fn);
 	return done(fn ? fn(g, s) : NO_CUDA, s, true);
 }

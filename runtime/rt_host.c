@@ -74,8 +74,18 @@ static bool programs(void)
 	return !launch_bits || rt_h.glob_ok;
 }
 
-/* Device maps the VM shares: a zeroed table each, in page-aligned
- * memory the device will read once it is registered (rt_host_table). */
+/* A program changed (or may change) slot of shared device map dev_map:
+ * logged for every context's next push. */
+static void on_touch(void *arg, uint32_t slot)
+{
+	struct host_touch *t = &rt_h.log[rt_h.log_head % HOST_LOG];
+	t->map = (uint32_t)(uintptr_t)arg;
+	t->slot = slot;
+	__atomic_store_n(&rt_h.log_head, rt_h.log_head + 1, __ATOMIC_RELEASE);
+}
+
+/* Device maps the VM shares: a zeroed table each, in the device's
+ * layout; rt_push.c copies what programs change into each context. */
 static bool binds(struct gpux_sess_hdr *h)
 {
 	char err[160];
@@ -105,6 +115,8 @@ static bool binds(struct gpux_sess_hdr *h)
 			rt_warn("cuda: probes: %s", err);
 			return false;
 		}
+		vm_map_on_touch(rt_h.vm, rt_h.maps[i], on_touch, (void *)(uintptr_t)d);
+		rt_h.nshared++;
 	}
 	return true;
 }
@@ -238,22 +250,4 @@ void *rt_host_table(uint32_t dev_map)
 	if (dev_map >= HOST_MAX_BINDS || !ready())
 		return NULL;
 	return rt_h.table[dev_map];
-}
-
-bool rt_host_table_device(uint32_t dev_map, CUdeviceptr *d)
-{
-	void *t = rt_host_table(dev_map);
-	if (!t || !rt_cu.MemHostRegister)
-		return false;
-	if (!rt_h.registered[dev_map]) {
-		CUresult rc = rt_cu.MemHostRegister(t, rt_h.table_size[dev_map],
-						    CU_MEMHOSTREGISTER_PORTABLE |
-						    CU_MEMHOSTREGISTER_DEVICEMAP);
-		if (rc != CUDA_SUCCESS) {
-			rt_warn("cannot share a map with the device: %s", rt_cu_err(rc));
-			return false;
-		}
-		rt_h.registered[dev_map] = true;
-	}
-	return rt_cu.MemHostGetDevicePointer(d, t, 0) == CUDA_SUCCESS;
 }

@@ -7,6 +7,12 @@
 #include "rt.h"
 
 #define HOST_MAX_BINDS 256
+#define HOST_LOG 1024 /* slots of shared maps changed, not yet pushed */
+
+struct host_touch {
+	uint32_t map; /* the device map */
+	uint32_t slot;
+};
 
 struct host_prog {
 	int idx;    /* the VM's program index */
@@ -24,10 +30,14 @@ struct rt_host {
 	struct gpux_sess_host *region; /* NULL: none left */
 	struct host_ev ev[GPUX_CEV_COUNT];
 	struct vm_map *maps[HOST_MAX_BINDS]; /* by record id */
-	void *table[HOST_MAX_BINDS];         /* the device table behind it */
+	void *table[HOST_MAX_BINDS];         /* by device map: its host table */
 	uint64_t table_size[HOST_MAX_BINDS];
-	bool registered[HOST_MAX_BINDS];
-	uint32_t nbinds;
+	uint32_t nbinds, nshared;            /* maps; device maps among them */
+	/* Every slot of a shared table a program may have changed, in
+	 * order (under the VM's lock); each context copies from its own
+	 * position on (rt_push.c). */
+	struct host_touch log[HOST_LOG];
+	uint64_t log_head;
 	bool ring;      /* the object writes records */
 	bool exited;    /* a program called exit(): nothing more runs */
 	bool told;      /* the first failure was reported */

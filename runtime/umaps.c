@@ -228,6 +228,10 @@ void umap_clear(struct umap *m)
 
 void umap_zero(struct umap *m)
 {
+	if (m->dstate) {
+		umap_dev_zero(m);
+		return;
+	}
 	if (is_hash(m) || is_array(m))
 		memset(m->values, 0, (size_t)m->stride * m->max_entries);
 }

@@ -45,8 +45,12 @@ struct umap {
 	/* ring buffer: byte positions, records never wrap (see umaps_ring.c) */
 	uint64_t prod, cons;
 	/* A hash map bound to a device table (umaps_dev.c): keys and
-	 * values point into it, dstate is its state words; not ours. */
+	 * values point into it, dstate is its state words; not ours.
+	 * touch, if set, hears of every slot an operation may change (a
+	 * lookup's value may be written through its pointer). */
 	uint32_t *dstate;
+	void (*touch)(void *arg, uint32_t slot);
+	void *touch_arg;
 };
 
 /* 0, or -1 with a message in err. */
@@ -79,6 +83,7 @@ void *umap_dev_lookup(struct umap *m, const void *key);
 int umap_dev_update(struct umap *m, const void *key, const void *value, uint64_t flags);
 int umap_dev_delete(struct umap *m, const void *key);
 void umap_dev_clear(struct umap *m);
+void umap_dev_zero(struct umap *m);
 int umap_dev_foreach(struct umap *m, int (*cb)(void *arg, const void *key, const void *value),
 		     void *arg);
 

@@ -2,7 +2,9 @@
  * insert protocol of the device helpers (codegen/ptx/helpers.cu,
  * slot_get), so that a cuda: program and a gdev: probe share one table:
  * state words EMPTY -> BUSY (the inserter writes the key) -> FULL, DEAD
- * after a delete and never reused; lookups stop at the first EMPTY. */
+ * after a delete and never reused; lookups stop at the first EMPTY. The
+ * runtime keeps the table in host memory and copies the slots an
+ * operation touched to each context's device table (rt_push.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,10 +95,17 @@ static int64_t slot_of(struct umap *m, const void *key, bool insert, bool *fresh
 	return -1;
 }
 
+static void touched(struct umap *m, int64_t i)
+{
+	if (m->touch && i >= 0)
+		m->touch(m->touch_arg, (uint32_t)i);
+}
+
 void *umap_dev_lookup(struct umap *m, const void *key)
 {
 	bool fresh;
 	int64_t i = slot_of(m, key, false, &fresh);
+	touched(m, i);
 	return i < 0 ? NULL : m->values + (size_t)i * m->stride;
 }
 
@@ -111,6 +120,7 @@ int umap_dev_update(struct umap *m, const void *key, const void *value, uint64_t
 	if (i < 0 && (i = slot_of(m, key, true, &fresh)) < 0)
 		return -E2BIG;
 	memmove(m->values + (size_t)i * m->stride, value, m->value_size);
+	touched(m, i);
 	return 0;
 }
 
@@ -122,6 +132,7 @@ int umap_dev_delete(struct umap *m, const void *key)
 		return -ENOENT;
 	__atomic_store_n(&m->dstate[i], GPUX_SLOT_DEAD, __ATOMIC_RELEASE);
 	m->count--;
+	touched(m, i);
 	return 0;
 }
 
@@ -129,10 +140,23 @@ int umap_dev_delete(struct umap *m, const void *key)
  * lose its update, as with any clear racing an update. */
 void umap_dev_clear(struct umap *m)
 {
-	for (uint32_t i = 0; i < m->max_entries; i++)
+	for (uint32_t i = 0; i < m->max_entries; i++) {
+		bool was = __atomic_load_n(&m->dstate[i], __ATOMIC_RELAXED) != GPUX_SLOT_EMPTY;
 		__atomic_store_n(&m->dstate[i], GPUX_SLOT_EMPTY, __ATOMIC_RELEASE);
+		if (was)
+			touched(m, i);
+	}
 	memset(m->values, 0, (size_t)m->stride * m->max_entries);
 	m->count = 0;
+}
+
+void umap_dev_zero(struct umap *m)
+{
+	for (uint32_t i = 0; i < m->max_entries; i++)
+		if (__atomic_load_n(&m->dstate[i], __ATOMIC_RELAXED) == GPUX_SLOT_FULL) {
+			memset(m->values + (size_t)i * m->stride, 0, m->value_size);
+			touched(m, i);
+		}
 }
 
 int umap_dev_foreach(struct umap *m, int (*cb)(void *arg, const void *key, const void *value),

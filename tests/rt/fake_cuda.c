@@ -449,17 +449,6 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
 	return CUDA_SUCCESS;
 }
 
-/* The runtime registers the tables of maps cuda: probes share with the
- * device: any memory will do here, the device pointer is the host one. */
-CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags)
-{
-	if (!cur)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	flog("cuMemHostRegister %zu%s%s", n, flags & CU_MEMHOSTREGISTER_PORTABLE ? " portable" : "",
-	     flags & CU_MEMHOSTREGISTER_DEVICEMAP ? " devicemap" : "");
-	return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-
 CUresult cuMemFreeHost(void *p)
 {
 	return block_free(p, true) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -1865,7 +1854,7 @@ static const struct {
 	E(cuCtxDestroy_v2), E(cuCtxGetCurrent), E(cuCtxSetCurrent), E(cuCtxGetDevice),
 	E(cuCtxSynchronize), E(cuDevicePrimaryCtxRetain), E(cuDevicePrimaryCtxRelease_v2),
 	E(cuDevicePrimaryCtxGetState), E(cuMemAlloc_v2), E(cuMemFree_v2), E(cuMemHostAlloc),
-	E(cuMemHostGetDevicePointer_v2), E(cuMemHostRegister_v2), E(cuMemFreeHost), E(cuMemsetD8_v2),
+	E(cuMemHostGetDevicePointer_v2), E(cuMemFreeHost), E(cuMemsetD8_v2),
 	E(cuMemcpyHtoD_v2), E(cuMemcpyDtoH_v2), E(cuMemcpyDtoHAsync_v2), E(cuStreamCreate),
 	E(cuMemsetD8Async), E(cuMemsetD32_v2), E(cuMemsetD32Async), E(cuMemcpyHtoDAsync_v2),
 	E(cuCtxPushCurrent_v2), E(cuCtxPopCurrent_v2), E(cuThreadExchangeStreamCaptureMode),

@@ -397,14 +397,14 @@ t_gpux_cuda_events() {
 	log_has '^cuKernelGetName _Z5scalePffi$' || { cat "$tmp/log"; fail "name lookups"; }
 }
 # A map cuda: probes write and gdev: probes read: the runtime's VM
-# works on a host table registered with the driver, whose contents the
-# snapshots carry; printf, exit() and clear() from cuda: probes.
+# works on a host table in the device's layout, whose contents the
+# snapshots carry (and launches copy to the device: the GPU tests).
 t_gpux_cross_layer() {
 	gpux_run 0 'cuda:launch { @t[kernel] = 5; @c[kernel] = count(); }
 		gdev:kernel_entry { @y[kernel] = @t[kernel]; }' "'$RT_DRV_APP' module '$PTX'" &&
-	same "$tmp/out" gpux_cross_layer.out && err_empty || return 1
-	log_has '^cuMemHostRegister [0-9]+ portable devicemap$' || { cat "$tmp/log"; fail "no registration"; }
+	same "$tmp/out" gpux_cross_layer.out && err_empty
 }
+# printf, exit() and clear() from cuda: probes.
 t_gpux_cuda_printf_exit() {
 	gpux_run 3 'cuda:malloc { printf("malloc %d\n", bytes); @m = count(); }
 		cuda:launch { @l[kernel] = count(); clear(@m); }

@@ -124,21 +124,24 @@ gen cupy_vecadd_cubin 1 '@["vecAdd"] = sum(40 * 256);'
 gen numba_vecadd_access 1 '@ = sum(10000 * 3);'
 
 # cuda: events. vecadd (static cudart): 3 cudaMalloc of 40000 bytes, 2
-# HtoD and 1 DtoH cudaMemcpy, 1 launch, 1 cudaDeviceSynchronize, 3 cudaFree.
+# HtoD and 1 DtoH cudaMemcpy, 1 launch, 3 cudaFree; 2 context syncs:
+# cudaDeviceSynchronize, and the one cudart makes as the program exits
+# (seen on the H100, 2026-11-22: after the last cudaFree).
 CUDA_VECADD="@launch[$VECADD] = sum(1); @malloc = sum(3); @bytes = sum(3 * 40000);
-	@memcpy[\"HtoD\"] = sum(2); @memcpy[\"DtoH\"] = sum(1); @free = sum(3); @sync = sum(1);"
+	@memcpy[\"HtoD\"] = sum(2); @memcpy[\"DtoH\"] = sum(1); @free = sum(3); @sync = sum(2);"
 gen vecadd_cuda 5 "$CUDA_VECADD"
 gen vecadd_cuda_json 5 "$CUDA_VECADD" json
 gen vecadd_cuda_launch 1 '@ = sum(1);'
 # multistream (per-thread default stream: the _ptds/_ptsz entry points):
 # fillK<<<4, 256>>> once, scaleK<<<40, 256>>> x3, addK<<<8, 128>>> x5;
 # 2 HtoD cudaMemcpy (40000 + 4000 bytes), 2 DtoH cudaMemcpyAsync (the
-# same); 1 cudaDeviceSynchronize, 3 cudaStreamSynchronize.
+# same); 3 cudaStreamSynchronize, and 2 context syncs (cudaDeviceSynchronize
+# and cudart's at exit, as in vecadd).
 gen multistream_cuda 3 '@["fillK(float*, int)", 4, 256] = sum(1);
 	@["scaleK(float*, float, int)", 40, 256] = sum(3);
 	@["addK(float const*, float*, int)", 8, 128] = sum(5);
 	@memcpy["HtoD", 0] = sum(2); @memcpy["DtoH", 1] = sum(2);
-	@bytes = sum(2 * (40000 + 4000)); @sync[0] = sum(1); @sync[1] = sum(3);'
+	@bytes = sum(2 * (40000 + 4000)); @sync[0] = sum(2); @sync[1] = sum(3);'
 # drvapi: cuModuleLoadData of PTX, 2 cuMemAlloc (4 * 10000 bytes each),
 # 2 HtoD + 1 DtoH, 1 launch, 1 cuCtxSynchronize, 2 cuMemFree.
 gen drvapi_cuda 6 '@launch["drvScale"] = sum(1); @malloc = sum(2); @bytes = sum(2 * 40000);
