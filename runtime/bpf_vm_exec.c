@@ -200,78 +200,186 @@ static int atomic(struct vm_exec *x, const struct bpf_insn *in)
 	}
 }
 
+/* One instruction, any opcode the checks let through: *pc moves on, or
+ * a VM_E* status (1: exit, r0 in *ret). */
+static int step(struct vm_exec *x, const struct bpf_insn *in, int *pc, uint64_t *ret)
+{
+	uint64_t *r = x->reg;
+	uint8_t c = in->code, cls = BPF_CLASS(c), op = BPF_OP(c);
+	uint64_t imm = (uint64_t)(int64_t)in->imm;
+	uint64_t src = BPF_SRC(c) == BPF_X ? r[in->src] : imm;
+	uint64_t addr;
+	void *p;
+	int rc;
+	switch (cls) {
+	case BPF_ALU64:
+	case BPF_ALU:
+		if (op == BPF_END)
+			r[in->dst] = byteswap(r[in->dst], in->imm, BPF_SRC(c) == BPF_TO_BE);
+		else
+			r[in->dst] = alu(op, r[in->dst], src, cls == BPF_ALU64);
+		if (cls == BPF_ALU)
+			r[in->dst] = (uint32_t)r[in->dst];
+		++*pc;
+		return 0;
+	case BPF_JMP:
+	case BPF_JMP32:
+		if (op == BPF_EXIT) {
+			if (ret)
+				*ret = r[0];
+			return 1;
+		}
+		if (op == BPF_CALL) {
+			if ((rc = vm_helper(x, in->imm)))
+				return rc;
+			++*pc;
+			return 0;
+		}
+		*pc += cond(op, r[in->dst], src, cls == BPF_JMP) ? 1 + in->off : 1;
+		return 0;
+	case BPF_LDX:
+		addr = r[in->src] + (uint64_t)(int64_t)in->off;
+		if (!(p = vm_mem(x, addr, (uint64_t)bpf_size_bytes(c), false)))
+			return VM_EFAULT;
+		r[in->dst] = load_n(p, bpf_size_bytes(c));
+		++*pc;
+		return 0;
+	case BPF_ST:
+	case BPF_STX:
+		if (BPF_MODE(c) == BPF_ATOMIC) {
+			if ((rc = atomic(x, in)))
+				return rc;
+			++*pc;
+			return 0;
+		}
+		addr = r[in->dst] + (uint64_t)(int64_t)in->off;
+		if (!(p = vm_mem(x, addr, (uint64_t)bpf_size_bytes(c), true)))
+			return VM_EFAULT;
+		store_n(p, bpf_size_bytes(c), cls == BPF_ST ? imm : r[in->src]);
+		++*pc;
+		return 0;
+	case BPF_LD:
+		if (in->src == BPF_PSEUDO_MAP_IDX)
+			r[in->dst] = VM_MAP_HANDLE(in->imm);
+		else
+			r[in->dst] = (uint32_t)in->imm | (uint64_t)(uint32_t)in[1].imm << 32;
+		*pc += 2;
+		return 0;
+	default:
+		return vm_fault(x, VM_EINSN, "unknown instruction 0x%02x", c);
+	}
+}
+
+/* An 8-byte access on the stack, the common case, without vm_mem's walk. */
+static inline void *stack8(struct vm_exec *x, uint64_t addr)
+{
+	uint64_t lo = (uint64_t)(uintptr_t)x->stack;
+	return addr - lo <= BPF_STACK_SIZE - 8 ? (void *)(uintptr_t)addr : NULL;
+}
+
+/* An 8-byte load from the context (cuda: fields). */
+static inline void *ctx8(struct vm_exec *x, uint64_t addr)
+{
+	uint64_t lo = (uint64_t)(uintptr_t)x->ctx;
+	return x->ctx_size >= 8 && addr - lo <= x->ctx_size - 8 ? (void *)(uintptr_t)addr : NULL;
+}
+
+#define IMM ((uint64_t)(int64_t)in->imm)
+
+/* The hot opcodes, numbered densely so that the switch is one indexed
+ * jump (their raw values are sparse: a compare tree otherwise). */
+enum { H_OTHER, H_MOV_K, H_MOV_X, H_ADD_K, H_ADD_X, H_JA, H_JEQ_K, H_JNE_K, H_EXIT,
+       H_LDX_DW, H_STX_DW, H_ST_DW };
+static const uint8_t hot[256] = {
+	[BPF_ALU64 | BPF_MOV | BPF_K] = H_MOV_K,
+	[BPF_ALU64 | BPF_MOV | BPF_X] = H_MOV_X,
+	[BPF_ALU64 | BPF_ADD | BPF_K] = H_ADD_K,
+	[BPF_ALU64 | BPF_ADD | BPF_X] = H_ADD_X,
+	[BPF_JMP | BPF_JA] = H_JA,
+	[BPF_JMP | BPF_JEQ | BPF_K] = H_JEQ_K,
+	[BPF_JMP | BPF_JNE | BPF_K] = H_JNE_K,
+	[BPF_JMP | BPF_EXIT] = H_EXIT,
+	[BPF_LDX | BPF_MEM | BPF_DW] = H_LDX_DW,
+	[BPF_STX | BPF_MEM | BPF_DW] = H_STX_DW,
+	[BPF_ST | BPF_MEM | BPF_DW] = H_ST_DW,
+};
+
+/* The hot opcodes (what host programs are mostly made of: moves, adds,
+ * 8-byte stack and value accesses, equality jumps, calls) are decoded
+ * by one switch on the whole opcode byte; the rest go through step().
+ * The budget counts every instruction. */
 int vm_exec(struct vm_exec *x, uint64_t *ret)
 {
 	const struct bpf_insn *insns = x->prog->insns;
-	uint64_t *r = x->reg;
-	for (int pc = 0;;) {
+	uint64_t *r = x->reg, budget = x->vm->budget, n = x->insns;
+	int pc = 0, rc;
+	for (;;) {
 		const struct bpf_insn *in = &insns[pc];
-		x->pc = pc;
-		if (++x->insns > x->vm->budget)
-			return vm_fault(x, VM_EBUDGET, "instruction budget of %llu exhausted (unbounded loop?)",
-					(unsigned long long)x->vm->budget);
-		uint8_t c = in->code, cls = BPF_CLASS(c), op = BPF_OP(c);
-		uint64_t imm = (uint64_t)(int64_t)in->imm;
-		uint64_t src = BPF_SRC(c) == BPF_X ? r[in->src] : imm;
-		uint64_t addr;
 		void *p;
-		int rc;
-		switch (cls) {
-		case BPF_ALU64:
-		case BPF_ALU:
-			if (op == BPF_END)
-				r[in->dst] = byteswap(r[in->dst], in->imm, BPF_SRC(c) == BPF_TO_BE);
-			else
-				r[in->dst] = alu(op, r[in->dst], src, cls == BPF_ALU64);
-			if (cls == BPF_ALU)
-				r[in->dst] = (uint32_t)r[in->dst];
-			pc++;
-			break;
-		case BPF_JMP:
-		case BPF_JMP32:
-			if (op == BPF_EXIT) {
-				if (ret)
-					*ret = r[0];
-				return 0;
-			}
-			if (op == BPF_CALL) {
-				if ((rc = vm_helper(x, in->imm)))
-					return rc;
-				pc++;
-				break;
-			}
-			pc += cond(op, r[in->dst], src, cls == BPF_JMP) ? 1 + in->off : 1;
-			break;
-		case BPF_LDX:
-			addr = r[in->src] + (uint64_t)(int64_t)in->off;
-			if (!(p = vm_mem(x, addr, (uint64_t)bpf_size_bytes(c), false)))
-				return VM_EFAULT;
-			r[in->dst] = load_n(p, bpf_size_bytes(c));
-			pc++;
-			break;
-		case BPF_ST:
-		case BPF_STX:
-			if (BPF_MODE(c) == BPF_ATOMIC) {
-				if ((rc = atomic(x, in)))
-					return rc;
-				pc++;
-				break;
-			}
-			addr = r[in->dst] + (uint64_t)(int64_t)in->off;
-			if (!(p = vm_mem(x, addr, (uint64_t)bpf_size_bytes(c), true)))
-				return VM_EFAULT;
-			store_n(p, bpf_size_bytes(c), cls == BPF_ST ? imm : r[in->src]);
-			pc++;
-			break;
-		case BPF_LD:
-			if (in->src == BPF_PSEUDO_MAP_IDX)
-				r[in->dst] = VM_MAP_HANDLE(in->imm);
-			else
-				r[in->dst] = (uint32_t)in->imm | (uint64_t)(uint32_t)in[1].imm << 32;
-			pc += 2;
-			break;
-		default:
-			return vm_fault(x, VM_EINSN, "unknown instruction 0x%02x", c);
+		if (++n > budget) {
+			x->insns = n - 1;
+			x->pc = pc;
+			return vm_fault(x, VM_EBUDGET, "instruction budget of %llu exhausted (unbounded loop?)",
+					(unsigned long long)budget);
 		}
+		switch (hot[in->code]) {
+		case H_MOV_K:
+			r[in->dst] = IMM;
+			pc++;
+			continue;
+		case H_MOV_X:
+			r[in->dst] = r[in->src];
+			pc++;
+			continue;
+		case H_ADD_K:
+			r[in->dst] += IMM;
+			pc++;
+			continue;
+		case H_ADD_X:
+			r[in->dst] += r[in->src];
+			pc++;
+			continue;
+		case H_JA:
+			pc += 1 + in->off;
+			continue;
+		case H_JEQ_K:
+			pc += r[in->dst] == IMM ? 1 + in->off : 1;
+			continue;
+		case H_JNE_K:
+			pc += r[in->dst] != IMM ? 1 + in->off : 1;
+			continue;
+		case H_EXIT:
+			x->insns = n;
+			if (ret)
+				*ret = r[0];
+			return 0;
+		case H_LDX_DW:
+			if (!(p = stack8(x, r[in->src] + (uint64_t)(int64_t)in->off)) &&
+			    !(p = ctx8(x, r[in->src] + (uint64_t)(int64_t)in->off)))
+				break;
+			memcpy(&r[in->dst], p, 8);
+			pc++;
+			continue;
+		case H_STX_DW:
+			if (!(p = stack8(x, r[in->dst] + (uint64_t)(int64_t)in->off)))
+				break;
+			memcpy(p, &r[in->src], 8);
+			pc++;
+			continue;
+		case H_ST_DW: {
+			uint64_t v = IMM;
+			if (!(p = stack8(x, r[in->dst] + (uint64_t)(int64_t)in->off)))
+				break;
+			memcpy(p, &v, 8);
+			pc++;
+			continue;
+		}
+		default:
+			break;
+		}
+		x->pc = pc;
+		x->insns = n;
+		if ((rc = step(x, in, &pc, ret)))
+			return rc > 0 ? 0 : rc;
 	}
 }

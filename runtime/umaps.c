@@ -116,8 +116,15 @@ static uint32_t hash_key(const void *key, uint32_t n)
 static int32_t find(struct umap *m, const void *key, int32_t **link)
 {
 	int32_t *l = &m->heads[hash_key(key, m->key_size) & (m->nbuckets - 1)];
-	while (*l >= 0 && memcmp(m->keys + (size_t)*l * m->key_size, key, m->key_size))
-		l = &m->next[*l];
+	if (m->key_size == 8) { /* @m and single integer keys: no memcmp call */
+		uint64_t k, o;
+		memcpy(&k, key, 8);
+		while (*l >= 0 && (memcpy(&o, m->keys + (size_t)*l * 8, 8), o != k))
+			l = &m->next[*l];
+	} else {
+		while (*l >= 0 && memcmp(m->keys + (size_t)*l * m->key_size, key, m->key_size))
+			l = &m->next[*l];
+	}
 	if (link)
 		*link = l;
 	return *l;

@@ -4,8 +4,10 @@
 # launch probe (cuda:malloc), then with counting cuda:launch probes. Each
 # mode runs RUNS times (fresh processes); prints each run's median ns per
 # launch and a markdown table of the medians and the differences.
-#   bench/gpu/launch.sh          env: BENCH_DIR, GPUX, RUNS (default 5),
-#                                BATCHES (default 2000), OUT
+#   bench/gpu/launch.sh [capture]  env: BENCH_DIR, GPUX, RUNS (default 5),
+#                                  BATCHES (default 2000), OUT
+# capture: launches into a stream under graph capture (launch_bench.cu):
+# the API path alone, without the GPU's queue.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${BENCH_DIR:-$here}
@@ -16,6 +18,7 @@ batches=${BATCHES:-2000}
 logs=${OUT:+$OUT/bench}
 logs=${logs:-$dir/logs}
 mkdir -p "$logs"
+how=${1:-}
 chmod +x "$dir/launch_bench" 2>/dev/null
 declare -A PROG=(
 	[runtime]='cuda:malloc { @ = count(); }'
@@ -27,12 +30,12 @@ declare -A MED VALS
 # rounds of every mode, so that a drift of the machine spreads over all
 for r in $(seq "$runs"); do
 	for m in $modes; do
-		log=$logs/launch_${m}_$r.log
+		log=$logs/launch${how:+_$how}_${m}_$r.log
 		if [ "$m" = base ]; then
-			"$dir/launch_bench" "$batches" >"$log" 2>&1
+			"$dir/launch_bench" "$batches" 256 20 $how >"$log" 2>&1
 		else
 			"$gpux" -q -o "$logs/launch_${m}_$r.out" -e "${PROG[$m]}" -- \
-				"$dir/launch_bench" "$batches" >"$log" 2>&1
+				"$dir/launch_bench" "$batches" 256 20 $how >"$log" 2>&1
 		fi
 		v=$(grep -o 'median_ns=[0-9.]*' "$log" | cut -d= -f2)
 		echo "$m run $r: ${v:-FAILED} ns/launch"
@@ -49,4 +52,4 @@ done
 		d=$(awk -v a="${MED[$m]}" -v b="${MED[runtime]}" 'BEGIN { printf "%+.1f", a - b }')
 		echo "| $m | \`${PROG[$m]:-(none)}\` | ${MED[$m]} | $d |"
 	done
-} | tee "$logs/launch.md"
+} | tee "$logs/launch${how:+_$how}.md"
