@@ -231,11 +231,7 @@ void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx
 			failed(rc, p->idx);
 		ran = true;
 	}
-	if (!ran)
-		return;
-	if (rt_h.region)
-		__atomic_add_fetch(&rt_h.region->events, 1, __ATOMIC_RELAXED);
-	if (rt_h.ring)
+	if (ran && rt_h.ring)
 		rt_host_records();
 }
 

@@ -99,7 +99,6 @@ struct gpux_sess_host {
 	uint32_t pad;
 	uint64_t dumps;       /* dumps written */
 	uint64_t ring_head, ring_tail, ring_drops;
-	uint64_t events;      /* cuda: events that ran programs */
 	uint64_t failures;    /* program runs the VM stopped */
 	uint64_t ring_off, dump_off;
 	char error[128];      /* the first failure's message */
