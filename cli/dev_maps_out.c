@@ -5,6 +5,7 @@
  * and the result goes through the host printing code in the VM's layout
  * (output.h: out_map_entries). */
 #include "dev_output.h"
+#include "bytes.h"
 #include "sess_host.h"
 
 #include <stdlib.h>
@@ -31,18 +32,6 @@ static unsigned char *recs_add(struct recs *r)
 		r->cap = cap;
 	}
 	return r->p + r->n++ * r->size;
-}
-
-static int64_t rd64(const unsigned char *p)
-{
-	int64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static void wr64(unsigned char *p, int64_t v)
-{
-	memcpy(p, &v, 8);
 }
 
 /* The area of map m in slot s, copied into buf while the slot's seq was

@@ -9,6 +9,7 @@
  *     prints "\n\n". stats ignores top and div.
  * bpftrace breaks ties by the kernel's hash order; gpux by key. */
 #include "output.h"
+#include "bytes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +41,6 @@ static int collect(void *arg, const void *key, const void *value)
 	memcpy(e, key, c->ks);
 	memcpy(e + c->ks, value, c->vs);
 	return 0;
-}
-
-static int64_t rd64(const unsigned char *p)
-{
-	int64_t v;
-	memcpy(&v, p, 8);
-	return v;
 }
 
 /* qsort has no context argument: the map being sorted. */

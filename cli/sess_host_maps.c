@@ -2,24 +2,13 @@
  * VM's maps into its host region; the controller folds every region's
  * dump into its own VM, by each map's aggregation, and prints from it. */
 #include "sess_host.h"
+#include "bytes.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
 #include "umaps.h"
-
-static int64_t rd64(const unsigned char *p)
-{
-	int64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static void wr64(unsigned char *p, int64_t v)
-{
-	memcpy(p, &v, 8);
-}
 
 /* Folds src into dst as two CPUs' values of one per-CPU map fold. */
 static void fold(const struct host_map *hm, unsigned char *dst, const unsigned char *src)
