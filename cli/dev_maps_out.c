@@ -212,7 +212,7 @@ static int emit(const struct dev_session *ds, int map, const unsigned char *hk,
 	return 0;
 }
 
-static int print_map(struct dev_session *ds, int map)
+int dev_map_entries(struct dev_session *ds, int map, struct out_entries *e)
 {
 	const struct host_map *hm = &ds->hmaps[map];
 	size_t ks = hm->bucket ? hm->key_size - 8 : hm->key_size;
@@ -230,12 +230,27 @@ static int print_map(struct dev_session *ds, int map)
 		rc = emit(ds, map, first, first + ks + 8, &out);
 		i = j;
 	}
-	if (rc == 0) {
-		struct out_entries e = { out.p, out.n, hm->key_size, hm->value_size };
-		rc = out_map_entries(ds->out, ds->json, hm, &e, 0, 0);
-	}
 	free(raw.p);
-	free(out.p);
+	*e = (struct out_entries){ out.p, out.n, hm->key_size, hm->value_size };
+	if (rc) {
+		free(out.p);
+		e->kv = NULL;
+		e->n = 0;
+	}
+	return rc;
+}
+
+int dev_print_map(struct dev_session *ds, int map, uint64_t top, uint64_t div,
+		  const struct map_bases *bases)
+{
+	struct out_entries e;
+	int rc = dev_map_entries(ds, map, &e);
+	if (rc == 0) {
+		if (bases)
+			map_base_apply(bases, ds->hmaps[map].name, &e);
+		rc = out_map_entries(ds->out, ds->json, &ds->hmaps[map], &e, top, div);
+	}
+	free(e.kv);
 	return rc;
 }
 
@@ -253,6 +268,7 @@ int dev_print_maps(struct dev_session *ds, struct sess_host *sh)
 {
 	fputs("\n\n", ds->out);
 	int nd = ds->mod.nmaps, nh = sh && sh->have_obj ? sh->obj.nmaps : 0, n = 0, rc = 0;
+	const struct map_bases *bases = sh ? &sh->bases : NULL;
 	struct named *order = calloc((size_t)(nd + nh) + 1, sizeof(*order));
 	if (!order)
 		return -1;
@@ -264,7 +280,7 @@ int dev_print_maps(struct dev_session *ds, struct sess_host *sh)
 	if (n > 1)
 		qsort(order, (size_t)n, sizeof(*order), by_name);
 	for (int i = 0; i < n; i++)
-		if (order[i].dev >= 0 ? print_map(ds, order[i].dev)
+		if (order[i].dev >= 0 ? dev_print_map(ds, order[i].dev, 0, 0, bases)
 				      : sess_host_print(sh, order[i].host, 0, 0))
 			rc = -1;
 	free(order);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "dev_session.h"
+#include "output.h"
 
 /* Builds the host-side descriptions of the maps and printf formats of
  * ds's module (in the program's arena). */
@@ -22,6 +23,13 @@ void dev_ring_drain(struct dev_session *ds);
  * memory ran out. */
 struct sess_host;
 int dev_print_maps(struct dev_session *ds, struct sess_host *sh);
+/* Device map map merged over the slots, as the VM would hold it (e->kv
+ * malloc'd); and printed (print(@m, top, div)), less its baseline in
+ * bases (may be NULL) after a clear() or zero(). 0, or -1. */
+struct map_bases;
+int dev_map_entries(struct dev_session *ds, int map, struct out_entries *e);
+int dev_print_map(struct dev_session *ds, int map, uint64_t top, uint64_t div,
+		  const struct map_bases *bases);
 
 /* Warnings on err for updates lost to full tables and printf records
  * lost to full rings. */

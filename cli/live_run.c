@@ -87,7 +87,8 @@ static int prepare(struct live *s, struct program *prog, const struct options *o
 		return -1;
 	s->compiled = true;
 	s->in_kernel = calloc((size_t)s->obj.nmaps + 1, sizeof(*s->in_kernel));
-	if (!s->in_kernel || map_place(prog, &s->obj, s->in_kernel, diags))
+	if (!s->in_kernel || map_place(prog, &s->obj, s->in_kernel,
+					  "uprobes or tracepoints, which keep it in the kernel", diags))
 		return -1;
 	bool vm = false;
 	for (const struct node *p = prog->probes; p; p = p->next)

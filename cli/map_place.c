@@ -50,7 +50,7 @@ static void visit(struct node *n, void *arg)
 }
 
 int map_place(struct program *prog, const struct host_obj *obj, bool *in_kernel,
-	      struct diags *diags)
+	      const char *where, struct diags *diags)
 {
 	size_t n = (size_t)obj->nmaps;
 	bool *vm_use = calloc(n + 1, sizeof(*vm_use));
@@ -71,9 +71,9 @@ int map_place(struct program *prog, const struct host_obj *obj, bool *in_kernel,
 	for (size_t i = 0; i < n; i++)
 		if (vm_use[i] && in_kernel[i]) {
 			diag_error(diags, vm_at[i]->span,
-				   "@%s is used by uprobes or tracepoints, which keep it in the "
-				   "kernel; BEGIN, END and interval probes can print, clear and "
-				   "zero it but not read or write it yet", obj->maps[i].name);
+				   "@%s is used by %s; BEGIN, END and interval probes can print, "
+				   "clear and zero it but not read or write it yet",
+				   obj->maps[i].name, where);
 			rc = -1;
 		}
 	free(vm_use);

@@ -1,9 +1,10 @@
 /* Where each map of a program that mixes kernel probes (uprobe,
- * uretprobe, tracepoint) with BEGIN/END/interval lives: in the kernel if
- * a kernel probe uses it, else in the userspace VM. BEGIN/END/interval
- * may print, clear and zero kernel maps (the controller does that), but
- * not read or write them: that is refused, for now, with the map's
- * location. */
+ * uretprobe, tracepoint) or gdev:/cuda: probes with BEGIN/END/interval
+ * lives: with those probes if they use it (in the kernel, or in the
+ * traced program), else in the controller's userspace VM. BEGIN/END/
+ * interval may print, clear and zero the others' maps (the controller
+ * does that), but not read or write them: that is refused, for now,
+ * with the map's location. */
 #ifndef GPUX_MAP_PLACE_H
 #define GPUX_MAP_PLACE_H
 
@@ -15,8 +16,10 @@
 
 /* Whether a probe runs in the VM (BEGIN, END, interval). */
 bool map_place_vm_probe(const struct node *probe);
-/* in_kernel[i] for each obj->maps[i]. 0, or -1 with diagnostics. */
+/* in_kernel[i] for each obj->maps[i]: a probe other than BEGIN/END/
+ * interval uses it. where says where such maps live, for the message
+ * ("in the kernel"). 0, or -1 with diagnostics. */
 int map_place(struct program *prog, const struct host_obj *obj, bool *in_kernel,
-	      struct diags *diags);
+	      const char *where, struct diags *diags);
 
 #endif

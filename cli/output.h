@@ -39,6 +39,9 @@ struct out_entries {
  * ran out. */
 int out_map_entries(FILE *out, bool json, const struct host_map *hm,
 		    const struct out_entries *e, uint64_t top, uint64_t div);
+/* The elements of hm as the VM holds them, into e (e->kv is malloc'd,
+ * the caller frees it). 0, or -1 if the map is missing or memory ran out. */
+int out_map_read(struct vm *vm, const struct host_map *hm, struct out_entries *e);
 /* At exit: a blank line pair, then every map in name order. */
 int out_all_maps(FILE *out, bool json, struct vm *vm, const struct host_obj *obj);
 /* s[0..n) as a json string, quoted, escaped as bpftrace 0.17 does:

@@ -384,9 +384,9 @@ int out_map_entries(FILE *out, bool json, const struct host_map *hm,
 	return rc;
 }
 
-int out_map(FILE *out, bool json, struct vm *vm, const struct host_map *hm,
-	    uint64_t top, uint64_t div)
+int out_map_read(struct vm *vm, const struct host_map *hm, struct out_entries *e)
 {
+	*e = (struct out_entries){ 0 };
 	struct vm_map *m = vm_map_by_name(vm, hm->sym);
 	if (!m)
 		return -1;
@@ -394,11 +394,22 @@ int out_map(FILE *out, bool json, struct vm *vm, const struct host_map *hm,
 	vm_map_info(vm, m, &in);
 	struct coll c = { .ks = in.key_size, .vs = in.value_size };
 	int rc = vm_map_foreach(vm, m, collect, &c);
-	if (rc == 0) {
-		struct out_entries e = { c.kv, c.n, c.ks, c.vs };
-		rc = out_map_entries(out, json, hm, &e, top, div);
+	if (rc) {
+		free(c.kv);
+		return -1;
 	}
-	free(c.kv);
+	*e = (struct out_entries){ c.kv, c.n, c.ks, c.vs };
+	return 0;
+}
+
+int out_map(FILE *out, bool json, struct vm *vm, const struct host_map *hm,
+	    uint64_t top, uint64_t div)
+{
+	struct out_entries e;
+	int rc = out_map_read(vm, hm, &e);
+	if (rc == 0)
+		rc = out_map_entries(out, json, hm, &e, top, div);
+	free(e.kv);
 	return rc;
 }
 

@@ -6,6 +6,7 @@
 
 #include "compile.h"
 #include "cuda_events.h"
+#include "map_place.h"
 #include "output.h"
 
 bool sess_host_wanted(const struct program *prog)
@@ -15,6 +16,14 @@ bool sess_host_wanted(const struct program *prog)
 			if (!strcmp(a->u.attach.provider, "cuda"))
 				return true;
 	return false;
+}
+
+bool sess_host_any(const struct program *prog)
+{
+	for (const struct node *p = prog->probes; p; p = p->next)
+		if (map_place_vm_probe(p))
+			return true;
+	return sess_host_wanted(prog);
 }
 
 static uint32_t event_mask(const struct program *prog)
@@ -34,6 +43,34 @@ static uint32_t event_mask(const struct program *prog)
 	return mask;
 }
 
+struct resets {
+	struct sess_host *sh;
+	struct diags *diags;
+	int bad;
+};
+
+/* clear(@m) and zero(@m) of a map held by gdev: or cuda: probes work
+ * through a baseline: only for maps whose values add up. */
+static void check_reset(struct node *n, void *arg)
+{
+	struct resets *r = arg;
+	if (n->kind == N_CALL && (!strcmp(n->u.call.name, "clear") || !strcmp(n->u.call.name, "zero")) &&
+	    n->u.call.args && n->u.call.args->kind == N_MAP) {
+		const char *name = n->u.call.args->u.map.name;
+		const struct host_obj *o = &r->sh->obj;
+		for (int i = 0; i < o->nmaps; i++)
+			if (r->sh->remote[i] && !strcmp(o->maps[i].name, name) &&
+			    !map_base_supported(&o->maps[i])) {
+				diag_error(r->diags, n->span, "%s(@%s): gdev: or cuda: probes hold "
+					   "@%s; BEGIN, END and interval can clear or zero only their "
+					   "count, sum, avg, stats, hist and lhist maps",
+					   n->u.call.name, name, name);
+				r->bad = 1;
+			}
+	}
+	ast_visit_children(n, check_reset, arg);
+}
+
 int sess_host_compile(struct sess_host *sh, struct program *prog, const struct options *o,
 		      struct diags *diags)
 {
@@ -41,7 +78,24 @@ int sess_host_compile(struct sess_host *sh, struct program *prog, const struct o
 	if (compile_host_obj(prog, o, &sh->obj, diags))
 		return -1;
 	sh->have_obj = true;
-	return 0;
+	sh->cuda = sess_host_wanted(prog);
+	size_t n = (size_t)sh->obj.nmaps + 1;
+	sh->remote = calloc(n, sizeof(*sh->remote));
+	sh->dev = malloc(n * sizeof(*sh->dev));
+	if (!sh->remote || !sh->dev) {
+		diag_error_nospan(diags, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		sh->dev[i] = -1;
+	if (map_place(prog, &sh->obj, sh->remote,
+		      "gdev: or cuda: probes, which keep it in the traced program", diags))
+		return -1;
+	struct resets r = { sh, diags, 0 };
+	for (struct node *p = prog->probes; p; p = p->next)
+		if (map_place_vm_probe(p))
+			ast_visit_children(p, check_reset, &r);
+	return r.bad ? -1 : 0;
 }
 
 /* The device map of the same name, or GPUX_SESS_NO_MAP. */
@@ -57,12 +111,18 @@ void sess_host_spec(struct sess_host *sh, const struct dev_session *ds,
 		    struct gpux_sess_spec *spec)
 {
 	const struct host_obj *o = &sh->obj;
+	for (int i = 0; i < o->nmaps; i++) {
+		uint32_t j = device_map(ds, o->maps[i].name);
+		sh->dev[i] = j == GPUX_SESS_NO_MAP ? -1 : (int)j;
+	}
+	if (!sh->cuda)
+		return; /* BEGIN/END/interval run here: the processes need nothing */
 	struct gpux_sess_hbind *b = arena_zalloc(&ds->prog->arena, sizeof(*b) * (size_t)(o->nmaps + 1));
 	uint64_t dump = 8;
 	for (int i = 0; i < o->nmaps; i++) {
 		const struct host_map *hm = &o->maps[i];
 		snprintf(b[i].sym, sizeof(b[i].sym), "%s", hm->sym);
-		b[i].dev_map = hm->device ? device_map(ds, hm->name) : GPUX_SESS_NO_MAP;
+		b[i].dev_map = hm->device ? (uint32_t)sh->dev[i] : GPUX_SESS_NO_MAP;
 		if (b[i].dev_map == GPUX_SESS_NO_MAP)
 			dump += 8 + (uint64_t)hm->max_entries * (hm->key_size + hm->value_size);
 	}
@@ -79,17 +139,27 @@ static int print_cb(void *ctx, int map, uint64_t top, uint64_t div)
 	return sess_host_print(ctx, map, top, div);
 }
 
-static void noop_cb(void *ctx, int map)
+/* Records of BEGIN/END/interval: those of cuda: probes never carry a
+ * clear or zero (the traced process did it to its own maps). */
+static void clear_cb(void *ctx, int map)
 {
-	(void)ctx;
-	(void)map; /* clear() and zero() ran in the traced process */
+	struct sess_host *sh = ctx;
+	if (sess_host_reset(sh, map, false))
+		sh->rs.failed = 1;
+}
+
+static void zero_cb(void *ctx, int map)
+{
+	struct sess_host *sh = ctx;
+	if (sess_host_reset(sh, map, true))
+		sh->rs.failed = 1;
 }
 
 int sess_host_open(struct sess_host *sh, struct dev_session *ds, struct diags *diags)
 {
 	sh->ds = ds;
 	sh->rs = (struct rec_state){ .out = ds->out, .json = ds->json, .obj = &sh->obj };
-	sh->rs.maps = (struct rec_maps){ print_cb, noop_cb, noop_cb, sh };
+	sh->rs.maps = (struct rec_maps){ print_cb, clear_cb, zero_cb, sh };
 	sh->hosts_off = ds->h->hosts_off;
 	sh->host_size = ds->h->host_size;
 	sh->nhosts = ds->h->nhosts < GPUX_SESS_MAX_HOSTS ? ds->h->nhosts : GPUX_SESS_MAX_HOSTS;
@@ -107,7 +177,12 @@ void sess_host_close(struct sess_host *sh)
 	if (sh->x.vm)
 		vm_exec_close(&sh->x);
 	free(sh->dump);
+	free(sh->remote);
+	free(sh->dev);
+	map_base_free(&sh->bases);
 	sh->dump = NULL;
+	sh->remote = NULL;
+	sh->dev = NULL;
 	if (sh->have_obj)
 		compile_host_obj_free(&sh->obj);
 	sh->have_obj = false;

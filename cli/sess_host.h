@@ -1,13 +1,21 @@
-/* The controller's side of cuda: probes in a device session: the host
- * object they run from, the bindings of its maps to device maps, and
- * what the traced processes send back (session.h: host regions): records
- * as they come, map dumps merged into the controller's own VM to print. */
+/* The controller's side of host probes in a device session: cuda:
+ * probes (which run in the traced processes) and BEGIN/END/interval
+ * (which run here). The host object they share, the bindings of its maps
+ * to device maps, what the traced processes send back (session.h: host
+ * regions): records as they come, map dumps merged into the controller's
+ * own VM to print. Each map of the object is one of
+ *   device: a gdev: map too: printed from the device snapshots;
+ *   cuda:   written by cuda: probes: the processes' dumps, merged;
+ *   local:  only BEGIN/END/interval use it: the controller's VM.
+ * BEGIN/END/interval may print, clear and zero the first two kinds
+ * (clear and zero through a baseline, map_base.h), not read them. */
 #ifndef GPUX_SESS_HOST_H
 #define GPUX_SESS_HOST_H
 
 #include <stdbool.h>
 
 #include "dev_session.h"
+#include "map_base.h"
 #include "options.h"
 #include "records.h"
 #include "vm_exec.h"
@@ -24,13 +32,18 @@ struct sess_host {
 	uint64_t hosts_off, host_size, dump_size;
 	uint32_t nhosts;
 	bool warned;
+	bool cuda;               /* the program has cuda: probes */
+	bool *remote;            /* per obj map: gdev: or cuda: probes use it */
+	int *dev;                /* per obj map: its device map, or -1 */
+	struct map_bases bases;  /* clear()/zero() of remote maps */
 };
 
 /* Whether prog has cuda: probes. */
 bool sess_host_wanted(const struct program *prog);
-/* Compiles prog's host probes (cuda:) into sh->obj and fills the host
- * part of spec (object, map bindings to ds's device maps, dump size,
- * events). 0, or -1 with diagnostics. */
+/* Whether prog has host probes at all (cuda:, BEGIN, END, interval). */
+bool sess_host_any(const struct program *prog);
+/* Compiles prog's host probes into sh->obj and places its maps. 0, or
+ * -1 with diagnostics. */
 int sess_host_compile(struct sess_host *sh, struct program *prog, const struct options *o,
 		      struct diags *diags);
 void sess_host_spec(struct sess_host *sh, const struct dev_session *ds,
@@ -41,10 +54,12 @@ void sess_host_close(struct sess_host *sh);
 /* Acts on every complete record of every region (printf, time, print,
  * exit: sh->rs.exited). */
 void sess_host_drain(struct sess_host *sh);
-/* Names of the maps to print at exit that are not device maps, and
- * printing one of them merged over the processes (index: obj map). */
+/* Whether object map map is printed at exit as a host map (it is not a
+ * device map); print(@m, top, div) of any object map, by its kind; and
+ * clear()/zero() (keep) of one. 0, or -1. */
 bool sess_host_prints(const struct sess_host *sh, int map);
 int sess_host_print(struct sess_host *sh, int map, uint64_t top, uint64_t div);
+int sess_host_reset(struct sess_host *sh, int map, bool keep);
 /* Warnings: programs the VM stopped, records lost. */
 void sess_host_report(struct sess_host *sh, FILE *err);
 /* Dump counters of every region (out: GPUX_SESS_MAX_HOSTS), and whether

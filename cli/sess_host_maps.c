@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_output.h"
 #include "output.h"
 #include "umaps.h"
 
@@ -60,7 +61,7 @@ static void merge_dump(struct sess_host *sh, struct vm_map **vmaps)
 	while (cur && p + 8 <= end) {
 		uint32_t map, count;
 		memcpy(&map, p, 4);
-		if (map == UINT32_MAX || (int)map >= o->nmaps || !vmaps[map])
+		if (map == UINT32_MAX || (int)map >= o->nmaps)
 			break;
 		memcpy(&count, p + 4, 4);
 		p += 8;
@@ -68,6 +69,10 @@ static void merge_dump(struct sess_host *sh, struct vm_map **vmaps)
 		size_t ks = hm->key_size, vs = hm->value_size;
 		if (count > (size_t)(end - p) / (ks + vs))
 			break;
+		if (!vmaps[map]) { /* not one cuda: probes write: the controller's own */
+			p += count * (ks + vs);
+			continue;
+		}
 		for (uint32_t k = 0; k < count; k++, p += ks + vs) {
 			if (vm_map_lookup(sh->x.vm, vmaps[map], p, cur) == 0) {
 				fold(hm, cur, p + ks);
@@ -80,6 +85,12 @@ static void merge_dump(struct sess_host *sh, struct vm_map **vmaps)
 	free(cur);
 }
 
+/* Written by cuda: probes in the traced processes (not a device map). */
+static bool is_cuda_map(const struct sess_host *sh, int map)
+{
+	return sh->cuda && sh->remote[map] && sh->dev[map] < 0;
+}
+
 /* The controller's VM maps := the fold of every region's last dump. */
 static void collect(struct sess_host *sh)
 {
@@ -88,7 +99,7 @@ static void collect(struct sess_host *sh)
 	if (!vmaps)
 		return;
 	for (int i = 0; i < o->nmaps; i++)
-		if (sess_host_prints(sh, i) && (vmaps[i] = vm_map_by_name(sh->x.vm, o->maps[i].sym)))
+		if (is_cuda_map(sh, i) && (vmaps[i] = vm_map_by_name(sh->x.vm, o->maps[i].sym)))
 			vm_map_clear(sh->x.vm, vmaps[i]);
 	uint32_t n = sess_host_regions(sh);
 	for (uint32_t i = 0; i < n; i++) {
@@ -104,15 +115,53 @@ static void collect(struct sess_host *sh)
 
 bool sess_host_prints(const struct sess_host *sh, int map)
 {
-	return sh->have_obj && map >= 0 && map < sh->obj.nmaps && !sh->obj.maps[map].device;
+	return sh->have_obj && map >= 0 && map < sh->obj.nmaps && sh->dev[map] < 0;
+}
+
+/* A cuda: map's elements merged over the processes (e->kv malloc'd). */
+static int cuda_entries(struct sess_host *sh, int map, struct out_entries *e)
+{
+	collect(sh);
+	return out_map_read(sh->x.vm, &sh->obj.maps[map], e);
 }
 
 int sess_host_print(struct sess_host *sh, int map, uint64_t top, uint64_t div)
 {
-	if (!sess_host_prints(sh, map))
+	if (!sh->have_obj || map < 0 || map >= sh->obj.nmaps)
 		return 0;
-	collect(sh);
-	return out_map(sh->ds->out, sh->ds->json, sh->x.vm, &sh->obj.maps[map], top, div);
+	const struct host_map *hm = &sh->obj.maps[map];
+	if (sh->dev[map] >= 0)
+		return dev_print_map(sh->ds, sh->dev[map], top, div, &sh->bases);
+	if (!is_cuda_map(sh, map))
+		return out_map(sh->ds->out, sh->ds->json, sh->x.vm, hm, top, div);
+	struct out_entries e;
+	int rc = cuda_entries(sh, map, &e);
+	if (rc == 0) {
+		map_base_apply(&sh->bases, hm->name, &e);
+		rc = out_map_entries(sh->ds->out, sh->ds->json, hm, &e, top, div);
+	}
+	free(e.kv);
+	return rc;
+}
+
+int sess_host_reset(struct sess_host *sh, int map, bool keep)
+{
+	if (!sh->have_obj || map < 0 || map >= sh->obj.nmaps)
+		return 0;
+	if (!sh->remote[map]) { /* the controller's own */
+		if (keep)
+			vm_exec_zero(&sh->x, map);
+		else
+			vm_exec_clear(&sh->x, map);
+		return 0;
+	}
+	struct out_entries e;
+	int rc = sh->dev[map] >= 0 ? dev_map_entries(sh->ds, sh->dev[map], &e)
+				   : cuda_entries(sh, map, &e);
+	if (rc == 0)
+		rc = map_base_take(&sh->bases, sh->obj.maps[map].name, &e, keep);
+	free(e.kv);
+	return rc;
 }
 
 void sess_host_report(struct sess_host *sh, FILE *err)

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "dev_output.h"
+#include "map_place.h"
 #include "sess_host.h"
 #include "output.h"
 #include "spawn.h"
@@ -52,9 +53,9 @@ static bool is_cuda(const struct node *probe)
 static int refuse(const struct program *prog, const struct options *o, struct diags *diags)
 {
 	for (const struct node *p = prog->probes; p; p = p->next)
-		if (p->u.probe.place != PLACE_DEVICE && !is_cuda(p)) {
+		if (p->u.probe.place != PLACE_DEVICE && !is_cuda(p) && !map_place_vm_probe(p)) {
 			diag_error(diags, p->u.probe.attach ? p->u.probe.attach->span : p->span,
-				   "gdev: and cuda: probes with other probes in one program are "
+				   "gdev: and cuda: probes with kernel probes in one program are "
 				   "not supported yet");
 			return -1;
 		}
@@ -146,7 +147,7 @@ static void end_child(struct dev_session *ds, struct sess_host *sh, pid_t pid, i
  * reaches the child too (our foreground process group): if it is gone
  * by the time we look, it is still our signal that ended it. */
 static bool main_loop(struct dev_session *ds, struct sess_host *sh, pid_t pid, int *status,
-		      const sigset_t *open)
+		      const sigset_t *open, struct diags *diags)
 {
 	for (;;) {
 		dev_ring_drain(ds);
@@ -157,19 +158,25 @@ static bool main_loop(struct dev_session *ds, struct sess_host *sh, pid_t pid, i
 			end_child(ds, sh, pid, status);
 			return true;
 		}
-		struct timespec ts = { 0, POLL_MS * 1000000L };
+		int64_t wait = POLL_MS * 1000000L, due = sh->have_obj ? vm_exec_wait_ns(&sh->x) : -1;
+		struct timespec ts = { 0, due >= 0 && due < wait ? due : wait };
 		ppoll(NULL, 0, &ts, open);
+		if (sh->have_obj)
+			vm_exec_due(&sh->x, diags); /* interval probes */
 	}
 }
 
-/* cuda: attach points, counted as bpftrace counts probes: one per event. */
-static int cuda_attach_count(const struct program *prog)
+/* Host attach points, counted as bpftrace counts probes: one per cuda:
+ * event, one per BEGIN, END or interval. */
+static int host_attach_count(const struct program *prog)
 {
 	int n = 0;
 	for (const struct node *p = prog->probes; p; p = p->next)
 		for (const struct node *a = p->u.probe.attach; a; a = a->next)
 			if (!strcmp(a->u.attach.provider, "cuda"))
 				n += a->u.attach.nevents;
+			else if (map_place_vm_probe(p))
+				n++;
 	return n;
 }
 
@@ -189,8 +196,11 @@ static int exit_status(int status, bool ended)
 	return 1;
 }
 
+/* BEGIN runs before the program starts (an exit() there means it never
+ * does), interval probes in the main loop, END once it has ended and
+ * before the maps are printed. */
 static int run(struct dev_session *ds, struct sess_host *sh, const struct options *o,
-	       const char *rt)
+	       const char *rt, struct diags *diags)
 {
 	struct spawn_signals old;
 	sigset_t open;
@@ -199,21 +209,31 @@ static int run(struct dev_session *ds, struct sess_host *sh, const struct option
 	if (o->verbose)
 		ds->h->flags |= GPUX_SESS_VERBOSE;
 	if (!o->quiet)
-		out_attached(ds->out, ds->json, (int)ds->nattach + cuda_attach_count(ds->prog));
+		out_attached(ds->out, ds->json, (int)ds->nattach + host_attach_count(ds->prog));
 	int rc = 1, status = 0;
-	pid_t pid = spawn_traced(o, ds->fd, rt, &old);
-	if (pid > 0) {
-		bool ended = main_loop(ds, sh, pid, &status, &open);
+	if (sh->have_obj && vm_exec_section(&sh->x, "gpux/begin", diags)) {
+		spawn_signals_restore(&old);
+		return 1;
+	}
+	bool started = !sh->rs.exited;
+	pid_t pid = started ? spawn_traced(o, ds->fd, rt, &old) : 0;
+	if (pid > 0 || !started) {
+		bool ended = started ? main_loop(ds, sh, pid, &status, &open, diags) : true;
 		dev_ring_drain(ds);
 		sess_host_drain(sh);
+		bool by_exit = sh->rs.exited;
+		sh->rs.exited = false; /* END sees its own records, not a second exit() */
+		if (sh->have_obj)
+			vm_exec_section(&sh->x, "gpux/end", diags);
 		int maps = dev_print_maps(ds, sh);
 		dev_report_drops(ds, stderr);
 		sess_host_report(sh, stderr);
 		rc = exit_status(status, ended);
-		if (sh->rs.exited && !interrupted)
+		if (by_exit && !interrupted)
 			rc = sh->rs.status & 0xff;
-		if (maps) {
-			fputs("gpux: ERROR: out of memory printing the maps\n", stderr);
+		if (maps || sh->rs.failed) {
+			if (maps)
+				fputs("gpux: ERROR: out of memory printing the maps\n", stderr);
 			rc = 1;
 		}
 	}
@@ -230,7 +250,7 @@ int session_run(struct program *prog, const struct options *o, FILE *out,
 		return 1;
 	struct sess_host sh;
 	memset(&sh, 0, sizeof(sh));
-	bool host = sess_host_wanted(prog);
+	bool host = sess_host_any(prog);
 	if (host && sess_host_compile(&sh, prog, o, diags)) {
 		sess_host_close(&sh);
 		return 1;
@@ -252,7 +272,7 @@ int session_run(struct program *prog, const struct options *o, FILE *out,
 	int rc = 1;
 	if (spawn_runtime_path(rt, sizeof(rt)) == 0) {
 		dev_output_init(&ds);
-		rc = run(&ds, &sh, o, rt);
+		rc = run(&ds, &sh, o, rt, diags);
 	}
 	sess_host_close(&sh);
 	dev_session_close(&ds);

@@ -419,6 +419,39 @@ t_gpux_cuda_first_alloc() {
 	printf 'Attaching 2 probes...\n\n\n@f: 1\n@m: 1\n' >"$tmp/want" &&
 	{ cmp -s "$tmp/want" "$tmp/out" || { diff -u "$tmp/want" "$tmp/out"; fail "output"; }; } && err_empty
 }
+# BEGIN, END and interval beside gdev: and cuda: probes: BEGIN before
+# the program, interval prints and clears maps held in the traced
+# processes (through a baseline: the final print shows only the second
+# run), END after it; a local map of BEGIN/END beside them. How many
+# intervals fall between the runs depends on the machine: the first
+# print and the end are compared.
+t_gpux_interval() {
+	gpux_run 0 'BEGIN { printf("begin\n"); @b = 1; }
+		cuda:launch { @l[kernel] = count(); }
+		gdev:kernel_exit { @e[kernel] = count(); }
+		interval:ms:500 { print(@l); print(@e); clear(@e); zero(@l); }
+		END { printf("end %d\n", @b); }' \
+		"'$RT_DRV_APP' module '$PTX'; sleep 1.2; '$RT_DRV_APP' module '$PTX'" || return 1
+	{ head -n 6 "$tmp/out"; sed -n '/^end 1$/,$p' "$tmp/out"; } >"$tmp/out.s"
+	same "$tmp/out.s" gpux_interval.out && err_empty
+}
+# exit() in BEGIN: the program never starts; END still runs.
+t_gpux_begin_exit() {
+	gpux_run 0 'BEGIN { printf("begin\n"); exit(); } cuda:launch { @l = count(); }
+		END { printf("end\n"); }' "touch '$tmp/ran'" &&
+	printf 'Attaching 3 probes...\nbegin\nend\n\n\n\n' >"$tmp/want" &&
+	{ cmp -s "$tmp/want" "$tmp/out" || { diff -u "$tmp/want" "$tmp/out"; fail "output"; }; } &&
+	[ ! -e "$tmp/ran" ] || fail "the program ran"
+}
+# What BEGIN/END/interval cannot do to maps held in the traced program.
+t_gpux_interval_refused() {
+	gpux_run 1 'gdev:kernel_exit { @e[kernel] = count(); } END { printf("%d\n", @e["k"]); }' true &&
+	grep -q "^stdin:1:65-72: ERROR: @e is used by gdev: or cuda: probes, which keep it in the traced program; BEGIN, END and interval probes can print, clear and zero it but not read or write it yet$" "$tmp/err" ||
+	{ cat "$tmp/err"; fail "read refused"; return 1; }
+	gpux_run 1 'cuda:malloc { @m = max(bytes); } interval:s:1 { clear(@m); }' true &&
+	grep -q "^stdin:1:49-58: ERROR: clear(@m): gdev: or cuda: probes hold @m; BEGIN, END and interval can clear or zero only their count, sum, avg, stats, hist and lhist maps$" "$tmp/err" ||
+	{ cat "$tmp/err"; fail "clear refused"; }
+}
 
 if [ $# -ge 1 ]; then
 	"t_$1"

@@ -125,8 +125,8 @@ t_pid() {
 	err_has '^gpux: ERROR: attaching to a running process is not supported for gdev: and cuda: probes$'
 }
 t_host_probes() {
-	run 1 -e "BEGIN { } $COUNT" -- "$FAKE" counts && out_empty &&
-	err_has '^stdin:1:1-6: ERROR: gdev: and cuda: probes with other probes in one program are not supported yet$'
+	run 1 -e "uprobe:/bin/sh:main { } $COUNT" -- "$FAKE" counts && out_empty &&
+	err_has '^stdin:1:1-20: ERROR: gdev: and cuda: probes with kernel probes in one program are not supported yet$'
 }
 t_no_runtime() {
 	GPUX_RT=$tmp/none.so run 1 -e "$COUNT" -- "$FAKE" counts && out_empty &&

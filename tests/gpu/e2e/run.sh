@@ -117,6 +117,10 @@ add vecadd_cuda_launch './vecadd' 'cuda:launch { @ = count(); }' exact
 add vecadd_latency './vecadd' "$LATENCY" 'head_is "Attaching 2 probes..."; hist_total lat 10240 32; hist_positive lat; only_maps lat t'
 add multistream_latency './multistream' "$LATENCY" 'head_is "Attaching 2 probes..."; hist_total lat 36864 32; hist_positive lat; only_maps lat t'
 add gemm_cuda_filter './gemm' 'cuda:launch:*gemm* { @gemm[grid.x, grid.y, block.x, block.y] = count(); } cuda:launch { @all = count(); }' exact
+# interval probes beside them: print and clear maps held in the program;
+# whatever the timing, the printed counts add up to the launches' totals
+add vecadd_interval './vecadd' 'gdev:kernel_exit { @exits[kernel] = count(); } interval:ms:100 { print(@exits); clear(@exits); }' 'map_total exits 10240 32'
+add multistream_interval './multistream' 'cuda:launch { @l = count(); } interval:ms:50 { print(@l); clear(@l); } END { printf("end\n"); }' 'map_total l 9 1; has_line end'
 
 add sass_only './sass_only' "$EXIT_COUNT" 'exact; stderr_has sassOnlyKernel PTX'
 add sass_mixed './sass_mixed' "$EXIT_COUNT" 'exact; stderr_has sassPart PTX'
@@ -195,6 +199,11 @@ hist_positive() {
 		/^@/ { cur = (index($0, m ":") == 1 || index($0, m "[") == 1); next }
 		cur && /^(\(\.\.\., 0\)|\[0\]|\[[4-9]G|\[[0-9]+[TPE])/ { print; exit }' "$out")
 	[ -z "$bad" ] || { why="@$1 has the bucket '$bad'"; return 1; }
+}
+
+# has_line TEXT: some line of the output is TEXT.
+has_line() {
+	grep -qxF -- "$1" "$out" || { why="no line '$1'"; return 1; }
 }
 
 # has_map_line ERE: some "@" line matches ERE.
