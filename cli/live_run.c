@@ -73,6 +73,7 @@ struct live {
 	struct rec_state rs;
 	struct vm_exec x;    /* BEGIN, END, interval; x.vm NULL if none */
 	bool *in_kernel;     /* per map: the kernel's (map_place.h) */
+	bool *vm_reads;      /* per map: a kernel map BEGIN/END/interval read */
 	struct host_obj obj;
 	bool compiled;
 };
@@ -87,13 +88,36 @@ static int prepare(struct live *s, struct program *prog, const struct options *o
 		return -1;
 	s->compiled = true;
 	s->in_kernel = calloc((size_t)s->obj.nmaps + 1, sizeof(*s->in_kernel));
-	if (!s->in_kernel || map_place(prog, &s->obj, s->in_kernel,
-					  "uprobes or tracepoints, which keep it in the kernel", diags))
+	s->vm_reads = calloc((size_t)s->obj.nmaps + 1, sizeof(*s->vm_reads));
+	if (!s->in_kernel || !s->vm_reads ||
+	    map_place(prog, &s->obj, s->in_kernel, s->vm_reads,
+		      "uprobes or tracepoints, which keep it in the kernel", diags))
 		return -1;
 	bool vm = false;
 	for (const struct node *p = prog->probes; p; p = p->next)
 		vm |= map_place_vm_probe(p);
 	return vm ? vm_exec_open(&s->x, &s->obj, &s->rs, diags) : 0;
+}
+
+/* The kernel maps BEGIN/END/interval read, copied into the VM (per-CPU
+ * values merged) just before one of them runs. */
+static void sync_reads(struct live *s)
+{
+	for (int i = 0; s->x.vm && s->l && i < s->obj.nmaps; i++) {
+		if (!s->vm_reads[i])
+			continue;
+		const struct host_map *hm = &s->obj.maps[i];
+		struct vm_map *m = vm_map_by_name(s->x.vm, hm->sym);
+		unsigned char *kv;
+		size_t n;
+		if (!m || s->api->live_map_read(s->l, i, &kv, &n))
+			continue;
+		vm_map_clear(s->x.vm, m);
+		size_t w = hm->key_size + hm->value_size;
+		for (size_t k = 0; k < n; k++)
+			vm_map_update(s->x.vm, m, kv + k * w, kv + k * w + hm->key_size, 0);
+		free(kv);
+	}
 }
 
 static int k_print(void *ctx, int map, uint64_t top, uint64_t div)
@@ -198,8 +222,10 @@ static bool wait_loop(struct live *s, int pidfd, const sigset_t *open, struct di
 		if (n < 0 && errno != EINTR)
 			return false;
 		s->api->live_consume(s->l);
-		if (s->x.vm)
+		if (s->x.vm && vm_exec_wait_ns(&s->x) == 0) {
+			sync_reads(s);
 			vm_exec_due(&s->x, diags);
+		}
 		fflush(s->rs.out);
 		if (n > 0 && pidfd >= 0 && fds[pi].revents)
 			return true;
@@ -247,8 +273,10 @@ static int run(struct live *s, struct program *prog, const struct options *o,
 			     s->api->live_attached(s->l) + (s->x.vm ? vm_prog_count(s->x.vm) : 0));
 	fflush(s->rs.out);
 	/* BEGIN after attaching, before the command runs, as bpftrace */
-	if (s->x.vm)
+	if (s->x.vm) {
+		sync_reads(s);
 		vm_exec_section(&s->x, "gpux/begin", diags);
+	}
 	if (cmd) {
 		spawn_release(go);
 		go = -1;
@@ -269,6 +297,7 @@ static int run(struct live *s, struct program *prog, const struct options *o,
 		bool exited = s->rs.exited;
 		int status_exit = s->rs.status;
 		s->rs.exited = false;
+		sync_reads(s);
 		vm_exec_section(&s->x, "gpux/end", diags);
 		s->rs.exited |= exited;
 		if (exited)
@@ -317,6 +346,7 @@ int live_run(struct program *prog, const struct options *o, FILE *out,
 	int rc = run(&s, prog, o, diags);
 	vm_exec_close(&s.x);
 	free(s.in_kernel);
+	free(s.vm_reads);
 	if (s.compiled)
 		compile_host_obj_free(&s.obj);
 	return rc;

@@ -88,7 +88,7 @@ int sess_host_compile(struct sess_host *sh, struct program *prog, const struct o
 	}
 	for (size_t i = 0; i < n; i++)
 		sh->dev[i] = -1;
-	if (map_place(prog, &sh->obj, sh->remote,
+	if (map_place(prog, &sh->obj, sh->remote, NULL,
 		      "gdev: or cuda: probes, which keep it in the traced program", diags))
 		return -1;
 	struct resets r = { sh, diags, 0 };

@@ -168,7 +168,6 @@ struct gpux_sess_slot {
 	uint64_t ring_head;    /* written by the runtime */
 	uint64_t ring_tail;    /* written by the controller */
 	uint64_t ring_drops;   /* records lost: device ring full + this ring full */
-	uint64_t launches;     /* not counted yet (cuda:launch, issue 6) */
 	uint64_t modules;      /* modules patched */
 	uint64_t ring_off;     /* from the slot's start */
 	uint64_t reserved[7];

@@ -225,7 +225,13 @@ t_cpid_needs_command() {
 }
 t_vm_kernel_map_refused() {
 	run 1 -e "BEGIN { @x = 1; } uprobe:$TGT:gpux_tgt_add { @x = 2; }" -c true &&
-		err_has '@x is used by uprobes or tracepoints, which keep it in the kernel'
+		err_has '@x is used by uprobes or tracepoints, which keep it in the kernel; BEGIN, END and interval probes can read, print, clear and zero it but not write it yet'
+}
+# interval and END read what the uprobe wrote (copied from the kernel
+# before each of them runs)
+t_vm_reads_kernel_map() {
+	run 0 -e "uprobe:$TGT:gpux_tgt_add { @s = arg0 + arg1; } interval:ms:100 { @seen = @s; } END { printf(\"end %d\\n\", @s); }" -c "$TGT 4" &&
+		grep -q '^end 10$' "$tmp/out" || { cat "$tmp/out"; fail "END did not read @s"; }
 }
 t_libc_name() {
 	# a bare library name resolves as bpftrace's does (libc -> libc.so.6)
