@@ -85,6 +85,7 @@ static const char *helper_name(int id)
 	case HELPER_PROBE_READ_KERNEL: return "bpf_probe_read_kernel";
 	case HELPER_PROBE_READ_KERNEL_STR: return "bpf_probe_read_kernel_str";
 	case HELPER_RINGBUF_OUTPUT: return "bpf_ringbuf_output";
+	case HELPER_GET_ATTACH_COOKIE: return "bpf_get_attach_cookie";
 	default: return NULL;
 	}
 }

@@ -133,12 +133,8 @@ static struct hval builtin(struct hctx *h, struct node *e)
 		r = (struct hval){ buf, 16 };
 	} else if (!strcmp(name, "probe")) {
 		const char *s = h->at->text;
-		if (h->at->filter && strpbrk(h->at->filter, "*?[") &&
-		    h->at->prov->syntax == SYN_UPROBE) {
-			host_err(h, e, "'probe' in a probe with a symbol glob is not supported "
-				 "yet (it would name the glob, not the function)");
-			return r;
-		}
+		if (hl_globbed_uprobe(h))
+			return hl_sym_string(h, HOST_SYM_STR);
 		r.ssize = (unsigned)strlen(s) + 1;
 		r.v = hl_str_literal(h, s, strlen(s), r.ssize);
 	} else {

@@ -19,6 +19,7 @@ struct host_live {
 	host_live_rec_fn rec;
 	void *arg;
 	int ncpu;
+	uint64_t nsyms; /* HOST_SYMS_MAP entries filled */
 };
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -59,9 +60,10 @@ static int add_link(struct host_live *l, struct bpf_link *k)
 }
 
 static int attach_sym(struct host_live *l, struct bpf_program *p, const char *path,
-		      const char *sym, bool ret, int pid, char *err, size_t errlen)
+		      const char *sym, bool ret, int pid, uint64_t cookie, char *err,
+		      size_t errlen)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = sym, .retprobe = ret);
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = sym, .retprobe = ret, .bpf_cookie = cookie);
 	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, path, 0, &uo);
 	if (!k) {
 		snprintf(err, errlen, "cannot attach to %s in %s: %s", sym, path, strerror(errno));
@@ -71,6 +73,37 @@ static int attach_sym(struct host_live *l, struct bpf_program *p, const char *pa
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	return 0;
+}
+
+/* The names func and probe read in a globbed uprobe (HOST_SYMS_MAP):
+ * the function, and the probe as bpftrace names it, the target as
+ * written when it is a path, else the library found. */
+static int sym_entry(struct host_live *l, const char *sec, const char *target,
+		     const char *path, const char *sym, uint64_t *cookie, char *err,
+		     size_t errlen)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(l->bo, HOST_SYMS_MAP);
+	*cookie = 0;
+	if (!m)
+		return 0; /* neither is read */
+	if (l->nsyms >= HOST_SYMS_MAX) {
+		snprintf(err, errlen, "more than %d functions match the globs of this program",
+			 HOST_SYMS_MAX);
+		return -1;
+	}
+	char v[2 * HOST_SYM_STR] = { 0 }, probe[2 * PATH_MAX];
+	int n = snprintf(probe, sizeof(probe), "%.*s:%s:%s", (int)(strchr(sec, '/') - sec), sec,
+			 strchr(target, '/') ? target : path, sym);
+	/* cut to the string size, as bpftrace cuts strings */
+	memcpy(v, sym, strnlen(sym, HOST_SYM_STR - 1));
+	memcpy(v + HOST_SYM_STR, probe, n < HOST_SYM_STR - 1 ? (size_t)n : HOST_SYM_STR - 1);
+	uint32_t key = (uint32_t)l->nsyms;
+	if (bpf_map_update_elem(bpf_map__fd(m), &key, v, BPF_ANY)) {
+		snprintf(err, errlen, "cannot fill %s: %s", HOST_SYMS_MAP, strerror(errno));
+		return -1;
+	}
+	*cookie = l->nsyms++;
 	return 0;
 }
 
@@ -95,7 +128,7 @@ static int attach_uprobe(struct host_live *l, struct bpf_program *p, const char 
 	}
 	const char *sym = colon + 1;
 	if (!strpbrk(sym, "*?["))
-		return attach_sym(l, p, path, sym, ret, pid, err, errlen);
+		return attach_sym(l, p, path, sym, ret, pid, 0, err, errlen);
 	struct host_syms syms;
 	if (host_glob_symbols(path, sym, &syms)) {
 		snprintf(err, errlen, "cannot read the symbols of %s", path);
@@ -104,8 +137,12 @@ static int attach_uprobe(struct host_live *l, struct bpf_program *p, const char 
 	int rc = syms.n ? 0 : -1;
 	if (!syms.n)
 		snprintf(err, errlen, "no function of %s matches %s", path, sym);
-	for (int i = 0; rc == 0 && i < syms.n; i++)
-		rc = attach_sym(l, p, path, syms.name[i], ret, pid, err, errlen);
+	for (int i = 0; rc == 0 && i < syms.n; i++) {
+		uint64_t cookie;
+		rc = sym_entry(l, sec, target, path, syms.name[i], &cookie, err, errlen);
+		if (rc == 0)
+			rc = attach_sym(l, p, path, syms.name[i], ret, pid, cookie, err, errlen);
+	}
 	host_syms_free(&syms);
 	return rc;
 }

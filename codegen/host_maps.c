@@ -328,6 +328,39 @@ LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 	return key;
 }
 
+bool hl_globbed_uprobe(const struct hctx *h)
+{
+	return h->at && h->at->prov && h->at->prov->syntax == SYN_UPROBE && h->at->filter &&
+	       strpbrk(h->at->filter, "*?[");
+}
+
+struct hval hl_sym_string(struct hctx *h, unsigned off)
+{
+	if (!h->syms) {
+		static const char *const names[] = { "type", "max_entries", "key_size",
+						     "value_size" };
+		uint32_t vals[] = { MAP_ARRAY, HOST_SYMS_MAX, 4, 2 * HOST_SYM_STR };
+		h->syms = map_global(h, HOST_SYMS_MAP, vals, names, 4);
+	}
+	LLVMValueRef args[] = { h->ctxarg };
+	LLVMValueRef cookie = host_helper(h, HELPER_GET_ATTACH_COOKIE, h->i64, args, 1);
+	LLVMValueRef key = host_alloca(h, 4, "symkey");
+	LLVMBuildStore(h->b, LLVMBuildTrunc(h->b, cookie, h->i32, ""), key);
+	LLVMValueRef largs[] = { h->syms, key };
+	LLVMValueRef p = host_helper(h, HELPER_MAP_LOOKUP, h->ptr, largs, 2);
+	LLVMValueRef buf = host_alloca(h, HOST_SYM_STR, "sym");
+	LLVMBuildMemSet(h->b, buf, LLVMConstInt(h->i8, 0, false), host_const(h, HOST_SYM_STR), 8);
+	LLVMBasicBlockRef found = LLVMAppendBasicBlock(h->fn, "sym_found");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlock(h->fn, "sym_done");
+	LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntNE, p, LLVMConstNull(h->ptr), ""),
+			found, done);
+	LLVMPositionBuilderAtEnd(h->b, found);
+	LLVMBuildMemCpy(h->b, buf, 8, host_gep(h, p, off), 8, host_const(h, HOST_SYM_STR));
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, done);
+	return (struct hval){ buf, HOST_SYM_STR };
+}
+
 LLVMValueRef hl_map_lookup(struct hctx *h, struct hmap *hm, LLVMValueRef key)
 {
 	LLVMValueRef args[] = { hm->global, key };

@@ -27,10 +27,12 @@ enum {
 	HELPER_PROBE_READ_KERNEL = 113,
 	HELPER_PROBE_READ_KERNEL_STR = 115,
 	HELPER_RINGBUF_OUTPUT = 130,
+	HELPER_GET_ATTACH_COOKIE = 174,
 };
 
 enum {
 	MAP_HASH = 1,
+	MAP_ARRAY = 2,
 	MAP_PERCPU_HASH = 5,
 	MAP_RINGBUF = 27,
 };
@@ -81,6 +83,7 @@ struct hctx {
 	struct hmap *maps;
 	int nmaps;
 	LLVMValueRef events; /* the ring buffer */
+	LLVMValueRef syms;   /* HOST_SYMS_MAP, made on first use */
 	bool need_events;
 
 	/* the function being built */
@@ -129,6 +132,10 @@ struct hmap *hl_map_of(struct hctx *h, const struct node *m);
 LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 		     LLVMValueRef bucket);
 LLVMValueRef hl_map_lookup(struct hctx *h, struct hmap *hm, LLVMValueRef key);
+/* In a uprobe with a symbol glob: the attached function's name (off 0)
+ * or full probe name (off HOST_SYM_STR), from HOST_SYMS_MAP by cookie. */
+bool hl_globbed_uprobe(const struct hctx *h);
+struct hval hl_sym_string(struct hctx *h, unsigned off);
 void hl_map_update(struct hctx *h, struct hmap *hm, LLVMValueRef key,
 		LLVMValueRef val, uint64_t flags);
 void hl_map_delete(struct hctx *h, struct hmap *hm, LLVMValueRef key);

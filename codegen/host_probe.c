@@ -176,10 +176,10 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 		return cuda_field(h, n, name, dim, ssize);
 	const char *prov = h->at->prov->name;
 	if (!strcmp(name, "func")) {
-		if (strpbrk(h->at->filter, "*?[")) {
-			host_err(h, n, "'func' in a probe with a symbol glob is not supported "
-				 "yet (each function's name needs the probed address)");
-			return NULL;
+		if (hl_globbed_uprobe(h)) {
+			struct hval v = hl_sym_string(h, 0);
+			*ssize = v.ssize;
+			return v.v;
 		}
 		*ssize = (unsigned)strlen(h->at->filter) + 1;
 		return hl_str_literal(h, h->at->filter, strlen(h->at->filter), *ssize);

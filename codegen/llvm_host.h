@@ -44,6 +44,12 @@
 #define HOST_MAP_ENTRIES 4096  /* max_entries of every keyed map */
 #define HOST_RINGBUF_BYTES (256 * 1024)
 #define HOST_EVENTS_MAP "gpux_events"
+/* Globbed uprobes: each function attached gets a BPF cookie, its index in
+ * this array map of { char func[HOST_SYM_STR]; char probe[HOST_SYM_STR]; },
+ * which the loader fills; func and probe are read from it. */
+#define HOST_SYMS_MAP "gpux_syms"
+#define HOST_SYM_STR 64
+#define HOST_SYMS_MAX 4096
 
 /* ---- driver struct_ops ABI descriptions (DESIGN.md section 7) ---- */
 

@@ -215,6 +215,16 @@ Attaching $(nm -D --defined-only "$(ldconfig -p | awk '/libc.so.6 .*x86-64/ { pr
 @: 3
 OUT
 }
+t_glob_func() {
+	# func and probe name the function each attachment fired for (its
+	# BPF cookie indexes the names gpux wrote into a map)
+	run 0 -e "uprobe:$TGT:gpux_tgt_* { @[func] = count(); @p[probe] = count(); }" -c "$TGT 4" &&
+		grep -q '^@\[gpux_tgt_add\]: 4$' "$tmp/out" &&
+		grep -qF "@p[uprobe:$TGT:gpux_tgt_add]: 4" "$tmp/out" || { cat "$tmp/out"; fail "func/probe"; return 1; }
+	run 0 -e 'uretprobe:libc:getp*id /comm == "probe_tgt"/ { @[func, probe] = count(); }' -c "$TGT 3" &&
+		grep -qE '^@\[getppid, uretprobe:/.*libc\.so\.6:getppid\]: 3$' "$tmp/out" ||
+		{ cat "$tmp/out"; fail "libc glob func"; }
+}
 t_glob_none() {
 	run 1 -e "uprobe:$TGT:no_such_fn_* { @ = count(); }" -c true &&
 		err_has 'no function of .* matches no_such_fn_\*'

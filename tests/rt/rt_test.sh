@@ -431,26 +431,27 @@ t_gpux_interval() {
 		gdev:kernel_exit { @e[kernel] = count(); }
 		interval:ms:500 { print(@l); print(@e); clear(@e); zero(@l); }
 		END { printf("end %d\n", @b); }' \
-		"'$RT_DRV_APP' module '$PTX'; sleep 1.2; '$RT_DRV_APP' module '$PTX'" || return 1
+		"'$RT_DRV_APP' module '$PTX'; sleep 1.2; '$RT_DRV_APP' module '$PTX'" || return
 	{ head -n 6 "$tmp/out"; sed -n '/^end 1$/,$p' "$tmp/out"; } >"$tmp/out.s"
 	same "$tmp/out.s" gpux_interval.out && err_empty
 }
 # exit() in BEGIN: the program never starts; END still runs.
 t_gpux_begin_exit() {
 	gpux_run 0 'BEGIN { printf("begin\n"); exit(); } cuda:launch { @l = count(); }
-		END { printf("end\n"); }' "touch '$tmp/ran'" &&
-	printf 'Attaching 3 probes...\nbegin\nend\n\n\n\n' >"$tmp/want" &&
-	{ cmp -s "$tmp/want" "$tmp/out" || { diff -u "$tmp/want" "$tmp/out"; fail "output"; }; } &&
+		END { printf("end\n"); }' "touch '$tmp/ran'" || return
+	printf 'Attaching 3 probes...\nbegin\nend\n\n\n\n' >"$tmp/want"
+	cmp -s "$tmp/want" "$tmp/out" || { diff -u "$tmp/want" "$tmp/out"; fail "output"; return 1; }
 	[ ! -e "$tmp/ran" ] || fail "the program ran"
 }
 # What BEGIN/END/interval cannot do to maps held in the traced program.
 t_gpux_interval_refused() {
-	gpux_run 1 'gdev:kernel_exit { @e[kernel] = count(); } END { printf("%d\n", @e["k"]); }' true &&
+	gpux_run 1 'gdev:kernel_exit { @e[kernel] = count(); } END { printf("%d\n", @e["k"]); }' true ||
+		return
 	grep -q "^stdin:1:65-72: ERROR: @e is used by gdev: or cuda: probes, which keep it in the traced program; BEGIN, END and interval probes can print, clear and zero it but not read or write it yet$" "$tmp/err" ||
-	{ cat "$tmp/err"; fail "read refused"; return 1; }
-	gpux_run 1 'cuda:malloc { @m = max(bytes); } interval:s:1 { clear(@m); }' true &&
+		{ cat "$tmp/err"; fail "read refused"; return 1; }
+	gpux_run 1 'cuda:malloc { @m = max(bytes); } interval:s:1 { clear(@m); }' true || return
 	grep -q "^stdin:1:49-58: ERROR: clear(@m): gdev: or cuda: probes hold @m; BEGIN, END and interval can clear or zero only their count, sum, avg, stats, hist and lhist maps$" "$tmp/err" ||
-	{ cat "$tmp/err"; fail "clear refused"; }
+		{ cat "$tmp/err"; fail "clear refused"; }
 }
 
 if [ $# -ge 1 ]; then
