@@ -69,7 +69,7 @@ static void merge_dump(struct sess_host *sh, struct vm_map **vmaps)
 		size_t ks = hm->key_size, vs = hm->value_size;
 		if (count > (size_t)(end - p) / (ks + vs))
 			break;
-		if (!vmaps[map]) { /* not one cuda: probes write: the controller's own */
+		if (!vmaps[map]) { /* not the map being collected */
 			p += count * (ks + vs);
 			continue;
 		}
@@ -91,16 +91,16 @@ static bool is_cuda_map(const struct sess_host *sh, int map)
 	return sh->cuda && sh->remote[map] && sh->dev[map] < 0;
 }
 
-/* The controller's VM maps := the fold of every region's last dump. */
-static void collect(struct sess_host *sh)
+/* The controller's VM copy of cuda: map `map` := the fold of every
+ * region's last dump of it (the other maps of a dump are skipped). */
+static void collect(struct sess_host *sh, int map)
 {
 	const struct host_obj *o = &sh->obj;
 	struct vm_map **vmaps = calloc((size_t)o->nmaps + 1, sizeof(*vmaps));
 	if (!vmaps)
 		return;
-	for (int i = 0; i < o->nmaps; i++)
-		if (is_cuda_map(sh, i) && (vmaps[i] = vm_map_by_name(sh->x.vm, o->maps[i].sym)))
-			vm_map_clear(sh->x.vm, vmaps[i]);
+	if (is_cuda_map(sh, map) && (vmaps[map] = vm_map_by_name(sh->x.vm, o->maps[map].sym)))
+		vm_map_clear(sh->x.vm, vmaps[map]);
 	uint32_t n = sess_host_regions(sh);
 	for (uint32_t i = 0; i < n; i++) {
 		struct gpux_sess_host *r = sess_host_region(sh, i);
@@ -121,7 +121,7 @@ bool sess_host_prints(const struct sess_host *sh, int map)
 /* A cuda: map's elements merged over the processes (e->kv malloc'd). */
 static int cuda_entries(struct sess_host *sh, int map, struct out_entries *e)
 {
-	collect(sh);
+	collect(sh, map);
 	return out_map_read(sh->x.vm, &sh->obj.maps[map], e);
 }
 
