@@ -17,8 +17,8 @@
 
 #include "dev_output.h"
 #include "map_place.h"
-#include "sess_host.h"
 #include "output.h"
+#include "sess_host.h"
 #include "spawn.h"
 
 #define POLL_MS 5
