@@ -133,7 +133,7 @@ static struct hval builtin(struct hctx *h, struct node *e)
 		r = (struct hval){ buf, 16 };
 	} else if (!strcmp(name, "probe")) {
 		const char *s = h->at->text;
-		if (hl_globbed_uprobe(h))
+		if (hl_probe_by_cookie(h))
 			return hl_sym_string(h, HOST_SYM_STR);
 		r.ssize = (unsigned)strlen(s) + 1;
 		r.v = hl_str_literal(h, s, strlen(s), r.ssize);

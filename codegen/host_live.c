@@ -127,8 +127,11 @@ static int attach_uprobe(struct host_live *l, struct bpf_program *p, const char 
 		return -1;
 	}
 	const char *sym = colon + 1;
-	if (!strpbrk(sym, "*?["))
-		return attach_sym(l, p, path, sym, ret, pid, 0, err, errlen);
+	if (!strpbrk(sym, "*?[")) {
+		uint64_t cookie;
+		return sym_entry(l, sec, target, path, sym, &cookie, err, errlen) ? -1
+		       : attach_sym(l, p, path, sym, ret, pid, cookie, err, errlen);
+	}
 	struct host_syms syms;
 	if (host_glob_symbols(path, sym, &syms)) {
 		snprintf(err, errlen, "cannot read the symbols of %s", path);

@@ -334,6 +334,12 @@ bool hl_globbed_uprobe(const struct hctx *h)
 	       strpbrk(h->at->filter, "*?[");
 }
 
+bool hl_probe_by_cookie(const struct hctx *h)
+{
+	return hl_globbed_uprobe(h) || (h->at && h->at->prov && h->at->prov->syntax == SYN_UPROBE &&
+					h->at->event && !strchr(h->at->event, '/'));
+}
+
 struct hval hl_sym_string(struct hctx *h, unsigned off)
 {
 	if (!h->syms) {

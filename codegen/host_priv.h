@@ -135,6 +135,9 @@ LLVMValueRef hl_map_lookup(struct hctx *h, struct hmap *hm, LLVMValueRef key);
 /* In a uprobe with a symbol glob: the attached function's name (off 0)
  * or full probe name (off HOST_SYM_STR), from HOST_SYMS_MAP by cookie. */
 bool hl_globbed_uprobe(const struct hctx *h);
+/* probe names the library found (bpftrace's name) or the function
+ * matched: read by cookie too (uprobes of a library name or a glob). */
+bool hl_probe_by_cookie(const struct hctx *h);
 struct hval hl_sym_string(struct hctx *h, unsigned off);
 void hl_map_update(struct hctx *h, struct hmap *hm, LLVMValueRef key,
 		LLVMValueRef val, uint64_t flags);
