@@ -30,6 +30,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "slurp.h"
+
 static void check(CUresult rc, const char *what)
 {
 	if (rc == CUDA_SUCCESS)
@@ -46,26 +48,6 @@ static void same(const void *a, const void *b, size_t n, const char *what)
 		fprintf(stderr, "api_app: %s moved the wrong bytes\n", what);
 		exit(1);
 	}
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		perror(path);
-		exit(1);
-	}
-	buf[n] = 0;
-	fclose(f);
-	return buf;
 }
 
 static void *gpa(const char *name, int ver, cuuint64_t flags)

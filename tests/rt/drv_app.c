@@ -28,6 +28,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "slurp.h"
+
 static int check(CUresult rc, const char *what)
 {
 	if (rc == CUDA_SUCCESS)
@@ -36,26 +38,6 @@ static int check(CUresult rc, const char *what)
 	cuGetErrorString(rc, &s);
 	fprintf(stderr, "drv_app: %s: %s\n", what, s ? s : "?");
 	exit(1);
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		perror(path);
-		exit(1);
-	}
-	buf[n] = 0;
-	fclose(f);
-	return buf;
 }
 
 int main(int argc, char **argv)
