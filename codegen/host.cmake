@@ -30,6 +30,7 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_module.c
   ${CMAKE_CURRENT_LIST_DIR}/host_btf.c
   ${CMAKE_CURRENT_LIST_DIR}/host_maps.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_syms.c
   ${CMAKE_CURRENT_LIST_DIR}/host_probe.c
   ${CMAKE_CURRENT_LIST_DIR}/host_expr.c
   ${CMAKE_CURRENT_LIST_DIR}/host_stmt.c

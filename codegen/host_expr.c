@@ -134,7 +134,7 @@ static struct hval builtin(struct hctx *h, struct node *e)
 	} else if (!strcmp(name, "probe")) {
 		const char *s = h->at->text;
 		if (hl_probe_by_cookie(h))
-			return hl_sym_string(h, HOST_SYM_STR);
+			return hl_sym_string(h, true);
 		r.ssize = (unsigned)strlen(s) + 1;
 		r.v = hl_str_literal(h, s, strlen(s), r.ssize);
 	} else {

@@ -92,14 +92,23 @@ static int sym_entry(struct host_live *l, const char *sec, const char *target,
 			 HOST_SYMS_MAX);
 		return -1;
 	}
-	char v[2 * HOST_SYM_STR] = { 0 }, probe[2 * PATH_MAX];
+	/* the probe string fills the rest of the value (host_syms.c) */
+	size_t vsize = bpf_map__value_size(m), psize = vsize - HOST_SYM_STR;
+	char *v = calloc(1, vsize), probe[2 * PATH_MAX];
+	if (!v || vsize <= HOST_SYM_STR) {
+		free(v);
+		snprintf(err, errlen, "cannot fill %s", HOST_SYMS_MAP);
+		return -1;
+	}
 	int n = snprintf(probe, sizeof(probe), "%.*s:%s:%s", (int)(strchr(sec, '/') - sec), sec,
 			 strchr(target, '/') ? target : path, sym);
 	/* cut to the string size, as bpftrace cuts strings */
 	memcpy(v, sym, strnlen(sym, HOST_SYM_STR - 1));
-	memcpy(v + HOST_SYM_STR, probe, n < HOST_SYM_STR - 1 ? (size_t)n : HOST_SYM_STR - 1);
+	memcpy(v + HOST_SYM_STR, probe, n < (int)psize - 1 ? (size_t)n : psize - 1);
 	uint32_t key = (uint32_t)l->nsyms;
-	if (bpf_map_update_elem(bpf_map__fd(m), &key, v, BPF_ANY)) {
+	int rc = bpf_map_update_elem(bpf_map__fd(m), &key, v, BPF_ANY);
+	free(v);
+	if (rc) {
 		snprintf(err, errlen, "cannot fill %s: %s", HOST_SYMS_MAP, strerror(errno));
 		return -1;
 	}

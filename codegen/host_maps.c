@@ -22,6 +22,8 @@ unsigned hl_str_size(struct hctx *h, const struct node *e)
 	case N_IDENT:
 		if (e->u.ident.kind == ID_BUILTIN && !strcmp(e->u.ident.name, "comm"))
 			return 16;
+		if (e->u.ident.kind == ID_BUILTIN && !strcmp(e->u.ident.name, "probe"))
+			return h->probe_str;
 		return HOST_STR_MAX;
 	case N_FIELD:
 		for (struct tp_field *f = h->tp; f && f->f.name; f++)
@@ -125,8 +127,8 @@ static void walk(struct hctx *h, struct node *n, struct seen *s, int *ns, bool c
 		walk_node(n, &w);
 }
 
-static LLVMValueRef map_global(struct hctx *h, const char *sym,
-			       const uint32_t *vals, const char *const *names, int n)
+LLVMValueRef hl_map_global(struct hctx *h, const char *sym,
+			    const uint32_t *vals, const char *const *names, int n)
 {
 	LLVMTypeRef t = LLVMArrayType(h->ptr, (unsigned)n);
 	LLVMValueRef g = LLVMAddGlobal(h->mod, t, sym);
@@ -235,7 +237,7 @@ define:;
 	static const char *const names[] = { "type", "max_entries", "key_size",
 					     "value_size" };
 	uint32_t vals[] = { p->type, p->max_entries, p->key_size, p->value_size };
-	hm->global = map_global(h, p->sym, vals, names, 4);
+	hm->global = hl_map_global(h, p->sym, vals, names, 4);
 	return 0;
 }
 
@@ -276,7 +278,7 @@ int hl_maps_layout(struct hctx *h)
 	if (h->need_events) {
 		static const char *const names[] = { "type", "max_entries" };
 		uint32_t vals[] = { MAP_RINGBUF, HOST_RINGBUF_BYTES };
-		h->events = map_global(h, HOST_EVENTS_MAP, vals, names, 2);
+		h->events = hl_map_global(h, HOST_EVENTS_MAP, vals, names, 2);
 	}
 	return 0;
 }
@@ -326,45 +328,6 @@ LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 	if (bucket)
 		LLVMBuildStore(h->b, bucket, host_gep(h, key, p->key_size - 8));
 	return key;
-}
-
-bool hl_globbed_uprobe(const struct hctx *h)
-{
-	return h->at && h->at->prov && h->at->prov->syntax == SYN_UPROBE && h->at->filter &&
-	       strpbrk(h->at->filter, "*?[");
-}
-
-bool hl_probe_by_cookie(const struct hctx *h)
-{
-	return hl_globbed_uprobe(h) || (h->at && h->at->prov && h->at->prov->syntax == SYN_UPROBE &&
-					h->at->event && !strchr(h->at->event, '/'));
-}
-
-struct hval hl_sym_string(struct hctx *h, unsigned off)
-{
-	if (!h->syms) {
-		static const char *const names[] = { "type", "max_entries", "key_size",
-						     "value_size" };
-		uint32_t vals[] = { MAP_ARRAY, HOST_SYMS_MAX, 4, 2 * HOST_SYM_STR };
-		h->syms = map_global(h, HOST_SYMS_MAP, vals, names, 4);
-	}
-	LLVMValueRef args[] = { h->ctxarg };
-	LLVMValueRef cookie = host_helper(h, HELPER_GET_ATTACH_COOKIE, h->i64, args, 1);
-	LLVMValueRef key = host_alloca(h, 4, "symkey");
-	LLVMBuildStore(h->b, LLVMBuildTrunc(h->b, cookie, h->i32, ""), key);
-	LLVMValueRef largs[] = { h->syms, key };
-	LLVMValueRef p = host_helper(h, HELPER_MAP_LOOKUP, h->ptr, largs, 2);
-	LLVMValueRef buf = host_alloca(h, HOST_SYM_STR, "sym");
-	LLVMBuildMemSet(h->b, buf, LLVMConstInt(h->i8, 0, false), host_const(h, HOST_SYM_STR), 8);
-	LLVMBasicBlockRef found = LLVMAppendBasicBlock(h->fn, "sym_found");
-	LLVMBasicBlockRef done = LLVMAppendBasicBlock(h->fn, "sym_done");
-	LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntNE, p, LLVMConstNull(h->ptr), ""),
-			found, done);
-	LLVMPositionBuilderAtEnd(h->b, found);
-	LLVMBuildMemCpy(h->b, buf, 8, host_gep(h, p, off), 8, host_const(h, HOST_SYM_STR));
-	LLVMBuildBr(h->b, done);
-	LLVMPositionBuilderAtEnd(h->b, done);
-	return (struct hval){ buf, HOST_SYM_STR };
 }
 
 LLVMValueRef hl_map_lookup(struct hctx *h, struct hmap *hm, LLVMValueRef key)

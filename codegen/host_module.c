@@ -275,6 +275,7 @@ int host_compile(struct program *prog, const struct host_opts *opts,
 	if (!tm)
 		return -1;
 	module_init(&h);
+	hl_probe_str_size(&h);
 	int rc = hl_maps_layout(&h);
 	if (!rc)
 		rc = hl_probes_lower(&h);

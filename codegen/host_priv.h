@@ -84,6 +84,7 @@ struct hctx {
 	int nmaps;
 	LLVMValueRef events; /* the ring buffer */
 	LLVMValueRef syms;   /* HOST_SYMS_MAP, made on first use */
+	unsigned probe_str;  /* the size of probe strings (host_syms.c) */
 	bool need_events;
 
 	/* the function being built */
@@ -132,13 +133,18 @@ struct hmap *hl_map_of(struct hctx *h, const struct node *m);
 LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 		     LLVMValueRef bucket);
 LLVMValueRef hl_map_lookup(struct hctx *h, struct hmap *hm, LLVMValueRef key);
-/* In a uprobe with a symbol glob: the attached function's name (off 0)
- * or full probe name (off HOST_SYM_STR), from HOST_SYMS_MAP by cookie. */
+/* A map definition in .maps, with its BTF (vals by names). */
+LLVMValueRef hl_map_global(struct hctx *h, const char *sym, const uint32_t *vals,
+			   const char *const *names, int n);
+/* host_syms.c. In a uprobe with a symbol glob: the attached function's
+ * name or full probe name, from HOST_SYMS_MAP by cookie. */
 bool hl_globbed_uprobe(const struct hctx *h);
 /* probe names the library found (bpftrace's name) or the function
  * matched: read by cookie too (uprobes of a library name or a glob). */
 bool hl_probe_by_cookie(const struct hctx *h);
-struct hval hl_sym_string(struct hctx *h, unsigned off);
+/* Sets h->probe_str: the size of probe strings (before the layout). */
+void hl_probe_str_size(struct hctx *h);
+struct hval hl_sym_string(struct hctx *h, bool probe);
 void hl_map_update(struct hctx *h, struct hmap *hm, LLVMValueRef key,
 		LLVMValueRef val, uint64_t flags);
 void hl_map_delete(struct hctx *h, struct hmap *hm, LLVMValueRef key);

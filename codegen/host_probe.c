@@ -177,7 +177,7 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 	const char *prov = h->at->prov->name;
 	if (!strcmp(name, "func")) {
 		if (hl_globbed_uprobe(h)) {
-			struct hval v = hl_sym_string(h, 0);
+			struct hval v = hl_sym_string(h, false);
 			*ssize = v.ssize;
 			return v.v;
 		}

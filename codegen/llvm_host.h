@@ -45,7 +45,8 @@
 #define HOST_RINGBUF_BYTES (256 * 1024)
 #define HOST_EVENTS_MAP "gpux_events"
 /* Globbed uprobes: each function attached gets a BPF cookie, its index in
- * this array map of { char func[HOST_SYM_STR]; char probe[HOST_SYM_STR]; },
+ * this array map of { char func[HOST_SYM_STR]; char probe[]; }, the probe
+ * string filling the rest of the value (sized to fit the longest name),
  * which the loader fills; func and probe are read from it. */
 #define HOST_SYMS_MAP "gpux_syms"
 #define HOST_SYM_STR 64

@@ -225,6 +225,17 @@ t_glob_func() {
 		grep -qE '^@\[getppid, uretprobe:/.*libc\.so\.6:getppid\]: 3$' "$tmp/out" ||
 		{ cat "$tmp/out"; fail "libc glob func"; }
 }
+# probe names longer than a string (64) print whole, as bpftrace's do,
+# whatever the length of the checkout's path
+t_long_probe_name() {
+	local dir="$tmp/a_directory_name_long_enough_to_push_probe_names_past_64_bytes"
+	mkdir -p "$dir" && cp "$TGT" "$dir/probe_tgt" || { fail "cannot copy $TGT"; return 1; }
+	local t="$dir/probe_tgt"
+	run 0 -e "uprobe:$t:gpux_tgt_a* { @g[probe] = count(); } uprobe:$t:gpux_tgt_add { @p[probe] = count(); }" -c "$t 2" &&
+		grep -qxF "@g[uprobe:$t:gpux_tgt_add]: 2" "$tmp/out" &&
+		grep -qxF "@p[uprobe:$t:gpux_tgt_add]: 2" "$tmp/out" ||
+		{ cat "$tmp/out"; fail "probe names cut"; }
+}
 t_glob_none() {
 	run 1 -e "uprobe:$TGT:no_such_fn_* { @ = count(); }" -c true &&
 		err_has 'no function of .* matches no_such_fn_\*'

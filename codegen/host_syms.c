@@ -1,0 +1,101 @@
+/* func and probe in uprobes whose names are only known when attaching
+ * (symbol globs, library names): each attachment's BPF cookie indexes
+ * HOST_SYMS_MAP, which the loader fills (host_live.c), and the size of
+ * the probe string, chosen so that the longest name fits whole, as
+ * bpftrace prints probe names whole. */
+#include <limits.h>
+#include <string.h>
+
+#include "host_live.h"
+#include "host_priv.h"
+
+/* Room on the BPF stack for a probe string, a key holding it, and more. */
+#define PROBE_STR_MAX 192
+
+static bool at_globbed(const struct attach *at)
+{
+	return at && at->prov && at->prov->syntax == SYN_UPROBE && at->filter &&
+	       strpbrk(at->filter, "*?[");
+}
+
+static bool at_by_cookie(const struct attach *at)
+{
+	return at_globbed(at) || (at && at->prov && at->prov->syntax == SYN_UPROBE &&
+				  at->event && !strchr(at->event, '/'));
+}
+
+bool hl_globbed_uprobe(const struct hctx *h)
+{
+	return at_globbed(h->at);
+}
+
+bool hl_probe_by_cookie(const struct hctx *h)
+{
+	return at_by_cookie(h->at);
+}
+
+/* The longest probe name at can take: "PROV:TARGET:SYM" with TARGET the
+ * path found for a library name and SYM each function a glob matches.
+ * What cannot be resolved now (compiling only) counts as HOST_SYM_STR. */
+static size_t name_need(const struct attach *at, long pid)
+{
+	if (!at_by_cookie(at))
+		return strlen(at->text) + 1;
+	char path[PATH_MAX];
+	if (host_resolve_target(at->event, pid > 0 ? (int)pid : 0, path, sizeof(path)))
+		return HOST_SYM_STR;
+	size_t sym = strlen(at->filter);
+	if (at_globbed(at)) {
+		struct host_syms s;
+		if (host_glob_symbols(path, at->filter, &s))
+			return HOST_SYM_STR;
+		sym = 0;
+		for (int i = 0; i < s.n; i++)
+			if (strlen(s.name[i]) > sym)
+				sym = strlen(s.name[i]);
+		host_syms_free(&s);
+	}
+	const char *target = strchr(at->event, '/') ? at->event : path;
+	return strlen(at->prov->name) + 1 + strlen(target) + 1 + sym + 1;
+}
+
+void hl_probe_str_size(struct hctx *h)
+{
+	size_t need = HOST_SYM_STR;
+	for (struct node *p = h->prog->probes; p; p = p->next)
+		for (struct node *a = p->u.probe.attach; a; a = a->next) {
+			size_t n = name_need(&a->u.attach, h->opts->cpid);
+			if (n > need)
+				need = n;
+		}
+	need = (need + 7) & ~(size_t)7;
+	h->probe_str = need > PROBE_STR_MAX ? PROBE_STR_MAX : (unsigned)need;
+}
+
+struct hval hl_sym_string(struct hctx *h, bool probe)
+{
+	if (!h->syms) {
+		static const char *const names[] = { "type", "max_entries", "key_size",
+						     "value_size" };
+		uint32_t vals[] = { MAP_ARRAY, HOST_SYMS_MAX, 4, HOST_SYM_STR + h->probe_str };
+		h->syms = hl_map_global(h, HOST_SYMS_MAP, vals, names, 4);
+	}
+	unsigned off = probe ? HOST_SYM_STR : 0, size = probe ? h->probe_str : HOST_SYM_STR;
+	LLVMValueRef args[] = { h->ctxarg };
+	LLVMValueRef cookie = host_helper(h, HELPER_GET_ATTACH_COOKIE, h->i64, args, 1);
+	LLVMValueRef key = host_alloca(h, 4, "symkey");
+	LLVMBuildStore(h->b, LLVMBuildTrunc(h->b, cookie, h->i32, ""), key);
+	LLVMValueRef largs[] = { h->syms, key };
+	LLVMValueRef p = host_helper(h, HELPER_MAP_LOOKUP, h->ptr, largs, 2);
+	LLVMValueRef buf = host_alloca(h, size, "sym");
+	LLVMBuildMemSet(h->b, buf, LLVMConstInt(h->i8, 0, false), host_const(h, size), 8);
+	LLVMBasicBlockRef found = LLVMAppendBasicBlock(h->fn, "sym_found");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlock(h->fn, "sym_done");
+	LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntNE, p, LLVMConstNull(h->ptr), ""),
+			found, done);
+	LLVMPositionBuilderAtEnd(h->b, found);
+	LLVMBuildMemCpy(h->b, buf, 8, host_gep(h, p, off), 8, host_const(h, size));
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, done);
+	return (struct hval){ buf, size };
+}
