@@ -55,7 +55,8 @@ static int compile_host(struct program *prog, const struct options *o,
 	if (!host)
 		return -1;
 	struct host_opts opts = { .optimize = true,
-				  .keep_ir = (o->dump & DUMP_IR) != 0, .cpid = o->cpid };
+				  .keep_ir = (o->dump & DUMP_IR) != 0, .cpid = o->cpid,
+				  .lib_pid = o->cpid > 0 ? 0 : (int)o->pid };
 	struct host_obj obj;
 	int rc = host->compile(prog, &opts, &obj, diags);
 	if (rc == 0 && (o->dump & DUMP_IR))

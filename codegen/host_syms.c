@@ -37,12 +37,12 @@ bool hl_probe_by_cookie(const struct hctx *h)
 /* The longest probe name at can take: "PROV:TARGET:SYM" with TARGET the
  * path found for a library name and SYM each function a glob matches.
  * What cannot be resolved now (compiling only) counts as HOST_SYM_STR. */
-static size_t name_need(const struct attach *at, long pid)
+static size_t name_need(const struct attach *at, int pid)
 {
 	if (!at_by_cookie(at))
 		return strlen(at->text) + 1;
 	char path[PATH_MAX];
-	if (host_resolve_target(at->event, pid > 0 ? (int)pid : 0, path, sizeof(path)))
+	if (host_resolve_target(at->event, pid, path, sizeof(path)))
 		return HOST_SYM_STR;
 	size_t sym = strlen(at->filter);
 	if (at_globbed(at)) {
@@ -64,7 +64,7 @@ void hl_probe_str_size(struct hctx *h)
 	size_t need = HOST_SYM_STR;
 	for (struct node *p = h->prog->probes; p; p = p->next)
 		for (struct node *a = p->u.probe.attach; a; a = a->next) {
-			size_t n = name_need(&a->u.attach, h->opts->cpid);
+			size_t n = name_need(&a->u.attach, h->opts->lib_pid);
 			if (n > need)
 				need = n;
 		}

@@ -102,6 +102,9 @@ struct host_opts {
 	/* cpid: the command's pid when running one; 0 when only compiling
 	 * (it reads 0); -1 when running without a command (an error). */
 	long cpid;
+	/* the process whose mappings resolve uprobe library names (-p), as
+	 * when attaching; 0 for none */
+	int lib_pid;
 };
 
 /* ---- what comes out ---- */
