@@ -59,10 +59,23 @@ static size_t name_need(const struct attach *at, int pid)
 	return strlen(at->prov->name) + 1 + strlen(target) + 1 + sym + 1;
 }
 
+static void find_probe(struct node *n, void *arg)
+{
+	if (n->kind == N_IDENT && n->u.ident.kind == ID_BUILTIN &&
+	    !strcmp(n->u.ident.name, "probe"))
+		*(bool *)arg = true;
+	else
+		ast_visit_children(n, find_probe, arg);
+}
+
 void hl_probe_str_size(struct hctx *h)
 {
 	size_t need = HOST_SYM_STR;
-	for (struct node *p = h->prog->probes; p; p = p->next)
+	bool used = false;
+	for (struct node *p = h->prog->probes; p && !used; p = p->next)
+		find_probe(p, &used);
+	/* resolving and globbing again costs time: only where probe is read */
+	for (struct node *p = used ? h->prog->probes : NULL; p; p = p->next)
 		for (struct node *a = p->u.probe.attach; a; a = a->next) {
 			size_t n = name_need(&a->u.attach, h->opts->lib_pid);
 			if (n > need)
