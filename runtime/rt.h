@@ -93,6 +93,9 @@ bool rt_glob_matches(const char *glob, const char *ptx_name);
 
 /* ---- rt_image.c ---- */
 enum rt_img_kind { RT_IMG_PTX, RT_IMG_FATBIN, RT_IMG_ELF, RT_IMG_UNKNOWN };
+/* What image is; *size (0: unknown) becomes its size for PTX text (up to
+ * the NUL) and ELF (to the end of its last header table). */
+enum rt_img_kind rt_image_classify(const void *image, size_t *size);
 /* What to load in place of image: NULL to load image untouched (nothing
  * to probe, or it cannot be instrumented: reported once). The result
  * stays valid for the life of the process. size: bytes if known, else 0. */

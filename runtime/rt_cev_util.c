@@ -1,8 +1,5 @@
 /* What the cuda: event hooks share: the field log of GPUX_RT_TRACE=1
  * and the module_load context, read from the image the program gave. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* memmem */
-#endif
 #include "rt_hooks.h"
 
 #include <string.h>
@@ -100,27 +97,11 @@ static void image_info(const void *image, size_t size, uint64_t *bytes, uint64_t
 		fatbin_info(b, bytes, ptx);
 		return;
 	}
-	if (!memcmp(b, "\x7f" "ELF", 4)) {
-		if (!size) { /* to the end of the last header table */
-			uint64_t phoff, shoff;
-			uint16_t phentsize, phnum, shentsize, shnum;
-			memcpy(&phoff, b + 32, 8);
-			memcpy(&shoff, b + 40, 8);
-			memcpy(&phentsize, b + 54, 2);
-			memcpy(&phnum, b + 56, 2);
-			memcpy(&shentsize, b + 58, 2);
-			memcpy(&shnum, b + 60, 2);
-			uint64_t ph = phoff + (uint64_t)phentsize * phnum;
-			uint64_t sh = shoff + (uint64_t)shentsize * shnum;
-			*bytes = ph > sh ? ph : sh;
-		}
-		return;
-	}
-	/* PTX: NUL-terminated text with a .version directive near its start */
-	size_t n = size ? size : strnlen(image, 1u << 30);
-	if (memmem(image, n < 8192 ? n : 8192, ".version", 8)) {
+	size_t n = size;
+	enum rt_img_kind k = rt_image_classify(image, &n);
+	if (k == RT_IMG_ELF || k == RT_IMG_PTX) {
 		*bytes = n;
-		*ptx = 1;
+		*ptx = k == RT_IMG_PTX;
 	}
 }
 

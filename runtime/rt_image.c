@@ -86,7 +86,7 @@ static void report_unpatched(const struct gpux_names *k, const char *why, unsign
 	}
 }
 
-static enum rt_img_kind classify(const void *image, size_t *size)
+enum rt_img_kind rt_image_classify(const void *image, size_t *size)
 {
 	const unsigned char *b = image;
 	uint32_t magic;
@@ -94,13 +94,19 @@ static enum rt_img_kind classify(const void *image, size_t *size)
 	if (magic == GPUX_FB_WRAPPER_MAGIC || magic == GPUX_FB_MAGIC)
 		return RT_IMG_FATBIN;
 	if (!memcmp(b, "\x7f" "ELF", 4)) {
-		uint64_t shoff;
-		uint16_t shentsize, shnum;
-		memcpy(&shoff, b + 40, 8);
-		memcpy(&shentsize, b + 58, 2);
-		memcpy(&shnum, b + 60, 2);
-		if (!*size)
-			*size = shoff + (uint64_t)shentsize * shnum;
+		if (!*size) { /* to the end of the last header table */
+			uint64_t phoff, shoff;
+			uint16_t phentsize, phnum, shentsize, shnum;
+			memcpy(&phoff, b + 32, 8);
+			memcpy(&shoff, b + 40, 8);
+			memcpy(&phentsize, b + 54, 2);
+			memcpy(&phnum, b + 56, 2);
+			memcpy(&shentsize, b + 58, 2);
+			memcpy(&shnum, b + 60, 2);
+			uint64_t ph = phoff + (uint64_t)phentsize * phnum;
+			uint64_t sh = shoff + (uint64_t)shentsize * shnum;
+			*size = ph > sh ? ph : sh;
+		}
 		return RT_IMG_ELF;
 	}
 	/* PTX text: a .version directive within the first few KiB */
@@ -240,7 +246,7 @@ const char *rt_image_patch(const void *image, size_t size)
 {
 	if (!image || !rt_sess() || !rt_cu_ready())
 		return NULL;
-	enum rt_img_kind kind = classify(image, &size);
+	enum rt_img_kind kind = rt_image_classify(image, &size);
 	if (kind == RT_IMG_ELF) {
 		report_cubin(image, size);
 		return NULL;
