@@ -6,7 +6,6 @@
  * (output.h: out_map_entries). */
 #include "dev_output.h"
 #include "bytes.h"
-#include "sess_host.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -237,54 +236,6 @@ int dev_map_entries(struct dev_session *ds, int map, struct out_entries *e)
 		e->kv = NULL;
 		e->n = 0;
 	}
-	return rc;
-}
-
-int dev_print_map(struct dev_session *ds, int map, uint64_t top, uint64_t div,
-		  const struct map_bases *bases)
-{
-	struct out_entries e;
-	int rc = dev_map_entries(ds, map, &e);
-	if (rc == 0) {
-		if (bases)
-			map_base_apply(bases, ds->hmaps[map].name, &e);
-		rc = out_map_entries(ds->out, ds->json, &ds->hmaps[map], &e, top, div);
-	}
-	free(e.kv);
-	return rc;
-}
-
-struct named {
-	const char *name;
-	int dev, host; /* one of them >= 0 */
-};
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
-}
-
-int dev_print_maps(struct dev_session *ds, struct sess_host *sh)
-{
-	fputs("\n\n", ds->out);
-	int nd = ds->mod.nmaps, nh = sh && sh->have_obj ? sh->obj.nmaps : 0, n = 0, rc = 0;
-	const struct map_bases *bases = sh ? &sh->bases : NULL;
-	struct named *order = calloc((size_t)(nd + nh) + 1, sizeof(*order));
-	if (!order)
-		return -1;
-	for (int i = 0; i < nd; i++)
-		order[n++] = (struct named){ ds->hmaps[i].name, i, -1 };
-	for (int i = 0; i < nh; i++)
-		if (sess_host_prints(sh, i))
-			order[n++] = (struct named){ sh->obj.maps[i].name, -1, i };
-	if (n > 1)
-		qsort(order, (size_t)n, sizeof(*order), by_name);
-	for (int i = 0; i < n; i++)
-		if (order[i].dev >= 0 ? dev_print_map(ds, order[i].dev, 0, 0, bases)
-				      : sess_host_print(sh, order[i].host, 0, 0))
-			rc = -1;
-	free(order);
-	fflush(ds->out);
 	return rc;
 }
 

@@ -18,18 +18,9 @@ void dev_output_init(struct dev_session *ds);
  * it. Malformed records are skipped, with one warning on stderr. */
 void dev_ring_drain(struct dev_session *ds);
 
-/* At exit: "\n\n", then every map in name order: the device maps, and
- * with sh (may be NULL) the maps only cuda: probes use. 0, or -1 if
- * memory ran out. */
-struct sess_host;
-int dev_print_maps(struct dev_session *ds, struct sess_host *sh);
 /* Device map map merged over the slots, as the VM would hold it (e->kv
- * malloc'd); and printed (print(@m, top, div)), less its baseline in
- * bases (may be NULL) after a clear() or zero(). 0, or -1. */
-struct map_bases;
+ * malloc'd). 0, or -1. */
 int dev_map_entries(struct dev_session *ds, int map, struct out_entries *e);
-int dev_print_map(struct dev_session *ds, int map, uint64_t top, uint64_t div,
-		  const struct map_bases *bases);
 
 /* Warnings on err for updates lost to full tables and printf records
  * lost to full rings. */

@@ -147,12 +147,12 @@ static int shared_written(const struct dev_session *ds, const struct sess_host *
 			  const bool *written, struct diags *diags)
 {
 	int bad = 0;
-	for (int i = 0; i < sh->obj.nmaps; i++) {
-		if (!sh->obj.maps[i].device)
+	for (int i = 0; sh->obj && i < sh->obj->nmaps; i++) {
+		if (!sh->obj->maps[i].device)
 			continue;
 		for (int j = 0; j < ds->mod.nmaps; j++) {
 			const struct map_info *mi = ds->mod.map_meta[j].info;
-			if (!written[j] || strcmp(mi->name, sh->obj.maps[i].name))
+			if (!written[j] || strcmp(mi->name, sh->obj->maps[i].name))
 				continue;
 			diag_error(diags, mi->first_use->span, "@%s is written by gdev: probes and used "
 				   "by cuda: probes: a map cuda: probes use may only be read on the "
@@ -167,9 +167,7 @@ static int make_segment(struct dev_session *ds, const struct gpux_sess_spec *spe
 			struct diags *diags)
 {
 	ds->size = gpux_sess_size(spec);
-	/* Not close-on-exec: the traced program inherits it. */
-	ds->fd = memfd_create("gpux-session", 0);
-	if (ds->fd < 0 || ftruncate(ds->fd, (off_t)ds->size)) {
+	if (ftruncate(ds->fd, (off_t)ds->size)) {
 		diag_error_nospan(diags, "cannot create the session segment: %s", strerror(errno));
 		return -1;
 	}
@@ -195,12 +193,18 @@ static int make_segment(struct dev_session *ds, const struct gpux_sess_spec *spe
 	return 0;
 }
 
+int dev_session_fd(void)
+{
+	/* Not close-on-exec: the traced program inherits it. */
+	return memfd_create("gpux-session", 0);
+}
+
 int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
-		     bool json, struct sess_host *sh, struct diags *diags)
+		     bool json, struct sess_host *sh, int fd, struct diags *diags)
 {
 	memset(ds, 0, sizeof(*ds));
 	ds->prog = prog;
-	ds->fd = -1;
+	ds->fd = fd;
 	ds->out = out;
 	ds->json = json;
 	if (dev_compile(prog, &ds->mod, diags))

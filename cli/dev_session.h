@@ -48,12 +48,16 @@ struct dev_session {
 	bool warned_fmt, warned_size, warned_ring; /* dev_output.c */
 };
 
-/* Compiles prog's device probes and creates the segment for them. 0, or
- * -1 with diagnostics (nothing to free then). */
+/* The segment's descriptor, made before the traced program is forked so
+ * that it inherits it (sized and filled later). -1 with errno. */
+int dev_session_fd(void);
+/* Compiles prog's device probes and lays the segment out in fd (which
+ * ds owns from then on, closed by dev_session_close, on failure too).
+ * With sh (cuda: probes, sess_host.h), the segment carries their part.
+ * 0, or -1 with diagnostics. */
 struct sess_host;
-/* With sh (cuda: probes, sess_host.h), the segment carries their part. */
 int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
-		     bool json, struct sess_host *sh, struct diags *diags);
+		     bool json, struct sess_host *sh, int fd, struct diags *diags);
 void dev_session_close(struct dev_session *ds);
 
 /* Slot i (i < nslots), found through the private layout. */

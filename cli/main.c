@@ -9,11 +9,9 @@
 #include "compile.h"
 #include "frontend.h"
 #include "listing.h"
-#include "live_run.h"
 #include "options.h"
 #include "repl.h"
 #include "run.h"
-#include "session_run.h"
 
 static int do_list(const struct options *o, FILE *out)
 {
@@ -76,17 +74,10 @@ static int do_program(const struct options *o, FILE *out)
 	bool codegen = o->dry_run || o->emit_dir || (o->dump & ~(DUMP_AST | DUMP_TYPES));
 	if (rc == 0 && codegen)
 		rc = compile_program(prog, o, out, &diags);
-	/* BEGIN/END/interval need nothing attached: the controller runs
-	 * them; device probes run in the command's process */
-	bool target = o->command || o->cmd_argv || o->pid;
-	bool run = !codegen && !o->dump && !target && run_supported(prog);
-	bool device = !codegen && !o->dump && session_wanted(prog);
-	bool live = !codegen && !o->dump && !device && live_wanted(prog);
-	if (rc == 0 && (run || device || live)) {
+	if (rc == 0 && !codegen && !o->dump) {
 		diags_print(&diags, &prog->src, stderr); /* warnings first */
 		diags_init(&diags, &prog->arena);
-		rc = run ? run_program(prog, o, out, &diags)
-		   : live ? live_run(prog, o, out, &diags) : session_run(prog, o, out, &diags);
+		rc = run_program(prog, o, out, &diags);
 		diags_print(&diags, &prog->src, stderr);
 		program_free(prog);
 		return rc;
@@ -95,13 +86,8 @@ static int do_program(const struct options *o, FILE *out)
 	program_free(prog);
 	if (rc)
 		return 1;
-	if (o->dry_run || o->dump || o->emit_dir) {
-		report_target(o);
-		return 0;
-	}
-	fputs("gpux: ERROR: this build checks programs but cannot attach probes yet; "
-	      "use --dry-run to check a program\n", stderr);
-	return 1;
+	report_target(o);
+	return 0;
 }
 
 int main(int argc, char **argv)

@@ -1,5 +1,5 @@
-/* The controller loop for programs whose probes all run in the
- * userspace BPF VM and need no attaching: BEGIN, END, interval:. */
+/* Running a program: one controller loop for every kind of probe
+ * (backend.h), bpftrace 0.17's output. */
 #ifndef GPUX_RUN_H
 #define GPUX_RUN_H
 
@@ -10,11 +10,12 @@
 #include "diag.h"
 #include "options.h"
 
-/* Whether every probe of prog is BEGIN, END or interval:. */
-bool run_supported(const struct program *prog);
-/* Compiles and runs prog until exit(), Ctrl-C (SIGINT/SIGTERM) or, with
- * no interval probe, forever; prints to out as bpftrace 0.17 does. The
- * process exit status: 0, exit(N)'s N, or 1 on failure (diagnostics). */
+/* Compiles prog's probes, starts the command of o if any, attaches, and
+ * runs until exit(), SIGINT/SIGTERM, the command's end or, with nothing
+ * to end it, forever; SIGUSR1 prints the maps. Prints as bpftrace 0.17
+ * does. The process exit status: exit()'s N; the command's (128 + N if
+ * signal N killed it) when it ended by itself; 0 after a signal; 1 on
+ * failure (diagnostics). */
 int run_program(struct program *prog, const struct options *o, FILE *out,
 		struct diags *diags);
 

@@ -4,27 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
 #include "cuda_events.h"
-#include "map_place.h"
 #include "output.h"
-
-bool sess_host_wanted(const struct program *prog)
-{
-	for (const struct node *p = prog->probes; p; p = p->next)
-		for (const struct node *a = p->u.probe.attach; a; a = a->next)
-			if (!strcmp(a->u.attach.provider, "cuda"))
-				return true;
-	return false;
-}
-
-bool sess_host_any(const struct program *prog)
-{
-	for (const struct node *p = prog->probes; p; p = p->next)
-		if (map_place_vm_probe(p))
-			return true;
-	return sess_host_wanted(prog);
-}
 
 static uint32_t event_mask(const struct program *prog)
 {
@@ -33,7 +14,7 @@ static uint32_t event_mask(const struct program *prog)
 	for (const struct node *p = prog->probes; p; p = p->next)
 		for (const struct node *a = p->u.probe.attach; a; a = a->next) {
 			const struct attach *at = &a->u.attach;
-			if (strcmp(at->provider, "cuda"))
+			if (at->prov->id != PROV_CUDA)
 				continue;
 			for (int e = 0; e < at->nevents; e++)
 				for (int k = 0; k < GPUX_CEV_COUNT; k++)
@@ -43,59 +24,36 @@ static uint32_t event_mask(const struct program *prog)
 	return mask;
 }
 
-struct resets {
-	struct sess_host *sh;
-	struct diags *diags;
-	int bad;
-};
-
-/* clear(@m) and zero(@m) of a map held by gdev: or cuda: probes work
- * through a baseline: only for maps whose values add up. */
-static void check_reset(struct node *n, void *arg)
+static bool has_cuda(const struct program *prog)
 {
-	struct resets *r = arg;
-	if (n->kind == N_CALL && (!strcmp(n->u.call.name, "clear") || !strcmp(n->u.call.name, "zero")) &&
-	    n->u.call.args && n->u.call.args->kind == N_MAP) {
-		const char *name = n->u.call.args->u.map.name;
-		const struct host_obj *o = &r->sh->obj;
-		for (int i = 0; i < o->nmaps; i++)
-			if (r->sh->remote[i] && !strcmp(o->maps[i].name, name) &&
-			    !map_base_supported(&o->maps[i])) {
-				diag_error(r->diags, n->span, "%s(@%s): gdev: or cuda: probes hold "
-					   "@%s; BEGIN, END and interval can clear or zero only their "
-					   "count, sum, avg, stats, hist and lhist maps",
-					   n->u.call.name, name, name);
-				r->bad = 1;
-			}
-	}
-	ast_visit_children(n, check_reset, arg);
+	for (const struct node *p = prog->probes; p; p = p->next)
+		for (const struct node *a = p->u.probe.attach; a; a = a->next)
+			if (a->u.attach.prov->id == PROV_CUDA)
+				return true;
+	return false;
 }
 
-int sess_host_compile(struct sess_host *sh, struct program *prog, const struct options *o,
-		      struct diags *diags)
+int sess_host_init(struct sess_host *sh, struct program *prog, const struct host_obj *obj,
+		   struct rec_state *rs, const bool *remote, struct diags *diags)
 {
 	memset(sh, 0, sizeof(*sh));
-	if (compile_host_obj(prog, o, &sh->obj, diags))
-		return -1;
-	sh->have_obj = true;
-	sh->cuda = sess_host_wanted(prog);
-	size_t n = (size_t)sh->obj.nmaps + 1;
+	sh->rs = rs;
+	if (!obj || !obj->size)
+		return 0;
+	sh->obj = obj;
+	sh->cuda = has_cuda(prog);
+	size_t n = (size_t)obj->nmaps + 1;
 	sh->remote = calloc(n, sizeof(*sh->remote));
 	sh->dev = malloc(n * sizeof(*sh->dev));
 	if (!sh->remote || !sh->dev) {
 		diag_error_nospan(diags, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		sh->dev[i] = -1;
-	if (map_place(prog, &sh->obj, sh->remote, NULL,
-		      "gdev: or cuda: probes, which keep it in the traced program", diags))
-		return -1;
-	struct resets r = { sh, diags, 0 };
-	for (struct node *p = prog->probes; p; p = p->next)
-		if (map_place_vm_probe(p))
-			ast_visit_children(p, check_reset, &r);
-	return r.bad ? -1 : 0;
+		sh->remote[i] = i < (size_t)obj->nmaps && remote[i];
+	}
+	return 0;
 }
 
 /* The device map of the same name, or GPUX_SESS_NO_MAP. */
@@ -110,13 +68,15 @@ static uint32_t device_map(const struct dev_session *ds, const char *name)
 void sess_host_spec(struct sess_host *sh, const struct dev_session *ds,
 		    struct gpux_sess_spec *spec)
 {
-	const struct host_obj *o = &sh->obj;
+	const struct host_obj *o = sh->obj;
+	if (!o)
+		return;
 	for (int i = 0; i < o->nmaps; i++) {
 		uint32_t j = device_map(ds, o->maps[i].name);
 		sh->dev[i] = j == GPUX_SESS_NO_MAP ? -1 : (int)j;
 	}
 	if (!sh->cuda)
-		return; /* BEGIN/END/interval run here: the processes need nothing */
+		return; /* no cuda: probes: the processes need nothing */
 	struct gpux_sess_hbind *b = arena_zalloc(&ds->prog->arena, sizeof(*b) * (size_t)(o->nmaps + 1));
 	uint64_t dump = 8;
 	for (int i = 0; i < o->nmaps; i++) {
@@ -134,32 +94,11 @@ void sess_host_spec(struct sess_host *sh, const struct dev_session *ds,
 	spec->cev_mask = event_mask(ds->prog);
 }
 
-static int print_cb(void *ctx, int map, uint64_t top, uint64_t div)
-{
-	return sess_host_print(ctx, map, top, div);
-}
-
-/* Records of BEGIN/END/interval: those of cuda: probes never carry a
- * clear or zero (the traced process did it to its own maps). */
-static void clear_cb(void *ctx, int map)
-{
-	struct sess_host *sh = ctx;
-	if (sess_host_reset(sh, map, false))
-		sh->rs.failed = 1;
-}
-
-static void zero_cb(void *ctx, int map)
-{
-	struct sess_host *sh = ctx;
-	if (sess_host_reset(sh, map, true))
-		sh->rs.failed = 1;
-}
-
 int sess_host_open(struct sess_host *sh, struct dev_session *ds, struct diags *diags)
 {
 	sh->ds = ds;
-	sh->rs = (struct rec_state){ .out = ds->out, .json = ds->json, .obj = &sh->obj };
-	sh->rs.maps = (struct rec_maps){ print_cb, clear_cb, zero_cb, sh };
+	if (!sh->obj)
+		return 0;
 	sh->hosts_off = ds->h->hosts_off;
 	sh->host_size = ds->h->host_size;
 	sh->nhosts = ds->h->nhosts < GPUX_SESS_MAX_HOSTS ? ds->h->nhosts : GPUX_SESS_MAX_HOSTS;
@@ -169,13 +108,18 @@ int sess_host_open(struct sess_host *sh, struct dev_session *ds, struct diags *d
 		diag_error_nospan(diags, "out of memory");
 		return -1;
 	}
-	return vm_exec_open(&sh->x, &sh->obj, &sh->rs, diags);
+	char err[256];
+	if (vm_load(sh->obj->elf, sh->obj->size, &sh->vm, err, sizeof(err))) {
+		diag_error_nospan(diags, "cannot load the host programs: %s", err);
+		return -1;
+	}
+	return 0;
 }
 
 void sess_host_close(struct sess_host *sh)
 {
-	if (sh->x.vm)
-		vm_exec_close(&sh->x);
+	vm_free(sh->vm);
+	sh->vm = NULL;
 	free(sh->dump);
 	free(sh->remote);
 	free(sh->dev);
@@ -183,9 +127,7 @@ void sess_host_close(struct sess_host *sh)
 	sh->dump = NULL;
 	sh->remote = NULL;
 	sh->dev = NULL;
-	if (sh->have_obj)
-		compile_host_obj_free(&sh->obj);
-	sh->have_obj = false;
+	sh->obj = NULL;
 }
 
 uint32_t sess_host_regions(const struct sess_host *sh)
@@ -222,7 +164,7 @@ static void drain_one(struct sess_host *sh, uint32_t i)
 			break;
 		}
 		if (hr.kind != GPUX_SESS_FILLER && hr.kind <= hr.len - sizeof(hr))
-			rec_handle(&sh->rs, ring + off + sizeof(hr), hr.kind);
+			rec_handle(sh->rs, ring + off + sizeof(hr), hr.kind);
 		t += hr.len;
 	}
 	sh->tail[i] = t;
@@ -231,7 +173,7 @@ static void drain_one(struct sess_host *sh, uint32_t i)
 
 void sess_host_drain(struct sess_host *sh)
 {
-	if (!sh->have_obj)
+	if (!sh->obj)
 		return;
 	uint32_t n = sess_host_regions(sh);
 	for (uint32_t i = 0; i < n; i++)

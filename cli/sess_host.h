@@ -1,14 +1,12 @@
-/* The controller's side of host probes in a device session: cuda:
- * probes (which run in the traced processes) and BEGIN/END/interval
- * (which run here). The host object they share, the bindings of its maps
- * to device maps, what the traced processes send back (session.h: host
- * regions): records as they come, map dumps merged into the controller's
- * own VM to print. Each map of the object is one of
+/* The controller's side of cuda: probes, which run in the traced
+ * processes: the bindings of the host object's maps to device maps, and
+ * what the processes send back (session.h: host regions): records as
+ * they come, map dumps merged into a VM of its own to print. Each obj map
+ * the traced program holds is one of
  *   device: a gdev: map too: printed from the device snapshots;
- *   cuda:   written by cuda: probes: the processes' dumps, merged;
- *   local:  only BEGIN/END/interval use it: the controller's VM.
- * BEGIN/END/interval may print, clear and zero the first two kinds
- * (clear and zero through a baseline, map_base.h), not read them. */
+ *   cuda:   written by cuda: probes: the processes' dumps, merged.
+ * BEGIN/END/interval may print, clear and zero them (clear and zero
+ * through a baseline, map_base.h), not read them. */
 #ifndef GPUX_SESS_HOST_H
 #define GPUX_SESS_HOST_H
 
@@ -18,14 +16,13 @@
 #include "map_base.h"
 #include "options.h"
 #include "records.h"
-#include "vm_exec.h"
+#include "bpf_vm.h"
 
 struct sess_host {
 	struct dev_session *ds;
-	struct host_obj obj;
-	bool have_obj;
-	struct vm_exec x;        /* the merged maps, for printing */
-	struct rec_state rs;
+	const struct host_obj *obj; /* the run's; NULL without host probes */
+	struct rec_state *rs;       /* the run's: records land there */
+	struct vm *vm;              /* the merged cuda: maps */
 	uint64_t tail[GPUX_SESS_MAX_HOSTS];
 	unsigned char *dump;     /* a private copy of one region's dump */
 	/* Private copies of the layout (dev_session.h says why). */
@@ -33,32 +30,28 @@ struct sess_host {
 	uint32_t nhosts;
 	bool warned;
 	bool cuda;               /* the program has cuda: probes */
-	bool *remote;            /* per obj map: gdev: or cuda: probes use it */
+	bool *remote;            /* per obj map: gdev: or cuda: probes hold it */
 	int *dev;                /* per obj map: its device map, or -1 */
 	struct map_bases bases;  /* clear()/zero() of remote maps */
 };
 
-/* Whether prog has cuda: probes. */
-bool sess_host_wanted(const struct program *prog);
-/* Whether prog has host probes at all (cuda:, BEGIN, END, interval). */
-bool sess_host_any(const struct program *prog);
-/* Compiles prog's host probes into sh->obj and places its maps. 0, or
- * -1 with diagnostics. */
-int sess_host_compile(struct sess_host *sh, struct program *prog, const struct options *o,
-		      struct diags *diags);
+/* Takes obj (may be NULL) and rs from the run; remote[i] says which obj
+ * maps the traced program holds (copied). 0, or -1 with a diagnostic. */
+int sess_host_init(struct sess_host *sh, struct program *prog, const struct host_obj *obj,
+		   struct rec_state *rs, const bool *remote, struct diags *diags);
 void sess_host_spec(struct sess_host *sh, const struct dev_session *ds,
 		    struct gpux_sess_spec *spec);
-/* After the segment exists: the controller's VM. 0, or -1. */
+/* After the segment exists: the VM that merges the processes' maps. 0,
+ * or -1. */
 int sess_host_open(struct sess_host *sh, struct dev_session *ds, struct diags *diags);
 void sess_host_close(struct sess_host *sh);
 /* Acts on every complete record of every region (printf, time, print,
- * exit: sh->rs.exited). */
+ * exit). */
 void sess_host_drain(struct sess_host *sh);
-/* Whether object map map is printed at exit as a host map (it is not a
- * device map); print(@m, top, div) of any object map, by its kind; and
- * clear()/zero() (keep) of one. 0, or -1. */
-bool sess_host_prints(const struct sess_host *sh, int map);
-int sess_host_print(struct sess_host *sh, int map, uint64_t top, uint64_t div);
+/* Obj map map as it prints, merged over the processes, less its baseline
+ * (e->kv malloc'd): a device map's from the device snapshots. 0, or -1. */
+int sess_host_entries(struct sess_host *sh, int map, struct out_entries *e);
+/* clear()/zero() (keep) of obj map map, through a baseline. 0, or -1. */
 int sess_host_reset(struct sess_host *sh, int map, bool keep);
 /* Warnings: programs the VM stopped, records lost. */
 void sess_host_report(struct sess_host *sh, FILE *err);

@@ -55,7 +55,7 @@ static bool copy_dump(struct sess_host *sh, struct gpux_sess_host *r)
 
 static void merge_dump(struct sess_host *sh, struct vm_map **vmaps)
 {
-	const struct host_obj *o = &sh->obj;
+	const struct host_obj *o = sh->obj;
 	unsigned char *p = sh->dump, *end = sh->dump + sh->dump_size;
 	unsigned char *cur = malloc(UMAP_MAX_VALUE);
 	while (cur && p + 8 <= end) {
@@ -74,11 +74,11 @@ static void merge_dump(struct sess_host *sh, struct vm_map **vmaps)
 			continue;
 		}
 		for (uint32_t k = 0; k < count; k++, p += ks + vs) {
-			if (vm_map_lookup(sh->x.vm, vmaps[map], p, cur) == 0) {
+			if (vm_map_lookup(sh->vm, vmaps[map], p, cur) == 0) {
 				fold(hm, cur, p + ks);
-				vm_map_update(sh->x.vm, vmaps[map], p, cur, 0);
+				vm_map_update(sh->vm, vmaps[map], p, cur, 0);
 			} else {
-				vm_map_update(sh->x.vm, vmaps[map], p, p + ks, 0);
+				vm_map_update(sh->vm, vmaps[map], p, p + ks, 0);
 			}
 		}
 	}
@@ -95,12 +95,12 @@ static bool is_cuda_map(const struct sess_host *sh, int map)
  * region's last dump of it (the other maps of a dump are skipped). */
 static void collect(struct sess_host *sh, int map)
 {
-	const struct host_obj *o = &sh->obj;
+	const struct host_obj *o = sh->obj;
 	struct vm_map **vmaps = calloc((size_t)o->nmaps + 1, sizeof(*vmaps));
 	if (!vmaps)
 		return;
-	if (is_cuda_map(sh, map) && (vmaps[map] = vm_map_by_name(sh->x.vm, o->maps[map].sym)))
-		vm_map_clear(sh->x.vm, vmaps[map]);
+	if (is_cuda_map(sh, map) && (vmaps[map] = vm_map_by_name(sh->vm, o->maps[map].sym)))
+		vm_map_clear(sh->vm, vmaps[map]);
 	uint32_t n = sess_host_regions(sh);
 	for (uint32_t i = 0; i < n; i++) {
 		struct gpux_sess_host *r = sess_host_region(sh, i);
@@ -113,60 +113,42 @@ static void collect(struct sess_host *sh, int map)
 	free(vmaps);
 }
 
-bool sess_host_prints(const struct sess_host *sh, int map)
-{
-	return sh->have_obj && map >= 0 && map < sh->obj.nmaps && sh->dev[map] < 0;
-}
-
 /* A cuda: map's elements merged over the processes (e->kv malloc'd). */
 static int cuda_entries(struct sess_host *sh, int map, struct out_entries *e)
 {
 	collect(sh, map);
-	return out_map_read(sh->x.vm, &sh->obj.maps[map], e);
+	return out_map_read(sh->vm, &sh->obj->maps[map], e);
 }
 
-int sess_host_print(struct sess_host *sh, int map, uint64_t top, uint64_t div)
+int sess_host_entries(struct sess_host *sh, int map, struct out_entries *e)
 {
-	if (!sh->have_obj || map < 0 || map >= sh->obj.nmaps)
-		return 0;
-	const struct host_map *hm = &sh->obj.maps[map];
-	if (sh->dev[map] >= 0)
-		return dev_print_map(sh->ds, sh->dev[map], top, div, &sh->bases);
-	if (!is_cuda_map(sh, map))
-		return out_map(sh->ds->out, sh->ds->json, sh->x.vm, hm, top, div);
-	struct out_entries e;
-	int rc = cuda_entries(sh, map, &e);
-	if (rc == 0) {
-		map_base_apply(&sh->bases, hm->name, &e);
-		rc = out_map_entries(sh->ds->out, sh->ds->json, hm, &e, top, div);
-	}
-	free(e.kv);
+	*e = (struct out_entries){ 0 };
+	if (!sh->obj || map < 0 || map >= sh->obj->nmaps)
+		return -1;
+	const struct host_map *hm = &sh->obj->maps[map];
+	int rc = sh->dev[map] >= 0 ? dev_map_entries(sh->ds, sh->dev[map], e)
+				   : cuda_entries(sh, map, e);
+	if (rc == 0)
+		map_base_apply(&sh->bases, hm->name, e);
 	return rc;
 }
 
 int sess_host_reset(struct sess_host *sh, int map, bool keep)
 {
-	if (!sh->have_obj || map < 0 || map >= sh->obj.nmaps)
-		return 0;
-	if (!sh->remote[map]) { /* the controller's own */
-		if (keep)
-			vm_exec_zero(&sh->x, map);
-		else
-			vm_exec_clear(&sh->x, map);
-		return 0;
-	}
+	if (!sh->obj || map < 0 || map >= sh->obj->nmaps || !sh->remote[map])
+		return -1;
 	struct out_entries e;
 	int rc = sh->dev[map] >= 0 ? dev_map_entries(sh->ds, sh->dev[map], &e)
 				   : cuda_entries(sh, map, &e);
 	if (rc == 0)
-		rc = map_base_take(&sh->bases, sh->obj.maps[map].name, &e, keep);
+		rc = map_base_take(&sh->bases, sh->obj->maps[map].name, &e, keep);
 	free(e.kv);
 	return rc;
 }
 
 void sess_host_report(struct sess_host *sh, FILE *err)
 {
-	uint32_t n = sh->have_obj ? sess_host_regions(sh) : 0;
+	uint32_t n = sh->obj ? sess_host_regions(sh) : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct gpux_sess_host *r = sess_host_region(sh, i);
 		uint64_t f = __atomic_load_n(&r->failures, __ATOMIC_RELAXED);
@@ -185,14 +167,14 @@ void sess_host_report(struct sess_host *sh, FILE *err)
 
 void sess_host_dumps(const struct sess_host *sh, uint64_t *out)
 {
-	uint32_t n = sh->have_obj ? sess_host_regions(sh) : 0;
+	uint32_t n = sh->obj ? sess_host_regions(sh) : 0;
 	for (uint32_t i = 0; i < n; i++)
 		out[i] = __atomic_load_n(&sess_host_region(sh, i)->dumps, __ATOMIC_ACQUIRE);
 }
 
 bool sess_host_dumped_since(const struct sess_host *sh, const uint64_t *before)
 {
-	uint32_t n = sh->have_obj ? sess_host_regions(sh) : 0;
+	uint32_t n = sh->obj ? sess_host_regions(sh) : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct gpux_sess_host *r = sess_host_region(sh, i);
 		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == GPUX_SLOT_LIVE &&

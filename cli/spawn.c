@@ -53,8 +53,7 @@ int spawn_runtime_path(char *buf, size_t len)
 	return 0;
 }
 
-/* In the child, before exec: the environment the runtime expects. */
-static int child_env(int seg_fd, const char *rt)
+int spawn_runtime_env(int seg_fd, const char *rt)
 {
 	char num[16];
 	snprintf(num, sizeof(num), "%d", seg_fd);
@@ -97,31 +96,8 @@ static _Noreturn void exec_command(const struct options *o)
 	_exit(127);
 }
 
-pid_t spawn_traced(const struct options *o, int seg_fd, const char *rt,
-		   const struct spawn_signals *sig)
-{
-	/* what is buffered now must not be written twice */
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "gpux: ERROR: cannot start the program: %s\n", strerror(errno));
-		return -1;
-	}
-	if (pid > 0)
-		return pid;
-	sigaction(SIGINT, &sig->sigint, NULL);
-	sigaction(SIGTERM, &sig->sigterm, NULL);
-	sigprocmask(SIG_SETMASK, &sig->mask, NULL);
-	const char *what = o->command ? "/bin/sh" : o->cmd_argv[0];
-	if (child_env(seg_fd, rt)) {
-		fprintf(stderr, "gpux: cannot set up the environment of %s: %s\n", what,
-			strerror(errno));
-		_exit(127);
-	}
-	exec_command(o);
-}
-
-pid_t spawn_held(const struct options *o, const struct spawn_signals *sig, int *go)
+pid_t spawn_held(const struct options *o, const struct spawn_signals *sig, int *go,
+		 int (*env)(void *), void *arg)
 {
 	int fd[2];
 	if (pipe2(fd, O_CLOEXEC)) {
@@ -151,7 +127,14 @@ pid_t spawn_held(const struct options *o, const struct spawn_signals *sig, int *
 	close(fd[0]);
 	sigaction(SIGINT, &sig->sigint, NULL);
 	sigaction(SIGTERM, &sig->sigterm, NULL);
+	sigaction(SIGUSR1, &sig->sigusr1, NULL);
+	sigaction(SIGCHLD, &sig->sigchld, NULL);
 	sigprocmask(SIG_SETMASK, &sig->mask, NULL);
+	if (env && env(arg)) {
+		fprintf(stderr, "gpux: cannot set up the environment of %s: %s\n",
+			o->command ? "/bin/sh" : o->cmd_argv[0], strerror(errno));
+		_exit(127);
+	}
 	exec_command(o);
 }
 
@@ -246,12 +229,18 @@ void spawn_signals_catch(struct spawn_signals *old, sigset_t *open, void (*handl
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &old->mask);
 	*open = old->mask;
 	sigdelset(open, SIGINT);
 	sigdelset(open, SIGTERM);
+	sigdelset(open, SIGUSR1);
+	sigdelset(open, SIGCHLD);
 	sigaction(SIGINT, &sa, &old->sigint);
 	sigaction(SIGTERM, &sa, &old->sigterm);
+	sigaction(SIGUSR1, &sa, &old->sigusr1);
+	sigaction(SIGCHLD, &sa, &old->sigchld);
 }
 
 void spawn_signals_restore(const struct spawn_signals *old)
@@ -259,4 +248,6 @@ void spawn_signals_restore(const struct spawn_signals *old)
 	sigprocmask(SIG_SETMASK, &old->mask, NULL);
 	sigaction(SIGINT, &old->sigint, NULL);
 	sigaction(SIGTERM, &old->sigterm, NULL);
+	sigaction(SIGUSR1, &old->sigusr1, NULL);
+	sigaction(SIGCHLD, &old->sigchld, NULL);
 }

@@ -18,28 +18,30 @@ int spawn_runtime_path(char *buf, size_t len);
  * it took SIGINT and SIGTERM over. */
 struct spawn_signals {
 	sigset_t mask;
-	struct sigaction sigint, sigterm;
+	struct sigaction sigint, sigterm, sigusr1, sigchld;
 };
 
-/* The controllers' signal handling: SIGINT and SIGTERM go to handler
+/* The controller's signal handling: SIGINT, SIGTERM, SIGUSR1 and SIGCHLD
+ * (which only wakes the wait up) go to handler
  * and are blocked except inside a wait on *open (ppoll), so none is
  * lost between a check and the wait. old keeps what to restore, and
  * what a started command gets back. */
 void spawn_signals_catch(struct spawn_signals *old, sigset_t *open, void (*handler)(int));
 void spawn_signals_restore(const struct spawn_signals *old);
 
-/* Forks the command of o (-c CMD: /bin/sh -c CMD; -- CMD ARGS: execvp)
- * with GPUX_SESSION_FD=seg_fd, rt first in LD_PRELOAD, and
- * CUPY_COMPILE_WITH_PTX=1 unless set. If exec fails the child says why
- * on stderr and exits 127. The child's pid, or -1 with a message. */
-pid_t spawn_traced(const struct options *o, int seg_fd, const char *rt,
-		   const struct spawn_signals *sig);
+/* In the traced program's process, before exec: the environment the
+ * device runtime expects (GPUX_SESSION_FD=seg_fd, rt first in
+ * LD_PRELOAD, CUPY_COMPILE_WITH_PTX=1 unless set). 0, or -1. */
+int spawn_runtime_env(int seg_fd, const char *rt);
 
-/* Forks the command of o (as spawn_traced, with the environment as it
- * is) held before its exec until spawn_release(*go): probes attach in
- * between. Closing *go without releasing makes the child exit 127
+/* Forks the command of o (-c CMD: /bin/sh -c CMD; -- CMD ARGS: execvp)
+ * held before its exec until spawn_release(*go): probes attach in
+ * between. Once released, the child calls env(arg) (may be NULL) to set
+ * its environment up, then execs; if either fails it says why on stderr
+ * and exits 127. Closing *go without releasing makes the child exit 127
  * without running anything. The child's pid, or -1 with a message. */
-pid_t spawn_held(const struct options *o, const struct spawn_signals *sig, int *go);
+pid_t spawn_held(const struct options *o, const struct spawn_signals *sig, int *go,
+		 int (*env)(void *), void *arg);
 /* Lets the held child run and closes go. */
 void spawn_release(int go);
 

@@ -253,7 +253,7 @@ int hl_maps_layout(struct hctx *h)
 			continue;
 		if (hl_probe_tp(h, p))
 			return -1;
-		bool cuda = !strcmp(p->u.probe.attach->u.attach.provider, "cuda");
+		bool cuda = p->u.probe.attach->u.attach.prov->id == PROV_CUDA;
 		walk(h, p->u.probe.pred, s, &ns, cuda);
 		walk(h, p->u.probe.body, s, &ns, cuda);
 	}

@@ -175,6 +175,7 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 	if (h->cuda)
 		return cuda_field(h, n, name, dim, ssize);
 	const char *prov = h->at->prov->name;
+	enum provider_id pid = h->at->prov->id;
 	if (!strcmp(name, "func")) {
 		if (hl_globbed_uprobe(h)) {
 			struct hval v = hl_sym_string(h, false);
@@ -184,10 +185,10 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 		*ssize = (unsigned)strlen(h->at->filter) + 1;
 		return hl_str_literal(h, h->at->filter, strlen(h->at->filter), *ssize);
 	}
-	if (!strcmp(prov, "uprobe") && !strncmp(name, "arg", 3) && name[3] >= '0' &&
+	if (pid == PROV_UPROBE && !strncmp(name, "arg", 3) && name[3] >= '0' &&
 	    name[3] <= '5' && !name[4])
 		return load_at(h, h->ctxarg, pt_regs_arg[name[3] - '0'], 8, false);
-	if (!strcmp(prov, "uretprobe") && !strcmp(name, "retval"))
+	if (pid == PROV_URETPROBE && !strcmp(name, "retval"))
 		return load_at(h, h->ctxarg, PT_REGS_AX, 8, false);
 	host_err(h, n, "'%s' cannot be read in %s probes yet", name, prov);
 	return NULL;
@@ -271,7 +272,7 @@ static const char *section_of(struct hctx *h, const struct node *an,
 	case SYN_TRACEPOINT:
 		return arena_printf(a, "tracepoint/%s/%s", at->event, at->filter);
 	case SYN_BARE:
-		return !strcmp(prov, "BEGIN") ? "gpux/begin" : "gpux/end";
+		return at->prov->id == PROV_BEGIN ? "gpux/begin" : "gpux/end";
 	case SYN_INTERVAL:
 		return arena_printf(a, "gpux/interval/%llu",
 				    (unsigned long long)at->interval_ns);

@@ -18,6 +18,30 @@ enum place {
 };
 #define PLACE_ANY (PLACE_DEVICE | PLACE_DRIVER | PLACE_HOST)
 
+/* Who runs a provider's probe code, and so which part of the controller
+ * loads it and hears from it (cli/backend.h). */
+enum runner {
+	RUNNER_GPUX,   /* gpux's own userspace BPF VM: BEGIN, END, interval */
+	RUNNER_KERNEL, /* the kernel, through libbpf: uprobes, tracepoints */
+	RUNNER_TARGET, /* the traced program, through the preloaded runtime */
+	RUNNER_DRIVER, /* the GPU driver's struct_ops */
+};
+
+/* Each provider, so code can switch on it instead of comparing names
+ * (aliases like "u" then need no special case). */
+enum provider_id {
+	PROV_GDEV,
+	PROV_CUDA,
+	PROV_UPROBE,
+	PROV_URETPROBE,
+	PROV_TRACEPOINT,
+	PROV_GPU_MEM,
+	PROV_GPU_SCHED,
+	PROV_BEGIN,
+	PROV_END,
+	PROV_INTERVAL,
+};
+
 /* For device values: the same in every lane of a warp, or not. */
 enum unif { UNIF_UNIFORM = 0, UNIF_VARYING = 1 };
 
@@ -64,9 +88,11 @@ struct field {
 };
 
 struct provider {
+	enum provider_id id;
 	const char *name;
 	const char *alias; /* bpftrace-style short name ("u", "t") or NULL */
 	enum place place;
+	enum runner runner;
 	enum probe_syntax syntax;
 	const char *doc;
 };

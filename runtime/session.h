@@ -38,6 +38,7 @@
 
 /* Header flags (hdr.flags), set by the controller. */
 #define GPUX_SESS_VERBOSE 1u /* the runtime reports each module it patches */
+#define GPUX_SESS_CLOCK 2u   /* device probes read nsecs: match the clocks */
 
 struct gpux_sess_hdr {
 	uint64_t magic;

@@ -103,7 +103,7 @@ t_output_file() {
 	fail "-o did not receive the dump"
 }
 t_output_unwritable() { run 1 -o /nonexistent/dir/x -e 'BEGIN {}' && err_has 'cannot open /nonexistent/dir/x'; }
-t_attach_unavailable() { run 1 -e 'gpu_sched:task_init { set_timeslice(1000); }' && err_has 'cannot attach probes yet' && err_has -- '--dry-run'; }
+t_attach_unavailable() { run 1 -e 'gpu_sched:task_init { set_timeslice(1000); }' && err_has '^stdin:1:1-20: ERROR: gpu_sched probes cannot be attached yet' && err_has -- '--dry-run'; }
 # gdev: runs with a command (tests/session); without one it says so
 t_gdev_needs_command() { run 1 -e 'gdev:kernel_exit {}' && err_has 'gdev: and cuda: probes need a CUDA program' && out_empty; }
 t_cuda_needs_command() { run 1 -e 'cuda:launch {}' && err_has 'gdev: and cuda: probes need a CUDA program' && out_empty; }

@@ -275,6 +275,7 @@ int main(int argc, char **argv)
 	gpux_sess_init(h, &spec);
 	if (verbose)
 		h->flags |= GPUX_SESS_VERBOSE;
+	h->flags |= GPUX_SESS_CLOCK; /* the clock handshake is under test too */
 	free(ptx);
 
 	fflush(NULL);

@@ -453,6 +453,31 @@ t_gpux_interval_refused() {
 	grep -q "^stdin:1:49-58: ERROR: clear(@m): gdev: or cuda: probes hold @m; BEGIN, END and interval can clear or zero only their count, sum, avg, stats, hist and lhist maps$" "$tmp/err" ||
 		{ cat "$tmp/err"; fail "clear refused"; }
 }
+# Every kind of probe in one program under one controller: a uprobe on
+# the driver's launch entry points, cuda: launches, device exits, a
+# tracepoint, an interval, END. The uprobe and cuda:launch see the same
+# four launches; gdev: the 4 x 64 x 3 + 2 x 32 threads' exits.
+t_gpux_mixed() {
+	[ "$(id -u)" = 0 ] || { echo "SKIP: kernel probes need root"; return 77; }
+	gpux_run 0 "uprobe:$RT_FAKE_DIR/libcuda.so.1:cuLaunchKernel* { @u = count(); }
+		cuda:launch { @l = count(); }
+		gdev:kernel_exit { @e = count(); }
+		tracepoint:syscalls:sys_enter_openat /pid == cpid/ { @i = count(); }
+		interval:ms:100 { @t = count(); }
+		END { print(@u); }" "'$RT_DRV_APP' module '$PTX'; sleep 0.3" || return
+	same "$tmp/app.out" drv_module.out && err_empty || return
+	# cuLaunchKernel and its _ptsz twin: 4 in all; attach points counted
+	# as bpftrace counts them (every function a glob matched)
+	local n
+	n=$(grep -c . <<<"$(nm -D --defined-only "$RT_FAKE_DIR/libcuda.so.1" | grep -E ' cuLaunchKernel')")
+	head -n 1 "$tmp/out" | grep -qx "Attaching $((n + 5)) probes..." ||
+		{ cat "$tmp/out"; fail "attach count (uprobe functions: $n)"; return 1; }
+	sed -n 2p "$tmp/out" | grep -qx '@u: 4' || { cat "$tmp/out"; fail "END print(@u)"; return 1; }
+	grep -qx '@e: 832' "$tmp/out" && grep -qx '@l: 4' "$tmp/out" &&
+	[ "$(grep -c -x '@u: 4' "$tmp/out")" = 2 ] &&
+	grep -qE '^@i: [1-9][0-9]*$' "$tmp/out" && grep -qE '^@t: [1-9][0-9]*$' "$tmp/out" ||
+		{ cat "$tmp/out"; fail "mixed maps"; }
+}
 
 if [ $# -ge 1 ]; then
 	"t_$1"

@@ -125,8 +125,8 @@ t_pid() {
 	err_has '^gpux: ERROR: attaching to a running process is not supported for gdev: and cuda: probes$'
 }
 t_host_probes() {
-	run 1 -e "uprobe:/bin/sh:main { } $COUNT" -- "$FAKE" counts && out_empty &&
-	err_has '^stdin:1:1-20: ERROR: gdev: and cuda: probes with kernel probes in one program are not supported yet$'
+	run 1 -e "uprobe:/bin/sh:main { @x = count(); } gdev:kernel_exit { @x = count(); }" -- "$FAKE" counts &&
+	out_empty && err_has '^stdin:1:58-60: ERROR: @x is also used by uprobes or tracepoints \(in the kernel\): one map cannot be shared between kernel probes and gdev: or cuda: probes yet$'
 }
 t_no_runtime() {
 	GPUX_RT=$tmp/none.so run 1 -e "$COUNT" -- "$FAKE" counts && out_empty &&

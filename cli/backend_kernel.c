@@ -1,0 +1,135 @@
+/* The kernel as a backend (backend.h): uprobes, uretprobes and
+ * tracepoints, loaded and attached by libbpf inside libgpux-host.so
+ * (host_module.h), their records read from the ring buffer. */
+#include "backend.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "host_module.h"
+
+struct kernel_backend {
+	struct backend b;
+	const struct host_api *api;
+	struct host_live *l;
+};
+
+static struct kernel_backend *kb(const struct backend *b)
+{
+	return (struct kernel_backend *)b;
+}
+
+static int k_open(struct backend *b, struct diags *d)
+{
+	struct kernel_backend *k = kb(b);
+	struct run *r = b->r;
+	char err[4352];
+	/* with a command, uprobes see every process, as bpftrace's do */
+	int pid = r->child ? 0 : (int)r->o->pid;
+	if (k->api->live_open(&r->obj, pid, rec_handle, &r->rs, &k->l, err, sizeof(err))) {
+		diag_error_nospan(d, "%s", err);
+		return -1;
+	}
+	for (int i = 0; i < r->obj.nmaps; i++)
+		if (r->owner[i] == RUNNER_KERNEL && run_maps_add(r, &r->obj.maps[i], b, i)) {
+			diag_error_nospan(d, "out of memory");
+			return -1;
+		}
+	return 0;
+}
+
+static int k_attached(const struct backend *b)
+{
+	return kb(b)->l ? kb(b)->api->live_attached(kb(b)->l) : 0;
+}
+
+static int k_fds(struct backend *b, struct pollfd *fds, int max)
+{
+	int fd = kb(b)->l ? kb(b)->api->live_fd(kb(b)->l) : -1;
+	if (fd < 0 || max < 1)
+		return 0;
+	fds[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	return 1;
+}
+
+static int64_t k_wait_ns(const struct backend *b)
+{
+	(void)b;
+	return -1;
+}
+
+static void k_drain(struct backend *b, struct diags *d)
+{
+	(void)d;
+	if (kb(b)->l)
+		kb(b)->api->live_consume(kb(b)->l);
+}
+
+static void k_detach(struct backend *b)
+{
+	if (kb(b)->l)
+		kb(b)->api->live_detach(kb(b)->l);
+}
+
+static int k_map_read(struct backend *b, int idx, struct out_entries *e)
+{
+	const struct host_map *hm = &b->r->obj.maps[idx];
+	*e = (struct out_entries){ NULL, 0, hm->key_size, hm->value_size };
+	return kb(b)->api->live_map_read(kb(b)->l, idx, &e->kv, &e->n);
+}
+
+static int k_map_reset(struct backend *b, int idx, bool keep)
+{
+	struct kernel_backend *k = kb(b);
+	return keep ? k->api->live_map_zero(k->l, idx) : k->api->live_map_clear(k->l, idx);
+}
+
+static void k_close(struct backend *b)
+{
+	if (kb(b)->l)
+		kb(b)->api->live_close(kb(b)->l);
+	free(b);
+}
+
+static const struct backend_ops kernel_ops = {
+	.open = k_open,
+	.attached = k_attached,
+	.fds = k_fds,
+	.wait_ns = k_wait_ns,
+	.drain = k_drain,
+	.detach = k_detach,
+	.map_read = k_map_read,
+	.map_reset = k_map_reset,
+	.close = k_close,
+};
+
+int kernel_backend_check(const struct run *r, struct diags *d)
+{
+	if (geteuid() != 0) {
+		diag_error(d, run_first_attach(r->prog, RUNNER_KERNEL)->span,
+			   "attaching this probe needs root: gpux, as bpftrace, only runs "
+			   "uprobes and tracepoints as the root user");
+		return -1;
+	}
+	return 0;
+}
+
+struct backend *kernel_backend_new(struct run *r, struct diags *d)
+{
+	const struct host_api *api = host_module_open(d);
+	if (!api)
+		return NULL;
+	if (!api->live_open) {
+		diag_error_nospan(d, "this build cannot attach probes: libgpux-host.so was "
+				  "built without libbpf");
+		return NULL;
+	}
+	struct kernel_backend *k = calloc(1, sizeof(*k));
+	if (!k) {
+		diag_error_nospan(d, "out of memory");
+		return NULL;
+	}
+	k->b = (struct backend){ &kernel_ops, r };
+	k->api = api;
+	return &k->b;
+}

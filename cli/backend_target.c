@@ -1,0 +1,284 @@
+/* The traced program as a backend (backend.h): gdev: probes spliced into
+ * its kernels and cuda: probes run by the runtime preloaded into it
+ * (libgpux-rt.so), both through the session segment it inherits. The
+ * controller polls the segment: printf records from the device rings and
+ * the host regions, the device exit() flag, and at the end the map
+ * snapshots the runtimes publish. */
+#include "backend.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dev_output.h"
+#include "map_base.h"
+#include "sess_host.h"
+#include "spawn.h"
+
+#define POLL_NS 5000000L       /* how often the segment is looked at */
+#define SNAPSHOT_WAIT_MS 1000 /* for the runtimes to answer snap_req */
+
+struct target_backend {
+	struct backend b;
+	struct dev_session ds;
+	struct sess_host sh;
+	bool opened;
+	int fd;       /* the segment, until ds owns it */
+	int seg;      /* its number, for the command's environment */
+	char rt[4096]; /* libgpux-rt.so */
+};
+
+static struct target_backend *tb(const struct backend *b)
+{
+	return (struct target_backend *)b;
+}
+
+/* Device maps are registered as themselves, cuda: maps (obj maps the
+ * device does not have) after them, as nd + their obj index. */
+static int register_maps(struct target_backend *t)
+{
+	struct run *r = t->b.r;
+	int nd = t->ds.mod.nmaps;
+	for (int i = 0; i < nd; i++)
+		if (run_maps_add(r, &t->ds.hmaps[i], &t->b, i))
+			return -1;
+	for (int i = 0; t->sh.obj && i < r->obj.nmaps; i++)
+		if (r->owner[i] == RUNNER_TARGET && t->sh.dev[i] < 0 &&
+		    run_maps_add(r, &r->obj.maps[i], &t->b, nd + i))
+			return -1;
+	return 0;
+}
+
+static void find_clock(struct node *n, void *arg)
+{
+	if (n->kind == N_IDENT && n->u.ident.builtin && !strcmp(n->u.ident.builtin->name, "nsecs"))
+		*(bool *)arg = true;
+	ast_visit_children(n, find_clock, arg);
+}
+
+/* Whether device probes read the host's clock (nsecs): only then does
+ * the runtime match the device clock to it, which launches a kernel of
+ * its own per context (one a uprobe on cuLaunchKernel would count). */
+static bool reads_clock(const struct program *prog)
+{
+	bool found = false;
+	for (struct node *p = prog->probes; p && !found; p = p->next)
+		if (p->u.probe.place & PLACE_DEVICE)
+			ast_visit_children(p, find_clock, &found);
+	return found;
+}
+
+static int t_open(struct backend *b, struct diags *d)
+{
+	struct target_backend *t = tb(b);
+	struct run *r = b->r;
+	bool *remote = calloc((size_t)r->obj.nmaps + 1, sizeof(*remote));
+	if (!remote) {
+		diag_error_nospan(d, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < r->obj.nmaps; i++)
+		remote[i] = r->owner[i] == RUNNER_TARGET;
+	int rc = sess_host_init(&t->sh, r->prog, r->have_obj ? &r->obj : NULL, &r->rs, remote, d);
+	free(remote);
+	if (rc)
+		return -1;
+	int fd = t->fd;
+	t->fd = -1;
+	t->opened = true;
+	if (dev_session_open(&t->ds, r->prog, r->out, r->json, &t->sh, fd, d) ||
+	    sess_host_open(&t->sh, &t->ds, d))
+		return -1;
+	t->sh.ds = &t->ds;
+	if (r->o->verbose) /* the runtime reports each module it patches */
+		t->ds.h->flags |= GPUX_SESS_VERBOSE;
+	if (reads_clock(r->prog))
+		t->ds.h->flags |= GPUX_SESS_CLOCK;
+	dev_output_init(&t->ds);
+	if (register_maps(t)) {
+		diag_error_nospan(d, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static int t_child_env(struct backend *b)
+{
+	return spawn_runtime_env(tb(b)->seg, tb(b)->rt);
+}
+
+/* Attach points, counted as bpftrace counts probes: the device's, and
+ * one per cuda: event. */
+static int t_attached(const struct backend *b)
+{
+	int n = (int)tb(b)->ds.nattach;
+	for (const struct node *p = b->r->prog->probes; p; p = p->next)
+		for (const struct node *a = p->u.probe.attach; a; a = a->next)
+			if (a->u.attach.prov->id == PROV_CUDA)
+				n += a->u.attach.nevents;
+	return n;
+}
+
+static int64_t t_wait_ns(const struct backend *b)
+{
+	(void)b;
+	return POLL_NS;
+}
+
+static void t_drain(struct backend *b, struct diags *d)
+{
+	(void)d;
+	dev_ring_drain(&tb(b)->ds);
+	sess_host_drain(&tb(b)->sh);
+}
+
+static bool t_ending(struct backend *b)
+{
+	return __atomic_load_n(&tb(b)->ds.h->exit, __ATOMIC_ACQUIRE) != 0;
+}
+
+static void sleep_ms(long ms)
+{
+	nanosleep(&(struct timespec){ ms / 1000, ms % 1000 * 1000000 }, NULL);
+}
+
+static bool reaped(pid_t pid, int *status)
+{
+	pid_t r;
+	while ((r = waitpid(pid, status, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (r < 0)
+		*status = 0;
+	return r != 0;
+}
+
+/* snap_req, then until every slot that was live has a newer snapshot
+ * or is done, the child has left, or the time is up; then stop, which
+ * the runtimes read as "publish nothing more". True if reaped. */
+static bool t_settle(struct backend *b, pid_t pid, int *status)
+{
+	struct dev_session *ds = &tb(b)->ds;
+	struct sess_host *sh = &tb(b)->sh;
+	uint64_t before[GPUX_SESS_MAX_SLOTS], dumps[GPUX_SESS_MAX_HOSTS] = { 0 };
+	sess_host_dumps(sh, dumps);
+	uint32_t n = dev_session_slots(ds);
+	for (uint32_t i = 0; i < n; i++)
+		before[i] = __atomic_load_n(&dev_session_slot(ds, i)->snapshots, __ATOMIC_ACQUIRE);
+	__atomic_fetch_add(&ds->h->snap_req, 1, __ATOMIC_RELEASE);
+	bool gone = false;
+	for (long t = 0; t <= SNAPSHOT_WAIT_MS; t += POLL_NS / 1000000) {
+		if ((gone = reaped(pid, status)))
+			break;
+		bool all = true;
+		for (uint32_t i = 0; i < n; i++) {
+			struct gpux_sess_slot *s = dev_session_slot(ds, i);
+			all &= __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != GPUX_SLOT_LIVE ||
+			       __atomic_load_n(&s->snapshots, __ATOMIC_ACQUIRE) != before[i];
+		}
+		if (all && sess_host_dumped_since(sh, dumps))
+			break;
+		dev_ring_drain(ds);
+		sess_host_drain(sh);
+		sleep_ms(POLL_NS / 1000000);
+	}
+	__atomic_store_n(&ds->h->stop, 1, __ATOMIC_RELEASE);
+	return gone;
+}
+
+static int t_map_read(struct backend *b, int idx, struct out_entries *e)
+{
+	struct target_backend *t = tb(b);
+	int nd = t->ds.mod.nmaps;
+	if (idx >= nd)
+		return sess_host_entries(&t->sh, idx - nd, e);
+	int rc = dev_map_entries(&t->ds, idx, e);
+	if (rc == 0)
+		map_base_apply(&t->sh.bases, t->ds.hmaps[idx].name, e);
+	return rc;
+}
+
+/* Maps being updated elsewhere are reset through a baseline. */
+static int t_map_reset(struct backend *b, int idx, bool keep)
+{
+	struct target_backend *t = tb(b);
+	int nd = t->ds.mod.nmaps;
+	if (idx >= nd)
+		return sess_host_reset(&t->sh, idx - nd, keep);
+	struct out_entries e;
+	int rc = dev_map_entries(&t->ds, idx, &e);
+	if (rc == 0)
+		rc = map_base_take(&t->sh.bases, t->ds.hmaps[idx].name, &e, keep);
+	free(e.kv);
+	return rc;
+}
+
+static void t_report(struct backend *b, FILE *err)
+{
+	dev_report_drops(&tb(b)->ds, err);
+	sess_host_report(&tb(b)->sh, err);
+}
+
+static void t_close(struct backend *b)
+{
+	struct target_backend *t = tb(b);
+	sess_host_close(&t->sh);
+	if (t->opened)
+		dev_session_close(&t->ds);
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t);
+}
+
+static const struct backend_ops target_ops = {
+	.open = t_open,
+	.child_env = t_child_env,
+	.attached = t_attached,
+	.wait_ns = t_wait_ns,
+	.drain = t_drain,
+	.ending = t_ending,
+	.settle = t_settle,
+	.map_read = t_map_read,
+	.map_reset = t_map_reset,
+	.report = t_report,
+	.close = t_close,
+};
+
+int target_backend_check(const struct run *r, struct diags *d)
+{
+	(void)d;
+	if (r->o->pid) {
+		fputs("gpux: ERROR: attaching to a running process is not supported for "
+		      "gdev: and cuda: probes\n", stderr);
+		return -1;
+	}
+	if (!r->o->command && !r->o->cmd_argv) {
+		fputs("gpux: ERROR: gdev: and cuda: probes need a CUDA program: use -c CMD "
+		      "or -- CMD ARGS\n", stderr);
+		return -1;
+	}
+	return 0;
+}
+
+struct backend *target_backend_new(struct run *r, struct diags *d)
+{
+	struct target_backend *t = calloc(1, sizeof(*t));
+	if (!t) {
+		diag_error_nospan(d, "out of memory");
+		return NULL;
+	}
+	t->b = (struct backend){ &target_ops, r };
+	t->ds.fd = -1;
+	if (spawn_runtime_path(t->rt, sizeof(t->rt))) {
+		free(t);
+		return NULL;
+	}
+	if ((t->seg = t->fd = dev_session_fd()) < 0) {
+		diag_error_nospan(d, "cannot create the session segment: %s", strerror(errno));
+		free(t);
+		return NULL;
+	}
+	return &t->b;
+}
