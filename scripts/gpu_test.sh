@@ -24,6 +24,12 @@ e2e_gpux=${GPUX:-$dir/gpux/gpux}
 
 # The e2e and bench stages, each its own script.
 e2e_stage() {
+	# tracepoints need tracefs, which the GPU machine does not mount
+	if [ "$(id -u)" -eq 0 ] && [ ! -d /sys/kernel/tracing/events ] &&
+	   [ ! -d /sys/kernel/debug/tracing/events ]; then
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+			echo "e2e: cannot mount tracefs: the tracepoint cases will fail" >&2
+	fi
 	if [ ! -d "$dir/e2e" ]; then
 		bash tests/gpu/e2e/build.sh "$dir/e2e" || { echo "cannot build $dir/e2e here" >&2; return 2; }
 	fi

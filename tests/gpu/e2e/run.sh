@@ -47,6 +47,9 @@ UPROBE_LAUNCH='uprobe:libcuda:cuLaunchKernel* { @ = count(); }'
 ROOT='[ "$(id -u)" -eq 0 ]'
 CUDA_API='cuda:launch { @launch[kernel] = count(); } cuda:malloc { @malloc = count(); @bytes = sum(bytes); } cuda:memcpy { @memcpy[kind] = count(); } cuda:free { @free = count(); } cuda:sync { @sync = count(); }'
 LATENCY='cuda:launch { @t[kernel] = nsecs; } gdev:kernel_entry { @lat[kernel] = hist(nsecs - @t[kernel]); }'
+# Every kind of probe in one program (the one controller loop): the
+# uprobe on libcuda and cuda:launch count the same launches.
+MIXED='uprobe:libcuda:cuLaunchKernel* { @u = count(); } cuda:launch { @l = count(); } gdev:kernel_exit { @e = count(); } tracepoint:syscalls:sys_enter_ioctl /pid == cpid/ { @i = count(); } interval:ms:100 { @t = count(); } END { print(@u); }'
 NUMBA='import numba.cuda, numpy'
 CUPY='import cupy, numpy'
 
@@ -104,6 +107,8 @@ add drvapi_access './drvapi' "$ACCESS_COUNT" exact
 add gemm_uprobe_launch './gemm' "$UPROBE_LAUNCH" 'map_total "" 2 1; only_maps ""' '' '' "$ROOT"
 add multistream_uprobe_launch './multistream' "$UPROBE_LAUNCH" 'map_total "" 9 1; only_maps ""' '' '' "$ROOT"
 # the same counts from the runtime's cuda:launch, no root needed
+add vecadd_mixed './vecadd' "$MIXED" 'last_value u 1; last_value l 1; last_value e 10240; positive i; only_maps u l e i t' '' '' "$ROOT"
+add multistream_mixed './multistream' "$MIXED" 'last_value u 9; last_value l 9; last_value e 36864; positive i; only_maps u l e i t' '' '' "$ROOT"
 add gemm_cuda_launch './gemm' 'cuda:launch { @ = count(); }' 'map_total "" 2 1; only_maps ""'
 add multistream_cuda_launch './multistream' 'cuda:launch { @ = count(); }' 'map_total "" 9 1; only_maps ""'
 
@@ -199,6 +204,20 @@ hist_positive() {
 		/^@/ { cur = (index($0, m ":") == 1 || index($0, m "[") == 1); next }
 		cur && /^(\(\.\.\., 0\)|\[0\]|\[[4-9]G|\[[0-9]+[TPE])/ { print; exit }' "$out")
 	[ -z "$bad" ] || { why="@$1 has the bucket '$bad'"; return 1; }
+}
+
+# last_value NAME V: the last "@NAME: v" line (the exit's print) says V.
+last_value() {
+	local v
+	v=$(grep -E "^@$1: " "$out" | tail -n1 | sed 's/^[^:]*: //')
+	[ "$v" = "$2" ] || { why="@$1 is '$v', want $2"; return 1; }
+}
+
+# positive NAME: the last "@NAME: v" line holds a value above 0.
+positive() {
+	local v
+	v=$(grep -E "^@$1: " "$out" | tail -n1 | sed 's/^[^:]*: //')
+	[ -n "$v" ] && [ "$v" -gt 0 ] 2>/dev/null || { why="@$1 is '$v', want > 0"; return 1; }
 }
 
 # has_line TEXT: some line of the output is TEXT.
