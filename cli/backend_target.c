@@ -28,6 +28,9 @@ struct target_backend {
 	bool opened;
 	int fd;       /* the segment, until ds owns it */
 	int seg;      /* its number, for the command's environment */
+	uint32_t msg_next;            /* the runtimes' messages read so far */
+	char *said[GPUX_SESS_MAX_MSGS]; /* the distinct ones printed */
+	int nsaid;
 	char rt[4096]; /* libgpux-rt.so */
 };
 
@@ -128,9 +131,44 @@ static int64_t t_wait_ns(const struct backend *b)
 	return POLL_NS;
 }
 
+/* What the runtimes had to say (a module they could not patch, a slot
+ * they could not map), on gpux's stderr and, under -f json, as a
+ * "warning" record: each distinct message once, however many processes
+ * or contexts say it. */
+static void read_msgs(struct target_backend *t)
+{
+	struct run *r = t->b.r;
+	uint32_t used = __atomic_load_n(&t->ds.h->msgs_used, __ATOMIC_ACQUIRE);
+	used = used < GPUX_SESS_MAX_MSGS ? used : GPUX_SESS_MAX_MSGS;
+	struct gpux_sess_msg *v = (struct gpux_sess_msg *)((char *)t->ds.h + t->ds.msgs_off);
+	for (; t->msg_next < used; t->msg_next++) {
+		struct gpux_sess_msg *m = &v[t->msg_next];
+		if (!__atomic_load_n(&m->ready, __ATOMIC_ACQUIRE))
+			break; /* being written: next time */
+		char text[GPUX_SESS_MSG_LEN + 1];
+		size_t n = strnlen(m->text, sizeof(m->text));
+		memcpy(text, m->text, n);
+		text[n] = '\0';
+		bool dup = false;
+		for (int i = 0; i < t->nsaid && !dup; i++)
+			dup = !strcmp(t->said[i], text);
+		if (dup)
+			continue;
+		if (t->nsaid < GPUX_SESS_MAX_MSGS)
+			t->said[t->nsaid++] = strdup(text);
+		fprintf(stderr, "gpux: %s\n", text);
+		if (r->json) {
+			fputs("{\"type\": \"warning\", \"data\": ", r->out);
+			out_json_str(r->out, text, n);
+			fputs("}\n", r->out);
+		}
+	}
+}
+
 static void t_drain(struct backend *b, struct diags *d)
 {
 	(void)d;
+	read_msgs(tb(b));
 	dev_ring_drain(&tb(b)->ds);
 	sess_host_drain(&tb(b)->sh);
 }
@@ -217,6 +255,10 @@ static int t_map_reset(struct backend *b, int idx, bool keep)
 
 static void t_report(struct backend *b, FILE *err)
 {
+	read_msgs(tb(b));
+	uint32_t lost = __atomic_load_n(&tb(b)->ds.h->msgs_lost, __ATOMIC_RELAXED);
+	if (lost)
+		fprintf(err, "gpux: WARNING: %u more messages of the runtime were lost\n", lost);
 	dev_report_drops(&tb(b)->ds, err);
 	sess_host_report(&tb(b)->sh, err);
 }
@@ -224,6 +266,8 @@ static void t_report(struct backend *b, FILE *err)
 static void t_close(struct backend *b)
 {
 	struct target_backend *t = tb(b);
+	for (int i = 0; i < t->nsaid; i++)
+		free(t->said[i]);
 	sess_host_close(&t->sh);
 	if (t->opened)
 		dev_session_close(&t->ds);

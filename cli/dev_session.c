@@ -182,6 +182,7 @@ static int make_segment(struct dev_session *ds, const struct gpux_sess_spec *spe
 	ds->slots_off = h->slots_off;
 	ds->slot_size = h->slot_size;
 	ds->names_off = h->names_off;
+	ds->msgs_off = h->msgs_off;
 	ds->nslots = h->nslots < GPUX_SESS_MAX_SLOTS ? h->nslots : GPUX_SESS_MAX_SLOTS;
 	ds->ring_size = h->ring_size;
 	ds->ring_off = gpux_sess_slot_at(ds->h, 0)->ring_off;

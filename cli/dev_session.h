@@ -32,7 +32,7 @@ struct dev_session {
 	struct gpux_sess_hdr *h;  /* mapped MAP_SHARED */
 	uint64_t size;
 	/* Private copies of the layout (see above). */
-	uint64_t slots_off, slot_size, ring_off, names_off;
+	uint64_t slots_off, slot_size, ring_off, names_off, msgs_off;
 	uint32_t nslots, ring_size, nmaps, nprobes;
 	uint32_t nattach; /* attach points, as "Attaching N probes" counts them */
 	struct gpux_sess_map *maps;

@@ -82,9 +82,13 @@ struct gpux_sess_hdr *rt_sess(void);
 uint32_t rt_name_id(const char *ptx_name);
 /* GPUX_RT_TRACE=1: every hooked call is logged (debugging). */
 bool rt_tracing(void);
-#define RT_TRACE(...) do { if (rt_tracing()) rt_warn(__VA_ARGS__); } while (0)
-/* "gpux: ..." on stderr. */
+#define RT_TRACE(...) do { if (rt_tracing()) rt_log(__VA_ARGS__); } while (0)
+/* A message for the user: into the segment, which gpux prints on its own
+ * stderr (once, however many processes say it); "gpux: ..." on the
+ * program's stderr when there is no segment or it is full. */
 void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "gpux: ..." on the program's stderr (debugging traces). */
+void rt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Demangled name into buf (the PTX name itself if not mangled). */
 const char *rt_demangle(const char *name, char *buf, size_t len);
 /* Whether probe glob matches a function: its PTX name, its demangled

@@ -15,7 +15,7 @@ static void trace_fields(enum gpux_cev ev, const void *ctx)
 	switch (ev) {
 	case GPUX_CEV_LAUNCH: {
 		const struct gpux_cev_launch *c = ctx;
-		rt_warn("cev launch kernel=%s grid=%u,%u,%u block=%u,%u,%u shmem=%llu "
+		rt_log("cev launch kernel=%s grid=%u,%u,%u block=%u,%u,%u shmem=%llu "
 			"stream=0x%llx id=%lld", c->kernel, c->grid[0], c->grid[1], c->grid[2],
 			c->block[0], c->block[1], c->block[2], (ull)c->shmem, (ull)c->stream,
 			c->kernel_id == UINT32_MAX ? -1LL : (long long)c->kernel_id);
@@ -23,26 +23,26 @@ static void trace_fields(enum gpux_cev ev, const void *ctx)
 	}
 	case GPUX_CEV_MALLOC: {
 		const struct gpux_cev_malloc *c = ctx;
-		rt_warn("cev malloc ptr=0x%llx bytes=%llu managed=%llu", (ull)c->ptr,
+		rt_log("cev malloc ptr=0x%llx bytes=%llu managed=%llu", (ull)c->ptr,
 			(ull)c->bytes, (ull)c->managed);
 		break;
 	}
 	case GPUX_CEV_FREE:
-		rt_warn("cev free ptr=0x%llx", (ull)((const struct gpux_cev_free *)ctx)->ptr);
+		rt_log("cev free ptr=0x%llx", (ull)((const struct gpux_cev_free *)ctx)->ptr);
 		break;
 	case GPUX_CEV_MEMCPY: {
 		const struct gpux_cev_memcpy *c = ctx;
-		rt_warn("cev memcpy dst=0x%llx src=0x%llx bytes=%llu kind=%s stream=0x%llx "
+		rt_log("cev memcpy dst=0x%llx src=0x%llx bytes=%llu kind=%s stream=0x%llx "
 			"async=%llu", (ull)c->dst, (ull)c->src, (ull)c->bytes, c->kind,
 			(ull)c->stream, (ull)c->async);
 		break;
 	}
 	case GPUX_CEV_SYNC:
-		rt_warn("cev sync stream=0x%llx", (ull)((const struct gpux_cev_sync *)ctx)->stream);
+		rt_log("cev sync stream=0x%llx", (ull)((const struct gpux_cev_sync *)ctx)->stream);
 		break;
 	case GPUX_CEV_MODULE_LOAD: {
 		const struct gpux_cev_module_load *c = ctx;
-		rt_warn("cev module_load module=0x%llx bytes=%llu ptx=%llu", (ull)c->module,
+		rt_log("cev module_load module=0x%llx bytes=%llu ptx=%llu", (ull)c->module,
 			(ull)c->bytes, (ull)c->ptx);
 		break;
 	}

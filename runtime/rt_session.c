@@ -56,6 +56,38 @@ bool rt_tracing(void)
 	return on;
 }
 
+/* Into the segment, for the controller to print on its own stderr (the
+ * program's stderr is the program's). False when there is no segment
+ * or no entry left. */
+static bool to_controller(const char *text)
+{
+	if (!sess)
+		return false;
+	uint32_t i = __atomic_fetch_add(&sess->msgs_used, 1, __ATOMIC_ACQ_REL);
+	if (i >= GPUX_SESS_MAX_MSGS) {
+		__atomic_fetch_add(&sess->msgs_lost, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	struct gpux_sess_msg *m = gpux_sess_msgs(sess) + i;
+	m->pid = (uint32_t)getpid();
+	size_t n = strnlen(text, sizeof(m->text) - 1); /* cut, as a line would be */
+	memcpy(m->text, text, n);
+	m->text[n] = '\0';
+	__atomic_store_n(&m->ready, 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+static void to_stderr(const char *text)
+{
+	/* one write, so lines of several processes do not interleave */
+	char line[1100];
+	int n = snprintf(line, sizeof(line), "gpux: %s\n", text);
+	if (n > (int)sizeof(line) - 1)
+		n = (int)sizeof(line) - 1;
+	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+		return;
+}
+
 void rt_warn(const char *fmt, ...)
 {
 	char buf[1024];
@@ -63,13 +95,18 @@ void rt_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	/* one write, so lines of several processes do not interleave */
-	char line[1100];
-	int n = snprintf(line, sizeof(line), "gpux: %s\n", buf);
-	if (n > (int)sizeof(line) - 1)
-		n = (int)sizeof(line) - 1;
-	if (write(STDERR_FILENO, line, (size_t)n) < 0)
-		return;
+	if (!to_controller(buf))
+		to_stderr(buf);
+}
+
+void rt_log(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	to_stderr(buf);
 }
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);

@@ -45,7 +45,9 @@ static uint64_t layout(const struct gpux_sess_spec *spec, struct gpux_sess_hdr *
 					GPUX_SESS_HRING_SIZE + spec->dump_size, 4096);
 		h->nhosts = GPUX_SESS_MAX_HOSTS;
 	}
-	return at + h->host_size * h->nhosts;
+	at = align_up(at + h->host_size * h->nhosts, 64);
+	h->msgs_off = at;
+	return at + (uint64_t)GPUX_SESS_MAX_MSGS * sizeof(struct gpux_sess_msg);
 }
 
 uint64_t gpux_sess_size(const struct gpux_sess_spec *spec)
@@ -103,7 +105,8 @@ int gpux_sess_check(const void *seg, uint64_t len)
 	if (h->slots_off + h->slot_size * h->nslots > len || h->ptx_off + h->ptx_len >= len)
 		return -1;
 	if (h->hobj_off + h->hobj_len > len || h->hbind_off + (uint64_t)h->nhbind *
-	    sizeof(struct gpux_sess_hbind) > len || h->hosts_off + h->host_size * h->nhosts > len)
+	    sizeof(struct gpux_sess_hbind) > len || h->hosts_off + h->host_size * h->nhosts > len ||
+	    h->msgs_off + (uint64_t)GPUX_SESS_MAX_MSGS * sizeof(struct gpux_sess_msg) > len)
 		return -1;
 	return 0;
 }

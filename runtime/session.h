@@ -27,7 +27,7 @@
 #include "../codegen/ptx/gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 3
+#define GPUX_SESS_VERSION 4
 #define GPUX_SESS_ENV "GPUX_SESSION_FD"
 #define GPUX_SESS_MAX_SLOTS 16
 #define GPUX_SESS_MAX_NAMES 4096
@@ -35,6 +35,8 @@
 #define GPUX_SESS_RING_SIZE (1u << 20) /* per slot, a power of two */
 #define GPUX_SESS_MAX_HOSTS 16
 #define GPUX_SESS_HRING_SIZE (256u << 10) /* per host region, a power of two */
+#define GPUX_SESS_MAX_MSGS 256
+#define GPUX_SESS_MSG_LEN 248
 
 /* Header flags (hdr.flags), set by the controller. */
 #define GPUX_SESS_VERBOSE 1u /* the runtime reports each module it patches */
@@ -64,7 +66,12 @@ struct gpux_sess_hdr {
 	/* Written by the controller. */
 	uint32_t snap_req;    /* bumped to ask every slot for a snapshot */
 	uint32_t stop;        /* the controller is leaving: stop probing */
-	uint64_t reserved[6];
+	/* The runtimes' messages (struct gpux_sess_msg[GPUX_SESS_MAX_MSGS]),
+	 * which the controller prints on its own stderr. */
+	uint64_t msgs_off;
+	uint32_t msgs_used;   /* entries claimed (atomic fetch-add) */
+	uint32_t msgs_lost;   /* messages with no entry left */
+	uint64_t reserved[4];
 	/* Host programs (cuda:), version 3. */
 	uint64_t hobj_off, hobj_len;  /* the BPF ELF; len 0: none */
 	uint64_t hbind_off;           /* struct gpux_sess_hbind[nhbind] */
@@ -148,6 +155,14 @@ struct gpux_sess_name {
 	char name[GPUX_SESS_NAME_LEN];
 };
 
+/* A runtime's message (a module it could not patch, a slot it could not
+ * map): ready is set (release) after text, NUL-terminated. */
+struct gpux_sess_msg {
+	uint32_t ready;
+	uint32_t pid;
+	char text[GPUX_SESS_MSG_LEN];
+};
+
 enum gpux_slot_state {
 	GPUX_SLOT_FREE = 0,
 	GPUX_SLOT_LIVE = 1,  /* a context of a process is traced */
@@ -217,6 +232,10 @@ static inline struct gpux_sess_map *gpux_sess_maps(struct gpux_sess_hdr *h)
 static inline struct gpux_sess_probe *gpux_sess_probes(struct gpux_sess_hdr *h)
 {
 	return (struct gpux_sess_probe *)((char *)h + h->probes_off);
+}
+static inline struct gpux_sess_msg *gpux_sess_msgs(struct gpux_sess_hdr *h)
+{
+	return (struct gpux_sess_msg *)((char *)h + h->msgs_off);
 }
 static inline struct gpux_sess_name *gpux_sess_names(struct gpux_sess_hdr *h)
 {

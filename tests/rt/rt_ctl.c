@@ -311,6 +311,12 @@ int main(int argc, char **argv)
 	}
 	if (consuming)
 		consume(h, seen);
+	/* the runtime's messages, as gpux prints them on its stderr */
+	for (uint32_t i = 0; i < h->msgs_used && i < GPUX_SESS_MAX_MSGS; i++) {
+		struct gpux_sess_msg *m = &gpux_sess_msgs(h)[i];
+		if (m->ready)
+			fprintf(stderr, "gpux: %.*s\n", GPUX_SESS_MSG_LEN, m->text);
+	}
 
 	FILE *out = dump ? fopen(dump, "w") : stdout;
 	if (!out)

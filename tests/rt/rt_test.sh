@@ -453,6 +453,22 @@ t_gpux_interval_refused() {
 	grep -q "^stdin:1:49-58: ERROR: clear(@m): gdev: or cuda: probes hold @m; BEGIN, END and interval can clear or zero only their count, sum, avg, stats, hist and lhist maps$" "$tmp/err" ||
 		{ cat "$tmp/err"; fail "clear refused"; }
 }
+# What the runtime has to say reaches gpux's stderr, not the program's,
+# once however many times it is said (two loads of one SASS-only
+# image), and -f json carries it as a "warning" record.
+t_gpux_runtime_msgs() {
+	gpux_run 0 "$COUNT" "'$RT_DRV_APP' image '$FATBIN' 2>'$tmp/app.err'; '$RT_DRV_APP' image '$FATBIN' 2>>'$tmp/app.err'" ||
+		return
+	[ ! -s "$tmp/app.err" ] || { cat "$tmp/app.err"; fail "the program's stderr has gpux's messages"; return 1; }
+	same "$tmp/err" sass.err || return
+	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -f json -e "$COUNT" \
+		-c "'$RT_DRV_APP' image '$FATBIN' >/dev/null 2>'$tmp/app.err'" >"$tmp/out" 2>"$tmp/err" </dev/null ||
+		{ cat "$tmp/err"; fail "gpux -f json exited $?"; return 1; }
+	local want
+	want=$(sed -e 's/^gpux: //' -e 's/"/\\"/g' -e 's/^/{"type": "warning", "data": "/' -e 's/$/"}/' "$here/expected/sass.err")
+	grep -qxF "$want" "$tmp/out" || { cat "$tmp/out"; fail "no warning record"; }
+}
+
 # Every kind of probe in one program under one controller: a uprobe on
 # the driver's launch entry points, cuda: launches, device exits, a
 # tracepoint, an interval, END. The uprobe and cuda:launch see the same
