@@ -2,7 +2,7 @@
  * descriptors, and the helper library's PTX. */
 #include <string.h>
 
-#include "ptx/gpux_dev.h"
+#include "gpux_dev.h"
 #include "ptx_emit.h"
 #include "ptx_jit.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../codegen/ptx/gpux_dev.h"
+#include "gpux_dev.h"
 
 #include "rt_ctx_priv.h"
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../codegen/ptx/gpux_dev.h"
+#include "gpux_dev.h"
 
 #define H_DROPS 64 /* pinned scratch: descriptor and ring drop counters */
 #define MAX_DROPS ((HOSTCTL - H_DROPS) / 8)

@@ -17,14 +17,14 @@
  * A slot is [gpux_sess_slot][event ring][map 0 area][map 1 area]...; a
  * map area is gpux_sess_map_area followed by the raw copy of the device
  * tables, one per shard: u32 state[max_entries], keys, values, each
- * part line-aligned (GPUX_SHARD_* in codegen/ptx/gpux_dev.h). The runtime finds the segment through the
+ * part line-aligned (GPUX_SHARD_* in gpux_dev.h). The runtime finds the segment through the
  * environment: GPUX_SESSION_FD=<fd> (inherited, mapped MAP_SHARED). */
 #ifndef GPUX_SESSION_H
 #define GPUX_SESSION_H
 
 #include <stdint.h>
 
-#include "../codegen/ptx/gpux_dev.h"
+#include "gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
 #define GPUX_SESS_VERSION 3
@@ -128,7 +128,7 @@ struct gpux_sess_map {
 	uint64_t area_off;
 	uint64_t area_size;
 	uint32_t shards;   /* whole tables, a power of two (0 means 1): see
-			    * GPUX_MAP_SHARD_SHIFT in codegen/ptx/gpux_dev.h */
+			    * GPUX_MAP_SHARD_SHIFT in gpux_dev.h */
 	uint32_t pad;
 };
 
@@ -243,7 +243,7 @@ static inline uint32_t gpux_sess_shards(const struct gpux_sess_map *m)
 	return m->shards ? m->shards : 1;
 }
 /* Shard k's table in an area, and its parts: state words, keys, values
- * (the device layout: GPUX_SHARD_* in codegen/ptx/gpux_dev.h). */
+ * (the device layout: GPUX_SHARD_* in gpux_dev.h). */
 static inline unsigned char *gpux_area_table(struct gpux_sess_map_area *a,
 					     const struct gpux_sess_map *m, uint32_t k)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../codegen/ptx/gpux_dev.h"
+#include "gpux_dev.h"
 #include "umaps.h"
 
 /* Must stay helpers.cu's mix() and key_hash(): both sides probe from it. */

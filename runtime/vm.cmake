@@ -14,5 +14,5 @@ add_library(gpux_vm STATIC
   ${CMAKE_CURRENT_LIST_DIR}/umaps_dev.c)
 target_include_directories(gpux_vm PUBLIC ${CMAKE_CURRENT_LIST_DIR}
                            PRIVATE ${PROJECT_SOURCE_DIR}/codegen)
-target_link_libraries(gpux_vm PUBLIC Threads::Threads)
+target_link_libraries(gpux_vm PUBLIC Threads::Threads PRIVATE gpux_abi)
 set_target_properties(gpux_vm PROPERTIES POSITION_INDEPENDENT_CODE ON)

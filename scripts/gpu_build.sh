@@ -69,7 +69,7 @@ fi
 mkdir -p "$out/cases"
 
 # C11 host code; only cuda.h's declarations are needed at build time.
-${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -I"$cuda/include" \
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -Iabi -I"$cuda/include" \
 	tests/gpu/probe_harness.c tests/gpu/cases.c -ldl -o "$out/probe_harness"
 # sm_80 PTX like the helper library; the driver JITs both for the GPU.
 "$nvcc" -arch=sm_80 -rdc=true -ptx tests/gpu/test_kernel.cu \

@@ -1,7 +1,13 @@
-/* Layouts shared by the device helper library (CUDA C), the PTX JIT and
- * the host runtime: map descriptors, the control block and the printf
- * ring. Plain C with fixed-width fields so both sides agree; sizes are
- * checked with static asserts. See README.md beside this file. */
+/* Contract between device code and the host: device map descriptors and
+ * tables, the control block and the printf ring.
+ *   Device side: the helper library (codegen/ptx/helpers.cu) updates the
+ *   tables and writes the ring; the PTX JIT (codegen/) declares the
+ *   descriptors.
+ *   Host side: the runtime (runtime/) fills the descriptors, drains the
+ *   ring and snapshots the tables into the session segment; the
+ *   controller (cli/) reads those tables and records.
+ * Plain C with fixed-width fields so both sides agree; sizes are checked
+ * with static asserts. codegen/ptx/README.md describes the protocol. */
 #ifndef GPUX_DEV_H
 #define GPUX_DEV_H
 
