@@ -1,5 +1,5 @@
 /* cuda: events (rt.h): every traced process runs the session's host
- * programs (hobj, session.h) in its own userspace BPF VM, loaded at the
+ * programs (hobj, abi/session.h) in its own userspace BPF VM, loaded at the
  * first event. A program runs in the thread that made the CUDA call, so
  * its nsecs is the call's; the VM's lock serialises threads. */
 #ifndef _GNU_SOURCE
