@@ -27,7 +27,8 @@
  * Output records: printf, exit and the map actions a probe cannot do in
  * BPF (print, clear, zero, time) are written to the ring buffer map
  * "gpux_events" as a struct host_rec_hdr followed by 8-byte aligned
- * arguments; the host formats them with the tables in struct host_obj. */
+ * arguments (abi/host_rec.h); the host formats them with the tables in
+ * struct host_obj. */
 #ifndef GPUX_LLVM_HOST_H
 #define GPUX_LLVM_HOST_H
 
@@ -43,7 +44,6 @@
 #define HOST_STR_MAX 64        /* strings of unknown length */
 #define HOST_MAP_ENTRIES 4096  /* max_entries of every keyed map */
 #define HOST_RINGBUF_BYTES (256 * 1024)
-#define HOST_EVENTS_MAP "gpux_events"
 /* Globbed uprobes: each function attached gets a BPF cookie, its index in
  * this array map of { char func[HOST_SYM_STR]; char probe[]; }, the probe
  * string filling the rest of the value (sized to fit the longest name),

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host_rec.h"
+
 /* Every event until the first one shows what the session wants: the
  * session is mapped only in processes that use CUDA. */
 uint32_t rt_cev_wanted = ~0u;
@@ -159,7 +161,7 @@ static bool load(void)
 	ok = ok && programs() && binds(h);
 	if (ok) {
 		rt_cev_wanted = h->cev_mask;
-		rt_h.ring = vm_map_by_name(rt_h.vm, "gpux_events") != NULL;
+		rt_h.ring = vm_map_by_name(rt_h.vm, HOST_EVENTS_MAP) != NULL;
 		claim_region(h);
 		atexit(at_exit);
 		/* periodic dumps and snap_req; the thread needs the driver's
