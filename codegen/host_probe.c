@@ -271,15 +271,15 @@ static const char *section_of(struct hctx *h, const struct node *an,
 	case SYN_TRACEPOINT:
 		return arena_printf(a, "tracepoint/%s/%s", at->event, at->filter);
 	case SYN_BARE:
-		return !strcmp(prov, "BEGIN") ? "gpux/begin" : "gpux/end";
+		return !strcmp(prov, "BEGIN") ? HOST_SEC_BEGIN : HOST_SEC_END;
 	case SYN_INTERVAL:
-		return arena_printf(a, "gpux/interval/%llu",
+		return arena_printf(a, HOST_SEC_INTERVAL "%llu",
 				    (unsigned long long)at->interval_ns);
 	case SYN_EVENT:
 		if (ev->place == PLACE_DRIVER)
 			return arena_printf(a, "struct_ops/%s", h->hook->member);
-		return at->filter ? arena_printf(a, "gpux/cuda/%s:%s", ev->name, at->filter)
-				  : arena_printf(a, "gpux/cuda/%s", ev->name);
+		return at->filter ? arena_printf(a, HOST_SEC_CUDA "%s:%s", ev->name, at->filter)
+				  : arena_printf(a, HOST_SEC_CUDA "%s", ev->name);
 	}
 	return NULL;
 }

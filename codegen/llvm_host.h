@@ -11,8 +11,8 @@
  *   cuda:EVENT      section "gpux/cuda/EVENT"
  *   gpu_mem:, gpu_sched:  section "struct_ops/NAME", plus one variable
  *                   per struct_ops type in ".struct_ops"
- * The gpux/ programs run in the userspace BPF VM, not in the kernel:
- * libbpf opens them (unknown section, no program type) and the loader
+ * The gpux/ programs (abi/host_sec.h) run in the userspace BPF VM, not
+ * in the kernel: libbpf opens them (unknown section, no program type) and the loader
  * must bpf_program__set_autoload(p, false) them before bpf_object__load.
  * They share the object so that they reference the same maps. Likewise a
  * struct_ops map only loads where its driver is: without it, the loader
@@ -40,6 +40,7 @@
 #include "ast.h"
 #include "diag.h"
 #include "host_rec.h"
+#include "host_sec.h"
 
 #define HOST_STR_MAX 64        /* strings of unknown length */
 #define HOST_MAP_ENTRIES 4096  /* max_entries of every keyed map */

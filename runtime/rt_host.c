@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "host_rec.h"
+#include "host_sec.h"
 
 /* Every event until the first one shows what the session wants: the
  * session is mapped only in processes that use CUDA. */
@@ -40,9 +41,9 @@ __attribute__((constructor)) static void host_init(void)
 static int event_of(const char *sec, const char **glob)
 {
 	static const char *const names[] = GPUX_CEV_NAMES;
-	if (strncmp(sec, "gpux/cuda/", 10))
+	if (strncmp(sec, HOST_SEC_CUDA, strlen(HOST_SEC_CUDA)))
 		return -1;
-	sec += 10;
+	sec += strlen(HOST_SEC_CUDA);
 	for (int e = 0; e < GPUX_CEV_COUNT; e++) {
 		size_t n = strlen(names[e]);
 		if (!strncmp(sec, names[e], n) && (!sec[n] || sec[n] == ':')) {
