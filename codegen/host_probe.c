@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cuda_events.h"
 #include "host_priv.h"
+
+_Static_assert(HOST_STR_MAX == GPUX_CEV_STR, "cuda: strings are inline char[HOST_STR_MAX]");
 
 /* x86-64 struct pt_regs offsets of the argument registers and ax. */
 static const unsigned pt_regs_arg[] = { 112, 104, 96, 88, 72, 64 };
