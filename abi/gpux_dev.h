@@ -107,6 +107,25 @@ struct gpux_ctl {
 	uint64_t reserved[7];
 };
 
+/* Symbols of a probe module that the runtime looks up by name. */
+#define GPUX_SYM_CTL "gpux_ctl"             /* struct gpux_ctl, helpers.cu */
+#define GPUX_SYM_MAP "gpux_map_"            /* + map index: the JIT's descriptors */
+#define GPUX_SYM_CLOCK_OFF "gpux_clock_off" /* u64 the JIT's nsecs subtracts */
+#define GPUX_SYM_CLOCK_SAMPLE "gpux_clock_sample" /* kernel(u64 *m), helpers.cu */
+
+/* The words m[] of gpux_clock_sample's handshake, in mapped host memory:
+ * the kernel sets RUNNING, waits for the host's GO, stamps SEEN, stamps
+ * STAMP and sets DONE. The host reads its clock when it sets GO and when
+ * it sees DONE. */
+enum gpux_clock_word {
+	GPUX_CLOCK_GO,      /* host: 1 */
+	GPUX_CLOCK_SEEN,    /* device: %globaltimer when it saw GO */
+	GPUX_CLOCK_STAMP,   /* device: %globaltimer just before DONE */
+	GPUX_CLOCK_RUNNING, /* device: 1 */
+	GPUX_CLOCK_DONE,    /* device: 1 */
+	GPUX_CLOCK_WORDS
+};
+
 #ifdef __cplusplus
 #define GPUX_STATIC_ASSERT static_assert
 #else

@@ -16,6 +16,7 @@
 typedef unsigned long long u64;
 typedef long long s64;
 
+/* GPUX_SYM_CTL */
 extern "C" {
 __device__ struct gpux_ctl gpux_ctl;
 }
@@ -439,25 +440,26 @@ HELPER gpux_h_exit(void)
 }
 
 /* The runtime's clock calibration (rt_ctx.c), a handshake over mapped
- * host memory m[0..4]: the thread says it runs (m[3]), waits for the
- * host's go (m[0]) and stamps when it sees it (m[1]), then stamps (m[2])
- * and says so (m[4]). The host reads its clock when it gives the go and
- * when it sees the second flag; the two bus crossings' delays cancel in
- * its average. The wait for the go is bounded (20 ms). */
+ * host memory m[GPUX_CLOCK_WORDS] (enum gpux_clock_word): the thread says
+ * it runs, waits for the host's go and stamps when it sees it, then
+ * stamps again and says so. The host reads its clock when it gives the go
+ * and when it sees the second flag; the two bus crossings' delays cancel
+ * in its average. The wait for the go is bounded (20 ms).
+ * GPUX_SYM_CLOCK_SAMPLE */
 extern "C" __global__ void gpux_clock_sample(unsigned long long *m)
 {
 	volatile unsigned long long *v = m;
 	unsigned long long t0, t;
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-	v[3] = 1;
+	v[GPUX_CLOCK_RUNNING] = 1;
 	__threadfence_system();
 	do
 		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	while (v[0] == 0 && t - t0 < 20000000ull);
-	v[1] = t;
+	while (v[GPUX_CLOCK_GO] == 0 && t - t0 < 20000000ull);
+	v[GPUX_CLOCK_SEEN] = t;
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	v[2] = t;
+	v[GPUX_CLOCK_STAMP] = t;
 	__threadfence_system();
-	v[4] = 1;
+	v[GPUX_CLOCK_DONE] = 1;
 	__threadfence_system();
 }
