@@ -96,23 +96,6 @@ static __device__ s64 warp_reduce(unsigned active, s64 x, int op)
 	return acc;
 }
 
-static __device__ u64 mix(u64 h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
-
-static __device__ u64 key_hash(const u64 *key, unsigned words)
-{
-	u64 h = 0x9e3779b97f4a7c15ull;
-	for (unsigned i = 0; i < words; i++)
-		h = mix(h ^ key[i]);
-	return h;
-}
-
 /* a is a slot's key in the shared table: read it volatile, so a line
  * another SM filled after this SM cached it is not seen stale in L1. */
 static __device__ bool key_equal(const volatile u64 *a, const u64 *b,
@@ -146,7 +129,7 @@ static __device__ s64 slot_get(struct gpux_map_desc *m, u64 off, const u64 *key,
 	unsigned words = m->key_size / 8, cap = m->max_entries;
 	unsigned *state = (unsigned *)(m->state + off);
 	u64 *keys = (u64 *)(m->keys + off);
-	u64 h = key_hash(key, words);
+	u64 h = gpux_key_hash(key, words);
 	for (unsigned probe = 0; probe < cap; probe++) {
 		unsigned i = (unsigned)(h + probe) & (cap - 1);
 		u64 *slot_key = keys + (u64)i * words;

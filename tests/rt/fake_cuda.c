@@ -1591,7 +1591,7 @@ static void emulate_count(struct fk_func *f, int map, uint64_t threads)
 	keys = (uint64_t *)(uintptr_t)(desc->keys + off);
 	vals = (uint64_t *)(uintptr_t)(desc->values + off);
 	uint32_t n = desc->max_entries;
-	for (uint32_t i = 0, at = (uint32_t)(key * 2654435761u) & (n - 1); i < n;
+	for (uint32_t i = 0, at = (uint32_t)gpux_key_hash(&key, 1) & (n - 1); i < n;
 	     i++, at = (at + 1) & (n - 1)) {
 		uint32_t s = __atomic_load_n(&state[at], __ATOMIC_ACQUIRE);
 		if (s == GPUX_SLOT_FULL && keys[at] == key) {
