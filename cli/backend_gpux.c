@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_sec.h"
 #include "vm_exec.h"
 
 struct gpux_backend {
@@ -62,13 +63,13 @@ static int g_attached(const struct backend *b)
 static int g_begin(struct backend *b, struct diags *d)
 {
 	sync_reads(gb(b));
-	return vm_exec_section(&gb(b)->x, "gpux/begin", d);
+	return vm_exec_section(&gb(b)->x, HOST_SEC_BEGIN, d);
 }
 
 static void g_end(struct backend *b, struct diags *d)
 {
 	sync_reads(gb(b));
-	vm_exec_section(&gb(b)->x, "gpux/end", d);
+	vm_exec_section(&gb(b)->x, HOST_SEC_END, d);
 }
 
 static int64_t g_wait_ns(const struct backend *b)

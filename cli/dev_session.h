@@ -19,7 +19,7 @@
 #include "dev_lower.h"
 #include "diag.h"
 #include "llvm_host.h"
-#include "session.h"
+#include "sess_layout.h"
 
 /* Bytes of a kernel name as a map key or printf argument: the names
  * table's longest, NUL-terminated. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "host_sec.h"
 #include "output.h"
 
 static uint64_t now_ns(void)
@@ -24,12 +25,12 @@ static int make_timers(struct vm_exec *x)
 	uint64_t start = now_ns();
 	for (int i = 0; i < vm_prog_count(vm); i++) {
 		const char *sec = vm_prog_section(vm, i);
-		if (strncmp(sec, "gpux/interval/", 14))
+		if (strncmp(sec, HOST_SEC_INTERVAL, strlen(HOST_SEC_INTERVAL)))
 			continue;
 		bool dup = false;
 		for (int k = 0; k < x->nt; k++)
 			dup |= !strcmp(x->t[k].sec, sec);
-		uint64_t period = strtoull(sec + 14, NULL, 10);
+		uint64_t period = strtoull(sec + strlen(HOST_SEC_INTERVAL), NULL, 10);
 		if (dup || !period)
 			continue;
 		x->t[x->nt++] = (struct vm_timer){ sec, period, start + period };

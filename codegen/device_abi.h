@@ -10,18 +10,8 @@
 
 #include "bpf_insn.h"
 #include "catalog.h"
+#include "probe_site.h" /* r1 on entry: struct gpux_dev_ctx */
 #include "source.h"
-
-/* r1 on entry: one context per lane, built by the trampoline. */
-struct gpux_dev_ctx {
-	uint64_t addr;      /* gdev:access: the lane's address */
-	uint32_t size;      /* gdev:access: bytes per lane */
-	uint8_t store;      /* gdev:access */
-	uint8_t atomic;     /* gdev:access */
-	uint16_t pad;
-	uint32_t kernel_id; /* the session's kernel name table index */
-	uint32_t site_id;   /* the probe site within the kernel */
-};
 
 struct dev_ctx_field {
 	const char *name;

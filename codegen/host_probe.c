@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cuda_events.h"
 #include "host_priv.h"
+
+_Static_assert(HOST_STR_MAX == GPUX_CEV_STR, "cuda: strings are inline char[HOST_STR_MAX]");
 
 /* x86-64 struct pt_regs offsets of the argument registers and ax. */
 static const unsigned pt_regs_arg[] = { 112, 104, 96, 88, 72, 64 };
@@ -272,15 +275,15 @@ static const char *section_of(struct hctx *h, const struct node *an,
 	case SYN_TRACEPOINT:
 		return arena_printf(a, "tracepoint/%s/%s", at->event, at->filter);
 	case SYN_BARE:
-		return at->prov->id == PROV_BEGIN ? "gpux/begin" : "gpux/end";
+		return at->prov->id == PROV_BEGIN ? HOST_SEC_BEGIN : HOST_SEC_END;
 	case SYN_INTERVAL:
-		return arena_printf(a, "gpux/interval/%llu",
+		return arena_printf(a, HOST_SEC_INTERVAL "%llu",
 				    (unsigned long long)at->interval_ns);
 	case SYN_EVENT:
 		if (ev->place == PLACE_DRIVER)
 			return arena_printf(a, "struct_ops/%s", h->hook->member);
-		return at->filter ? arena_printf(a, "gpux/cuda/%s:%s", ev->name, at->filter)
-				  : arena_printf(a, "gpux/cuda/%s", ev->name);
+		return at->filter ? arena_printf(a, HOST_SEC_CUDA "%s:%s", ev->name, at->filter)
+				  : arena_printf(a, HOST_SEC_CUDA "%s", ev->name);
 	}
 	return NULL;
 }

@@ -16,10 +16,10 @@ if(GPUX_NVCC)
   add_custom_command(
     OUTPUT ${helpers_ptx}
     COMMAND ${GPUX_NVCC} -arch=sm_80 -ptx -rdc=true
-            -I${CMAKE_CURRENT_LIST_DIR}/ptx
+            -I${PROJECT_SOURCE_DIR}/abi
             ${CMAKE_CURRENT_LIST_DIR}/ptx/helpers.cu -o ${helpers_ptx}
     DEPENDS ${CMAKE_CURRENT_LIST_DIR}/ptx/helpers.cu
-            ${CMAKE_CURRENT_LIST_DIR}/ptx/gpux_dev.h
+            ${PROJECT_SOURCE_DIR}/abi/gpux_dev.h
     COMMENT "Compiling the device helper library to PTX"
     VERBATIM)
   add_custom_target(gpux_helpers_ptx ALL DEPENDS ${helpers_ptx})

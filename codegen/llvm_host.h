@@ -11,8 +11,8 @@
  *   cuda:EVENT      section "gpux/cuda/EVENT"
  *   gpu_mem:, gpu_sched:  section "struct_ops/NAME", plus one variable
  *                   per struct_ops type in ".struct_ops"
- * The gpux/ programs run in the userspace BPF VM, not in the kernel:
- * libbpf opens them (unknown section, no program type) and the loader
+ * The gpux/ programs (abi/host_sec.h) run in the userspace BPF VM, not
+ * in the kernel: libbpf opens them (unknown section, no program type) and the loader
  * must bpf_program__set_autoload(p, false) them before bpf_object__load.
  * They share the object so that they reference the same maps. Likewise a
  * struct_ops map only loads where its driver is: without it, the loader
@@ -21,13 +21,14 @@
  * Context of gpux/cuda/ programs (the VM builds it): the catalog's fields
  * in order, each at an 8-byte aligned offset: integers as u64, strings
  * inline as char[HOST_STR_MAX], dim3 as three u32 (16 bytes); cuda:launch
- * then has the kernel's u64 id (runtime/cuda_events.h), the key word of
+ * then has the kernel's u64 id (abi/cuda_events.h), the key word of
  * 'kernel' in maps gdev: probes use too.
  *
  * Output records: printf, exit and the map actions a probe cannot do in
  * BPF (print, clear, zero, time) are written to the ring buffer map
  * "gpux_events" as a struct host_rec_hdr followed by 8-byte aligned
- * arguments; the host formats them with the tables in struct host_obj. */
+ * arguments (abi/host_rec.h); the host formats them with the tables in
+ * struct host_obj. */
 #ifndef GPUX_LLVM_HOST_H
 #define GPUX_LLVM_HOST_H
 
@@ -39,11 +40,11 @@
 #include "ast.h"
 #include "diag.h"
 #include "host_rec.h"
+#include "host_sec.h"
 
 #define HOST_STR_MAX 64        /* strings of unknown length */
 #define HOST_MAP_ENTRIES 4096  /* max_entries of every keyed map */
 #define HOST_RINGBUF_BYTES (256 * 1024)
-#define HOST_EVENTS_MAP "gpux_events"
 /* Globbed uprobes: each function attached gets a BPF cookie, its index in
  * this array map of { char func[HOST_SYM_STR]; char probe[]; }, the probe
  * string filling the rest of the value (sized to fit the longest name),

@@ -3,6 +3,7 @@
  * as .b64 parameters and r0 as the result. */
 #include <stddef.h>
 
+#include "gpux_dev.h"
 #include "ptx_emit.h"
 #include "ptx_jit.h"
 
@@ -140,7 +141,7 @@ static int builtin(struct ptx_fn *f, int i)
 		break;
 	case DB_NSECS:
 		ptx_line(f, "mov.u64 %%r0, %%globaltimer;");
-		ptx_line(f, "ld.global.u64 %%t0, [gpux_clock_off];");
+		ptx_line(f, "ld.global.u64 %%t0, [" GPUX_SYM_CLOCK_OFF "];");
 		ptx_line(f, "sub.u64 %%r0, %%r0, %%t0;");
 		break;
 	case DB_CYCLES:

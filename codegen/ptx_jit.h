@@ -9,7 +9,7 @@
  *   ptx_jit_append_library(out, helpers_ptx, len); the helper library
  *
  * The calling convention and the layouts the helpers use are in
- * codegen/ptx/README.md and codegen/ptx/gpux_dev.h. */
+ * codegen/ptx/README.md and abi/gpux_dev.h. */
 #ifndef GPUX_PTX_JIT_H
 #define GPUX_PTX_JIT_H
 

@@ -3,6 +3,7 @@
  * every other pointer (context, map value, a copy of r10) is generic. */
 #include <inttypes.h>
 
+#include "gpux_dev.h"
 #include "ptx_emit.h"
 
 static const char *width(uint8_t code)
@@ -46,7 +47,7 @@ static int lddw(struct ptx_fn *f, int i)
 		if (in->imm < 0 || in->imm >= p->nmaps)
 			return ptx_fail(f, i, "map index %d out of range", in->imm);
 		/* The descriptor's generic address (see ptx/README.md). */
-		ptx_line(f, "cvta.global.u64 %%r%d, gpux_map_%d;", in->dst, in->imm);
+		ptx_line(f, "cvta.global.u64 %%r%d, " GPUX_SYM_MAP "%d;", in->dst, in->imm);
 		return 0;
 	}
 	if (in->src != 0)

@@ -2,7 +2,7 @@
  * descriptors, and the helper library's PTX. */
 #include <string.h>
 
-#include "ptx/gpux_dev.h"
+#include "gpux_dev.h"
 #include "ptx_emit.h"
 #include "ptx_jit.h"
 
@@ -59,7 +59,7 @@ void ptx_jit_module_header(FILE *out, const char *version, const char *target,
 	}
 	/* nsecs = %globaltimer - gpux_clock_off: the runtime stores the
 	 * offset that puts device times on the host's CLOCK_MONOTONIC. */
-	fprintf(out, "%s .global .align 8 .u64 gpux_clock_off%s;\n\n", linkage,
+	fprintf(out, "%s .global .align 8 .u64 " GPUX_SYM_CLOCK_OFF "%s;\n\n", linkage,
 		link == PTX_LINK_EXTERN ? "" : " = 0");
 }
 
@@ -68,7 +68,7 @@ void ptx_jit_map_decls(FILE *out, const struct dev_prog *prog,
 {
 	const char *linkage = link == PTX_LINK_EXTERN ? ".extern" : ".visible";
 	for (int k = 0; k < prog->nmaps; k++)
-		fprintf(out, "%s .global .align 8 .b8 gpux_map_%d[%d]; // @%s\n",
+		fprintf(out, "%s .global .align 8 .b8 " GPUX_SYM_MAP "%d[%d]; // @%s\n",
 			linkage, k, GPUX_MAP_DESC_SIZE, prog->maps[k].name);
 	if (prog->nmaps)
 		fputc('\n', out);

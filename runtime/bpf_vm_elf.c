@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bpf_vm_priv.h"
+#include "host_sec.h"
 
 #define R_BPF_64_64_ 1  /* lddw imm64 against a symbol */
 #define R_BPF_64_32_ 10 /* call imm32 against a function symbol */
@@ -316,7 +317,7 @@ static int load_progs(struct vm *vm, struct elf_in *e)
 		if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx >= e->nsh)
 			continue;
 		const char *sec = sec_name(e, s->st_shndx);
-		if (strncmp(sec, "gpux/", 5) || !(e->sh[s->st_shndx].sh_flags & SHF_EXECINSTR))
+		if (strncmp(sec, HOST_SEC_PREFIX, strlen(HOST_SEC_PREFIX)) || !(e->sh[s->st_shndx].sh_flags & SHF_EXECINSTR))
 			continue;
 		size_t n = 0;
 		const unsigned char *d = sec_data(e, s->st_shndx, &n);

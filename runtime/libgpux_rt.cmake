@@ -23,7 +23,7 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_push.c)
   target_include_directories(gpux-rt PRIVATE ${GPUX_CUDA_INCLUDE}
                              ${CMAKE_CURRENT_LIST_DIR})
-  target_link_libraries(gpux-rt PRIVATE gpux_rewrite gpux_fatbin gpux_session gpux_vm
+  target_link_libraries(gpux-rt PRIVATE gpux_abi gpux_rewrite gpux_fatbin gpux_session gpux_vm
                         Threads::Threads ${CMAKE_DL_LIBS})
   # libgpux-rt.so next to gpux, where the controller looks for it
   set_target_properties(gpux-rt PROPERTIES

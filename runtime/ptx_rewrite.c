@@ -15,9 +15,7 @@
 
 const char *ptx_site_name(enum ptx_site_kind kind)
 {
-	static const char *const names[] = { "kernel_entry", "kernel_exit",
-					     "access", "func_entry",
-					     "func_exit" };
+	static const char *const names[] = PTX_SITE_NAMES;
 	return (unsigned)kind < PTX_SITE_COUNT ? names[kind] : "?";
 }
 

@@ -21,7 +21,7 @@
  * .target the user's unless the probes' is a higher sm_NN; either change
  * is reported in warnings.
  *
- * Each trampoline fills a struct gpux_dev_ctx (codegen/device_abi.h) in
+ * Each trampoline fills a struct gpux_dev_ctx (abi/probe_site.h) in
  * a .local buffer of the function and calls the probe with a plain
  * (not .uni) call, predicated like the site, so the lanes that reach the
  * site call it together (codegen/ptx/README.md). Kernel registers are
@@ -36,14 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum ptx_site_kind {
-	PTX_SITE_KERNEL_ENTRY, /* .entry, after the leading ld.param loads */
-	PTX_SITE_KERNEL_EXIT,  /* ret in an .entry; exit anywhere */
-	PTX_SITE_ACCESS,       /* ld/st/atom/red global, or generic + isspacep */
-	PTX_SITE_FUNC_ENTRY,   /* .func, after its ld.param loads */
-	PTX_SITE_FUNC_EXIT,    /* ret in a .func */
-	PTX_SITE_COUNT
-};
+#include "probe_site.h" /* enum ptx_site_kind */
 
 struct ptx_probe {
 	enum ptx_site_kind kind;

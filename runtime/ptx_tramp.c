@@ -1,5 +1,5 @@
 /* Trampolines. At each site the lane's struct gpux_dev_ctx
- * (codegen/device_abi.h: addr @0, size @8, store @12, atomic @13,
+ * (abi/probe_site.h: addr @0, size @8, store @12, atomic @13,
  * kernel_id @16, site_id @20; 24 bytes) is written to a .local buffer
  * declared once per function, and each matching probe is called with a
  * generic pointer to it. The call is a plain `call`, predicated like the
@@ -18,7 +18,8 @@ void rw_decls(struct rw *rw, size_t off)
 		       "\n\t// gpux: trampoline state\n"
 		       "\t.reg .b64 %%gpux_a, %%gpux_c;\n"
 		       "\t.reg .pred %%gpux_g;\n"
-		       "\t.local .align 8 .b8 gpux_site_ctx[24];");
+		       "\t.local .align 8 .b8 gpux_site_ctx[%zu];",
+		       sizeof(struct gpux_dev_ctx));
 	rw_edit(rw, off, 0, 0, t0);
 }
 

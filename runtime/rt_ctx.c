@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../codegen/ptx/gpux_dev.h"
+#include "gpux_dev.h"
 
 #include "rt_ctx_priv.h"
 
@@ -169,21 +169,22 @@ static void calibrate(struct rt_ctx *x, CUfunction f)
 	void *args[] = { &out };
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 3; i++) {
-		for (int k = 0; k < 5; k++)
+		for (int k = 0; k < GPUX_CLOCK_WORDS; k++)
 			m[k] = 0;
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (rt_cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, x->stream, args, NULL))
 			return;
-		bool ok = wait_flag(&m[3], 100000000ull);
+		bool ok = wait_flag(&m[GPUX_CLOCK_RUNNING], 100000000ull);
 		uint64_t h0 = rt_now_ns();
-		__atomic_store_n(&m[0], 1, __ATOMIC_SEQ_CST);
-		ok = ok && wait_flag(&m[4], 100000000ull);
+		__atomic_store_n(&m[GPUX_CLOCK_GO], 1, __ATOMIC_SEQ_CST);
+		ok = ok && wait_flag(&m[GPUX_CLOCK_DONE], 100000000ull);
 		uint64_t h1 = rt_now_ns();
 		if (rt_cu.StreamSynchronize(x->stream))
 			return;
 		if (ok && h1 - h0 < best) {
 			best = h1 - h0;
-			int64_t d1 = (int64_t)(m[1] - h0), d2 = (int64_t)(m[2] - h1);
+			int64_t d1 = (int64_t)(m[GPUX_CLOCK_SEEN] - h0),
+				d2 = (int64_t)(m[GPUX_CLOCK_STAMP] - h1);
 			x->clock_off = d1 + (d2 - d1) / 2;
 		}
 	}
@@ -197,14 +198,14 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 	struct gpux_sess_map *maps = gpux_sess_maps(h);
 	CUdeviceptr d;
 	size_t sz;
-	if (get(&d, &sz, handle, "gpux_ctl") != CUDA_SUCCESS || sz != sizeof(struct gpux_ctl))
+	if (get(&d, &sz, handle, GPUX_SYM_CTL) != CUDA_SUCCESS || sz != sizeof(struct gpux_ctl))
 		return false;
 	struct gpux_ctl ctl = { .exit_ptr = x->host_dev + H_EXIT, .ring_ptr = x->ring_hdr };
 	if (!ok(rt_cu.MemcpyHtoDAsync(d, &ctl, sizeof(ctl), x->stream), "writing the control block"))
 		return false;
 	for (uint32_t i = 0; i < h->nmaps; i++) {
 		char name[32];
-		snprintf(name, sizeof(name), "gpux_map_%u", i);
+		snprintf(name, sizeof(name), GPUX_SYM_MAP "%u", i);
 		if (get(&d, &sz, handle, name) != CUDA_SUCCESS || sz != GPUX_MAP_DESC_SIZE) {
 			rt_warn("a patched module lacks %s", name);
 			return false;
@@ -227,7 +228,7 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 			"writing a map descriptor"))
 			return false;
 	}
-	if (get(&d, &sz, handle, "gpux_clock_off") == CUDA_SUCCESS && sz == 8)
+	if (get(&d, &sz, handle, GPUX_SYM_CLOCK_OFF) == CUDA_SUCCESS && sz == 8)
 		ok(rt_cu.MemcpyHtoDAsync(d, &x->clock_off, 8, x->stream), "writing the clock offset");
 	return ok(rt_cu.StreamSynchronize(x->stream), "setting up a module");
 }
@@ -247,14 +248,14 @@ void rt_module_loaded(CUmodule mod)
 	CUdeviceptr d;
 	size_t sz;
 	if (!rt_sess() || !rt_cu_ready() ||
-	    rt_cu.ModuleGetGlobal(&d, &sz, mod, "gpux_ctl") != CUDA_SUCCESS)
+	    rt_cu.ModuleGetGlobal(&d, &sz, mod, GPUX_SYM_CTL) != CUDA_SUCCESS)
 		return; /* not ours */
 	CUstreamCaptureMode mode = rt_relaxed_begin();
 	struct rt_ctx *x = current();
 	CUfunction f;
 	if (x && x->nmods < MAX_MODS) {
 		if (!x->clock_done &&
-		    rt_cu.ModuleGetFunction(&f, mod, "gpux_clock_sample") == CUDA_SUCCESS)
+		    rt_cu.ModuleGetFunction(&f, mod, GPUX_SYM_CLOCK_SAMPLE) == CUDA_SUCCESS)
 			calibrate(x, f);
 		if (setup(x, mod, rt_mod_global)) {
 			x->mods[x->nmods++] = mod;
@@ -284,7 +285,7 @@ static void setup_lib(struct rt_ctx *x, CUlibrary lib)
 		return;
 	CUkernel k;
 	CUfunction f;
-	if (!x->clock_done && rt_cu.LibraryGetKernel(&k, lib, "gpux_clock_sample") == CUDA_SUCCESS &&
+	if (!x->clock_done && rt_cu.LibraryGetKernel(&k, lib, GPUX_SYM_CLOCK_SAMPLE) == CUDA_SUCCESS &&
 	    rt_cu.KernelGetFunction(&f, k) == CUDA_SUCCESS)
 		calibrate(x, f);
 	if (setup(x, lib, rt_lib_global)) {
@@ -301,7 +302,7 @@ void rt_library_loaded(CUlibrary lib)
 	if (!rt_sess() || !rt_cu_ready())
 		return;
 	/* loads the library into the current context, if there is one */
-	CUresult rc = rt_cu.LibraryGetGlobal(&d, &sz, lib, "gpux_ctl");
+	CUresult rc = rt_cu.LibraryGetGlobal(&d, &sz, lib, GPUX_SYM_CTL);
 	if (rc == CUDA_ERROR_NOT_FOUND)
 		return; /* not ours */
 	if (nall_libs < MAX_MODS) {

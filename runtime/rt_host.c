@@ -1,5 +1,5 @@
 /* cuda: events (rt.h): every traced process runs the session's host
- * programs (hobj, session.h) in its own userspace BPF VM, loaded at the
+ * programs (hobj, abi/session.h) in its own userspace BPF VM, loaded at the
  * first event. A program runs in the thread that made the CUDA call, so
  * its nsecs is the call's; the VM's lock serialises threads. */
 #ifndef _GNU_SOURCE
@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "host_rec.h"
+#include "host_sec.h"
 
 /* Every event until the first one shows what the session wants: the
  * session is mapped only in processes that use CUDA. */
@@ -38,9 +41,9 @@ __attribute__((constructor)) static void host_init(void)
 static int event_of(const char *sec, const char **glob)
 {
 	static const char *const names[] = GPUX_CEV_NAMES;
-	if (strncmp(sec, "gpux/cuda/", 10))
+	if (strncmp(sec, HOST_SEC_CUDA, strlen(HOST_SEC_CUDA)))
 		return -1;
-	sec += 10;
+	sec += strlen(HOST_SEC_CUDA);
 	for (int e = 0; e < GPUX_CEV_COUNT; e++) {
 		size_t n = strlen(names[e]);
 		if (!strncmp(sec, names[e], n) && (!sec[n] || sec[n] == ':')) {
@@ -159,7 +162,7 @@ static bool load(void)
 	ok = ok && programs() && binds(h);
 	if (ok) {
 		rt_cev_wanted = h->cev_mask;
-		rt_h.ring = vm_map_by_name(rt_h.vm, "gpux_events") != NULL;
+		rt_h.ring = vm_map_by_name(rt_h.vm, HOST_EVENTS_MAP) != NULL;
 		claim_region(h);
 		atexit(at_exit);
 		/* periodic dumps and snap_req; the thread needs the driver's

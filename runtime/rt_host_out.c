@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "../codegen/host_rec.h"
+#include "host_rec.h"
 
 static void ring_put(const void *data, size_t len)
 {

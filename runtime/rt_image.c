@@ -13,6 +13,7 @@
 
 #include "cubin.h"
 #include "fatbin.h"
+#include "gpux_dev.h"
 #include "kernel_list.h"
 #include "ptx_rewrite.h"
 #include "sass_only.h"
@@ -166,7 +167,7 @@ static void report_cubin(const void *image, size_t size)
 	struct gpux_names k = { 0 };
 	/* a cubin with our helper kernel was linked from patched PTX (numba) */
 	if (gpux_cubin_kernels(image, size, &k) == GPUX_FB_OK &&
-	    !gpux_names_has(&k, "gpux_clock_sample"))
+	    !gpux_names_has(&k, GPUX_SYM_CLOCK_SAMPLE))
 		report_unpatched(&k, "it was loaded as a cubin, SASS without PTX (as NVRTC "
 				 "and numba-cuda make them)", 0);
 	gpux_names_free(&k);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ptx_scan.h" /* ptx_glob */
+#include "sess_layout.h"
 
 static struct gpux_sess_hdr *sess;
 static bool sess_tried;

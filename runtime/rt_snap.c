@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../codegen/ptx/gpux_dev.h"
+#include "gpux_dev.h"
 
 #define H_DROPS 64 /* pinned scratch: descriptor and ring drop counters */
 #define MAX_DROPS ((HOSTCTL - H_DROPS) / 8)
@@ -17,7 +17,7 @@
 static int queue_drops(struct rt_ctx *x, uint32_t map, int at, int *counted)
 {
 	char name[32];
-	snprintf(name, sizeof(name), "gpux_map_%u", map);
+	snprintf(name, sizeof(name), GPUX_SYM_MAP "%u", map);
 	uint64_t *dr = (uint64_t *)(x->host + H_DROPS);
 	int n = x->nmods + x->nlibs;
 	*counted = 0;
@@ -50,7 +50,7 @@ void rt_ctx_retire(struct rt_ctx *x, void *h, bool lib)
 		char name[32];
 		CUdeviceptr d;
 		size_t sz;
-		snprintf(name, sizeof(name), "gpux_map_%u", m);
+		snprintf(name, sizeof(name), GPUX_SYM_MAP "%u", m);
 		if ((lib ? rt_lib_global : rt_mod_global)(&d, &sz, h, name) != CUDA_SUCCESS)
 			continue;
 		dr[0] = 0;

@@ -72,7 +72,7 @@ void umap_zero(struct umap *m);
 int umap_foreach(struct umap *m, int (*cb)(void *arg, const void *key, const void *value),
 		 void *arg);
 /* ---- device tables (umaps_dev.c) ---- */
-/* Makes hash map m work on a device map's table (codegen/ptx/gpux_dev.h:
+/* Makes hash map m work on a device map's table (abi/gpux_dev.h:
  * open addressing, state words, the device's key hash), in memory the
  * caller owns and keeps for m's life: the device may read and update it
  * while the VM does. Same key and value sizes and max_entries required.

@@ -1,37 +1,18 @@
-/* VM hash maps on a device map's table (umaps.h): the layout and the
- * insert protocol of the device helpers (codegen/ptx/helpers.cu,
- * slot_get), so that a cuda: program and a gdev: probe share one table:
- * state words EMPTY -> BUSY (the inserter writes the key) -> FULL, DEAD
- * after a delete and never reused; lookups stop at the first EMPTY. The
- * runtime keeps the table in host memory and copies the slots an
- * operation touched to each context's device table (rt_push.c). */
+/* VM hash maps on a device map's table (umaps.h): the layout, the key
+ * hash (abi/gpux_dev.h) and the insert protocol of the device helpers
+ * (codegen/ptx/helpers.cu, slot_get), so that a cuda: program and a
+ * gdev: probe share one table: state words EMPTY -> BUSY (the inserter
+ * writes the key) -> FULL, DEAD after a delete and never reused; lookups
+ * stop at the first EMPTY. The runtime keeps the table in host memory
+ * and copies the slots an operation touched to each context's device
+ * table (rt_push.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../codegen/ptx/gpux_dev.h"
+#include "gpux_dev.h"
 #include "umaps.h"
-
-/* Must stay helpers.cu's mix() and key_hash(): both sides probe from it. */
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
-
-static uint64_t key_hash(const void *key, uint32_t words)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull, w;
-	for (uint32_t i = 0; i < words; i++) {
-		memcpy(&w, (const char *)key + 8 * i, 8);
-		h = mix(h ^ w);
-	}
-	return h;
-}
 
 int umap_bind_dev(struct umap *m, void *table, uint32_t key_size, uint32_t value_size,
 		  uint32_t max_entries, char *err, size_t errlen)
@@ -63,7 +44,7 @@ int umap_bind_dev(struct umap *m, void *table, uint32_t key_size, uint32_t value
 static int64_t slot_of(struct umap *m, const void *key, bool insert, bool *fresh)
 {
 	uint32_t cap = m->max_entries, ks = m->key_size;
-	uint64_t h = key_hash(key, ks / 8);
+	uint64_t h = gpux_key_hash(key, ks / 8);
 	*fresh = false;
 	for (uint32_t probe = 0; probe < cap; probe++) {
 		uint32_t i = (uint32_t)(h + probe) & (cap - 1);

@@ -69,14 +69,14 @@ fi
 mkdir -p "$out/cases"
 
 # C11 host code; only cuda.h's declarations are needed at build time.
-${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -I"$cuda/include" \
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -Iabi -I"$cuda/include" \
 	tests/gpu/probe_harness.c tests/gpu/cases.c -ldl -o "$out/probe_harness"
 # sm_80 PTX like the helper library; the driver JITs both for the GPU.
-"$nvcc" -arch=sm_80 -rdc=true -ptx tests/gpu/test_kernel.cu \
+"$nvcc" -arch=sm_80 -rdc=true -ptx -Iabi tests/gpu/test_kernel.cu \
 	-o "$out/test_kernel.ptx"
 
 # The rewriter driver for the app cases, from the runtime's sources.
-${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iruntime \
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iruntime -Iabi \
 	tests/gpu/app_rewrite.c runtime/ptx_scan.c runtime/ptx_site.c \
 	runtime/ptx_walk.c runtime/ptx_tramp.c runtime/ptx_rewrite.c \
 	-o "$out/app_rewrite"

@@ -16,6 +16,7 @@
 typedef unsigned long long u64;
 typedef long long s64;
 
+/* GPUX_SYM_CTL */
 extern "C" {
 __device__ struct gpux_ctl gpux_ctl;
 }
@@ -95,23 +96,6 @@ static __device__ s64 warp_reduce(unsigned active, s64 x, int op)
 	return acc;
 }
 
-static __device__ u64 mix(u64 h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
-
-static __device__ u64 key_hash(const u64 *key, unsigned words)
-{
-	u64 h = 0x9e3779b97f4a7c15ull;
-	for (unsigned i = 0; i < words; i++)
-		h = mix(h ^ key[i]);
-	return h;
-}
-
 /* a is a slot's key in the shared table: read it volatile, so a line
  * another SM filled after this SM cached it is not seen stale in L1. */
 static __device__ bool key_equal(const volatile u64 *a, const u64 *b,
@@ -145,7 +129,7 @@ static __device__ s64 slot_get(struct gpux_map_desc *m, u64 off, const u64 *key,
 	unsigned words = m->key_size / 8, cap = m->max_entries;
 	unsigned *state = (unsigned *)(m->state + off);
 	u64 *keys = (u64 *)(m->keys + off);
-	u64 h = key_hash(key, words);
+	u64 h = gpux_key_hash(key, words);
 	for (unsigned probe = 0; probe < cap; probe++) {
 		unsigned i = (unsigned)(h + probe) & (cap - 1);
 		u64 *slot_key = keys + (u64)i * words;
@@ -439,25 +423,26 @@ HELPER gpux_h_exit(void)
 }
 
 /* The runtime's clock calibration (rt_ctx.c), a handshake over mapped
- * host memory m[0..4]: the thread says it runs (m[3]), waits for the
- * host's go (m[0]) and stamps when it sees it (m[1]), then stamps (m[2])
- * and says so (m[4]). The host reads its clock when it gives the go and
- * when it sees the second flag; the two bus crossings' delays cancel in
- * its average. The wait for the go is bounded (20 ms). */
+ * host memory m[GPUX_CLOCK_WORDS] (enum gpux_clock_word): the thread says
+ * it runs, waits for the host's go and stamps when it sees it, then
+ * stamps again and says so. The host reads its clock when it gives the go
+ * and when it sees the second flag; the two bus crossings' delays cancel
+ * in its average. The wait for the go is bounded (20 ms).
+ * GPUX_SYM_CLOCK_SAMPLE */
 extern "C" __global__ void gpux_clock_sample(unsigned long long *m)
 {
 	volatile unsigned long long *v = m;
 	unsigned long long t0, t;
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-	v[3] = 1;
+	v[GPUX_CLOCK_RUNNING] = 1;
 	__threadfence_system();
 	do
 		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	while (v[0] == 0 && t - t0 < 20000000ull);
-	v[1] = t;
+	while (v[GPUX_CLOCK_GO] == 0 && t - t0 < 20000000ull);
+	v[GPUX_CLOCK_SEEN] = t;
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	v[2] = t;
+	v[GPUX_CLOCK_STAMP] = t;
 	__threadfence_system();
-	v[4] = 1;
+	v[GPUX_CLOCK_DONE] = 1;
 	__threadfence_system();
 }

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../runtime/ptx_rewrite.h"
+#include "ptx_rewrite.h"
 
 #define MAX_IDS 32
 #define MAX_PROBES 16

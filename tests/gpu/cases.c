@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../codegen/ptx/gpux_dev.h"
+#include "gpux_dev.h"
 #include "harness.h"
 
 #define T(r) ((uint64_t)(r)->tc->grid * (r)->tc->block)

@@ -1,11 +1,11 @@
-/* What the host harness passes to the test kernel (one struct, by value),
- * and the trampoline's context, mirrored from codegen/device_abi.h: that
- * header drags in the front end, and the test kernel only needs the
- * layout the JIT reads (kernel_id at +16, size at +8, store at +12). */
+/* What the host harness passes to the test kernel (one struct, by value).
+ * The kernel plays the trampoline with abi/probe_site.h's context. */
 #ifndef GPUX_TEST_KPARAMS_H
 #define GPUX_TEST_KPARAMS_H
 
 #include <stdint.h>
+
+#include "probe_site.h"
 
 enum kmode {
 	KMODE_EXIT,      /* every thread calls the probe at kernel exit */
@@ -24,21 +24,9 @@ struct kparams {
 	uint32_t pad;
 };
 
-struct test_dev_ctx {
-	uint64_t addr;
-	uint32_t size;
-	uint8_t store;
-	uint8_t atomic;
-	uint16_t pad;
-	uint32_t kernel_id;
-	uint32_t site_id;
-};
-
 #ifdef __cplusplus
-static_assert(sizeof(struct test_dev_ctx) == 24, "gpux_dev_ctx layout");
 static_assert(sizeof(struct kparams) == 48, "kparams layout");
 #else
-_Static_assert(sizeof(struct test_dev_ctx) == 24, "gpux_dev_ctx layout");
 _Static_assert(sizeof(struct kparams) == 48, "kparams layout");
 #endif
 

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../codegen/ptx/gpux_dev.h"
+#include "gpux_dev.h"
 #include "harness.h"
 
 #define CU_FNS(X) X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet) \

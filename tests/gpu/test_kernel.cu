@@ -40,7 +40,7 @@ static __device__ void record(const struct kparams &p, unsigned gtid)
 extern "C" __global__ void gpux_test_kernel(struct kparams p)
 {
 	unsigned gtid = blockIdx.x * blockDim.x + threadIdx.x;
-	struct test_dev_ctx ctx = {};
+	struct gpux_dev_ctx ctx = {};
 	ctx.kernel_id = p.kernel_id;
 
 	switch (p.mode) {

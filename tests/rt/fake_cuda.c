@@ -968,9 +968,9 @@ static void probe_effect(const struct fk_mod *m, const char *probe, struct fk_ef
 	if (!body_of(m->text, ".func", probe, &b, &e))
 		return;
 	size_t n = (size_t)(e - b);
-	const char *mp = memmem(b, n, "gpux_map_", 9);
+	const char *mp = memmem(b, n, GPUX_SYM_MAP, strlen(GPUX_SYM_MAP));
 	if (memmem(b, n, "gpux_h_agg_count", 16) && mp)
-		ef->count_map = atoi(mp + 9);
+		ef->count_map = atoi(mp + strlen(GPUX_SYM_MAP));
 	ef->printf_ = memmem(b, n, "gpux_h_printf", 13) != NULL;
 	ef->exit_ = memmem(b, n, "gpux_h_exit", 11) != NULL;
 }
@@ -1049,7 +1049,7 @@ static void parse_entries(struct fk_mod *m)
 		f->magic = FN_MAGIC;
 		f->mod = m;
 		memcpy(f->name, q, n);
-		f->clock = !strcmp(f->name, "gpux_clock_sample");
+		f->clock = !strcmp(f->name, GPUX_SYM_CLOCK_SAMPLE);
 		m->f[m->nf++] = f;
 		parse_sites(f);
 	}
@@ -1556,7 +1556,7 @@ static struct gpux_ctl *ctl_of(struct fk_mod *m)
 {
 	CUdeviceptr d;
 	size_t sz;
-	if (get_global(m, &d, &sz, "gpux_ctl") || sz != sizeof(struct gpux_ctl))
+	if (get_global(m, &d, &sz, GPUX_SYM_CTL) || sz != sizeof(struct gpux_ctl))
 		return NULL;
 	return (struct gpux_ctl *)(uintptr_t)d;
 }
@@ -1567,7 +1567,7 @@ static void emulate_count(struct fk_func *f, int map, uint64_t threads)
 	char name[32];
 	CUdeviceptr d;
 	size_t sz;
-	snprintf(name, sizeof(name), "gpux_map_%d", map);
+	snprintf(name, sizeof(name), GPUX_SYM_MAP "%d", map);
 	if (get_global(f->mod, &d, &sz, name) || sz != sizeof(struct gpux_map_desc)) {
 		flog("launch %s: no %s", f->name, name);
 		return;
@@ -1591,7 +1591,7 @@ static void emulate_count(struct fk_func *f, int map, uint64_t threads)
 	keys = (uint64_t *)(uintptr_t)(desc->keys + off);
 	vals = (uint64_t *)(uintptr_t)(desc->values + off);
 	uint32_t n = desc->max_entries;
-	for (uint32_t i = 0, at = (uint32_t)(key * 2654435761u) & (n - 1); i < n;
+	for (uint32_t i = 0, at = (uint32_t)gpux_key_hash(&key, 1) & (n - 1); i < n;
 	     i++, at = (at + 1) & (n - 1)) {
 		uint32_t s = __atomic_load_n(&state[at], __ATOMIC_ACQUIRE);
 		if (s == GPUX_SLOT_FULL && keys[at] == key) {
@@ -1707,7 +1707,7 @@ static const char *setup_state(struct fk_mod *m)
 	if (!ctl)
 		return "";
 	const char *clock = "none";
-	if (!get_global(m, &d, &sz, "gpux_clock_off") && sz == 8) {
+	if (!get_global(m, &d, &sz, GPUX_SYM_CLOCK_OFF) && sz == 8) {
 		int64_t off;
 		memcpy(&off, (const void *)(uintptr_t)d, 8);
 		int64_t err = off - (int64_t)FK_CLOCK_BASE;
@@ -1732,9 +1732,9 @@ static CUresult launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, uns
 		CUdeviceptr out;
 		memcpy(&out, params[0], sizeof(out));
 		uint64_t *m = (uint64_t *)(uintptr_t)out, t = FK_CLOCK_BASE + now_ns();
-		m[1] = m[2] = t;
-		__atomic_store_n(&m[3], 1, __ATOMIC_RELEASE);
-		__atomic_store_n(&m[4], 1, __ATOMIC_RELEASE);
+		m[GPUX_CLOCK_SEEN] = m[GPUX_CLOCK_STAMP] = t;
+		__atomic_store_n(&m[GPUX_CLOCK_RUNNING], 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&m[GPUX_CLOCK_DONE], 1, __ATOMIC_RELEASE);
 		return CUDA_SUCCESS;
 	}
 	uint64_t threads = (uint64_t)gx * gy * gz * bx * by * bz;

@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "gpux_dev.h"
-#include "session.h"
+#include "sess_layout.h"
 
 static void die(const char *fmt, const char *arg)
 {

@@ -1,5 +1,5 @@
 /* A stand-in for a CUDA program traced by gpux: it does to the session
- * segment (runtime/session.h) what libgpux-rt.so would, without a GPU,
+ * segment (abi/session.h) what libgpux-rt.so would, without a GPU,
  * so that the controller's side is tested in CI. Usage:
  *   fake_app SCENARIO [ARG]
  * Each scenario goes with one program text (session_test.sh) and knows
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "gpux_dev.h"
-#include "session.h"
+#include "sess_layout.h"
 #include "types.h"
 
 static struct gpux_sess_hdr *h;

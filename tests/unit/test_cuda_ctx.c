@@ -1,4 +1,4 @@
-/* The cuda: event contexts the runtime builds (runtime/cuda_events.h)
+/* The cuda: event contexts the runtime builds (abi/cuda_events.h)
  * against the layout the host codegen reads (llvm_host.h: the catalog's
  * fields in order, 8-aligned, strings char[HOST_STR_MAX], dim3 in 16
  * bytes; cuda:launch's kernel id after them). Prints "N passed, N

@@ -1,11 +1,26 @@
-/* Layouts shared by the device helper library (CUDA C), the PTX JIT and
- * the host runtime: map descriptors, the control block and the printf
- * ring. Plain C with fixed-width fields so both sides agree; sizes are
- * checked with static asserts. See README.md beside this file. */
+/* Contract between device code and the host: device map descriptors and
+ * tables, the control block and the printf ring.
+ *   Device side: the helper library (codegen/ptx/helpers.cu) updates the
+ *   tables and writes the ring; the PTX JIT (codegen/) declares the
+ *   descriptors.
+ *   Host side: the runtime (runtime/) fills the descriptors, drains the
+ *   ring and snapshots the tables into the session segment; the
+ *   controller (cli/) reads those tables and records.
+ * Plain C with fixed-width fields so both sides agree; sizes are checked
+ * with static asserts. codegen/ptx/README.md describes the protocol. */
 #ifndef GPUX_DEV_H
 #define GPUX_DEV_H
 
 #include <stdint.h>
+#include <string.h>
+
+/* Functions here are compiled for both sides: by nvcc into the helper
+ * library and by the C compiler into the runtime. */
+#ifdef __CUDACC__
+#define GPUX_HD __host__ __device__
+#else
+#define GPUX_HD
+#endif
 
 /* A device map: open addressing over three preallocated arrays in GPU
  * memory. The JIT names descriptor N of a program `gpux_map_N`; the
@@ -40,6 +55,36 @@ struct gpux_map_desc {
 #define GPUX_SHARD_VALUES(n, ks) (GPUX_SHARD_KEYS(n) + GPUX_LINE_UP((uint64_t)(n) * (ks)))
 #define GPUX_SHARD_BYTES(n, ks, vs) \
 	(GPUX_SHARD_VALUES(n, ks) + GPUX_LINE_UP((uint64_t)(n) * (vs)))
+
+/* The key hash: every insert, lookup and delete of a device map probes
+ * linearly from gpux_key_hash(key, key_size / 8) & (max_entries - 1).
+ * The helper library (device) and the VM (runtime/umaps_dev.c, host)
+ * insert into the same tables, so both must use this one definition. */
+GPUX_HD static inline uint64_t gpux_hash_mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
+}
+
+/* key: words 64-bit words. Device keys are 8-byte aligned (the probe's
+ * stack slots); a host key may be anywhere. */
+GPUX_HD static inline uint64_t gpux_key_hash(const void *key, uint32_t words)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	for (uint32_t i = 0; i < words; i++) {
+#ifdef __CUDA_ARCH__
+		uint64_t w = ((const uint64_t *)key)[i];
+#else
+		uint64_t w;
+		memcpy(&w, (const char *)key + 8 * (size_t)i, 8);
+#endif
+		h = gpux_hash_mix(h ^ w);
+	}
+	return h;
+}
 
 /* Slot states. A slot goes EMPTY -> BUSY (one inserter owns it while it
  * writes the key) -> FULL; delete makes it DEAD (never reused, so
@@ -99,6 +144,25 @@ struct gpux_ctl {
 	struct gpux_ring ring;
 	uint64_t ring_ptr; /* a struct gpux_ring to use instead of ring */
 	uint64_t reserved[7];
+};
+
+/* Symbols of a probe module that the runtime looks up by name. */
+#define GPUX_SYM_CTL "gpux_ctl"             /* struct gpux_ctl, helpers.cu */
+#define GPUX_SYM_MAP "gpux_map_"            /* + map index: the JIT's descriptors */
+#define GPUX_SYM_CLOCK_OFF "gpux_clock_off" /* u64 the JIT's nsecs subtracts */
+#define GPUX_SYM_CLOCK_SAMPLE "gpux_clock_sample" /* kernel(u64 *m), helpers.cu */
+
+/* The words m[] of gpux_clock_sample's handshake, in mapped host memory:
+ * the kernel sets RUNNING, waits for the host's GO, stamps SEEN, stamps
+ * STAMP and sets DONE. The host reads its clock when it sets GO and when
+ * it sees DONE. */
+enum gpux_clock_word {
+	GPUX_CLOCK_GO,      /* host: 1 */
+	GPUX_CLOCK_SEEN,    /* device: %globaltimer when it saw GO */
+	GPUX_CLOCK_STAMP,   /* device: %globaltimer just before DONE */
+	GPUX_CLOCK_RUNNING, /* device: 1 */
+	GPUX_CLOCK_DONE,    /* device: 1 */
+	GPUX_CLOCK_WORDS
 };
 
 #ifdef __cplusplus

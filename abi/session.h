@@ -1,9 +1,11 @@
-/* The session segment: one shared memory file (memfd) written by the
- * controller (gpux) and mapped by the device runtime (libgpux-rt.so) in
- * every traced process. The controller fills the read-only part (probe
- * PTX, probe table, map table) before it starts the program; each CUDA
- * context of each process claims a slot and publishes its map snapshots
- * and printf records there. Plain fixed-width C so both sides agree.
+/* Contract between the controller and the runtime: the session segment,
+ * one shared memory file (memfd). The controller (cli/, through
+ * runtime/sess_layout.h) lays it out and fills the read-only part (probe
+ * PTX, probe table, map table) before it starts the program; the runtime
+ * (libgpux-rt.so) in every traced process maps it, claims a slot per
+ * CUDA context and a host region per process with a VM, and publishes
+ * map snapshots and records there; the controller reads those. Plain
+ * fixed-width C so both sides agree.
  *
  *   [hdr][probes][maps][ptx][names][slot 0][slot 1]...[hobj][hbind][host 0]...
  *
@@ -17,14 +19,15 @@
  * A slot is [gpux_sess_slot][event ring][map 0 area][map 1 area]...; a
  * map area is gpux_sess_map_area followed by the raw copy of the device
  * tables, one per shard: u32 state[max_entries], keys, values, each
- * part line-aligned (GPUX_SHARD_* in codegen/ptx/gpux_dev.h). The runtime finds the segment through the
- * environment: GPUX_SESSION_FD=<fd> (inherited, mapped MAP_SHARED). */
+ * part line-aligned (GPUX_SHARD_* in gpux_dev.h). The runtime finds the
+ * segment through the environment: GPUX_SESSION_FD=<fd> (inherited,
+ * mapped MAP_SHARED). */
 #ifndef GPUX_SESSION_H
 #define GPUX_SESSION_H
 
 #include <stdint.h>
 
-#include "../codegen/ptx/gpux_dev.h"
+#include "gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
 #define GPUX_SESS_VERSION 4
@@ -136,7 +139,7 @@ struct gpux_sess_map {
 	uint64_t area_off;
 	uint64_t area_size;
 	uint32_t shards;   /* whole tables, a power of two (0 means 1): see
-			    * GPUX_MAP_SHARD_SHIFT in codegen/ptx/gpux_dev.h */
+			    * GPUX_MAP_SHARD_SHIFT in gpux_dev.h */
 	uint32_t pad;
 };
 
@@ -191,36 +194,7 @@ struct gpux_sess_slot {
 
 #define GPUX_SESS_FILLER 0xffffffffu
 
-
-
-/* ---- helpers shared by the controller and the runtime (session.c) ---- */
-#include <stddef.h>
-
-struct gpux_sess_spec {
-	const struct gpux_sess_probe *probes;
-	uint32_t nprobes;
-	const struct gpux_sess_map *maps; /* area_off/area_size are computed */
-	uint32_t nmaps;
-	const char *ptx;
-	size_t ptx_len;
-	const void *hobj; /* host object, or NULL */
-	size_t hobj_len;
-	const struct gpux_sess_hbind *hbind;
-	uint32_t nhbind;
-	uint64_t dump_size;
-	uint32_t cev_mask;
-};
-
-/* Bytes a map's area takes: header, state words (padded to 8), keys,
- * values. */
-uint64_t gpux_sess_area_size(const struct gpux_sess_map *m);
-/* The segment's total size for spec. */
-uint64_t gpux_sess_size(const struct gpux_sess_spec *spec);
-/* Lays out and fills a zeroed segment of gpux_sess_size(spec) bytes. */
-void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec);
-/* Checks a mapped segment of len bytes: 0, or -1 if it is not one. */
-int gpux_sess_check(const void *seg, uint64_t len);
-
+/* Where things are, from the offsets in the header and the map table. */
 static inline struct gpux_sess_slot *gpux_sess_slot_at(struct gpux_sess_hdr *h, uint32_t i)
 {
 	return (struct gpux_sess_slot *)((char *)h + h->slots_off + (uint64_t)i * h->slot_size);
@@ -263,7 +237,7 @@ static inline uint32_t gpux_sess_shards(const struct gpux_sess_map *m)
 	return m->shards ? m->shards : 1;
 }
 /* Shard k's table in an area, and its parts: state words, keys, values
- * (the device layout: GPUX_SHARD_* in codegen/ptx/gpux_dev.h). */
+ * (the device layout: GPUX_SHARD_* in gpux_dev.h). */
 static inline unsigned char *gpux_area_table(struct gpux_sess_map_area *a,
 					     const struct gpux_sess_map *m, uint32_t k)
 {

@@ -1,9 +1,16 @@
-/* The contexts of cuda: events, as the device runtime builds them and
- * the host programs read them (codegen/llvm_host.h: the catalog's fields
- * in order, each 8-aligned; strings inline as char[64]; dim3 as three
- * u32 in 16 bytes). A hidden field may follow the catalog's fields: the
- * codegen reads it under the name given in the comment. tests/unit
- * checks these offsets against the catalog. */
+/* Contract between the runtime and host programs: the contexts of cuda:
+ * events.
+ *   Writer: the runtime in the traced process (runtime/rt_api.c,
+ *   rt_launch_ev.c) builds one per CUDA call and runs the event's
+ *   programs on it.
+ *   Readers: the programs host lowering compiles (codegen/host_probe.c
+ *   reads by the layout of codegen/llvm_host.h: the catalog's fields in
+ *   order, each 8-aligned; strings inline as char[64]; dim3 as three u32
+ *   in 16 bytes). The controller (cli/) sets the session's cev_mask by
+ *   enum gpux_cev.
+ * A hidden field may follow the catalog's fields: the codegen reads it
+ * under the name given in the comment. tests/unit checks these offsets
+ * against the catalog. */
 #ifndef GPUX_CUDA_EVENTS_H
 #define GPUX_CUDA_EVENTS_H
 

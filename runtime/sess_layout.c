@@ -1,5 +1,5 @@
-/* Session segment layout (session.h), shared by gpux and libgpux-rt.so. */
-#include "session.h"
+/* Session segment layout (sess_layout.h), shared by gpux and libgpux-rt.so. */
+#include "sess_layout.h"
 
 #include <string.h>
 

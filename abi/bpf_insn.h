@@ -1,5 +1,10 @@
-/* eBPF instruction encoding (the Linux ISA), shared by the host and the
- * device paths: the assembler, disassembler, SIMT verifier and PTX JIT. */
+/* Contract between what writes eBPF and what runs it: the instruction
+ * encoding (the Linux ISA).
+ *   Writers: codegen's device lowering and assembler (codegen/), and
+ *   LLVM's BPF backend for host programs.
+ *   Readers: the SIMT verifier, the disassembler and the PTX JIT
+ *   (codegen/), the userspace VM (runtime/bpf_vm*.c) in gpux and in
+ *   traced processes, and the kernel. */
 #ifndef GPUX_BPF_INSN_H
 #define GPUX_BPF_INSN_H
 

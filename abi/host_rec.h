@@ -1,0 +1,32 @@
+/* Contract between host programs and their readers: the records host
+ * programs write to the ring buffer map HOST_EVENTS_MAP, a header, then
+ * 8-byte aligned arguments.
+ *   Writer: the BPF code host lowering emits (codegen/host_output.c),
+ *   run in the kernel, in gpux's VM or in a traced process's VM.
+ *   Readers: the controller (cli/records.c) formats them; the runtime
+ *   (runtime/rt_host_out.c) acts on some in the traced process and
+ *   forwards the rest through the session segment.
+ * The argument layouts per format and map are in struct host_obj
+ * (codegen/llvm_host.h), which only the controller reads. */
+#ifndef GPUX_HOST_REC_H
+#define GPUX_HOST_REC_H
+
+#include <stdint.h>
+
+#define HOST_EVENTS_MAP "gpux_events"
+
+enum host_rec_kind {
+	HOST_REC_PRINTF = 1, /* id: format index; then the arguments */
+	HOST_REC_EXIT = 2,   /* then i64 status */
+	HOST_REC_PRINT = 3,  /* id: map index; then u64 top, u64 div */
+	HOST_REC_CLEAR = 4,  /* id: map index */
+	HOST_REC_ZERO = 5,   /* id: map index */
+	HOST_REC_TIME = 6,   /* id: format index (strftime) */
+};
+
+struct host_rec_hdr {
+	uint32_t kind;
+	uint32_t id;
+};
+
+#endif

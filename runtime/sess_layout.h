@@ -1,0 +1,37 @@
+/* Laying out a session segment (abi/session.h) and checking one: the
+ * controller sizes and fills it, the runtime checks what it mapped.
+ * Linked into both as gpux_session. */
+#ifndef GPUX_SESS_LAYOUT_H
+#define GPUX_SESS_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session.h"
+
+struct gpux_sess_spec {
+	const struct gpux_sess_probe *probes;
+	uint32_t nprobes;
+	const struct gpux_sess_map *maps; /* area_off/area_size are computed */
+	uint32_t nmaps;
+	const char *ptx;
+	size_t ptx_len;
+	const void *hobj; /* host object, or NULL */
+	size_t hobj_len;
+	const struct gpux_sess_hbind *hbind;
+	uint32_t nhbind;
+	uint64_t dump_size;
+	uint32_t cev_mask;
+};
+
+/* Bytes a map's area takes: header, state words (padded to 8), keys,
+ * values. */
+uint64_t gpux_sess_area_size(const struct gpux_sess_map *m);
+/* The segment's total size for spec. */
+uint64_t gpux_sess_size(const struct gpux_sess_spec *spec);
+/* Lays out and fills a zeroed segment of gpux_sess_size(spec) bytes. */
+void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec);
+/* Checks a mapped segment of len bytes: 0, or -1 if it is not one. */
+int gpux_sess_check(const void *seg, uint64_t len);
+
+#endif
