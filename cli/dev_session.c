@@ -9,13 +9,11 @@
 #include <unistd.h>
 
 #include "ptx_library.h"
+#include "probe_site.h"
 #include "sess_host.h"
 
-/* The runtime's site kinds by catalog event name: the order of enum
- * ptx_site_kind (runtime/ptx_rewrite.h), whose ptx_site_name() gives
- * these same names. Spelled here so gpux does not link the rewriter. */
-static const char *const site_names[] = { "kernel_entry", "kernel_exit", "access",
-					  "func_entry", "func_exit" };
+/* The site kind of an event: its index in abi/probe_site.h's names. */
+static const char *const site_names[] = PTX_SITE_NAMES;
 
 static int site_of(const char *event)
 {

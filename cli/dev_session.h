@@ -1,4 +1,4 @@
-/* The controller's side of a session segment (runtime/session.h): it
+/* The controller's side of a session segment (abi/session.h): it
  * compiles a program's device probes, lays out the probe and map tables,
  * creates the segment as a memfd the traced program inherits, and reads
  * back what the device runtimes publish there (dev_output.h).

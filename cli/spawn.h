@@ -1,5 +1,5 @@
 /* Starting the traced CUDA program with the device runtime preloaded
- * and the session segment inherited (runtime/session.h). */
+ * and the session segment inherited (abi/session.h). */
 #ifndef GPUX_SPAWN_H
 #define GPUX_SPAWN_H
 
