@@ -156,6 +156,9 @@ struct hval hl_expr(struct hctx *h, struct node *e);
 LLVMValueRef hl_cuda_kernel_id(struct hctx *h);
 /* An integer expression as i64, or NULL after an error. */
 LLVMValueRef hl_expr_int(struct hctx *h, struct node *e);
+/* l / r or l % r, signed (truncating, as C) or unsigned; x / 0 = 0 and
+ * x % 0 = x, as BPF's instructions. */
+LLVMValueRef hl_divmod(struct hctx *h, bool mod, LLVMValueRef l, LLVMValueRef r, bool sgn);
 LLVMValueRef hl_to_bool(struct hctx *h, LLVMValueRef v);
 void hl_str_copy(struct hctx *h, LLVMValueRef dst, unsigned dsize, struct hval s);
 LLVMValueRef hl_str_literal(struct hctx *h, const char *s, size_t len, unsigned size);
