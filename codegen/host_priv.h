@@ -71,6 +71,8 @@ struct hctx {
 	struct diags *diags;
 	struct host_obj *obj;
 	int errors;
+	char *backend_err; /* the BPF backend's first error (malloc'd) */
+	bool backend_failed;
 
 	LLVMContextRef ctx;
 	LLVMModuleRef mod;
