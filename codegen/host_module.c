@@ -2,6 +2,7 @@
  * the BPF target, the O2 pipeline and the object in memory. Every LLVM
  * object made here is disposed here, whatever happened. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,7 +135,7 @@ bool host_const_int(const struct node *n, int64_t *out)
 		if (!host_const_int(n->u.unop.operand, &a))
 			return false;
 		if (n->u.unop.op == OP_NEG)
-			*out = -a;
+			*out = (int64_t)(0 - (uint64_t)a);
 		else if (n->u.unop.op == OP_PLUS)
 			*out = a;
 		else
@@ -144,11 +145,16 @@ bool host_const_int(const struct node *n, int64_t *out)
 		if (!host_const_int(n->u.binop.lhs, &a) ||
 		    !host_const_int(n->u.binop.rhs, &b))
 			return false;
+		/* wrapping, as the program's i64 arithmetic does */
 		switch (n->u.binop.op) {
-		case OP_ADD: *out = a + b; return true;
-		case OP_SUB: *out = a - b; return true;
-		case OP_MUL: *out = a * b; return true;
-		case OP_DIV: if (!b) return false; *out = a / b; return true;
+		case OP_ADD: *out = (int64_t)((uint64_t)a + (uint64_t)b); return true;
+		case OP_SUB: *out = (int64_t)((uint64_t)a - (uint64_t)b); return true;
+		case OP_MUL: *out = (int64_t)((uint64_t)a * (uint64_t)b); return true;
+		case OP_DIV:
+			if (!b || (a == INT64_MIN && b == -1))
+				return false; /* traps in C */
+			*out = a / b;
+			return true;
 		case OP_SHL: *out = (int64_t)((uint64_t)a << (b & 63)); return true;
 		default: return false;
 		}
