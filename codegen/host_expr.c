@@ -132,7 +132,7 @@ static struct hval builtin(struct hctx *h, struct node *e)
 		host_helper(h, HELPER_GET_CURRENT_COMM, h->i64, args, 2);
 		r = (struct hval){ buf, 16 };
 	} else if (!strcmp(name, "probe")) {
-		const char *s = h->at->text;
+		const char *s = hl_probe_text(h, h->at);
 		if (hl_probe_by_cookie(h))
 			return hl_sym_string(h, true);
 		r.ssize = (unsigned)strlen(s) + 1;
