@@ -207,6 +207,34 @@ static bool map_write(struct hctx *h, struct node *m, int op, struct hval val, b
 	return true;
 }
 
+struct str_need {
+	struct hctx *h;
+	const char *name;
+	unsigned size;
+};
+
+static void find_str_assign(struct node *n, void *arg)
+{
+	struct str_need *w = arg;
+	struct node *t = n->kind == N_ASSIGN ? n->u.assign.target : NULL;
+	if (t && t->kind == N_VAR && !strcmp(t->u.var.name, w->name) &&
+	    n->u.assign.value->type.kind == TY_STR) {
+		unsigned s = hl_str_size(w->h, n->u.assign.value);
+		if (s > w->size)
+			w->size = s;
+	}
+	ast_visit_children(n, find_str_assign, w);
+}
+
+/* A string variable holds the longest string the probe assigns to it
+ * ($x = "a"; $x = "bb" must not cut "bb"). */
+static unsigned var_str_size(struct hctx *h, const char *name, unsigned first)
+{
+	struct str_need w = { h, name, first };
+	find_str_assign(h->probe, &w);
+	return w.size;
+}
+
 static struct hvar *var_slot(struct hctx *h, struct node *t, unsigned ssize)
 {
 	struct hvar *v = hl_var_find(h, t->u.var.name);
@@ -214,8 +242,8 @@ static struct hvar *var_slot(struct hctx *h, struct node *t, unsigned ssize)
 		return v;
 	v = arena_zalloc(&h->obj->arena, sizeof(*v));
 	v->name = t->u.var.name;
-	v->ssize = ssize;
-	v->slot = host_alloca_zero(h, ssize ? (ssize + 7) & ~7u : 8, t->u.var.name);
+	v->ssize = ssize ? var_str_size(h, t->u.var.name, ssize) : 0;
+	v->slot = host_alloca_zero(h, v->ssize ? (v->ssize + 7) & ~7u : 8, t->u.var.name);
 	v->next = h->vars;
 	h->vars = v;
 	return v;
