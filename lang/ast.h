@@ -116,7 +116,8 @@ struct node {
 			 const struct field *field;
 			 const struct builtin *builtin;
 			 enum decision decision; } ident;
-		struct { struct node *base; const char *name; } field;
+		struct { struct node *base; const char *name;
+			 bool arrow; /* written base->name */ } field;
 		struct { int op; struct node *lhs, *rhs; } binop;
 		struct { int op; struct node *operand; } unop;
 		struct { struct node *cond, *then, *els; } ternary;

@@ -116,7 +116,8 @@ static void check_ident(struct tctx *c, struct node *n)
 	explain_unknown(c, n);
 }
 
-/* args.NAME in tracepoint probes, .x/.y/.z on dim3 values. */
+/* args.NAME (or bpftrace's args->NAME) in tracepoint probes, .x/.y/.z
+ * on dim3 values. */
 static void check_field(struct tctx *c, struct node *n)
 {
 	struct node *base = n->u.field.base;
@@ -151,6 +152,11 @@ static void check_field(struct tctx *c, struct node *n)
 	if (base->type.kind == TY_NONE)
 		return;
 	if (base->type.kind == TY_DIM3) {
+		if (n->u.field.arrow) {
+			terr(c, n->span, "'->' reads a field through a pointer, and a dim3 is not one: "
+			     "use .%s", name);
+			return;
+		}
 		if (!strcmp(name, "x") || !strcmp(name, "y") || !strcmp(name, "z")) {
 			n->type = TYPE_U32;
 			return;

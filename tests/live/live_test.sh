@@ -79,6 +79,17 @@ sum 45
 @: 9
 OUT
 }
+t_tracepoint_args_arrow() {
+	# bpftrace 0.17 writes a tracepoint's fields args->NAME
+	run 0 -e 'tracepoint:syscalls:sys_exit_getppid /comm == "probe_tgt"/ { @[args->ret > 0, args.ret == args->ret] = count(); }' \
+		-c "$TGT 4" && expect <<OUT
+Attaching 1 probe...
+sum 10
+
+
+@[1, 1]: 4
+OUT
+}
 t_printf() {
 	run 0 -e "uprobe:$TGT:gpux_tgt_add { printf(\"add %d %d\\n\", arg0, arg1); }" \
 		-c "$TGT 3" || return 1
