@@ -303,6 +303,23 @@ static int resolve_interval(struct pctx *c, struct node *an, char **parts,
 	return 0;
 }
 
+/* bpftrace's providers that gpux lacks, with their short names: named
+ * as such rather than "unknown", with a misleading closest match. */
+static const char *bpftrace_only(const char *name)
+{
+	static const char *const names[][2] = {
+		{ "kprobe", "k" }, { "kretprobe", "kr" }, { "kfunc", "f" },
+		{ "kretfunc", "fr" }, { "fentry", NULL }, { "fexit", NULL },
+		{ "usdt", "U" }, { "profile", "p" }, { "software", "s" },
+		{ "hardware", "h" }, { "watchpoint", "w" }, { "asyncwatchpoint", "aw" },
+		{ "rawtracepoint", "rt" }, { "iter", "it" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i][0]) || (names[i][1] && !strcmp(name, names[i][1])))
+			return names[i][0];
+	return NULL;
+}
+
 static int resolve_attach(struct pctx *c, struct node *an)
 {
 	struct attach *at = &an->u.attach;
@@ -313,6 +330,14 @@ static int resolve_attach(struct pctx *c, struct node *an)
 	at->event = nparts > 1 ? parts[1] : NULL;
 	at->filter = nparts > 2 ? parts[2] : NULL;
 	at->prov = catalog_provider(parts[0]);
+	const char *bt = at->prov ? NULL : bpftrace_only(parts[0]);
+	if (bt) {
+		struct diag *dg = diag_error(c->diags, an->span,
+					     "gpux does not support bpftrace's %s probes", bt);
+		diag_hint(dg, "gpux probes the GPU, CUDA calls and user space: uprobe, uretprobe, "
+			  "tracepoint, BEGIN, END, interval (see gpux -l)");
+		return -1;
+	}
 	if (!at->prov) {
 		struct diag *dg = diag_error(c->diags, an->span,
 					     "unknown probe provider '%s'", parts[0]);
