@@ -68,6 +68,15 @@ static void explain_unknown(struct tctx *c, struct node *n)
 	if (c->probe->u.probe.policy)
 		for (size_t i = 0; i < 3 && k < 96; i++)
 			cands[k++] = decisions[i];
+	/* bpftrace 0.17's builtins that gpux lacks: not a typo to correct */
+	static const char *const bt[] = { "kstack", "ustack", "gid", "username", "curtask",
+					  "rand", "cgroup", "sarg0", "sarg1", "sarg2", "sarg3",
+					  "sarg4", "sarg5", "ctx", "jiffies" };
+	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
+		if (!strcmp(name, bt[i])) {
+			terr(c, n->span, "gpux does not support bpftrace's builtin '%s' yet", name);
+			return;
+		}
 	struct diag *dg = terr(c, n->span, "Unknown identifier: '%s'", name);
 	const char *best = suggest_closest(name, cands, k);
 	if (best)
