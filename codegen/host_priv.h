@@ -146,8 +146,8 @@ bool hl_globbed_uprobe(const struct hctx *h);
 bool hl_probe_by_cookie(const struct hctx *h);
 /* Sets h->probe_str: the size of probe strings (before the layout). */
 void hl_probe_str_size(struct hctx *h);
-/* The probe string of at as bpftrace names it, when known now: a uprobe
- * by its provider's full name ("u:" is "uprobe:") and symbol (uname). */
+/* The probe string of at as bpftrace names it, when known now: by its
+ * provider's full name ("u:" is "uprobe:"), a uprobe's symbol as uname. */
 const char *hl_probe_text(struct hctx *h, const struct attach *at);
 struct hval hl_sym_string(struct hctx *h, bool probe);
 void hl_map_update(struct hctx *h, struct hmap *hm, LLVMValueRef key,

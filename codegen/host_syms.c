@@ -37,9 +37,13 @@ bool hl_probe_by_cookie(const struct hctx *h)
 
 const char *hl_probe_text(struct hctx *h, const struct attach *at)
 {
-	if (!at->prov || at->prov->syntax != SYN_UPROBE)
+	if (!at->prov)
 		return at->text;
-	return arena_printf(&h->obj->arena, "%s:%s:%s", at->prov->name, at->event, at->uname);
+	if (at->prov->syntax == SYN_UPROBE)
+		return arena_printf(&h->obj->arena, "%s:%s:%s", at->prov->name, at->event,
+				    at->uname);
+	const char *rest = strchr(at->text, ':');
+	return arena_printf(&h->obj->arena, "%s%s", at->prov->name, rest ? rest : "");
 }
 
 /* The longest probe name at can take: "PROV:TARGET:SYM" with TARGET the

@@ -344,6 +344,9 @@ static int resolve_attach(struct pctx *c, struct node *an)
 		hint_providers(dg, parts[0]);
 		return -1;
 	}
+	/* by its full name: later passes and the controllers compare it
+	 * ("u:" is "uprobe:") */
+	at->provider = at->prov->name;
 	switch (at->prov->syntax) {
 	case SYN_BARE:
 		if (nparts != 1) {

@@ -93,6 +93,10 @@ t_command_c() {
 t_command_dashdash() {
 	run 0 --dry-run -e 'BEGIN {}' -- ./app -x 1 && err_has 'would trace command: ./app -x 1'
 }
+t_interval_alias() {
+	# i: is interval: (it was refused as a probe this build cannot run)
+	run 0 -e 'i:ms:20 { printf("%s\n", probe); exit(); }' && out_has '^interval:ms:20$'
+}
 t_interval_behind() {
 	# an interval shorter than its probe takes skips the periods it
 	# missed, as a kernel timer does: gpux still sees SIGINT and prints

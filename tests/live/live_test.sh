@@ -90,6 +90,21 @@ sum 10
 @[1, 1]: 4
 OUT
 }
+t_aliases() {
+	# bpftrace's short provider names run as the long ones, and probe
+	# says the long name, as bpftrace's does
+	run 0 -e "u:$TGT:gpux_tgt_add { @u[probe] = count(); } ur:$TGT:gpux_tgt_add { @r[probe] = count(); }
+		  t:syscalls:sys_enter_getppid /comm == \"probe_tgt\"/ { @t[probe] = count(); }" \
+		-c "$TGT 2" && expect <<OUT
+Attaching 3 probes...
+sum 3
+
+
+@r[uretprobe:$TGT:gpux_tgt_add]: 2
+@t[tracepoint:syscalls:sys_enter_getppid]: 2
+@u[uprobe:$TGT:gpux_tgt_add]: 2
+OUT
+}
 t_printf() {
 	run 0 -e "uprobe:$TGT:gpux_tgt_add { printf(\"add %d %d\\n\", arg0, arg1); }" \
 		-c "$TGT 3" || return 1
