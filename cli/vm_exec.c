@@ -97,9 +97,15 @@ int64_t vm_exec_wait_ns(const struct vm_exec *x)
 
 void vm_exec_due(struct vm_exec *x, struct diags *diags)
 {
-	for (int first = earliest(x); first >= 0 && now_ns() >= x->t[first].next;
+	/* Each due timer runs once: one that fell behind (its period
+	 * shorter than its probe takes) skips the periods it missed, as a
+	 * kernel timer does, so that the caller gets back to its signals. */
+	uint64_t now = now_ns();
+	for (int first = earliest(x); first >= 0 && now >= x->t[first].next;
 	     first = earliest(x)) {
 		x->t[first].next += x->t[first].period;
+		if (x->t[first].next <= now)
+			x->t[first].next = now + x->t[first].period;
 		vm_exec_section(x, x->t[first].sec, diags);
 		if (x->rs->exited || x->rs->failed)
 			return;

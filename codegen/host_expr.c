@@ -132,7 +132,7 @@ static struct hval builtin(struct hctx *h, struct node *e)
 		host_helper(h, HELPER_GET_CURRENT_COMM, h->i64, args, 2);
 		r = (struct hval){ buf, 16 };
 	} else if (!strcmp(name, "probe")) {
-		const char *s = h->at->text;
+		const char *s = hl_probe_text(h, h->at);
 		if (hl_probe_by_cookie(h))
 			return hl_sym_string(h, true);
 		r.ssize = (unsigned)strlen(s) + 1;
@@ -191,6 +191,36 @@ static bool is_u64(struct type t)
 	return t.kind == TY_INT && !t.is_signed && t.bits == 64;
 }
 
+/* |v| and its sign mask (0 or -1), as unsigned arithmetic. */
+static LLVMValueRef magnitude(struct hctx *h, LLVMValueRef v, LLVMValueRef *sign)
+{
+	*sign = LLVMBuildAShr(h->b, v, host_const(h, 63), "");
+	return LLVMBuildSub(h->b, LLVMBuildXor(h->b, v, *sign, ""), *sign, "");
+}
+
+LLVMValueRef hl_divmod(struct hctx *h, bool mod, LLVMValueRef l, LLVMValueRef r, bool sgn)
+{
+	/* The BPF backend cannot select sdiv/srem (no signed division
+	 * before cpu=v4): signed operands divide as magnitudes and get
+	 * their sign back, truncating as C does; the device lowering
+	 * (dev_expr.c) computes the same. A zero divisor gives what the
+	 * BPF instructions give (x / 0 = 0, x % 0 = x), and is kept out
+	 * of the udiv, where LLVM would take it for undefined. */
+	LLVMValueRef zero = host_const(h, 0), sl = NULL, sr = NULL;
+	LLVMValueRef a = sgn ? magnitude(h, l, &sl) : l;
+	LLVMValueRef b = sgn ? magnitude(h, r, &sr) : r;
+	LLVMValueRef z = LLVMBuildICmp(h->b, LLVMIntEQ, r, zero, "");
+	LLVMValueRef d = LLVMBuildSelect(h->b, z, host_const(h, 1), b, "");
+	LLVMValueRef q = mod ? LLVMBuildURem(h->b, a, d, "") : LLVMBuildUDiv(h->b, a, d, "");
+	q = LLVMBuildSelect(h->b, z, mod ? a : zero, q, "");
+	if (!sgn)
+		return q;
+	/* the quotient is negative when the signs differ, the remainder
+	 * takes the dividend's */
+	LLVMValueRef s = mod ? sl : LLVMBuildXor(h->b, sl, sr, "");
+	return LLVMBuildSub(h->b, LLVMBuildXor(h->b, q, s, ""), s, "");
+}
+
 static LLVMValueRef logical(struct hctx *h, struct node *e)
 {
 	LLVMValueRef l = hl_expr_int(h, e->u.binop.lhs);
@@ -241,22 +271,13 @@ static LLVMValueRef binop(struct hctx *h, struct node *e)
 	if (!l || !r)
 		return NULL;
 	bool uns = is_u64(ln->type) || is_u64(rn->type);
-	LLVMValueRef zero = host_const(h, 0);
 	switch (op) {
 	case OP_ADD: return LLVMBuildAdd(h->b, l, r, "");
 	case OP_SUB: return LLVMBuildSub(h->b, l, r, "");
 	case OP_MUL: return LLVMBuildMul(h->b, l, r, "");
 	case OP_DIV:
-	case OP_MOD: {
-		/* x / 0 is 0 in BPF; keep LLVM from treating it as UB */
-		LLVMValueRef z = LLVMBuildICmp(h->b, LLVMIntEQ, r, zero, "");
-		LLVMValueRef d = LLVMBuildSelect(h->b, z, host_const(h, 1), r, "");
-		LLVMValueRef q = op == OP_DIV ? (uns ? LLVMBuildUDiv(h->b, l, d, "")
-						     : LLVMBuildSDiv(h->b, l, d, ""))
-					      : (uns ? LLVMBuildURem(h->b, l, d, "")
-						     : LLVMBuildSRem(h->b, l, d, ""));
-		return LLVMBuildSelect(h->b, z, zero, q, "");
-	}
+	case OP_MOD:
+		return hl_divmod(h, op == OP_MOD, l, r, !uns);
 	case OP_BAND: return LLVMBuildAnd(h->b, l, r, "");
 	case OP_BOR: return LLVMBuildOr(h->b, l, r, "");
 	case OP_BXOR: return LLVMBuildXor(h->b, l, r, "");

@@ -59,14 +59,16 @@ static int add_link(struct host_live *l, struct bpf_link *k)
 	return 0;
 }
 
+/* At function sym, or (sym NULL) at file offset off, named name. */
 static int attach_sym(struct host_live *l, struct bpf_program *p, const char *path,
-		      const char *sym, bool ret, int pid, uint64_t cookie, char *err,
-		      size_t errlen)
+		      const char *sym, uint64_t off, const char *name, bool ret, int pid,
+		      uint64_t cookie, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = sym, .retprobe = ret, .bpf_cookie = cookie);
-	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, path, 0, &uo);
+	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, path,
+							     (size_t)off, &uo);
 	if (!k) {
-		snprintf(err, errlen, "cannot attach to %s in %s: %s", sym, path, strerror(errno));
+		snprintf(err, errlen, "cannot attach to %s in %s: %s", name, path, strerror(errno));
 		return -1;
 	}
 	if (add_link(l, k)) {
@@ -78,10 +80,11 @@ static int attach_sym(struct host_live *l, struct bpf_program *p, const char *pa
 
 /* The names func and probe read in a globbed uprobe (HOST_SYMS_MAP):
  * the function, and the probe as bpftrace names it, the target as
- * written when it is a path, else the library found. */
+ * written when it is a path, else the library found, then sym (the
+ * function, or uname for an offset or address). */
 static int sym_entry(struct host_live *l, const char *sec, const char *target,
-		     const char *path, const char *sym, uint64_t *cookie, char *err,
-		     size_t errlen)
+		     const char *path, const char *func, const char *sym, uint64_t *cookie,
+		     char *err, size_t errlen)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(l->bo, HOST_SYMS_MAP);
 	*cookie = 0;
@@ -103,7 +106,7 @@ static int sym_entry(struct host_live *l, const char *sec, const char *target,
 	int n = snprintf(probe, sizeof(probe), "%.*s:%s:%s", (int)(strchr(sec, '/') - sec), sec,
 			 strchr(target, '/') ? target : path, sym);
 	/* cut to the string size, as bpftrace cuts strings */
-	memcpy(v, sym, strnlen(sym, HOST_SYM_STR - 1));
+	memcpy(v, func, strnlen(func, HOST_SYM_STR - 1));
 	memcpy(v + HOST_SYM_STR, probe, n < (int)psize - 1 ? (size_t)n : psize - 1);
 	uint32_t key = (uint32_t)l->nsyms;
 	int rc = bpf_map_update_elem(bpf_map__fd(m), &key, v, BPF_ANY);
@@ -117,9 +120,11 @@ static int sym_entry(struct host_live *l, const char *sec, const char *target,
 }
 
 /* "uprobe/T:S" or "uretprobe/T:S": T may hold ':' (the last one splits).
- * A glob S attaches the program to every function of T it matches. */
-static int attach_uprobe(struct host_live *l, struct bpf_program *p, const char *sec,
-			 int pid, char *err, size_t errlen)
+ * A glob S attaches the program to every function of T it matches; an
+ * offset or address (hp) attaches at that byte of the file. */
+static int attach_uprobe(struct host_live *l, struct bpf_program *p,
+			 const struct host_prog *hp, const char *sec, int pid, char *err,
+			 size_t errlen)
 {
 	bool ret = !strncmp(sec, "uretprobe/", 10);
 	const char *ts = strchr(sec, '/') + 1, *colon = strrchr(ts, ':');
@@ -136,10 +141,22 @@ static int attach_uprobe(struct host_live *l, struct bpf_program *p, const char 
 		return -1;
 	}
 	const char *sym = colon + 1;
+	if (hp && (hp->uaddr || hp->uoffset)) {
+		struct host_usym us;
+		uint64_t cookie;
+		if (host_usym_resolve(path, hp->ufunc, hp->uoffset, ret, &us, err, errlen))
+			return -1;
+		return sym_entry(l, sec, target, path, us.name, hp->uname, &cookie, err, errlen)
+			       ? -1
+			       : attach_sym(l, p, path, NULL, us.file_off, hp->uname, ret, pid,
+					    cookie, err, errlen);
+	}
+	if (hp && hp->ufunc)
+		sym = hp->ufunc; /* FUNC+0 */
 	if (!strpbrk(sym, "*?[")) {
 		uint64_t cookie;
-		return sym_entry(l, sec, target, path, sym, &cookie, err, errlen) ? -1
-		       : attach_sym(l, p, path, sym, ret, pid, cookie, err, errlen);
+		return sym_entry(l, sec, target, path, sym, sym, &cookie, err, errlen) ? -1
+		       : attach_sym(l, p, path, sym, 0, sym, ret, pid, cookie, err, errlen);
 	}
 	struct host_syms syms;
 	if (host_glob_symbols(path, sym, &syms)) {
@@ -151,9 +168,11 @@ static int attach_uprobe(struct host_live *l, struct bpf_program *p, const char 
 		snprintf(err, errlen, "no function of %s matches %s", path, sym);
 	for (int i = 0; rc == 0 && i < syms.n; i++) {
 		uint64_t cookie;
-		rc = sym_entry(l, sec, target, path, syms.name[i], &cookie, err, errlen);
+		rc = sym_entry(l, sec, target, path, syms.name[i], syms.name[i], &cookie, err,
+			       errlen);
 		if (rc == 0)
-			rc = attach_sym(l, p, path, syms.name[i], ret, pid, cookie, err, errlen);
+			rc = attach_sym(l, p, path, syms.name[i], 0, syms.name[i], ret, pid,
+					cookie, err, errlen);
 	}
 	host_syms_free(&syms);
 	return rc;
@@ -164,7 +183,8 @@ static int attach_one(struct host_live *l, struct bpf_program *p, int pid, char 
 {
 	const char *sec = bpf_program__section_name(p);
 	if (!strncmp(sec, "uprobe/", 7) || !strncmp(sec, "uretprobe/", 10))
-		return attach_uprobe(l, p, sec, pid, err, errlen);
+		return attach_uprobe(l, p, prog_of(l->obj, bpf_program__name(p)), sec, pid,
+				     err, errlen);
 	if (!strncmp(sec, "tracepoint/", 11)) {
 		char cat[256];
 		const char *name = strchr(sec + 11, '/');

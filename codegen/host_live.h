@@ -56,4 +56,17 @@ struct host_syms {
 int host_glob_symbols(const char *path, const char *glob, struct host_syms *out);
 void host_syms_free(struct host_syms *s);
 
+/* Where uprobe:T:FUNC+OFFSET (func, off) or uprobe:T:ADDRESS (func NULL,
+ * the address in off) attaches in the ELF file path, as bpftrace checks
+ * it: the offset must lie inside the function, the address in some
+ * function, and a uretprobe (ret) only takes a function's first byte.
+ * 0 with the function's name (cut to fit) and the file offset to attach
+ * at; else -1 with the reason in err. */
+struct host_usym {
+	char name[256];
+	uint64_t file_off;
+};
+int host_usym_resolve(const char *path, const char *func, uint64_t off, bool ret,
+		      struct host_usym *out, char *err, size_t errlen);
+
 #endif

@@ -2,6 +2,7 @@
  * the BPF target, the O2 pipeline and the object in memory. Every LLVM
  * object made here is disposed here, whatever happened. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,7 +135,7 @@ bool host_const_int(const struct node *n, int64_t *out)
 		if (!host_const_int(n->u.unop.operand, &a))
 			return false;
 		if (n->u.unop.op == OP_NEG)
-			*out = -a;
+			*out = (int64_t)(0 - (uint64_t)a);
 		else if (n->u.unop.op == OP_PLUS)
 			*out = a;
 		else
@@ -144,11 +145,16 @@ bool host_const_int(const struct node *n, int64_t *out)
 		if (!host_const_int(n->u.binop.lhs, &a) ||
 		    !host_const_int(n->u.binop.rhs, &b))
 			return false;
+		/* wrapping, as the program's i64 arithmetic does */
 		switch (n->u.binop.op) {
-		case OP_ADD: *out = a + b; return true;
-		case OP_SUB: *out = a - b; return true;
-		case OP_MUL: *out = a * b; return true;
-		case OP_DIV: if (!b) return false; *out = a / b; return true;
+		case OP_ADD: *out = (int64_t)((uint64_t)a + (uint64_t)b); return true;
+		case OP_SUB: *out = (int64_t)((uint64_t)a - (uint64_t)b); return true;
+		case OP_MUL: *out = (int64_t)((uint64_t)a * (uint64_t)b); return true;
+		case OP_DIV:
+			if (!b || (a == INT64_MIN && b == -1))
+				return false; /* traps in C */
+			*out = a / b;
+			return true;
 		case OP_SHL: *out = (int64_t)((uint64_t)a << (b & 63)); return true;
 		default: return false;
 		}
@@ -187,6 +193,58 @@ static bool has_host_probes(const struct program *prog)
 	return false;
 }
 
+/* The BPF backend reports what it cannot compile (more than 512 bytes
+ * of stack, a call it cannot make) as LLVM diagnostics, which without a
+ * handler are printed and exit() the process: kept here, to be reported
+ * at the probe they come from. */
+static void backend_diag(LLVMDiagnosticInfoRef di, void *arg)
+{
+	struct hctx *h = arg;
+	if (LLVMGetDiagInfoSeverity(di) != LLVMDSError)
+		return;
+	h->backend_failed = true;
+	char *d = LLVMGetDiagInfoDescription(di);
+	if (d && !h->backend_err)
+		h->backend_err = strdup(d);
+	LLVMDisposeMessage(d);
+}
+
+/* "FILE:L:C: in function NAME TYPE: MESSAGE": the probe of function
+ * NAME, and MESSAGE. */
+static void backend_report(struct hctx *h)
+{
+	const char *d = h->backend_err ? h->backend_err : "";
+	const struct host_prog *p = NULL;
+	const char *fn = strstr(d, "in function ");
+	if (fn) {
+		fn += strlen("in function ");
+		size_t n = strcspn(fn, " :");
+		for (int i = 0; i < h->obj->nprogs && !p; i++)
+			if (strlen(h->obj->progs[i].func) == n &&
+			    !strncmp(h->obj->progs[i].func, fn, n))
+				p = &h->obj->progs[i];
+		const char *m = strstr(fn, "): ");
+		d = m ? m + 3 : d;
+	}
+	int len = (int)strlen(d);
+	while (len > 0 && (d[len - 1] == '\n' || d[len - 1] == ' '))
+		len--;
+	h->errors++;
+	if (strstr(d, "BPF stack limit")) {
+		const char *what = "this probe needs more than the 512 bytes of the BPF stack";
+		struct diag *dg = p ? diag_error(h->diags, p->span, "%s", what)
+				    : diag_error_nospan(h->diags, "%s", what);
+		diag_hint(dg, "hold fewer strings at once (in $variables, map keys, printf "
+			  "arguments), or split the probe");
+	} else if (p) {
+		diag_error(h->diags, p->span, "the BPF backend cannot compile this probe: %.*s",
+			   len, d);
+	} else {
+		diag_error_nospan(h->diags, "the BPF backend cannot compile the program: %.*s",
+				  len, d);
+	}
+}
+
 static int finish(struct hctx *h, LLVMTargetMachineRef tm)
 {
 	char *err = NULL;
@@ -221,6 +279,11 @@ static int finish(struct hctx *h, LLVMTargetMachineRef tm)
 		LLVMDisposeMessage(err);
 		return -1;
 	}
+	if (h->backend_failed) {
+		LLVMDisposeMemoryBuffer(buf);
+		backend_report(h);
+		return -1;
+	}
 	size_t n = LLVMGetBufferSize(buf);
 	h->obj->elf = malloc(n);
 	if (h->obj->elf) {
@@ -234,6 +297,7 @@ static int finish(struct hctx *h, LLVMTargetMachineRef tm)
 static void module_init(struct hctx *h)
 {
 	h->ctx = LLVMContextCreate();
+	LLVMContextSetDiagnosticHandler(h->ctx, backend_diag, h);
 	h->mod = LLVMModuleCreateWithNameInContext(h->prog->src.name, h->ctx);
 	LLVMSetTarget(h->mod, "bpfel");
 	LLVMSetDataLayout(h->mod, "e-m:e-p:64:64-i64:64-i128:128-n32:64-S128");
@@ -259,6 +323,7 @@ static void module_free(struct hctx *h)
 		LLVMDisposeModule(h->mod);
 	if (h->ctx)
 		LLVMContextDispose(h->ctx);
+	free(h->backend_err);
 }
 
 int host_compile(struct program *prog, const struct host_opts *opts,

@@ -192,3 +192,103 @@ void host_syms_free(struct host_syms *s)
 	free(s->name);
 	memset(s, 0, sizeof(*s));
 }
+
+/* ---- offsets and addresses ---- */
+
+struct fsym {
+	GElf_Sym sym;
+	const char *name;
+	bool found;
+};
+
+/* The first defined function named func, or (func NULL) containing
+ * address addr, in symtab then dynsym. */
+static void find_fsym(Elf *e, const char *func, uint64_t addr, struct fsym *f)
+{
+	for (Elf_Scn *scn = NULL; !f->found && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+			    s.st_shndx == SHN_UNDEF || !s.st_value)
+				continue;
+			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			/* as bpftrace: a symbol of size 0 holds its own address */
+			bool hit = func ? !strcmp(name, func)
+					: addr == s.st_value ||
+					  (addr > s.st_value && addr - s.st_value < s.st_size);
+			if (hit) {
+				*f = (struct fsym){ s, name, true };
+				return;
+			}
+		}
+	}
+}
+
+/* The file offset of virtual address addr: through the section holding
+ * it, as libbpf turns a symbol into an offset. */
+static bool file_offset(Elf *e, uint64_t addr, uint64_t *off)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || addr < sh.sh_addr ||
+		    addr - sh.sh_addr >= sh.sh_size)
+			continue;
+		*off = addr - sh.sh_addr + sh.sh_offset;
+		return true;
+	}
+	return false;
+}
+
+int host_usym_resolve(const char *path, const char *func, uint64_t off, bool ret,
+		      struct host_usym *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	int fd = elf_version(EV_CURRENT) == EV_NONE ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+	if (!e) {
+		snprintf(err, errlen, "cannot read the symbols of %s", path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	struct fsym f = { 0 };
+	find_fsym(e, func, off, &f);
+	int rc = -1;
+	uint64_t at = 0, into = 0;
+	if (!f.found) {
+		if (func)
+			snprintf(err, errlen, "%s has no function %s", path, func);
+		else
+			snprintf(err, errlen, "no function of %s holds address 0x%llx", path,
+				 (unsigned long long)off);
+	} else {
+		at = func ? f.sym.st_value + off : off;
+		into = at - f.sym.st_value;
+		if (func && off >= f.sym.st_size)
+			snprintf(err, errlen, "offset %llu is outside %s, which is %llu bytes long",
+				 (unsigned long long)off, func, (unsigned long long)f.sym.st_size);
+		else if (ret && into)
+			snprintf(err, errlen, "a uretprobe attaches at a function's start, and "
+				 "0x%llx is %s+%llu", (unsigned long long)at, f.name,
+				 (unsigned long long)into);
+		else if (!file_offset(e, at, &out->file_off))
+			snprintf(err, errlen, "address 0x%llx is in no code section of %s",
+				 (unsigned long long)at, path);
+		else
+			rc = 0;
+	}
+	if (rc == 0)
+		snprintf(out->name, sizeof(out->name), "%s", f.name);
+	elf_end(e);
+	close(fd);
+	return rc;
+}

@@ -71,6 +71,8 @@ struct hctx {
 	struct diags *diags;
 	struct host_obj *obj;
 	int errors;
+	char *backend_err; /* the BPF backend's first error (malloc'd) */
+	bool backend_failed;
 
 	LLVMContextRef ctx;
 	LLVMModuleRef mod;
@@ -144,6 +146,9 @@ bool hl_globbed_uprobe(const struct hctx *h);
 bool hl_probe_by_cookie(const struct hctx *h);
 /* Sets h->probe_str: the size of probe strings (before the layout). */
 void hl_probe_str_size(struct hctx *h);
+/* The probe string of at as bpftrace names it, when known now: by its
+ * provider's full name ("u:" is "uprobe:"), a uprobe's symbol as uname. */
+const char *hl_probe_text(struct hctx *h, const struct attach *at);
 struct hval hl_sym_string(struct hctx *h, bool probe);
 void hl_map_update(struct hctx *h, struct hmap *hm, LLVMValueRef key,
 		LLVMValueRef val, uint64_t flags);
@@ -156,6 +161,9 @@ struct hval hl_expr(struct hctx *h, struct node *e);
 LLVMValueRef hl_cuda_kernel_id(struct hctx *h);
 /* An integer expression as i64, or NULL after an error. */
 LLVMValueRef hl_expr_int(struct hctx *h, struct node *e);
+/* l / r or l % r, signed (truncating, as C) or unsigned; x / 0 = 0 and
+ * x % 0 = x, as BPF's instructions. */
+LLVMValueRef hl_divmod(struct hctx *h, bool mod, LLVMValueRef l, LLVMValueRef r, bool sgn);
 LLVMValueRef hl_to_bool(struct hctx *h, LLVMValueRef v);
 void hl_str_copy(struct hctx *h, LLVMValueRef dst, unsigned dsize, struct hval s);
 LLVMValueRef hl_str_literal(struct hctx *h, const char *s, size_t len, unsigned size);

@@ -2,9 +2,12 @@
  * hooks): its section, its context, the predicate and the body; and the
  * struct_ops variables that tie driver hook programs to the ABI. */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_events.h"
+#include "host_live.h"
 #include "host_priv.h"
 
 _Static_assert(HOST_STR_MAX == GPUX_CEV_STR, "cuda: strings are inline char[HOST_STR_MAX]");
@@ -180,13 +183,14 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 	const char *prov = h->at->prov->name;
 	enum provider_id pid = h->at->prov->id;
 	if (!strcmp(name, "func")) {
-		if (hl_globbed_uprobe(h)) {
+		/* an address names its function when attaching */
+		if (hl_globbed_uprobe(h) || h->at->uaddr) {
 			struct hval v = hl_sym_string(h, false);
 			*ssize = v.ssize;
 			return v.v;
 		}
-		*ssize = (unsigned)strlen(h->at->filter) + 1;
-		return hl_str_literal(h, h->at->filter, strlen(h->at->filter), *ssize);
+		*ssize = (unsigned)strlen(h->at->ufunc) + 1;
+		return hl_str_literal(h, h->at->ufunc, strlen(h->at->ufunc), *ssize);
 	}
 	if (pid == PROV_UPROBE && !strncmp(name, "arg", 3) && name[3] >= '0' &&
 	    name[3] <= '5' && !name[4])
@@ -375,6 +379,25 @@ static LLVMValueRef lower_one(struct hctx *h, struct node *p, const struct node 
 	return fn;
 }
 
+/* An offset or address is checked against the target's symbols now,
+ * so that a wrong one is an error at its attach point (when the target
+ * cannot be read yet, attaching says why). */
+static int check_usym(struct hctx *h, const struct node *an)
+{
+	const struct attach *at = &an->u.attach;
+	char path[PATH_MAX], err[PATH_MAX + 256];
+	struct host_usym us;
+	if (at->prov->syntax != SYN_UPROBE || (!at->uaddr && !at->uoffset) ||
+	    host_resolve_target(at->event, h->opts->lib_pid, path, sizeof(path)) ||
+	    access(path, R_OK))
+		return 0;
+	if (host_usym_resolve(path, at->ufunc, at->uoffset, strcmp(at->prov->name, "uprobe") != 0,
+			      &us, err, sizeof(err)) == 0)
+		return 0;
+	host_err(h, an, "%s", err);
+	return -1;
+}
+
 static int add_prog(struct hctx *h, struct node *p, const struct node *an,
 		    const char *name, const char *section, LLVMValueRef *fn)
 {
@@ -385,9 +408,12 @@ static int add_prog(struct hctx *h, struct node *p, const struct node *an,
 			memcpy(np, o->progs, sizeof(*np) * (size_t)o->nprogs);
 		o->progs = np;
 	}
+	const struct attach *at = &an->u.attach;
 	o->progs[o->nprogs++] = (struct host_prog){
-		.func = name, .section = section, .probe = an->u.attach.text,
-		.run = h->run, .interval_ns = an->u.attach.interval_ns, .span = an->span };
+		.func = name, .section = section, .probe = at->text,
+		.run = h->run, .interval_ns = at->interval_ns, .span = an->span,
+		.ufunc = at->ufunc, .uoffset = at->uoffset, .uaddr = at->uaddr,
+		.uname = at->uname };
 	int before = h->errors;
 	*fn = lower_one(h, p, an, name, section);
 	return h->errors > before ? -1 : 0;
@@ -436,7 +462,7 @@ int hl_probes_lower(struct hctx *h)
 		int k = 0;
 		for (struct node *an = p->u.probe.attach; an; an = an->next, k++) {
 			h->at = &an->u.attach;
-			if (tp_attach(h, an))
+			if (tp_attach(h, an) || check_usym(h, an))
 				continue;
 			for (int e = 0; e < h->at->nevents; e++) {
 				const struct event *ev = h->at->events[e];

@@ -129,34 +129,37 @@ static void agg_update(struct hctx *h, struct node *m, struct node *call)
 
 /* ---- plain map and variable writes ---- */
 
-static LLVMValueRef apply(struct hctx *h, int op, LLVMValueRef a, LLVMValueRef b)
+/* x op= v computes as x op v would: unsigned when either side is a u64
+ * (the front end's rule for binary operators). */
+static bool update_signed(const struct node *t, const struct node *v)
+{
+	return !(t->type.kind == TY_INT && !t->type.is_signed && t->type.bits == 64) &&
+	       !(v && v->type.kind == TY_INT && !v->type.is_signed && v->type.bits == 64);
+}
+
+static LLVMValueRef apply(struct hctx *h, int op, LLVMValueRef a, LLVMValueRef b, bool sgn)
 {
 	switch (op) {
 	case OP_ADD: case OP_INC: return LLVMBuildAdd(h->b, a, b, "");
 	case OP_SUB: case OP_DEC: return LLVMBuildSub(h->b, a, b, "");
 	case OP_MUL: return LLVMBuildMul(h->b, a, b, "");
-	case OP_DIV: {
-		LLVMValueRef z = LLVMBuildICmp(h->b, LLVMIntEQ, b, host_const(h, 0), "");
-		LLVMValueRef d = LLVMBuildSelect(h->b, z, host_const(h, 1), b, "");
-		return LLVMBuildSelect(h->b, z, host_const(h, 0), LLVMBuildSDiv(h->b, a, d, ""), "");
-	}
-	case OP_MOD: {
-		LLVMValueRef z = LLVMBuildICmp(h->b, LLVMIntEQ, b, host_const(h, 0), "");
-		LLVMValueRef d = LLVMBuildSelect(h->b, z, host_const(h, 1), b, "");
-		return LLVMBuildSelect(h->b, z, host_const(h, 0), LLVMBuildSRem(h->b, a, d, ""), "");
-	}
+	case OP_DIV: return hl_divmod(h, false, a, b, sgn);
+	case OP_MOD: return hl_divmod(h, true, a, b, sgn);
 	case OP_BAND: return LLVMBuildAnd(h->b, a, b, "");
 	case OP_BOR: return LLVMBuildOr(h->b, a, b, "");
 	case OP_BXOR: return LLVMBuildXor(h->b, a, b, "");
 	case OP_SHL: return LLVMBuildShl(h->b, a, LLVMBuildAnd(h->b, b, host_const(h, 63), ""), "");
-	case OP_SHR: return LLVMBuildAShr(h->b, a, LLVMBuildAnd(h->b, b, host_const(h, 63), ""), "");
+	case OP_SHR: {
+		LLVMValueRef s = LLVMBuildAnd(h->b, b, host_const(h, 63), "");
+		return sgn ? LLVMBuildAShr(h->b, a, s, "") : LLVMBuildLShr(h->b, a, s, "");
+	}
 	default: return NULL;
 	}
 }
 
 /* m op= rhs (rhs NULL: plain store of val). Returns {old, new} through
  * the pointers; the element is created when absent (old = 0). */
-static bool map_write(struct hctx *h, struct node *m, int op, struct hval val,
+static bool map_write(struct hctx *h, struct node *m, int op, struct hval val, bool sgn,
 		      LLVMValueRef *old_out, LLVMValueRef *new_out)
 {
 	struct hmap *hm = hl_map_of(h, m);
@@ -193,7 +196,7 @@ static bool map_write(struct hctx *h, struct node *m, int op, struct hval val,
 		LLVMValueRef vals[] = { host_const(h, 0), cur };
 		LLVMBasicBlockRef bbs[] = { from, found };
 		LLVMAddIncoming(old, vals, bbs, 2);
-		LLVMValueRef nv = apply(h, op, old, val.v);
+		LLVMValueRef nv = apply(h, op, old, val.v, sgn);
 		store64(h, nv, buf, 0);
 		if (old_out)
 			*old_out = old;
@@ -204,6 +207,34 @@ static bool map_write(struct hctx *h, struct node *m, int op, struct hval val,
 	return true;
 }
 
+struct str_need {
+	struct hctx *h;
+	const char *name;
+	unsigned size;
+};
+
+static void find_str_assign(struct node *n, void *arg)
+{
+	struct str_need *w = arg;
+	struct node *t = n->kind == N_ASSIGN ? n->u.assign.target : NULL;
+	if (t && t->kind == N_VAR && !strcmp(t->u.var.name, w->name) &&
+	    n->u.assign.value->type.kind == TY_STR) {
+		unsigned s = hl_str_size(w->h, n->u.assign.value);
+		if (s > w->size)
+			w->size = s;
+	}
+	ast_visit_children(n, find_str_assign, w);
+}
+
+/* A string variable holds the longest string the probe assigns to it
+ * ($x = "a"; $x = "bb" must not cut "bb"). */
+static unsigned var_str_size(struct hctx *h, const char *name, unsigned first)
+{
+	struct str_need w = { h, name, first };
+	find_str_assign(h->probe, &w);
+	return w.size;
+}
+
 static struct hvar *var_slot(struct hctx *h, struct node *t, unsigned ssize)
 {
 	struct hvar *v = hl_var_find(h, t->u.var.name);
@@ -211,8 +242,8 @@ static struct hvar *var_slot(struct hctx *h, struct node *t, unsigned ssize)
 		return v;
 	v = arena_zalloc(&h->obj->arena, sizeof(*v));
 	v->name = t->u.var.name;
-	v->ssize = ssize;
-	v->slot = host_alloca_zero(h, ssize ? (ssize + 7) & ~7u : 8, t->u.var.name);
+	v->ssize = ssize ? var_str_size(h, t->u.var.name, ssize) : 0;
+	v->slot = host_alloca_zero(h, v->ssize ? (v->ssize + 7) & ~7u : 8, t->u.var.name);
 	v->next = h->vars;
 	h->vars = v;
 	return v;
@@ -231,7 +262,7 @@ void hl_stmt_assign(struct hctx *h, struct node *s)
 		return;
 	host_loc(h, s);
 	if (t->kind == N_MAP) {
-		map_write(h, t, op, v, NULL, NULL);
+		map_write(h, t, op, v, update_signed(t, val), NULL, NULL);
 		return;
 	}
 	struct hvar *var = var_slot(h, t, v.ssize);
@@ -244,7 +275,8 @@ void hl_stmt_assign(struct hctx *h, struct node *s)
 		return;
 	}
 	if (op != OP_ASSIGN)
-		v.v = apply(h, op, LLVMBuildLoad2(h->b, h->i64, var->slot, ""), v.v);
+		v.v = apply(h, op, LLVMBuildLoad2(h->b, h->i64, var->slot, ""), v.v,
+			    update_signed(t, val));
 	LLVMBuildStore(h->b, v.v, var->slot);
 }
 
@@ -254,7 +286,7 @@ LLVMValueRef hl_stmt_incdec(struct hctx *h, struct node *e)
 	struct hval one = { host_const(h, 1), 0 };
 	LLVMValueRef old, nv;
 	if (t->kind == N_MAP) {
-		if (!map_write(h, t, e->u.incdec.op, one, &old, &nv))
+		if (!map_write(h, t, e->u.incdec.op, one, true, &old, &nv))
 			return NULL;
 	} else {
 		struct hvar *var = hl_var_find(h, t->u.var.name);
@@ -263,7 +295,7 @@ LLVMValueRef hl_stmt_incdec(struct hctx *h, struct node *e)
 			return NULL;
 		}
 		old = LLVMBuildLoad2(h->b, h->i64, var->slot, "");
-		nv = apply(h, e->u.incdec.op, old, one.v);
+		nv = apply(h, e->u.incdec.op, old, one.v, true);
 		LLVMBuildStore(h->b, nv, var->slot);
 	}
 	return e->u.incdec.prefix ? nv : old;

@@ -18,10 +18,11 @@ static bool at_globbed(const struct attach *at)
 	       strpbrk(at->filter, "*?[");
 }
 
+/* also an address, whose function is found when attaching */
 static bool at_by_cookie(const struct attach *at)
 {
 	return at_globbed(at) || (at && at->prov && at->prov->syntax == SYN_UPROBE &&
-				  at->event && !strchr(at->event, '/'));
+				  at->event && (!strchr(at->event, '/') || at->uaddr));
 }
 
 bool hl_globbed_uprobe(const struct hctx *h)
@@ -34,17 +35,28 @@ bool hl_probe_by_cookie(const struct hctx *h)
 	return at_by_cookie(h->at);
 }
 
+const char *hl_probe_text(struct hctx *h, const struct attach *at)
+{
+	if (!at->prov)
+		return at->text;
+	if (at->prov->syntax == SYN_UPROBE)
+		return arena_printf(&h->obj->arena, "%s:%s:%s", at->prov->name, at->event,
+				    at->uname);
+	const char *rest = strchr(at->text, ':');
+	return arena_printf(&h->obj->arena, "%s%s", at->prov->name, rest ? rest : "");
+}
+
 /* The longest probe name at can take: "PROV:TARGET:SYM" with TARGET the
  * path found for a library name and SYM each function a glob matches.
  * What cannot be resolved now (compiling only) counts as HOST_SYM_STR. */
-static size_t name_need(const struct attach *at, int pid)
+static size_t name_need(struct hctx *h, const struct attach *at, int pid)
 {
 	if (!at_by_cookie(at))
-		return strlen(at->text) + 1;
+		return strlen(hl_probe_text(h, at)) + 1;
 	char path[PATH_MAX];
 	if (host_resolve_target(at->event, pid, path, sizeof(path)))
 		return HOST_SYM_STR;
-	size_t sym = strlen(at->filter);
+	size_t sym = strlen(at->uname);
 	if (at_globbed(at)) {
 		struct host_syms s;
 		if (host_glob_symbols(path, at->filter, &s))
@@ -77,7 +89,7 @@ void hl_probe_str_size(struct hctx *h)
 	/* resolving and globbing again costs time: only where probe is read */
 	for (struct node *p = used ? h->prog->probes : NULL; p; p = p->next)
 		for (struct node *a = p->u.probe.attach; a; a = a->next) {
-			size_t n = name_need(&a->u.attach, h->opts->lib_pid);
+			size_t n = name_need(h, &a->u.attach, h->opts->lib_pid);
 			if (n > need)
 				need = n;
 		}

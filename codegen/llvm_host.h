@@ -123,6 +123,13 @@ struct host_prog {
 	enum host_run run;
 	uint64_t interval_ns;
 	struct span span;
+	/* uprobe:T:FUNC+OFFSET (ufunc, uoffset) and uprobe:T:ADDRESS (uaddr,
+	 * the address in uoffset); uname is the symbol as the probe string
+	 * names it (struct attach) */
+	const char *ufunc;
+	uint64_t uoffset;
+	bool uaddr;
+	const char *uname;
 };
 
 /* One component of a map key. */

@@ -68,6 +68,13 @@ struct attach {
 	uint64_t interval_ns; /* interval: period */
 	const struct field *tp_fields; /* tracepoint: fields from tracefs */
 	int ntp_fields;
+	/* uprobe: the function of "FUNC+OFFSET" (NULL for an address), the
+	 * offset into it or the address, and the symbol as bpftrace names
+	 * the probe ("readline+8", "4660": decimal) */
+	const char *ufunc;
+	uint64_t uoffset;
+	bool uaddr;
+	const char *uname;
 };
 
 struct probe {
@@ -109,7 +116,8 @@ struct node {
 			 const struct field *field;
 			 const struct builtin *builtin;
 			 enum decision decision; } ident;
-		struct { struct node *base; const char *name; } field;
+		struct { struct node *base; const char *name;
+			 bool arrow; /* written base->name */ } field;
 		struct { int op; struct node *lhs, *rhs; } binop;
 		struct { int op; struct node *operand; } unop;
 		struct { struct node *cond, *then, *els; } ternary;

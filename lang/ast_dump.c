@@ -78,7 +78,7 @@ static void put_head(FILE *out, const struct node *n)
 		fprintf(out, "%s %s", kinds[n->u.ident.kind], n->u.ident.name);
 		break;
 	}
-	case N_FIELD: fprintf(out, ".%s", n->u.field.name); break;
+	case N_FIELD: fprintf(out, "%s%s", n->u.field.arrow ? "->" : ".", n->u.field.name); break;
 	case N_BINOP: fprintf(out, "binop %s", op_str(n->u.binop.op)); break;
 	case N_UNOP: fprintf(out, "unop %s", op_str(n->u.unop.op)); break;
 	case N_TERNARY: fputs("?:", out); break;

@@ -62,7 +62,7 @@ static struct nlist list_add(struct nlist l, struct node *n);
 %token IF "if" ELSE "else" UNROLL "unroll" FOR "for" WHILE "while"
 %token RETURN "return"
 %token EQ "==" NE "!=" LE "<=" GE ">=" LAND "&&" LOR "||"
-%token SHL "<<" SHR ">>" INC "++" DEC "--" DOTDOT ".."
+%token SHL "<<" SHR ">>" INC "++" DEC "--" DOTDOT ".." ARROW "->"
 %token <op> COMPOUND "compound assignment"
 
 %type <node> probe pred block simple compound if_stmt expr unary
@@ -284,6 +284,13 @@ postfix
 		$$ = mk_expr(ctx, N_FIELD, @$, $1, NULL, NULL);
 		CHECK_DEPTH($$);
 		$$->u.field.name = $3;
+	}
+	| postfix ARROW IDENT {
+		/* bpftrace 0.17 writes args->NAME */
+		$$ = mk_expr(ctx, N_FIELD, @$, $1, NULL, NULL);
+		CHECK_DEPTH($$);
+		$$->u.field.name = $3;
+		$$->u.field.arrow = true;
 	}
 	;
 

@@ -319,6 +319,18 @@ static void unknown_function(struct tctx *c, struct node *call)
 	const struct action *acts = catalog_actions(&na);
 	for (size_t i = 0; i < na && k < 64; i++)
 		cands[k++] = acts[i].name;
+	/* bpftrace 0.17's functions that gpux lacks: not a typo to correct */
+	static const char *const bt[] = {
+		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr", "reg", "system", "cat",
+		"signal", "strncmp", "override", "buf", "sizeof", "ntop", "macaddr", "cgroupid",
+		"join", "strftime", "path", "unwatch", "kptr", "uptr", "skboutput", "pton",
+	};
+	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
+		if (!strcmp(call->u.call.name, bt[i])) {
+			terr(c, call->span, "gpux does not support bpftrace's function %s() yet",
+			     bt[i]);
+			return;
+		}
 	struct diag *dg = terr(c, call->span, "Unknown function: %s", call->u.call.name);
 	const char *best = suggest_closest(call->u.call.name, cands, k);
 	if (best)

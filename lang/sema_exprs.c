@@ -68,6 +68,15 @@ static void explain_unknown(struct tctx *c, struct node *n)
 	if (c->probe->u.probe.policy)
 		for (size_t i = 0; i < 3 && k < 96; i++)
 			cands[k++] = decisions[i];
+	/* bpftrace 0.17's builtins that gpux lacks: not a typo to correct */
+	static const char *const bt[] = { "kstack", "ustack", "gid", "username", "curtask",
+					  "rand", "cgroup", "sarg0", "sarg1", "sarg2", "sarg3",
+					  "sarg4", "sarg5", "ctx", "jiffies" };
+	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
+		if (!strcmp(name, bt[i])) {
+			terr(c, n->span, "gpux does not support bpftrace's builtin '%s' yet", name);
+			return;
+		}
 	struct diag *dg = terr(c, n->span, "Unknown identifier: '%s'", name);
 	const char *best = suggest_closest(name, cands, k);
 	if (best)
@@ -116,7 +125,8 @@ static void check_ident(struct tctx *c, struct node *n)
 	explain_unknown(c, n);
 }
 
-/* args.NAME in tracepoint probes, .x/.y/.z on dim3 values. */
+/* args.NAME (or bpftrace's args->NAME) in tracepoint probes, .x/.y/.z
+ * on dim3 values. */
 static void check_field(struct tctx *c, struct node *n)
 {
 	struct node *base = n->u.field.base;
@@ -151,6 +161,11 @@ static void check_field(struct tctx *c, struct node *n)
 	if (base->type.kind == TY_NONE)
 		return;
 	if (base->type.kind == TY_DIM3) {
+		if (n->u.field.arrow) {
+			terr(c, n->span, "'->' reads a field through a pointer, and a dim3 is not one: "
+			     "use .%s", name);
+			return;
+		}
 		if (!strcmp(name, "x") || !strcmp(name, "y") || !strcmp(name, "z")) {
 			n->type = TYPE_U32;
 			return;

@@ -153,6 +153,70 @@ static int resolve_events(struct pctx *c, struct node *an, char **parts,
 	return 0;
 }
 
+/* A whole unsigned number, decimal, 0x hex or 0 octal (bpftrace's). */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (*end || errno)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* The symbol of a uprobe, as bpftrace reads it: FUNC, FUNC+OFFSET (an
+ * offset into the function; not in a uretprobe, which fires on return)
+ * or an address in the file (a number). */
+static int parse_usym(struct pctx *c, struct node *an, const char *sym)
+{
+	struct attach *at = &an->u.attach;
+	struct arena *a = &c->prog->arena;
+	const char *plus = strchr(sym, '+');
+	at->ufunc = sym;
+	at->uname = sym;
+	if (!plus) {
+		if (!parse_u64(sym, &at->uoffset))
+			return 0;
+		at->ufunc = NULL;
+		at->uaddr = true;
+		at->uname = arena_printf(a, "%llu", (unsigned long long)at->uoffset);
+		return 0;
+	}
+	if (strcmp(at->prov->name, "uprobe")) {
+		struct diag *dg = diag_error(c->diags, an->span,
+			"%s takes no offset: it fires when the function returns", at->prov->name);
+		diag_hint(dg, "an offset into a function needs uprobe:TARGET:FUNC+OFFSET");
+		return -1;
+	}
+	if (strchr(plus + 1, '+')) {
+		diag_error(c->diags, an->span, "more than one offset in '%s'", sym);
+		return -1;
+	}
+	char *fn = arena_strndup(a, sym, (size_t)(plus - sym));
+	if (!*fn) {
+		diag_error(c->diags, an->span, "an offset needs a function: FUNC+OFFSET, not '%s'",
+			   sym);
+		return -1;
+	}
+	if (has_glob(fn)) {
+		diag_error(c->diags, an->span, "an offset cannot follow a glob ('%s')", sym);
+		return -1;
+	}
+	if (!parse_u64(plus + 1, &at->uoffset)) {
+		struct diag *dg = diag_error(c->diags, an->span, "invalid offset '%s' in '%s'",
+					     plus + 1, sym);
+		diag_hint(dg, "an offset is a number of bytes: FUNC+8, FUNC+0x10");
+		return -1;
+	}
+	at->ufunc = fn;
+	at->uname = at->uoffset ? arena_printf(a, "%s+%llu", fn, (unsigned long long)at->uoffset)
+				: fn;
+	return 0;
+}
+
 static int resolve_uprobe(struct pctx *c, struct node *an, char **parts,
 			  int nparts)
 {
@@ -165,7 +229,7 @@ static int resolve_uprobe(struct pctx *c, struct node *an, char **parts,
 		return -1;
 	}
 	add_event(c, at, catalog_event(at->prov, NULL));
-	return 0;
+	return parse_usym(c, an, parts[2]);
 }
 
 static int resolve_tracepoint(struct pctx *c, struct node *an, char **parts,
@@ -239,6 +303,23 @@ static int resolve_interval(struct pctx *c, struct node *an, char **parts,
 	return 0;
 }
 
+/* bpftrace's providers that gpux lacks, with their short names: named
+ * as such rather than "unknown", with a misleading closest match. */
+static const char *bpftrace_only(const char *name)
+{
+	static const char *const names[][2] = {
+		{ "kprobe", "k" }, { "kretprobe", "kr" }, { "kfunc", "f" },
+		{ "kretfunc", "fr" }, { "fentry", NULL }, { "fexit", NULL },
+		{ "usdt", "U" }, { "profile", "p" }, { "software", "s" },
+		{ "hardware", "h" }, { "watchpoint", "w" }, { "asyncwatchpoint", "aw" },
+		{ "rawtracepoint", "rt" }, { "iter", "it" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i][0]) || (names[i][1] && !strcmp(name, names[i][1])))
+			return names[i][0];
+	return NULL;
+}
+
 static int resolve_attach(struct pctx *c, struct node *an)
 {
 	struct attach *at = &an->u.attach;
@@ -249,12 +330,23 @@ static int resolve_attach(struct pctx *c, struct node *an)
 	at->event = nparts > 1 ? parts[1] : NULL;
 	at->filter = nparts > 2 ? parts[2] : NULL;
 	at->prov = catalog_provider(parts[0]);
+	const char *bt = at->prov ? NULL : bpftrace_only(parts[0]);
+	if (bt) {
+		struct diag *dg = diag_error(c->diags, an->span,
+					     "gpux does not support bpftrace's %s probes", bt);
+		diag_hint(dg, "gpux probes the GPU, CUDA calls and user space: uprobe, uretprobe, "
+			  "tracepoint, BEGIN, END, interval (see gpux -l)");
+		return -1;
+	}
 	if (!at->prov) {
 		struct diag *dg = diag_error(c->diags, an->span,
 					     "unknown probe provider '%s'", parts[0]);
 		hint_providers(dg, parts[0]);
 		return -1;
 	}
+	/* by its full name: later passes and the controllers compare it
+	 * ("u:" is "uprobe:") */
+	at->provider = at->prov->name;
 	switch (at->prov->syntax) {
 	case SYN_BARE:
 		if (nparts != 1) {

@@ -93,6 +93,27 @@ t_command_c() {
 t_command_dashdash() {
 	run 0 --dry-run -e 'BEGIN {}' -- ./app -x 1 && err_has 'would trace command: ./app -x 1'
 }
+t_interval_alias() {
+	# i: is interval: (it was refused as a probe this build cannot run)
+	run 0 -e 'i:ms:20 { printf("%s\n", probe); exit(); }' && out_has '^interval:ms:20$'
+}
+t_interval_behind() {
+	# an interval shorter than its probe takes skips the periods it
+	# missed, as a kernel timer does: gpux still sees SIGINT and prints
+	"$GPUX" -e 'interval:hz:1000000000 { @ = count(); }' >"$tmp/out" 2>"$tmp/err" </dev/null &
+	local g=$! t0
+	for _ in $(seq 100); do grep -q Attaching "$tmp/out" 2>/dev/null && break; sleep 0.05; done
+	sleep 0.3
+	kill -INT "$g"
+	t0=$SECONDS
+	while kill -0 "$g" 2>/dev/null && [ $((SECONDS - t0)) -lt 10 ]; do sleep 0.1; done
+	if kill -0 "$g" 2>/dev/null; then
+		kill -KILL "$g"; wait "$g"
+		fail "gpux did not end on SIGINT"; return 1
+	fi
+	wait "$g" || { cat "$tmp/err"; fail "gpux exited $? after SIGINT"; return 1; }
+	out_has '^@: [0-9]+$'
+}
 t_command_quiet() { run 0 -q --dry-run -e 'BEGIN {}' -c ./app && err_empty; }
 t_command_both() { run 1 -e 'BEGIN {}' -c ./a -- ./b && err_has 'either with -c or after --'; }
 t_pid() { run 0 --dry-run -p 1 -e 'BEGIN {}' && err_has 'would trace process 1'; }

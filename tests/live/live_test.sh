@@ -79,6 +79,32 @@ sum 45
 @: 9
 OUT
 }
+t_tracepoint_args_arrow() {
+	# bpftrace 0.17 writes a tracepoint's fields args->NAME
+	run 0 -e 'tracepoint:syscalls:sys_exit_getppid /comm == "probe_tgt"/ { @[args->ret > 0, args.ret == args->ret] = count(); }' \
+		-c "$TGT 4" && expect <<OUT
+Attaching 1 probe...
+sum 10
+
+
+@[1, 1]: 4
+OUT
+}
+t_aliases() {
+	# bpftrace's short provider names run as the long ones, and probe
+	# says the long name, as bpftrace's does
+	run 0 -e "u:$TGT:gpux_tgt_add { @u[probe] = count(); } ur:$TGT:gpux_tgt_add { @r[probe] = count(); }
+		  t:syscalls:sys_enter_getppid /comm == \"probe_tgt\"/ { @t[probe] = count(); }" \
+		-c "$TGT 2" && expect <<OUT
+Attaching 3 probes...
+sum 3
+
+
+@r[uretprobe:$TGT:gpux_tgt_add]: 2
+@t[tracepoint:syscalls:sys_enter_getppid]: 2
+@u[uprobe:$TGT:gpux_tgt_add]: 2
+OUT
+}
 t_printf() {
 	run 0 -e "uprobe:$TGT:gpux_tgt_add { printf(\"add %d %d\\n\", arg0, arg1); }" \
 		-c "$TGT 3" || return 1
@@ -235,6 +261,67 @@ t_long_probe_name() {
 		grep -qxF "@g[uprobe:$t:gpux_tgt_add]: 2" "$tmp/out" &&
 		grep -qxF "@p[uprobe:$t:gpux_tgt_add]: 2" "$tmp/out" ||
 		{ cat "$tmp/out"; fail "probe names cut"; }
+}
+# Addresses in probe_tgt: gpux_tgt_add's start and size (nm), and the
+# start of its last instruction (objdump), an offset into it that is on
+# an instruction boundary whatever the compiler made of it.
+tgt_sym() { nm -S "$TGT" | awk '$4 == "gpux_tgt_add" { print $1, $2 }'; }
+tgt_last_insn() {
+	objdump -d --no-show-raw-insn "$TGT" |
+		awk '/<gpux_tgt_add>:$/ { f = 1; next } f && !NF { exit } f { a = $1 } END { sub(/:$/, "", a); print a }'
+}
+t_uprobe_offset() {
+	# uprobe:PATH:FUNC+OFFSET fires at that byte of the function; func
+	# is the function, probe the attach point with a decimal offset
+	local start size last off
+	read -r start size <<<"$(tgt_sym)"
+	last=$(tgt_last_insn)
+	off=$((0x$last - 0x$start))
+	[ "$off" -gt 0 ] || { fail "gpux_tgt_add has one instruction"; return 1; }
+	run 0 -e "uprobe:$TGT:gpux_tgt_add+$(printf 0x%x "$off") { @[func, probe] = count(); }" \
+		-c "$TGT 6" && expect <<OUT
+Attaching 1 probe...
+sum 21
+
+
+@[gpux_tgt_add, uprobe:$TGT:gpux_tgt_add+$off]: 6
+OUT
+}
+t_uprobe_address() {
+	# uprobe:PATH:ADDRESS: an address in the file; func names the
+	# function holding it, probe the address in decimal, as bpftrace's
+	local start size last
+	read -r start size <<<"$(tgt_sym)"
+	last=$(tgt_last_insn)
+	run 0 -e "uprobe:$TGT:0x$start { @[func, probe] = count(); }
+		  uprobe:$TGT:$((0x$last)) { @n = count(); }
+		  uretprobe:$TGT:0x$start { @r = sum(retval); }" -c "$TGT 4" && expect <<OUT
+Attaching 3 probes...
+sum 10
+
+
+@[gpux_tgt_add, uprobe:$TGT:$((0x$start))]: 4
+@n: 4
+@r: 20
+OUT
+}
+t_uprobe_offset_outside() {
+	# an offset past the function's end is refused at its attach point
+	local start size
+	read -r start size <<<"$(tgt_sym)"
+	local ap="uprobe:$TGT:gpux_tgt_add+$((0x$size))"
+	run 1 -e "$ap { @ = count(); }" -c true &&
+		err_has "^stdin:1:1-$((${#ap} + 1)): ERROR: offset $((0x$size)) is outside gpux_tgt_add, which is $((0x$size)) bytes long$"
+}
+t_uprobe_address_refused() {
+	# no function holds the address; a uretprobe inside a function
+	local start size last
+	read -r start size <<<"$(tgt_sym)"
+	last=$(tgt_last_insn)
+	run 1 -e "uprobe:$TGT:0x1 { @ = count(); }" -c true &&
+		err_has "^stdin:1:1-[0-9]+: ERROR: no function of $TGT holds address 0x1$" || return 1
+	run 1 -e "uretprobe:$TGT:0x$last { @ = count(); }" -c true &&
+		err_has "ERROR: a uretprobe attaches at a function's start, and 0x$last is gpux_tgt_add\+$((0x$last - 0x$start))$"
 }
 t_glob_none() {
 	run 1 -e "uprobe:$TGT:no_such_fn_* { @ = count(); }" -c true &&
