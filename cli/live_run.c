@@ -43,28 +43,35 @@ bool live_wanted(const struct program *prog)
 	return false;
 }
 
-/* What this build cannot do yet, and root, said before anything starts. */
+/* What gpux cannot do yet, said before anything starts. */
 static int refuse(const struct program *prog, struct diags *diags)
 {
-	const struct node *first = NULL;
 	for (const struct node *p = prog->probes; p; p = p->next)
 		for (const struct node *a = p->u.probe.attach; a; a = a->next) {
-			if (is_kernel(a->u.attach.provider)) {
-				first = first ? first : a;
+			if (is_kernel(a->u.attach.provider))
 				continue;
-			}
 			if (map_place_vm_probe(p) && !a->next && a == p->u.probe.attach)
 				continue; /* BEGIN, END, interval: run in the VM beside */
 			diag_error(diags, a->span, "%s probes together with uprobes or tracepoints "
 				   "are not supported yet", a->u.attach.provider);
 			return -1;
 		}
-	if (geteuid() != 0) {
-		diag_error(diags, first->span, "attaching this probe needs root: gpux, as "
-			   "bpftrace, only runs uprobes and tracepoints as the root user");
-		return -1;
-	}
 	return 0;
+}
+
+/* Said after what the build lacks: root would not help there. */
+static int need_root(const struct program *prog, struct diags *diags)
+{
+	if (geteuid() == 0)
+		return 0;
+	const struct node *first = NULL;
+	for (const struct node *p = prog->probes; p && !first; p = p->next)
+		for (const struct node *a = p->u.probe.attach; a && !first; a = a->next)
+			if (is_kernel(a->u.attach.provider))
+				first = a;
+	diag_error(diags, first->span, "attaching this probe needs root: gpux, as "
+		   "bpftrace, only runs uprobes and tracepoints as the root user");
+	return -1;
 }
 
 struct live {
@@ -340,6 +347,8 @@ int live_run(struct program *prog, const struct options *o, FILE *out,
 				  "was built without libbpf");
 		return 1;
 	}
+	if (need_root(prog, diags))
+		return 1;
 	struct live s = { .api = api, .rs = { .out = out, .json = o->format == FMT_JSON } };
 	s.rs.obj = &s.obj;
 	s.rs.maps = (struct rec_maps){ k_print, k_clear, k_zero, &s };
