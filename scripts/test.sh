@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run every test that needs no GPU: the normal build, then the whole suite
-# again under AddressSanitizer and UBSan. Warnings are errors here.
+# Run every test that needs no GPU: the normal build; a build without
+# libbpf, which runs only its own tests (tests/nolibbpf); then the whole
+# suite again under AddressSanitizer and UBSan. Warnings are errors here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -8,6 +9,11 @@ jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUX_WERROR=ON >/dev/null
 make -C build -j"$jobs" >/dev/null
 (cd build && ctest -j"$jobs" --output-on-failure)
+
+cmake -S . -B build-nolibbpf -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUX_WERROR=ON \
+	-DGPUX_WITH_LIBBPF=OFF >/dev/null
+make -C build-nolibbpf -j"$jobs" >/dev/null
+(cd build-nolibbpf && ctest -j"$jobs" -R '^nolibbpf\.' --no-tests=error --output-on-failure)
 
 cmake -S . -B build-asan -DGPUX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DGPUX_WERROR=ON >/dev/null
 make -C build-asan -j"$jobs" >/dev/null
