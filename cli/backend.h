@@ -93,11 +93,10 @@ struct backend {
 	struct run *r;
 };
 
-/* Each backend: refusals said before anything starts (check: 0, or -1
- * with diagnostics), and its making (NULL with a diagnostic). */
-int gpux_backend_check(const struct run *r, struct diags *d);
+/* Each backend's making, before anything starts (NULL with a
+ * diagnostic: what this build or user cannot do), and the target's
+ * refusals (0, or -1 with a message). */
 struct backend *gpux_backend_new(struct run *r, struct diags *d);
-int kernel_backend_check(const struct run *r, struct diags *d);
 struct backend *kernel_backend_new(struct run *r, struct diags *d);
 int target_backend_check(const struct run *r, struct diags *d);
 struct backend *target_backend_new(struct run *r, struct diags *d);

@@ -118,13 +118,6 @@ static const struct backend_ops gpux_ops = {
 	.close = g_close,
 };
 
-int gpux_backend_check(const struct run *r, struct diags *d)
-{
-	(void)r;
-	(void)d;
-	return 0;
-}
-
 struct backend *gpux_backend_new(struct run *r, struct diags *d)
 {
 	struct gpux_backend *g = calloc(1, sizeof(*g));

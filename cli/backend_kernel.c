@@ -103,7 +103,9 @@ static const struct backend_ops kernel_ops = {
 	.close = k_close,
 };
 
-int kernel_backend_check(const struct run *r, struct diags *d)
+/* Said after what the build lacks (kernel_backend_new): root would not
+ * help there. */
+static int need_root(const struct run *r, struct diags *d)
 {
 	if (geteuid() != 0) {
 		diag_error(d, run_first_attach(r->prog, RUNNER_KERNEL)->span,
@@ -124,6 +126,8 @@ struct backend *kernel_backend_new(struct run *r, struct diags *d)
 				  "built without libbpf");
 		return NULL;
 	}
+	if (need_root(r, d))
+		return NULL;
 	struct kernel_backend *k = calloc(1, sizeof(*k));
 	if (!k) {
 		diag_error_nospan(d, "out of memory");

@@ -1,7 +1,8 @@
 # Host lowering through the LLVM C API and LLVM 16's BPF backend
 # (llvm_host.h). Links the shared libLLVM-16 (the GPU machine has
-# libLLVM-16.so.1, not the static archives), libelf for -d bpf, and
-# libbpf for the tests that open and load the objects.
+# libLLVM-16.so.1, not the static archives), libelf for -d bpf and the
+# uprobe targets' symbols, and libbpf (GPUX_WITH_LIBBPF) for attaching
+# and for the tests that open and load the objects.
 find_program(GPUX_LLVM_CONFIG NAMES llvm-config-16 llvm-config
              HINTS /usr/lib/llvm-16/bin)
 if(NOT GPUX_LLVM_CONFIG)
@@ -18,9 +19,27 @@ execute_process(COMMAND ${GPUX_LLVM_CONFIG} --libdir
                 OUTPUT_VARIABLE llvm_libdir OUTPUT_STRIP_TRAILING_WHITESPACE)
 find_library(GPUX_LLVM_LIB NAMES LLVM-16 HINTS ${llvm_libdir} NO_DEFAULT_PATH)
 find_library(GPUX_ELF_LIB elf)
-find_library(GPUX_BPF_LIB bpf)
 if(NOT GPUX_LLVM_LIB OR NOT GPUX_ELF_LIB)
   message(FATAL_ERROR "libLLVM-16 or libelf missing: apt-get install llvm-16-dev libelf-dev")
+endif()
+# Running in the kernel (host_live.h) needs libbpf; without it gpux
+# compiles every program but says that this build cannot attach probes.
+set(gpux_bpf_lib "")
+if(GPUX_WITH_LIBBPF)
+  find_library(GPUX_BPF_LIB bpf)
+  if(GPUX_BPF_LIB)
+    set(gpux_bpf_lib ${GPUX_BPF_LIB})
+  else()
+    message(STATUS "libbpf not found: this gpux cannot attach uprobes or tracepoints "
+                   "(apt-get install libbpf-dev)")
+  endif()
+else()
+  message(STATUS "GPUX_WITH_LIBBPF=OFF: this gpux cannot attach uprobes or tracepoints")
+endif()
+if(gpux_bpf_lib)
+  set(GPUX_HOST_LIBBPF ON CACHE INTERNAL "libgpux-host.so attaches through libbpf")
+else()
+  set(GPUX_HOST_LIBBPF OFF CACHE INTERNAL "libgpux-host.so attaches through libbpf")
 endif()
 
 # One set of objects, two products: a static library for the tests and
@@ -31,20 +50,15 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_btf.c
   ${CMAKE_CURRENT_LIST_DIR}/host_maps.c
   ${CMAKE_CURRENT_LIST_DIR}/host_syms.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_path.c
   ${CMAKE_CURRENT_LIST_DIR}/host_probe.c
   ${CMAKE_CURRENT_LIST_DIR}/host_expr.c
   ${CMAKE_CURRENT_LIST_DIR}/host_stmt.c
   ${CMAKE_CURRENT_LIST_DIR}/host_output.c
   ${CMAKE_CURRENT_LIST_DIR}/host_abi.c
   ${CMAKE_CURRENT_LIST_DIR}/host_dump.c)
-# Running in the kernel (host_live.h) needs libbpf; without it gpux says
-# that this build cannot attach probes.
-if(GPUX_BPF_LIB)
-  target_sources(gpux_host_objs PRIVATE
-    ${CMAKE_CURRENT_LIST_DIR}/host_live.c
-    ${CMAKE_CURRENT_LIST_DIR}/host_path.c)
-else()
-  set(GPUX_BPF_LIB "")
+if(GPUX_HOST_LIBBPF)
+  target_sources(gpux_host_objs PRIVATE ${CMAKE_CURRENT_LIST_DIR}/host_live.c)
 endif()
 set_target_properties(gpux_host_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_include_directories(gpux_host_objs PUBLIC ${CMAKE_CURRENT_LIST_DIR})
@@ -55,7 +69,7 @@ target_link_libraries(gpux_host_objs PUBLIC gpux_codegen gpux_lang)
 add_library(gpux_host STATIC $<TARGET_OBJECTS:gpux_host_objs>)
 target_include_directories(gpux_host PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(gpux_host PUBLIC gpux_codegen gpux_lang
-                      ${GPUX_LLVM_LIB} ${GPUX_ELF_LIB} ${GPUX_BPF_LIB})
+                      ${GPUX_LLVM_LIB} ${GPUX_ELF_LIB} ${gpux_bpf_lib})
 
 # The module takes the front end and codegen symbols from the gpux
 # executable (exported with ENABLE_EXPORTS), so both share one catalog.
@@ -73,8 +87,8 @@ add_library(gpux-host MODULE $<TARGET_OBJECTS:gpux_host_objs>)
 # module takes libbpf.so.1 as before (and so it does without libbpf.a,
 # or with -DGPUX_BPF_STATIC=OFF).
 option(GPUX_BPF_STATIC "Link libbpf.a into libgpux-host.so" ON)
-set(GPUX_HOST_BPF_LIBS ${GPUX_BPF_LIB})
-if(GPUX_BPF_LIB AND GPUX_BPF_STATIC)
+set(GPUX_HOST_BPF_LIBS ${gpux_bpf_lib})
+if(GPUX_HOST_LIBBPF AND GPUX_BPF_STATIC)
   find_library(GPUX_BPF_ARCHIVE NAMES libbpf.a)
   find_library(GPUX_Z_LIB z)
   set(bpf_dir ${CMAKE_BINARY_DIR}/libbpf-static)

@@ -10,6 +10,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "host_path.h"
+
 struct host_live {
 	const struct host_obj *obj;
 	struct bpf_object *bo;

@@ -41,32 +41,4 @@ int host_live_map_zero(struct host_live *l, int map);
 /* Detaches and frees everything; l may be NULL. */
 void host_live_close(struct host_live *l);
 
-/* Where uprobe target t is (bpftrace's resolution): a path with '/' as
- * it is; else an executable of that name in $PATH; else the library
- * T.so* (libT.so* when T does not start with "lib") mapped by pid (when pid > 0), else from the ldconfig cache,
- * else from the standard library directories. 0, or -1. */
-int host_resolve_target(const char *t, int pid, char *buf, size_t len);
-
-/* The defined functions of the ELF file path whose names match glob
- * (symtab and dynsym, each name once, in file order). 0, or -1. */
-struct host_syms {
-	char **name;
-	int n, cap;
-};
-int host_glob_symbols(const char *path, const char *glob, struct host_syms *out);
-void host_syms_free(struct host_syms *s);
-
-/* Where uprobe:T:FUNC+OFFSET (func, off) or uprobe:T:ADDRESS (func NULL,
- * the address in off) attaches in the ELF file path, as bpftrace checks
- * it: the offset must lie inside the function, the address in some
- * function, and a uretprobe (ret) only takes a function's first byte.
- * 0 with the function's name (cut to fit) and the file offset to attach
- * at; else -1 with the reason in err. */
-struct host_usym {
-	char name[256];
-	uint64_t file_off;
-};
-int host_usym_resolve(const char *path, const char *func, uint64_t off, bool ret,
-		      struct host_usym *out, char *err, size_t errlen);
-
 #endif

@@ -1,4 +1,4 @@
-/* Uprobe target resolution (host_live.h: host_resolve_target). */
+/* Uprobe targets and symbol globs (host_path.h). */
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "host_live.h"
+#include "host_path.h"
 
 static int put(char *buf, size_t len, const char *s)
 {

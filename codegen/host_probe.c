@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cuda_events.h"
-#include "host_live.h"
+#include "host_path.h"
 #include "host_priv.h"
 
 _Static_assert(HOST_STR_MAX == GPUX_CEV_STR, "cuda: strings are inline char[HOST_STR_MAX]");

@@ -6,7 +6,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "host_live.h"
+#include "host_path.h"
 #include "host_priv.h"
 
 /* Room on the BPF stack for a probe string, a key holding it, and more. */

@@ -168,9 +168,10 @@ static int mark_loop(struct simt_env *e, int from, int head, int **preds,
 		e->flags[i] |= IF_IN_LOOP;
 		if (!is_cond(e->prog->insns[i].code))
 			continue;
-		simt_succ(e->prog->insns, i, succ);
-		if (!in[succ[0]] || !in[succ[1]])
-			e->flags[i] |= IF_LOOP_EXIT;
+		int ns = simt_succ(e->prog->insns, i, succ);
+		for (int k = 0; k < ns; k++)
+			if (!in[succ[k]])
+				e->flags[i] |= IF_LOOP_EXIT;
 	}
 	free(in);
 	free(stack);

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-600}
 build=${FUZZ_BUILD:-build-fuzz}
 CC=${CC:-clang} cmake -S . -B "$build" -DGPUX_FUZZ=ON -DGPUX_SANITIZE=ON \
-	-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUX_WERROR=ON >/dev/null
 make -C "$build" -j"$(nproc)" fuzz_frontend >/dev/null
 # The grown corpus stays in the build folder, so runs add up.
 work=$build/corpus

@@ -44,7 +44,7 @@ mkdir -p "$out"
 { git rev-parse --short HEAD 2>/dev/null || echo unknown; } | tr -d '\n' >"$out/commit"
 git diff --quiet HEAD 2>/dev/null || echo -n "+changes" >>"$out/commit"
 if has_stage gpux; then
-	cmake -S . -B build >/dev/null
+	cmake -S . -B build -DGPUX_WERROR=ON >/dev/null
 	make -C build -j"$(nproc)" gpux gpux-host gpux-rt handler_bench >/dev/null
 	if ldd build/cli/libgpux-host.so | grep -q 'libbpf\.so'; then
 		echo "gpu_build: warning: libgpux-host.so needs libbpf.so, which the GPU machine lacks" >&2
@@ -63,7 +63,7 @@ has_stage core || exit 0
 
 if [ ! -x "$gpux" ]; then
 	echo "gpu_build: building gpux" >&2
-	cmake -S . -B build >/dev/null
+	cmake -S . -B build -DGPUX_WERROR=ON >/dev/null
 	make -C build -j"$(nproc)" gpux >/dev/null
 fi
 mkdir -p "$out/cases"

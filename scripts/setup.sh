@@ -15,7 +15,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# the developer build: warnings are errors (GPUX_WERROR)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUX_WERROR=ON >/dev/null
 make -C build -j"$(nproc)" >/dev/null
 echo "built build/cli/gpux"
 

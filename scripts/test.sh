@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Run every test that needs no GPU: the normal build, then the whole suite
-# again under AddressSanitizer and UBSan.
+# Run every test that needs no GPU: the normal build; a Release build
+# (-O3 warns where -O2 does not) without libbpf, which runs only its own
+# tests (tests/nolibbpf); then the whole suite again under
+# AddressSanitizer and UBSan. Warnings are errors here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUX_WERROR=ON >/dev/null
 make -C build -j"$jobs" >/dev/null
 (cd build && ctest -j"$jobs" --output-on-failure)
 
-cmake -S . -B build-asan -DGPUX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake -S . -B build-nolibbpf -DCMAKE_BUILD_TYPE=Release -DGPUX_WERROR=ON \
+	-DGPUX_WITH_LIBBPF=OFF >/dev/null
+make -C build-nolibbpf -j"$jobs" >/dev/null
+(cd build-nolibbpf && ctest -j"$jobs" -R '^nolibbpf\.' --no-tests=error --output-on-failure)
+
+cmake -S . -B build-asan -DGPUX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DGPUX_WERROR=ON >/dev/null
 make -C build-asan -j"$jobs" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest -j"$jobs" --output-on-failure)

@@ -115,7 +115,8 @@ static void case_layout(void)
 	check_elems("k_rdc.o", "__nv_relfatbin", all, 3);
 }
 
-/* Element I of FILE's fatbin, decompressed. */
+/* Element I of FILE's fatbin, decompressed; *out its header (zeroed
+ * when there is no such element). */
 static uint8_t *elem_data(const char *file, const char *secname, int idx,
 			  size_t *len, struct gpux_fb_elem *out)
 {
@@ -126,6 +127,8 @@ static uint8_t *elem_data(const char *file, const char *secname, int idx,
 	int i = 0;
 
 	*len = 0;
+	if (out)
+		*out = (struct gpux_fb_elem){0};
 	if (!fb)
 		return NULL;
 	gpux_fb_iter_init(&it, fb, fl);
@@ -287,7 +290,7 @@ static void case_names(void)
 		struct gpux_fb_elem e;
 		char *text = (char *)elem_data("k_def.o", ".nv_fatbin", 1, &len, &e);
 
-		CHECK(e.kind == GPUX_FB_PTX);
+		CHECK(text && e.kind == GPUX_FB_PTX);
 		CHECK(text && gpux_ptx_names(text, &l) == GPUX_FB_OK);
 		CHECK(gpux_names_has(&l, K_VEC) && gpux_names_has(&l, K_SCALE) &&
 		      gpux_names_has(&l, K_C) && gpux_names_has(&l, F_HELPER));
