@@ -3,7 +3,7 @@
  *   Writers: codegen's device lowering and assembler (codegen/), and
  *   LLVM's BPF backend for host programs.
  *   Readers: the SIMT verifier, the disassembler and the PTX JIT
- *   (codegen/), the userspace VM (runtime/bpf_vm*.c) in gpux and in
+ *   (codegen/), the userspace VM (vm/bpf_vm*.c) in gpux and in
  *   traced processes, and the kernel. */
 #ifndef GPUX_BPF_INSN_H
 #define GPUX_BPF_INSN_H

@@ -58,7 +58,7 @@ struct gpux_map_desc {
 
 /* The key hash: every insert, lookup and delete of a device map probes
  * linearly from gpux_key_hash(key, key_size / 8) & (max_entries - 1).
- * The helper library (device) and the VM (runtime/umaps_dev.c, host)
+ * The helper library (device) and the VM (vm/umaps_dev.c, host)
  * insert into the same tables, so both must use this one definition. */
 GPUX_HD static inline uint64_t gpux_hash_mix(uint64_t h)
 {

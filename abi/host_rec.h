@@ -3,7 +3,7 @@
  * 8-byte aligned arguments.
  *   Writer: the BPF code host lowering emits (codegen/host_output.c),
  *   run in the kernel, in gpux's VM or in a traced process's VM.
- *   Readers: the controller (cli/records.c) formats them; the runtime
+ *   Readers: the controller (output/records.c) formats them; the runtime
  *   (runtime/rt_host_out.c) acts on some in the traced process and
  *   forwards the rest through the session segment.
  * The argument layouts per format and map are in struct host_obj

@@ -2,7 +2,7 @@
  * programs: the ELF sections of the programs that do not go to the
  * kernel.
  *   Writer: codegen/host_probe.c names each program's section.
- *   Readers: the VM (runtime/bpf_vm_elf.c) loads every HOST_SEC_PREFIX
+ *   Readers: the VM (vm/bpf_vm_elf.c) loads every HOST_SEC_PREFIX
  *   program; the controller (cli/) runs BEGIN, END and interval ones;
  *   the runtime in the traced process (runtime/rt_host.c) the cuda: ones.
  * Kernel programs keep libbpf's names (uprobe/, tracepoint/, struct_ops/). */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "host_module.h"
+#include "host_loader.h"
 
 struct kernel_backend {
 	struct backend b;

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dev_output.h"
+#include "dev_print.h"
 #include "map_base.h"
 #include "sess_host.h"
 #include "spawn.h"

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "dev_lower.h"
-#include "host_module.h"
+#include "host_loader.h"
 #include "ptx_library.h"
 
 static bool has_place(const struct program *prog, unsigned places)

@@ -4,7 +4,7 @@
  * kernel are one key), the slots are merged by the map's aggregation,
  * and the result goes through the host printing code in the VM's layout
  * (output.h: out_map_entries). */
-#include "dev_output.h"
+#include "dev_print.h"
 #include "bytes.h"
 
 #include <stdlib.h>

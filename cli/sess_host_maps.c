@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_output.h"
+#include "dev_print.h"
 #include "output.h"
 #include "umaps.h"
 

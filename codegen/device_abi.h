@@ -123,7 +123,7 @@ struct dev_map {
 	int64_t lhist_step;  /* (ceil((max - min) / step) + 2) * 8 */
 };
 
-/* Per-hook budgets (DESIGN.md section 4). */
+/* Per-hook budgets (docs/ARCHITECTURE.md, "The device execution model"). */
 struct dev_budget {
 	int insns;       /* instructions executed on the longest path */
 	int helper_calls;

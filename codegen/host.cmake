@@ -58,16 +58,17 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_abi.c
   ${CMAKE_CURRENT_LIST_DIR}/host_dump.c)
 if(GPUX_HOST_LIBBPF)
-  target_sources(gpux_host_objs PRIVATE ${CMAKE_CURRENT_LIST_DIR}/host_live.c)
+  target_sources(gpux_host_objs PRIVATE ${PROJECT_SOURCE_DIR}/attach/host_live.c)
 endif()
 set_target_properties(gpux_host_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)
-target_include_directories(gpux_host_objs PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_include_directories(gpux_host_objs PUBLIC ${CMAKE_CURRENT_LIST_DIR}
+                           ${PROJECT_SOURCE_DIR}/attach)
 # LLVM's headers are system headers: their warnings are not ours.
 target_include_directories(gpux_host_objs SYSTEM PRIVATE ${llvm_inc})
 target_link_libraries(gpux_host_objs PUBLIC gpux_codegen gpux_lang)
 
 add_library(gpux_host STATIC $<TARGET_OBJECTS:gpux_host_objs>)
-target_include_directories(gpux_host PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_include_directories(gpux_host PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${PROJECT_SOURCE_DIR}/attach)
 target_link_libraries(gpux_host PUBLIC gpux_codegen gpux_lang
                       ${GPUX_LLVM_LIB} ${GPUX_ELF_LIB} ${gpux_bpf_lib})
 

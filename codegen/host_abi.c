@@ -1,4 +1,4 @@
-/* The driver ABIs gpux knows by heart (DESIGN.md section 7). Choosing
+/* The driver ABIs gpux knows by heart (docs/ARCHITECTURE.md, "Driver policies"). Choosing
  * one from the running driver's BTF is a later step; until then these
  * are what host_compile lays struct_ops out against.
  *

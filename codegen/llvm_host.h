@@ -1,6 +1,6 @@
 /* Host-side lowering: the host and driver probes of a checked program go
  * through the LLVM C API and LLVM's BPF backend into one BPF ELF object
- * that libbpf opens (DESIGN.md sections 2, 6, 7).
+ * that libbpf opens (docs/ARCHITECTURE.md).
  *
  * What lands in the object:
  *   uprobe:T:S      section "uprobe/T:S"        kernel, pt_regs context
@@ -53,7 +53,7 @@
 #define HOST_SYM_STR 64
 #define HOST_SYMS_MAX 4096
 
-/* ---- driver struct_ops ABI descriptions (DESIGN.md section 7) ---- */
+/* ---- driver struct_ops ABI descriptions (docs/ARCHITECTURE.md, "Driver policies") ---- */
 
 /* How a catalog field of a hook is read from the struct_ops context, an
  * array of u64 arguments: ctx[arg], or *(u<size*8> *)(ctx[arg] + deref). */

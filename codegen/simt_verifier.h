@@ -1,6 +1,6 @@
 /* The SIMT verifier: decides whether a device probe's eBPF may run
- * warp-collectively inside someone else's CUDA kernel (DESIGN.md section
- * 4). It proves, for every path:
+ * warp-collectively inside someone else's CUDA kernel (docs/ARCHITECTURE.md,
+ * "The device execution model"). It proves, for every path:
  *
  *   - control flow is warp-uniform, except if-conversion diamonds (a
  *     lane-varying branch over register moves that rejoins at once);

@@ -1,4 +1,4 @@
-# The SIMT verifier (DESIGN.md section 4): control-flow facts, the
+# The SIMT verifier (docs/ARCHITECTURE.md, "The device execution model"): control-flow facts, the
 # abstract domain, instruction transfer and the path search.
 target_sources(gpux_codegen PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/simt_cfg.c

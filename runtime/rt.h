@@ -1,5 +1,5 @@
 /* libgpux-rt.so internals: the device runtime preloaded into a traced
- * CUDA program (DESIGN.md sections 4-6). Pieces:
+ * CUDA program (docs/ARCHITECTURE.md). Pieces:
  *   rt_cuda.c      the real driver entry points and the real dlsym
  *   rt_interpose.c dlsym, cuGetProcAddress and the exported driver
  *                  functions that lead every module load here

@@ -1,5 +1,5 @@
 /* The device helper library: the trusted, warp-collective side of device
- * probes (DESIGN.md section 4). Compiled to PTX at build time
+ * probes (docs/ARCHITECTURE.md, "The device execution model"). Compiled to PTX at build time
  * (nvcc -arch=sm_80 -ptx -rdc=true) and appended to JIT output.
  *
  * Every helper is called by the active lanes of a warp together, with the

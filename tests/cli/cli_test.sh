@@ -214,8 +214,8 @@ t_dry_run_verifier_refusal() {
 	run 1 --dry-run -e 'gdev:access { @m[lane] = 1; }' && err_has '^stdin:1:' && err_has 'lane-varying key'
 }
 
-# Issue 4's acceptance through the CLI: each golden one-liner of
-# DESIGN.md section 3 compiles to PTX (ptxas: sm_80, sm_90) and/or a BPF
+# Issue 4's acceptance through the CLI: each golden one-liner
+# (tests/ast/design_*.gpx) compiles to PTX (ptxas: sm_80, sm_90) and/or a BPF
 # object.
 t_design_goldens_emit() {
 	local i=0 p

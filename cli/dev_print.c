@@ -4,7 +4,7 @@
  * them becomes its name. Each lane is rebuilt as the record out_printf
  * takes for a host printf (a host_rec_hdr, then the arguments at their
  * offsets, names inline as char arrays), so both print alike. */
-#include "dev_output.h"
+#include "dev_print.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

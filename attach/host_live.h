@@ -3,7 +3,7 @@
  * VM's and the drivers' are left out), attach every uprobe, uretprobe
  * and tracepoint, hand over the ring buffer's records, read, clear and
  * zero the maps, and detach. gpux calls these through the module
- * (cli/host_module.h), so gpux itself links neither LLVM nor libbpf. */
+ * (cli/host_loader.h), so gpux itself links neither LLVM nor libbpf. */
 #ifndef GPUX_HOST_LIVE_H
 #define GPUX_HOST_LIVE_H
 

@@ -1,4 +1,4 @@
-#include "host_module.h"
+#include "host_loader.h"
 
 #include <dlfcn.h>
 #include <limits.h>
