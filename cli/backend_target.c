@@ -178,20 +178,7 @@ static bool t_ending(struct backend *b)
 	return __atomic_load_n(&tb(b)->ds.h->exit, __ATOMIC_ACQUIRE) != 0;
 }
 
-static void sleep_ms(long ms)
-{
-	nanosleep(&(struct timespec){ ms / 1000, ms % 1000 * 1000000 }, NULL);
-}
 
-static bool reaped(pid_t pid, int *status)
-{
-	pid_t r;
-	while ((r = waitpid(pid, status, WNOHANG)) < 0 && errno == EINTR)
-		;
-	if (r < 0)
-		*status = 0;
-	return r != 0;
-}
 
 /* snap_req, then until every slot that was live has a newer snapshot
  * or is done, the child has left, or the time is up; then stop, which
@@ -208,7 +195,7 @@ static bool t_settle(struct backend *b, pid_t pid, int *status)
 	__atomic_fetch_add(&ds->h->snap_req, 1, __ATOMIC_RELEASE);
 	bool gone = false;
 	for (long t = 0; t <= SNAPSHOT_WAIT_MS; t += POLL_NS / 1000000) {
-		if ((gone = reaped(pid, status)))
+		if ((gone = spawn_reaped(pid, status)))
 			break;
 		bool all = true;
 		for (uint32_t i = 0; i < n; i++) {
@@ -220,7 +207,7 @@ static bool t_settle(struct backend *b, pid_t pid, int *status)
 			break;
 		dev_ring_drain(ds);
 		sess_host_drain(sh);
-		sleep_ms(POLL_NS / 1000000);
+		spawn_sleep_ms(POLL_NS / 1000000);
 	}
 	__atomic_store_n(&ds->h->stop, 1, __ATOMIC_RELEASE);
 	return gone;

@@ -75,32 +75,15 @@ static int child_env(void *arg)
 	return 0;
 }
 
-static void sleep_ms(long ms)
-{
-	nanosleep(&(struct timespec){ ms / 1000, ms % 1000 * 1000000 }, NULL);
-}
-
-/* Reaps the child if it has left: true, with its status. A child that
- * is not ours any more (ECHILD) counts as gone. */
-static bool reaped(pid_t pid, int *status)
-{
-	pid_t w;
-	while ((w = waitpid(pid, status, WNOHANG)) < 0 && errno == EINTR)
-		;
-	if (w < 0)
-		*status = 0;
-	return w != 0;
-}
-
 /* Ends a command still running: SIGTERM to it and what it started (under
  * -c the program is the shell's child), then SIGKILL after a while. */
 static void end_child(pid_t pid, int *status)
 {
 	spawn_signal_tree(pid, SIGTERM);
 	for (long t = 0; t < TERM_WAIT_MS; t += 5) {
-		if (reaped(pid, status))
+		if (spawn_reaped(pid, status))
 			return;
-		sleep_ms(5);
+		spawn_sleep_ms(5);
 	}
 	spawn_signal_tree(pid, SIGKILL);
 	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
@@ -145,7 +128,7 @@ static bool loop(struct run *r, int pidfd, int *status, bool *left, const sigset
 		fds[nfd++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
 	for (;;) {
 		drain_all(r, d);
-		if (r->child > 0 && reaped(r->child, status)) {
+		if (r->child > 0 && spawn_reaped(r->child, status)) {
 			*left = true;
 			return !interrupted && !r->rs.exited;
 		}

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "session.h"
@@ -144,6 +146,21 @@ void spawn_release(int go)
 	while (write(go, &c, 1) < 0 && errno == EINTR)
 		;
 	close(go);
+}
+
+bool spawn_reaped(pid_t pid, int *status)
+{
+	pid_t w;
+	while ((w = waitpid(pid, status, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (w < 0)
+		*status = 0;
+	return w != 0;
+}
+
+void spawn_sleep_ms(long ms)
+{
+	nanosleep(&(struct timespec){ ms / 1000, ms % 1000 * 1000000 }, NULL);
 }
 
 struct proc {

@@ -4,6 +4,7 @@
 #define GPUX_SPAWN_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -44,6 +45,12 @@ pid_t spawn_held(const struct options *o, const struct spawn_signals *sig, int *
 		 int (*env)(void *), void *arg);
 /* Lets the held child run and closes go. */
 void spawn_release(int go);
+
+/* Reaps pid if it has left: true, with its status. A child that is not
+ * ours any more (ECHILD) counts as gone, status 0. */
+bool spawn_reaped(pid_t pid, int *status);
+/* Sleeps ms milliseconds (the controller's polling waits). */
+void spawn_sleep_ms(long ms);
 
 /* Sends sig to pid and to every process descended from it (found in
  * /proc now): under -c the program is the shell's child, and a shell

@@ -150,17 +150,13 @@ static int add_name(struct host_syms *s, const char *name)
 	return 0;
 }
 
-int host_glob_symbols(const char *path, const char *glob, struct host_syms *out)
+/* Calls fn on each defined function of e with a name (symtab, then
+ * dynsym) until it returns nonzero, which it returns. */
+static int each_func(Elf *e, int (*fn)(void *arg, const GElf_Sym *sym, const char *name),
+		     void *arg)
 {
-	memset(out, 0, sizeof(*out));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	int rc = e ? 0 : -1;
-	for (Elf_Scn *scn = NULL; rc == 0 && e && (scn = elf_nextscn(e, scn));) {
+	int rc = 0;
+	for (Elf_Scn *scn = NULL; rc == 0 && (scn = elf_nextscn(e, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) ||
 		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
@@ -173,10 +169,36 @@ int host_glob_symbols(const char *path, const char *glob, struct host_syms *out)
 			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
 			const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (name && *name && !fnmatch(glob, name, 0))
-				rc = add_name(out, name);
+			if (name && *name)
+				rc = fn(arg, &sym, name);
 		}
 	}
+	return rc;
+}
+
+struct glob_walk {
+	const char *glob;
+	struct host_syms *out;
+};
+
+static int glob_one(void *arg, const GElf_Sym *sym, const char *name)
+{
+	(void)sym;
+	struct glob_walk *g = arg;
+	return fnmatch(g->glob, name, 0) ? 0 : add_name(g->out, name);
+}
+
+int host_glob_symbols(const char *path, const char *glob, struct host_syms *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	struct glob_walk g = { glob, out };
+	int rc = e ? each_func(e, glob_one, &g) : -1;
 	if (e)
 		elf_end(e);
 	close(fd);
@@ -201,35 +223,30 @@ struct fsym {
 	bool found;
 };
 
+struct fsym_want {
+	const char *func;
+	uint64_t addr;
+	struct fsym *f;
+};
+
+static int fsym_one(void *arg, const GElf_Sym *s, const char *name)
+{
+	struct fsym_want *w = arg;
+	/* as bpftrace: a symbol of size 0 holds its own address */
+	bool hit = w->func ? !strcmp(name, w->func)
+			   : w->addr == s->st_value ||
+			     (w->addr > s->st_value && w->addr - s->st_value < s->st_size);
+	if (hit)
+		*w->f = (struct fsym){ *s, name, true };
+	return hit;
+}
+
 /* The first defined function named func, or (func NULL) containing
  * address addr, in symtab then dynsym. */
 static void find_fsym(Elf *e, const char *func, uint64_t addr, struct fsym *f)
 {
-	for (Elf_Scn *scn = NULL; !f->found && (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-			    s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
-			if (!name || !*name)
-				continue;
-			/* as bpftrace: a symbol of size 0 holds its own address */
-			bool hit = func ? !strcmp(name, func)
-					: addr == s.st_value ||
-					  (addr > s.st_value && addr - s.st_value < s.st_size);
-			if (hit) {
-				*f = (struct fsym){ s, name, true };
-				return;
-			}
-		}
-	}
+	struct fsym_want w = { func, addr, f };
+	each_func(e, fsym_one, &w);
 }
 
 /* The file offset of virtual address addr: through the section holding

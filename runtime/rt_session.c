@@ -89,25 +89,28 @@ static void to_stderr(const char *text)
 		return;
 }
 
-void rt_warn(const char *fmt, ...)
+static void say(bool controller, const char *fmt, va_list ap)
 {
 	char buf[1024];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (!controller || !to_controller(buf))
+		to_stderr(buf);
+}
+
+void rt_warn(const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	say(true, fmt, ap);
 	va_end(ap);
-	if (!to_controller(buf))
-		to_stderr(buf);
 }
 
 void rt_log(const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	say(false, fmt, ap);
 	va_end(ap);
-	to_stderr(buf);
 }
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
