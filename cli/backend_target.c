@@ -178,8 +178,6 @@ static bool t_ending(struct backend *b)
 	return __atomic_load_n(&tb(b)->ds.h->exit, __ATOMIC_ACQUIRE) != 0;
 }
 
-
-
 /* snap_req, then until every slot that was live has a newer snapshot
  * or is done, the child has left, or the time is up; then stop, which
  * the runtimes read as "publish nothing more". True if reaped. */
