@@ -15,42 +15,6 @@
 
 /* ---- descriptions ---- */
 
-struct adds {
-	const struct map_info *mi;
-	bool add, other;
-};
-
-static bool is_map(const struct node *n, const struct map_info *mi)
-{
-	return n->kind == N_MAP && n->u.map.info == mi;
-}
-
-static void scan_writes(struct node *n, void *arg)
-{
-	struct adds *a = arg;
-	if (n->kind == N_ASSIGN && is_map(n->u.assign.target, a->mi)) {
-		if (n->u.assign.op == OP_ADD || n->u.assign.op == OP_SUB)
-			a->add = true;
-		else
-			a->other = true;
-	} else if (n->kind == N_INCDEC && is_map(n->u.incdec.target, a->mi)) {
-		a->add = true;
-	}
-	ast_visit_children(n, scan_writes, arg);
-}
-
-/* A plain map whose every write is `@m += v`, `@m -= v`, `@m++` or
- * `@m--` holds per-process partial sums, which merge by adding; any other
- * store makes the values whole, and the last slot's wins. */
-static bool only_added(const struct program *prog, const struct map_info *mi)
-{
-	struct adds a = { mi, false, false };
-	for (struct node *p = prog->probes; p; p = p->next)
-		if (p->u.probe.place & PLACE_DEVICE)
-			scan_writes(p, &a);
-	return a.add && !a.other;
-}
-
 static void init_map(struct dev_session *ds, int i)
 {
 	const struct dev_map_meta *meta = &ds->mod.map_meta[i];
@@ -84,7 +48,7 @@ static void init_map(struct dev_session *ds, int i)
 	hm->lhist[1] = dm->lhist_max;
 	hm->lhist[2] = dm->lhist_step > 0 ? dm->lhist_step : 1;
 	hm->value_size = meta->agg == AGG_AVG || meta->agg == AGG_STATS ? 16 : 8;
-	ds->additive[i] = meta->agg == AGG_NONE && only_added(ds->prog, meta->info);
+	ds->additive[i] = meta->additive;
 }
 
 static void init_fmt(struct dev_session *ds, const struct dev_printf *f)

@@ -86,44 +86,6 @@ static struct gpux_sess_probe *probe_table(struct dev_session *ds, uint32_t *n,
 	return bad ? NULL : t;
 }
 
-/* Maps the device program reads or overwrites (lookup, update, delete),
- * and those it changes at all (written), from the map reference in r1
- * at those calls; a reference it cannot follow marks every map. */
-static void maps_read_on_device(const struct dev_module *mod, bool *read, bool *written)
-{
-	for (int p = 0; p < mod->nprobes; p++) {
-		const struct dev_prog *prog = &mod->probes[p].prog;
-		int reg_map[BPF_NREGS];
-		for (int r = 0; r < BPF_NREGS; r++)
-			reg_map[r] = -1;
-		for (int i = 0; i < prog->ninsns; i++) {
-			const struct bpf_insn *in = &prog->insns[i];
-			unsigned cls = BPF_CLASS(in->code);
-			if (bpf_is_lddw(in)) {
-				reg_map[in->dst] = in->src == BPF_PSEUDO_MAP_IDX ? in->imm : -1;
-				i++;
-			} else if (in->code == (BPF_JMP | BPF_CALL)) {
-				const struct dev_helper_info *hi = dev_helper_info(in->imm);
-				bool op = hi && (hi->flags & DHF_MAP_OP);
-				bool reads = in->imm == DH_MAP_LOOKUP || in->imm == DH_MAP_UPDATE ||
-					     in->imm == DH_MAP_DELETE;
-				int m = reg_map[1];
-				for (int k = 0; op && k < mod->nmaps; k++)
-					if (m < 0 || m == k) {
-						read[k] |= reads;
-						written[k] |= in->imm != DH_MAP_LOOKUP;
-					}
-				for (int r = 0; r <= 5; r++)
-					reg_map[r] = -1;
-			} else if (cls == BPF_ALU || cls == BPF_ALU64 || cls == BPF_LDX ||
-				   cls == BPF_LD) {
-				bool mov = BPF_OP(in->code) == BPF_MOV && (in->code & BPF_X) &&
-					   cls == BPF_ALU64;
-				reg_map[in->dst] = mov ? reg_map[in->src] : -1;
-			}
-		}
-	}
-}
 
 /* Shards (GPUX_MAP_SHARD_SHIFT): up to 32 whole tables, one per group of
  * SMs, for maps the device only aggregates into, within 4 MiB a map, so
@@ -142,7 +104,7 @@ static uint32_t shards_for(const struct dev_map *dm, bool read)
 /* A map cuda: probes write is copied to the device before each launch:
  * the device may read it but not write it. */
 static int shared_written(const struct dev_session *ds, const struct sess_host *sh,
-			  const bool *written, struct diags *diags)
+			  struct diags *diags)
 {
 	int bad = 0;
 	for (int i = 0; sh->obj && i < sh->obj->nmaps; i++) {
@@ -150,7 +112,8 @@ static int shared_written(const struct dev_session *ds, const struct sess_host *
 			continue;
 		for (int j = 0; j < ds->mod.nmaps; j++) {
 			const struct map_info *mi = ds->mod.map_meta[j].info;
-			if (!written[j] || strcmp(mi->name, sh->obj->maps[i].name))
+			if (!ds->mod.map_meta[j].written_on_device ||
+			    strcmp(mi->name, sh->obj->maps[i].name))
 				continue;
 			diag_error(diags, mi->first_use->span, "@%s is written by gdev: probes and used "
 				   "by cuda: probes: a map cuda: probes use may only be read on the "
@@ -227,16 +190,13 @@ int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 	spec.probes = probes;
 	spec.nmaps = (uint32_t)ds->mod.nmaps;
 	struct gpux_sess_map *maps = arena_zalloc(&prog->arena, sizeof(*maps) * (spec.nmaps + 1));
-	bool *read = arena_zalloc(&prog->arena, sizeof(*read) * (spec.nmaps + 1));
-	bool *written = arena_zalloc(&prog->arena, sizeof(*written) * (spec.nmaps + 1));
-	maps_read_on_device(&ds->mod, read, written);
-	if (sh && shared_written(ds, sh, written, diags))
+	if (sh && shared_written(ds, sh, diags))
 		rc = -1;
 	for (uint32_t i = 0; i < spec.nmaps; i++) {
 		const struct dev_map *dm = &ds->mod.maps[i];
 		maps[i] = (struct gpux_sess_map){ dm->key_size, dm->value_size, dm->max_entries,
 						  (uint32_t)dm->agg, dm->lhist_min, dm->lhist_step,
-						  0, 0, shards_for(dm, read[i]), 0 };
+						  0, 0, shards_for(dm, ds->mod.map_meta[i].read_on_device), 0 };
 	}
 	spec.maps = maps;
 	if (rc == 0 && sh)

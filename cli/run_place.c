@@ -1,4 +1,5 @@
-/* Where each map of a run lives (backend.h: run_place). A map belongs to
+/* Where each map of a run lives (backend.h: run_place), from what the
+ * compiler found of its uses (llvm_host.h: host_map.use_at). A map belongs to
  * the runner whose probes use it: the kernel's (uprobes, tracepoints),
  * the traced program's (gdev:, cuda:), else gpux's own VM (BEGIN, END,
  * interval). BEGIN/END/interval may print, clear and zero the others'
@@ -39,55 +40,12 @@ const struct node *run_first_attach(const struct program *prog, enum runner rn)
 	return NULL;
 }
 
-/* Uses of each map by one runner: the first data use and the first
- * write, for the messages. */
-struct uses {
-	const struct node **at, **wat;
-};
-
-struct scan {
-	const struct host_obj *obj;
-	struct uses *u;
-};
-
 static int map_index(const struct host_obj *obj, const char *name)
 {
 	for (int i = 0; i < obj->nmaps; i++)
 		if (!strcmp(obj->maps[i].name, name))
 			return i;
 	return -1;
-}
-
-static bool map_action(const char *fn)
-{
-	return !strcmp(fn, "print") || !strcmp(fn, "clear") || !strcmp(fn, "zero");
-}
-
-static void visit(struct node *n, void *arg)
-{
-	struct scan *sc = arg;
-	if (n->kind == N_CALL && map_action(n->u.call.name) && n->u.call.args &&
-	    n->u.call.args->kind == N_MAP) {
-		/* print(@m, ...): the controller's work, not a data use */
-		for (struct node *a = n->u.call.args->next; a; a = a->next)
-			visit(a, arg);
-		return;
-	}
-	if (n->kind == N_MAP) {
-		int i = map_index(sc->obj, n->u.map.name);
-		if (i >= 0 && !sc->u->at[i])
-			sc->u->at[i] = n;
-	}
-	const struct node *w = n->kind == N_ASSIGN ? n->u.assign.target
-			     : n->kind == N_INCDEC ? n->u.incdec.target
-			     : n->kind == N_CALL && !strcmp(n->u.call.name, "delete") ? n->u.call.args
-			     : NULL;
-	if (w && w->kind == N_MAP) {
-		int i = map_index(sc->obj, w->u.map.name);
-		if (i >= 0 && !sc->u->wat[i])
-			sc->u->wat[i] = w;
-	}
-	ast_visit_children(n, visit, arg);
 }
 
 struct resets {
@@ -122,23 +80,23 @@ static const char *where_of(enum runner rn)
 				   : "gdev: or cuda: probes, which keep it in the traced program";
 }
 
-static int decide(struct run *r, struct uses *u, struct diags *d)
+/* From the compiler's facts (host_map.use_at, write_at). */
+static int decide(struct run *r, struct diags *d)
 {
 	int rc = 0;
 	for (int i = 0; i < r->obj.nmaps; i++) {
-		const char *name = r->obj.maps[i].name;
-		const struct node *k = u[RUNNER_KERNEL].at[i], *t = u[RUNNER_TARGET].at[i];
+		const struct host_map *hm = &r->obj.maps[i];
+		const struct node *k = hm->use_at[RUNNER_KERNEL], *t = hm->use_at[RUNNER_TARGET];
 		if (k && t) {
 			diag_error(d, t->span, "@%s is also used by uprobes or tracepoints (in the "
 				   "kernel): one map cannot be shared between kernel probes and "
-				   "gdev: or cuda: probes yet", name);
+				   "gdev: or cuda: probes yet", hm->name);
 			rc = -1;
 			continue;
 		}
-		enum runner rn = k ? RUNNER_KERNEL : t || r->obj.maps[i].device ? RUNNER_TARGET
-			       : RUNNER_GPUX;
+		enum runner rn = k ? RUNNER_KERNEL : t || hm->device ? RUNNER_TARGET : RUNNER_GPUX;
 		r->owner[i] = rn;
-		const struct node *vr = u[RUNNER_GPUX].at[i], *vw = u[RUNNER_GPUX].wat[i];
+		const struct node *vr = hm->use_at[RUNNER_GPUX], *vw = hm->write_at[RUNNER_GPUX];
 		if (rn == RUNNER_GPUX || !vr)
 			continue;
 		if (rn == RUNNER_KERNEL && !vw) {
@@ -150,7 +108,7 @@ static int decide(struct run *r, struct uses *u, struct diags *d)
 						 "read, print, clear and zero it but not write it yet"
 					       : "@%s is used by %s; BEGIN, END and interval probes can "
 						 "print, clear and zero it but not read or write it yet",
-			   name, where_of(rn));
+			   hm->name, where_of(rn));
 		rc = -1;
 	}
 	return rc;
@@ -159,37 +117,17 @@ static int decide(struct run *r, struct uses *u, struct diags *d)
 int run_place(struct run *r, struct diags *d)
 {
 	size_t n = (size_t)r->obj.nmaps + 1;
-	struct uses u[RUNNER_DRIVER + 1];
-	int rc = 0;
-	memset(u, 0, sizeof(u));
 	r->owner = calloc(n, sizeof(*r->owner));
 	r->vm_reads = calloc(n, sizeof(*r->vm_reads));
-	for (int k = 0; k <= RUNNER_DRIVER; k++) {
-		u[k].at = calloc(n, sizeof(*u[k].at));
-		u[k].wat = calloc(n, sizeof(*u[k].wat));
-		if (!u[k].at || !u[k].wat)
-			rc = -1;
-	}
-	if (rc || !r->owner || !r->vm_reads) {
+	if (!r->owner || !r->vm_reads) {
 		diag_error_nospan(d, "out of memory");
-		rc = -1;
-		goto out;
+		return -1;
 	}
-	for (struct node *p = r->prog->probes; p; p = p->next) {
-		struct scan sc = { &r->obj, &u[probe_runner(p)] };
-		ast_visit_children(p, visit, &sc);
-	}
-	rc = decide(r, u, d);
+	if (decide(r, d))
+		return -1;
 	struct resets rs = { r, d, 0 };
-	for (struct node *p = r->prog->probes; rc == 0 && p; p = p->next)
+	for (struct node *p = r->prog->probes; p; p = p->next)
 		if (probe_runner(p) == RUNNER_GPUX)
 			ast_visit_children(p, check_reset, &rs);
-	if (rs.bad)
-		rc = -1;
-out:
-	for (int k = 0; k <= RUNNER_DRIVER; k++) {
-		free(u[k].at);
-		free(u[k].wat);
-	}
-	return rc;
+	return rs.bad ? -1 : 0;
 }

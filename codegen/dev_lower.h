@@ -35,6 +35,12 @@ struct dev_map_meta {
 	struct dev_val *keys;        /* nkeys entries, 8 bytes each */
 	enum agg_kind agg;           /* AGG_NONE for a plain value */
 	bool cross_layer;            /* host or driver probes use it too */
+	/* Filled by dev_compile (dev_facts.c). */
+	bool read_on_device;    /* the device reads or overwrites it (lookup,
+				 * update, delete): its tables cannot be sharded */
+	bool written_on_device; /* the device changes it at all */
+	bool additive;          /* a plain map only ever added to (@m += v,
+				 * @m++): per-process values merge by adding */
 };
 
 /* One printf call: the record's arguments are 8 bytes each, in order
@@ -105,5 +111,8 @@ int dev_write_ptx(FILE *out, const struct dev_module *mod, const char *target,
 int dev_emit_dir(const char *dir, const struct program *prog,
 		 const struct dev_module *mod, const char *lib, size_t lib_len,
 		 struct diags *diags);
+
+/* Fills the facts of dev_map_meta (dev_facts.c); dev_compile calls it. */
+void dev_map_facts(struct program *prog, struct dev_module *mod);
 
 #endif

@@ -6,4 +6,5 @@ target_sources(gpux_codegen PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/dev_maps.c
   ${CMAKE_CURRENT_LIST_DIR}/dev_stmt.c
   ${CMAKE_CURRENT_LIST_DIR}/dev_lower.c
-  ${CMAKE_CURRENT_LIST_DIR}/dev_output.c)
+  ${CMAKE_CURRENT_LIST_DIR}/dev_output.c
+  ${CMAKE_CURRENT_LIST_DIR}/dev_facts.c)

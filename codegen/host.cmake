@@ -50,6 +50,7 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_btf.c
   ${CMAKE_CURRENT_LIST_DIR}/host_maps.c
   ${CMAKE_CURRENT_LIST_DIR}/host_syms.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_uses.c
   ${CMAKE_CURRENT_LIST_DIR}/host_path.c
   ${CMAKE_CURRENT_LIST_DIR}/host_probe.c
   ${CMAKE_CURRENT_LIST_DIR}/host_expr.c

@@ -343,6 +343,8 @@ int host_compile(struct program *prog, const struct host_opts *opts,
 	hl_probe_str_size(&h);
 	int rc = hl_maps_layout(&h);
 	if (!rc)
+		hl_map_uses(prog, obj);
+	if (!rc)
 		rc = hl_probes_lower(&h);
 	if (!rc && !h.errors)
 		rc = finish(&h, tm);

@@ -184,4 +184,7 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call);
 bool hl_block_open(struct hctx *h); /* false after a terminator */
 
+/* Fills host_map.use_at and write_at (host_uses.c). */
+void hl_map_uses(struct program *prog, struct host_obj *obj);
+
 #endif

@@ -152,6 +152,11 @@ struct host_map {
 	/* Also a gdev: map: laid out as the device's (8 bytes per key,
 	 * 'kernel' as its id, integer values), run on its table. */
 	bool device;
+	/* The first data use and the first write of it by each runner's
+	 * probes (host_uses.c; NULL: none), device probes included: where
+	 * the controller keeps it and what it refuses. */
+	const struct node *use_at[RUNNER_DRIVER + 1];
+	const struct node *write_at[RUNNER_DRIVER + 1];
 };
 
 struct host_fmt_arg {
