@@ -112,9 +112,10 @@ const struct node *run_first_attach(const struct program *prog, enum runner rn);
 int run_maps_add(struct run *r, const struct host_map *hm, struct backend *b, int idx);
 /* The registered map of obj map i (by name), or NULL. */
 const struct run_map *run_maps_obj(const struct run *r, int i);
-/* print(@m, top, div) of one, and at the end every map in name order. */
+/* print(@m, top, div) of one; every map in name order, at the end (after
+ * two blank lines) or on SIGUSR1 (as bpftrace, without them). */
 int run_maps_print(struct run *r, const struct run_map *m, uint64_t top, uint64_t div);
-int run_maps_print_all(struct run *r);
+int run_maps_print_all(struct run *r, bool at_exit);
 void run_maps_free(struct run *r);
 
 /* Where each map of r->obj lives (run_place.c): fills r->owner and

@@ -136,7 +136,7 @@ static bool loop(struct run *r, int pidfd, int *status, bool *left, const sigset
 			return false;
 		if (usr1) {
 			usr1 = 0;
-			if (run_maps_print_all(r))
+			if (run_maps_print_all(r, false))
 				r->rs.failed = 1;
 		}
 		int64_t wait = r->poll_pid ? POLL_PID_NS : MAX_WAIT_NS;
@@ -237,7 +237,7 @@ static int run_attached(struct run *r, int *go, const sigset_t *open, struct dia
 		r->rs.exited = false; /* END sees its own records, not a second exit() */
 		vm->ops->end(vm, d);
 	}
-	int rc = run_maps_print_all(r) ? 1 : 0;
+	int rc = run_maps_print_all(r, true) ? 1 : 0;
 	EACH_BACKEND(r, b)
 		if (b->ops->report)
 			b->ops->report(b, stderr);

@@ -44,9 +44,10 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct run_map *)a)->name, ((const struct run_map *)b)->name);
 }
 
-int run_maps_print_all(struct run *r)
+int run_maps_print_all(struct run *r, bool at_exit)
 {
-	fputs("\n\n", r->out);
+	if (at_exit)
+		fputs("\n\n", r->out);
 	struct run_map *v = malloc(((size_t)r->nmaps + 1) * sizeof(*v));
 	if (!v)
 		return -1;

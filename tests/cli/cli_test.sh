@@ -97,6 +97,19 @@ t_interval_alias() {
 	# i: is interval: (it was refused as a probe this build cannot run)
 	run 0 -e 'i:ms:20 { printf("%s\n", probe); exit(); }' && out_has '^interval:ms:20$'
 }
+t_sigusr1() {
+	# SIGUSR1 prints every map, as bpftrace 0.17 does, and the run goes on
+	"$GPUX" -e 'BEGIN { @a = 1; @b[2] = 3; }' >"$tmp/out" 2>"$tmp/err" </dev/null &
+	local g=$!
+	for _ in $(seq 100); do grep -q Attaching "$tmp/out" 2>/dev/null && break; sleep 0.05; done
+	kill -USR1 "$g"
+	for _ in $(seq 100); do grep -q '^@b' "$tmp/out" 2>/dev/null && break; sleep 0.05; done
+	kill -INT "$g"
+	wait "$g" || { fail "exited $? after SIGUSR1, SIGINT"; return 1; }
+	printf 'Attaching 1 probe...\n@a: 1\n@b[2]: 3\n\n\n@a: 1\n@b[2]: 3\n' >"$tmp/want"
+	cmp -s "$tmp/want" "$tmp/out" || { diff -u "$tmp/want" "$tmp/out"; fail "output"; }
+}
+
 t_interval_behind() {
 	# an interval shorter than its probe takes skips the periods it
 	# missed, as a kernel timer does: gpux still sees SIGINT and prints
