@@ -76,21 +76,34 @@ int spawn_runtime_env(int seg_fd, const char *rt)
 	return rc ? -1 : 0;
 }
 
-/* In the child: runs the command, never returns. A -c command with
- * nothing for the shell to do but run one program is run as
- * `exec CMD`, so the program keeps the child's pid (cpid, -p-like
- * filters, signals) as bpftrace's -c, which runs it without a shell;
- * pipes, lists and redirections still get a shell of their own. */
+/* In the child: runs the command, never returns. A -c command that is
+ * only words (no quotes, assignments, globs, pipes, lists or
+ * redirections) runs as bpftrace's -c runs it: split on blanks and
+ * executed straight, so the program is cpid and no shell runs before
+ * it (a shell makes system calls of its own, which pid == cpid would
+ * count). Anything else gets a shell, `exec CMD` when the shell has
+ * nothing to do but run one program, so that it still keeps the pid. */
 static _Noreturn void exec_command(const struct options *o)
 {
 	const char *what = o->command ? "/bin/sh" : o->cmd_argv[0];
 	if (o->command) {
-		char buf[8192];
+		char buf[8192], *argv[256];
 		bool simple = !strpbrk(o->command, ";&|<>()`$\n\\{}*?[~#");
-		if (simple && snprintf(buf, sizeof(buf), "exec %s", o->command) < (int)sizeof(buf))
+		bool words = simple && !strpbrk(o->command, "'\"=") &&
+			     snprintf(buf, sizeof(buf), "%s", o->command) < (int)sizeof(buf);
+		int argc = 0;
+		for (char *save, *w = words ? strtok_r(buf, " \t", &save) : NULL;
+		     w && argc < 255; w = strtok_r(NULL, " \t", &save))
+			argv[argc++] = w;
+		if (words && argc > 0 && argc < 255) {
+			argv[argc] = NULL;
+			what = argv[0];
+			execvp(argv[0], argv);
+		} else if (simple && snprintf(buf, sizeof(buf), "exec %s", o->command) < (int)sizeof(buf)) {
 			execl("/bin/sh", "sh", "-c", buf, (char *)NULL);
-		else
+		} else {
 			execl("/bin/sh", "sh", "-c", o->command, (char *)NULL);
+		}
 	} else {
 		execvp(o->cmd_argv[0], o->cmd_argv);
 	}
