@@ -158,11 +158,10 @@ static LLVMValueRef map_read(struct hctx *h, struct node *m, unsigned *ssize)
 	if (!key)
 		return NULL;
 	LLVMValueRef v = hl_map_lookup(h, hm, key);
-	LLVMValueRef nn = LLVMBuildICmp(h->b, LLVMIntNE, v, LLVMConstNull(h->ptr), "");
-	LLVMBasicBlockRef from = LLVMGetInsertBlock(h->b);
-	LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "found");
-	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "read");
 	if (p->value_str) {
+		LLVMValueRef nn = LLVMBuildICmp(h->b, LLVMIntNE, v, LLVMConstNull(h->ptr), "");
+		LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "found");
+		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "read");
 		LLVMValueRef buf = host_alloca(h, p->value_str, "mstr");
 		LLVMBuildMemSet(h->b, buf, LLVMConstInt(h->i8, 0, false),
 				host_const(h, p->value_str), 8);
@@ -174,6 +173,15 @@ static LLVMValueRef map_read(struct hctx *h, struct node *m, unsigned *ssize)
 		*ssize = p->value_str;
 		return buf;
 	}
+	return hl_load_or_zero(h, v);
+}
+
+LLVMValueRef hl_load_or_zero(struct hctx *h, LLVMValueRef v)
+{
+	LLVMValueRef nn = LLVMBuildICmp(h->b, LLVMIntNE, v, LLVMConstNull(h->ptr), "");
+	LLVMBasicBlockRef from = LLVMGetInsertBlock(h->b);
+	LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "found");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "read");
 	LLVMBuildCondBr(h->b, nn, found, done);
 	LLVMPositionBuilderAtEnd(h->b, found);
 	LLVMValueRef val = LLVMBuildLoad2(h->b, h->i64, v, "");

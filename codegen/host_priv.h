@@ -184,6 +184,8 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call);
 bool hl_block_open(struct hctx *h); /* false after a terminator */
 
+/* The i64 a map lookup's result v points to, or 0 when v is NULL. */
+LLVMValueRef hl_load_or_zero(struct hctx *h, LLVMValueRef v);
 /* Fills host_map.use_at and write_at (host_uses.c). */
 void hl_map_uses(struct program *prog, struct host_obj *obj);
 

@@ -182,20 +182,7 @@ static bool map_write(struct hctx *h, struct node *m, int op, struct hval val, b
 		else
 			store64(h, val.v, buf, 0);
 	} else {
-		LLVMValueRef v = hl_map_lookup(h, hm, key);
-		LLVMBasicBlockRef from = LLVMGetInsertBlock(h->b);
-		LLVMBasicBlockRef found = new_block(h, "rmw_found");
-		LLVMBasicBlockRef done = new_block(h, "rmw");
-		LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntNE, v, LLVMConstNull(h->ptr), ""),
-				found, done);
-		LLVMPositionBuilderAtEnd(h->b, found);
-		LLVMValueRef cur = load64(h, v, 0);
-		LLVMBuildBr(h->b, done);
-		LLVMPositionBuilderAtEnd(h->b, done);
-		LLVMValueRef old = LLVMBuildPhi(h->b, h->i64, "");
-		LLVMValueRef vals[] = { host_const(h, 0), cur };
-		LLVMBasicBlockRef bbs[] = { from, found };
-		LLVMAddIncoming(old, vals, bbs, 2);
+		LLVMValueRef old = hl_load_or_zero(h, hl_map_lookup(h, hm, key));
 		LLVMValueRef nv = apply(h, op, old, val.v, sgn);
 		store64(h, nv, buf, 0);
 		if (old_out)
