@@ -55,25 +55,6 @@ static int register_maps(struct target_backend *t)
 	return 0;
 }
 
-static void find_clock(struct node *n, void *arg)
-{
-	if (n->kind == N_IDENT && n->u.ident.builtin && !strcmp(n->u.ident.builtin->name, "nsecs"))
-		*(bool *)arg = true;
-	ast_visit_children(n, find_clock, arg);
-}
-
-/* Whether device probes read the host's clock (nsecs): only then does
- * the runtime match the device clock to it, which launches a kernel of
- * its own per context (one a uprobe on cuLaunchKernel would count). */
-static bool reads_clock(const struct program *prog)
-{
-	bool found = false;
-	for (struct node *p = prog->probes; p && !found; p = p->next)
-		if (p->u.probe.place & PLACE_DEVICE)
-			ast_visit_children(p, find_clock, &found);
-	return found;
-}
-
 static int t_open(struct backend *b, struct diags *d)
 {
 	struct target_backend *t = tb(b);
@@ -98,7 +79,9 @@ static int t_open(struct backend *b, struct diags *d)
 	t->sh.ds = &t->ds;
 	if (r->o->verbose) /* the runtime reports each module it patches */
 		t->ds.h->flags |= GPUX_SESS_VERBOSE;
-	if (reads_clock(r->prog))
+	/* only then does the runtime launch a kernel of its own per context
+	 * to match the clocks (one a uprobe on cuLaunchKernel would count) */
+	if (t->ds.mod.reads_clock)
 		t->ds.h->flags |= GPUX_SESS_CLOCK;
 	dev_output_init(&t->ds);
 	if (register_maps(t)) {

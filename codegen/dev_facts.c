@@ -1,6 +1,9 @@
 /* Facts about a device module's maps that the controller needs and that
  * only the compiler can tell (dev_lower.h: struct dev_map_meta): which
- * maps the device reads or writes, and which only add up. */
+ * maps the device reads or writes, which only add up, and whether the
+ * device reads the host's clock. */
+#include <string.h>
+
 #include "dev_lower.h"
 
 /* Maps the device program reads or overwrites (lookup, update, delete),
@@ -79,9 +82,20 @@ static bool only_added(const struct program *prog, const struct map_info *mi)
 	return a.add && !a.other;
 }
 
+static void find_clock(struct node *n, void *arg)
+{
+	if (n->kind == N_IDENT && n->u.ident.builtin && !strcmp(n->u.ident.builtin->name, "nsecs"))
+		*(bool *)arg = true;
+	ast_visit_children(n, find_clock, arg);
+}
+
 void dev_map_facts(struct program *prog, struct dev_module *mod)
 {
 	read_on_device(mod);
+	mod->reads_clock = false;
+	for (struct node *p = prog->probes; p && !mod->reads_clock; p = p->next)
+		if (p->u.probe.place & PLACE_DEVICE)
+			ast_visit_children(p, find_clock, &mod->reads_clock);
 	for (int k = 0; k < mod->nmaps; k++) {
 		struct dev_map_meta *meta = &mod->map_meta[k];
 		meta->additive = meta->agg == AGG_NONE && only_added(prog, meta->info);

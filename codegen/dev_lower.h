@@ -83,6 +83,9 @@ struct dev_module {
 	int nmaps;
 	struct dev_printf *fmts;
 	int nfmts;
+	/* Filled by dev_compile (dev_facts.c): a probe reads nsecs, so the
+	 * device clock must be matched to the host's. */
+	bool reads_clock;
 };
 
 /* Lower every device probe of a checked program. 0, or -1 with located
@@ -112,7 +115,8 @@ int dev_emit_dir(const char *dir, const struct program *prog,
 		 const struct dev_module *mod, const char *lib, size_t lib_len,
 		 struct diags *diags);
 
-/* Fills the facts of dev_map_meta (dev_facts.c); dev_compile calls it. */
+/* Fills the facts of dev_map_meta and dev_module.reads_clock
+ * (dev_facts.c); dev_compile calls it. */
 void dev_map_facts(struct program *prog, struct dev_module *mod);
 
 #endif

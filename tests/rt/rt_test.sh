@@ -453,6 +453,16 @@ t_gpux_interval_refused() {
 	grep -q "^stdin:1:49-58: ERROR: clear(@m): gdev: or cuda: probes hold @m; BEGIN, END and interval can clear or zero only their count, sum, avg, stats, hist and lhist maps$" "$tmp/err" ||
 		{ cat "$tmp/err"; fail "clear refused"; }
 }
+# The runtime matches the clocks (a launch of its own) only when device
+# probes read nsecs.
+t_gpux_clock_on_demand() {
+	gpux_run 0 "$COUNT" "'$RT_DRV_APP' module '$PTX'" || return
+	log_has 'clock=unset' && log_lacks 'clock=ok' || return
+	rm -f "$tmp/log"
+	gpux_run 0 'gdev:kernel_exit { @t = max(nsecs); }' "'$RT_DRV_APP' module '$PTX'" || return
+	log_has 'clock=ok' && log_lacks 'clock=unset'
+}
+
 # What the runtime has to say reaches gpux's stderr, not the program's,
 # once however many times it is said (two loads of one SASS-only
 # image), and -f json carries it as a "warning" record.
