@@ -97,6 +97,23 @@ t_interval_alias() {
 	# i: is interval: (it was refused as a probe this build cannot run)
 	run 0 -e 'i:ms:20 { printf("%s\n", probe); exit(); }' && out_has '^interval:ms:20$'
 }
+t_command_words() {
+	# -c of plain words runs the program itself, as bpftrace's -c: its
+	# exit status, its pid is cpid (no shell runs first: live.tracepoint
+	# counts the command's getppid calls by pid == cpid exactly)
+	run 3 -e 'BEGIN { }' -c "/bin/sh -c 'exit 3'" || return
+	run 1 -e 'BEGIN { }' -c "/bin/false" || return
+	run 127 -e 'BEGIN { }' -c "$tmp/none a b" &&
+		err_has "^gpux: cannot run $tmp/none: No such file or directory$" || return
+	printf '#!/bin/sh\necho "$$" >"$1"\n' >"$tmp/pid.sh" && chmod +x "$tmp/pid.sh" &&
+	"$GPUX" -e 'BEGIN { printf("%d\n", cpid); }' -c "$tmp/pid.sh $tmp/pid" >"$tmp/out" 2>"$tmp/err" </dev/null ||
+		{ cat "$tmp/err"; fail "gpux -c pid.sh"; return 1; }
+	[ "$(cat "$tmp/pid")" = "$(sed -n 2p "$tmp/out")" ] || { cat "$tmp/out" "$tmp/pid"; fail "cpid"; return 1; }
+	# a command with shell syntax still gets a shell
+	run 0 -e 'BEGIN { }' -c "echo a | cat >$tmp/piped" && [ "$(cat "$tmp/piped")" = a ] ||
+		fail "a pipeline under -c"
+}
+
 t_sigusr1() {
 	# SIGUSR1 prints every map, as bpftrace 0.17 does, and the run goes on
 	"$GPUX" -e 'BEGIN { @a = 1; @b[2] = 3; }' >"$tmp/out" 2>"$tmp/err" </dev/null &

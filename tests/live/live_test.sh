@@ -70,7 +70,7 @@ sum 6
 OUT
 }
 t_tracepoint() {
-	run 0 -e 'tracepoint:syscalls:sys_enter_getppid /comm == "probe_tgt"/ { @ = count(); }' \
+	run 0 -e 'tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @ = count(); }' \
 		-c "$TGT 9" && expect <<OUT
 Attaching 1 probe...
 sum 45
@@ -81,7 +81,7 @@ OUT
 }
 t_tracepoint_args_arrow() {
 	# bpftrace 0.17 writes a tracepoint's fields args->NAME
-	run 0 -e 'tracepoint:syscalls:sys_exit_getppid /comm == "probe_tgt"/ { @[args->ret > 0, args.ret == args->ret] = count(); }' \
+	run 0 -e 'tracepoint:syscalls:sys_exit_getppid /pid == cpid/ { @[args->ret > 0, args.ret == args->ret] = count(); }' \
 		-c "$TGT 4" && expect <<OUT
 Attaching 1 probe...
 sum 10
@@ -231,7 +231,7 @@ OUT
 }
 t_glob() {
 	# a symbol glob attaches to every function it matches, as bpftrace
-	run 0 -e 'uprobe:libc:getp*id /comm == "probe_tgt"/ { @ = count(); }' -c "$TGT 3" || return 1
+	run 0 -e 'uprobe:libc:getp*id /pid == cpid/ { @ = count(); }' -c "$TGT 3" || return 1
 	grep -v '^sum' "$tmp/out" >"$tmp/out2"; mv "$tmp/out2" "$tmp/out"
 	expect <<OUT
 Attaching $(nm -D --defined-only "$(ldconfig -p | awk '/libc.so.6 .*x86-64/ { print $NF; exit }')" |
@@ -247,7 +247,7 @@ t_glob_func() {
 	run 0 -e "uprobe:$TGT:gpux_tgt_* { @[func] = count(); @p[probe] = count(); }" -c "$TGT 4" &&
 		grep -q '^@\[gpux_tgt_add\]: 4$' "$tmp/out" &&
 		grep -qF "@p[uprobe:$TGT:gpux_tgt_add]: 4" "$tmp/out" || { cat "$tmp/out"; fail "func/probe"; return 1; }
-	run 0 -e 'uretprobe:libc:getp*id /comm == "probe_tgt"/ { @[func, probe] = count(); }' -c "$TGT 3" &&
+	run 0 -e 'uretprobe:libc:getp*id /pid == cpid/ { @[func, probe] = count(); }' -c "$TGT 3" &&
 		grep -qE '^@\[getppid, uretprobe:/.*libc\.so\.6:getppid\]: 3$' "$tmp/out" ||
 		{ cat "$tmp/out"; fail "libc glob func"; }
 }
@@ -343,7 +343,7 @@ t_vm_reads_kernel_map() {
 }
 t_libc_name() {
 	# a bare library name resolves as bpftrace's does (libc -> libc.so.6)
-	run 0 -e 'uprobe:libc:getppid /comm == "probe_tgt"/ { @ = count(); }' -c "$TGT 4" &&
+	run 0 -e 'uprobe:libc:getppid /pid == cpid/ { @ = count(); }' -c "$TGT 4" &&
 		grep -q '^@: 4$' "$tmp/out" || fail "libc getppid not counted 4 times"
 }
 t_sigint() {
