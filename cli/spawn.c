@@ -86,8 +86,9 @@ int spawn_runtime_env(int seg_fd, const char *rt)
 static _Noreturn void exec_command(const struct options *o)
 {
 	const char *what = o->command ? "/bin/sh" : o->cmd_argv[0];
+	char buf[8192]; /* what names a word of it */
 	if (o->command) {
-		char buf[8192], *argv[256];
+		char *argv[256];
 		bool simple = !strpbrk(o->command, ";&|<>()`$\n\\{}*?[~#");
 		bool words = simple && !strpbrk(o->command, "'\"=") &&
 			     snprintf(buf, sizeof(buf), "%s", o->command) < (int)sizeof(buf);
