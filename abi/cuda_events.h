@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #define GPUX_CEV_STR 64 /* HOST_STR_MAX */
+#define GPUX_CEV_ARGS 12 /* cuda:launch's arg0.. */
 
 enum gpux_cev {
 	GPUX_CEV_LAUNCH,
@@ -37,6 +38,9 @@ struct gpux_cev_launch {
 	uint32_t block[4];
 	uint64_t shmem;
 	uint64_t stream;
+	uint64_t nargs;     /* the kernel's parameters (0 when the driver cannot say) */
+	uint64_t args[GPUX_CEV_ARGS]; /* each read with its own size, zero-extended;
+				       * 0 past nargs */
 	uint64_t kernel_id; /* hidden: the name table's id ("kernel" in device-layout keys) */
 };
 

@@ -83,25 +83,26 @@ static inline CUresult done(CUresult rc, CUstream s, bool per_thread)
 /* cuda:launch fires before the launch (it may fail still); then what
  * cuda: programs wrote into maps the kernel reads goes ahead of it on
  * its stream. */
-#define LAUNCH_EV(pt)                                                 \
+#define LAUNCH_EV(pt, p, e)                                           \
 	do {                                                          \
 		if (rt_cev_on(GPUX_CEV_LAUNCH))                       \
-			rt_launch_ev(LAUNCH_PASS);                    \
+			rt_launch_ev(LAUNCH_PASS, p, e);              \
 		rt_host_push(s, pt);                                  \
 	} while (0)
 
-static inline void launch_ex_ev(const CUlaunchConfig *c, CUfunction f, bool pt)
+static inline void launch_ex_ev(const CUlaunchConfig *c, CUfunction f, bool pt, void **p,
+				void **e)
 {
 	if (rt_cev_on(GPUX_CEV_LAUNCH) && c)
 		rt_launch_ev(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
-			     c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream);
+			     c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream, p, e);
 	rt_host_push(c ? c->hStream : NULL, pt);
 }
 
 CUresult cuLaunchKernel(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
-	LAUNCH_EV(false);
+	LAUNCH_EV(false, p, e);
 	launch_fn fn = REAL(H_LAUNCH, "cuLaunchKernel", launch_fn);
 	return done(fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA, s, false);
 }
@@ -110,7 +111,7 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e);
 CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
-	LAUNCH_EV(true);
+	LAUNCH_EV(true, p, e);
 	launch_fn fn = REAL(H_LAUNCH_PT, "cuLaunchKernel_ptsz", launch_fn);
 	return done(fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA, s, true);
 }
@@ -118,7 +119,7 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
 {
 	seen();
-	launch_ex_ev(c, f, false);
+	launch_ex_ev(c, f, false, p, e);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX, "cuLaunchKernelEx", launch_ex_fn);
 	return done(fn ? fn(c, f, p, e) : NO_CUDA, c ? c->hStream : NULL, false);
 }
@@ -127,7 +128,7 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
 {
 	seen();
-	launch_ex_ev(c, f, true);
+	launch_ex_ev(c, f, true, p, e);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX_PT, "cuLaunchKernelEx_ptsz", launch_ex_fn);
 	return done(fn ? fn(c, f, p, e) : NO_CUDA, c ? c->hStream : NULL, true);
 }
@@ -135,7 +136,7 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **p)
 {
 	seen();
-	LAUNCH_EV(false);
+	LAUNCH_EV(false, p, NULL);
 	coop_fn fn = REAL(H_COOP, "cuLaunchCooperativeKernel", coop_fn);
 	return done(fn ? fn(LAUNCH_PASS, p) : NO_CUDA, s, false);
 }
@@ -144,7 +145,7 @@ CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p);
 CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p)
 {
 	seen();
-	LAUNCH_EV(true);
+	LAUNCH_EV(true, p, NULL);
 	coop_fn fn = REAL(H_COOP_PT, "cuLaunchCooperativeKernel_ptsz", coop_fn);
 	return done(fn ? fn(LAUNCH_PASS, p) : NO_CUDA, s, true);
 }

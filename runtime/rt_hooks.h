@@ -87,9 +87,10 @@ void rt_cev_emit(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx
 /* cuda:module_load for handle, loaded from the image the program gave
  * (size: bytes if known, else 0). Call only when the event is on. */
 void rt_cev_module(const void *handle, const void *image, size_t size);
-/* cuda:launch of f, before the launch; call only when the event is on. */
+/* cuda:launch of f, before the launch; call only when the event is on.
+ * p and e are the launch's kernelParams and extra (either may be NULL). */
 void rt_launch_ev(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-		  unsigned by, unsigned bz, unsigned shmem, CUstream s);
+		  unsigned by, unsigned bz, unsigned shmem, CUstream s, void **p, void **e);
 /* Forgets the kernel names of function handles, which the driver may
  * reuse once their module, library or context is gone. */
 void rt_launch_names_forget(void);

@@ -6,7 +6,11 @@
  * under rt_lock. Records are interned by PTX name and never freed, so a
  * reader may keep one after its slot is cleared. Without either name
  * function, or when both refuse the handle, the kernel is "" with id
- * UINT32_MAX (as without a session), and the launch still fires. */
+ * UINT32_MAX (as without a session), and the launch still fires.
+ * The record also keeps where each parameter lies in the launch's
+ * parameter buffer (cuFuncGetParamInfo / cuKernelGetParamInfo, CUDA
+ * 12.4+), so that arg0.. read each with its own size; a driver without
+ * them gives nargs 0. */
 #include "rt_hooks.h"
 
 #include <stdlib.h>
@@ -17,6 +21,9 @@ struct name_rec {
 	uint32_t id;           /* rt_name_id, UINT32_MAX if none */
 	char kernel[GPUX_CEV_STR]; /* demangled, truncated, zero-padded */
 	const char *ptx;       /* the driver's name, copied after the record */
+	bool params_known;     /* the fields below are filled (under rt_lock) */
+	uint32_t nparams;
+	uint32_t off[GPUX_CEV_ARGS], size[GPUX_CEV_ARGS];
 };
 
 #define NSLOTS 4096u                /* a power of two */
@@ -130,6 +137,39 @@ static const char *driver_name(const void *f)
 	return n;
 }
 
+typedef CUresult (*param_fn)(void *, size_t, size_t *, size_t *);
+
+#define MAX_PARAMS 4096 /* more than any kernel has: the count stops there */
+
+/* Where f's parameters lie (under rt_lock), once per interned record:
+ * records are shared by every handle of one PTX name, and the layout is
+ * the name's. */
+static void driver_params(const void *f, struct name_rec *r)
+{
+	static param_fn func_info, kernel_info;
+	static bool resolved;
+	if (!resolved) {
+		resolved = true;
+		func_info = (param_fn)rt_cuda_sym("cuFuncGetParamInfo");
+		kernel_info = (param_fn)rt_cuda_sym("cuKernelGetParamInfo");
+	}
+	r->params_known = true;
+	param_fn fn = NULL;
+	size_t off, size;
+	if (func_info && func_info((void *)f, 0, &off, &size) == CUDA_SUCCESS)
+		fn = func_info;
+	else if (kernel_info && kernel_info((void *)f, 0, &off, &size) == CUDA_SUCCESS)
+		fn = kernel_info;
+	for (uint32_t i = 0; fn && i < MAX_PARAMS && fn((void *)f, i, &off, &size) == CUDA_SUCCESS;
+	     i++) {
+		if (i < GPUX_CEV_ARGS) {
+			r->off[i] = (uint32_t)off;
+			r->size[i] = (uint32_t)size;
+		}
+		r->nparams = i + 1;
+	}
+}
+
 static const struct name_rec *miss(const void *f)
 {
 	pthread_mutex_lock(&rt_lock);
@@ -137,6 +177,8 @@ static const struct name_rec *miss(const void *f)
 	if (!r) {
 		const char *n = driver_name(f);
 		r = n ? intern(n) : &unnamed;
+		if (r != &unnamed && !r->params_known)
+			driver_params(f, (struct name_rec *)r);
 		if (used >= MAX_USED)
 			clear_locked();
 		uint32_t at = slot_of(f);
@@ -149,8 +191,29 @@ static const struct name_rec *miss(const void *f)
 	return r;
 }
 
+/* The launch's parameter buffer: kernelParams (one pointer each) or
+ * extra's CU_LAUNCH_PARAM_BUFFER_POINTER (all of them at their
+ * offsets). Each value is read with its own size, zero-extended; a
+ * larger one (a struct) gives its first 8 bytes. */
+static void read_args(const struct name_rec *r, void **p, void **e, struct gpux_cev_launch *c)
+{
+	const unsigned char *buf = NULL;
+	for (int i = 0; !p && e && e[i] != CU_LAUNCH_PARAM_END && i < 16; i += 2)
+		if (e[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			buf = e[i + 1];
+	if (!p && !buf)
+		return;
+	c->nargs = r->nparams;
+	for (uint32_t i = 0; i < r->nparams && i < GPUX_CEV_ARGS; i++) {
+		const unsigned char *v = p ? p[i] : buf + r->off[i];
+		size_t n = r->size[i] < 8 ? r->size[i] : 8;
+		if (v)
+			memcpy(&c->args[i], v, n); /* little-endian: zero-extended */
+	}
+}
+
 void rt_launch_ev(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-		  unsigned by, unsigned bz, unsigned shmem, CUstream s)
+		  unsigned by, unsigned bz, unsigned shmem, CUstream s, void **p, void **e)
 {
 	const struct name_rec *r = f ? lookup(f) : &unnamed;
 	if (!r)
@@ -163,5 +226,6 @@ void rt_launch_ev(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 		.kernel_id = r->id,
 	};
 	memcpy(c.kernel, r->kernel, sizeof(c.kernel));
+	read_args(r, p, e, &c);
 	rt_cev_emit(GPUX_CEV_LAUNCH, &c, sizeof c, r->ptx);
 }

@@ -805,6 +805,8 @@ struct fk_func {
 	struct fk_mod *mod;
 	char name[256];
 	bool clock;        /* gpux_clock_sample */
+	int nparams;       /* from the .entry's .param list */
+	uint32_t poff[16], psize[16];
 	bool has_id;
 	uint32_t kernel_id;
 	struct fk_effect *eff;
@@ -1026,6 +1028,29 @@ static void parse_sites(struct fk_func *f)
 	}
 }
 
+/* The .param list after an .entry's name, as the driver lays the
+ * parameter buffer out: each at its alignment (its size), in order. */
+static void parse_params(struct fk_func *f, const char *p)
+{
+	const char *end = strchr(p, ')'), *open = strchr(p, '(');
+	if (!open || !end || end < open)
+		return;
+	uint32_t off = 0;
+	for (const char *q = open; (q = strstr(q, ".param")) && q < end && f->nparams < 16; q += 6) {
+		const char *t = q + 6;
+		while (*t == ' ' || *t == '\t')
+			t++;
+		uint32_t size = !strncmp(t, ".u64", 4) || !strncmp(t, ".s64", 4) ||
+				!strncmp(t, ".b64", 4) || !strncmp(t, ".f64", 4) ? 8
+			      : !strncmp(t, ".u16", 4) || !strncmp(t, ".s16", 4) ? 2
+			      : !strncmp(t, ".u8", 3) || !strncmp(t, ".s8", 3) ? 1 : 4;
+		off = (off + size - 1) & ~(size - 1);
+		f->poff[f->nparams] = off;
+		f->psize[f->nparams++] = size;
+		off += size;
+	}
+}
+
 static void parse_entries(struct fk_mod *m)
 {
 	for (const char *p = m->text; (p = strstr(p, ".entry")); p += 6) {
@@ -1050,6 +1075,7 @@ static void parse_entries(struct fk_mod *m)
 		f->mod = m;
 		memcpy(f->name, q, n);
 		f->clock = !strcmp(f->name, GPUX_SYM_CLOCK_SAMPLE);
+		parse_params(f, q + n);
 		m->f[m->nf++] = f;
 		parse_sites(f);
 	}
@@ -1839,6 +1865,33 @@ CUresult cuKernelGetName(const char **name, CUkernel k)
 	return func_name(name, k, true, "cuKernelGetName");
 }
 
+/* A function's parameters (CUDA 12.4+), from its PTX: a module's
+ * functions through cuFuncGetParamInfo, a library's through
+ * cuKernelGetParamInfo, as for names. */
+static CUresult param_info(const void *h, size_t i, size_t *off, size_t *size, bool lib)
+{
+	const struct fk_func *f = h;
+	if (!f || f->magic != FN_MAGIC || !mod_of(f->mod, f->mod->lib) || f->mod->lib != lib)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!f->mod->text || i >= (size_t)f->nparams)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (off)
+		*off = f->poff[i];
+	if (size)
+		*size = f->psize[i];
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+	return param_info(f, i, off, size, false);
+}
+
+CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+	return param_info(k, i, off, size, true);
+}
+
 /* ---------------- cuGetProcAddress ---------------- */
 
 #undef cuGetProcAddress
@@ -1878,7 +1931,7 @@ static const struct {
 	E(cuMemcpy2DAsync_v2), E(cuMemcpy2DAsync_v2_ptsz), E(cuMemcpy3D_v2), E(cuMemcpy3D_v2_ptds),
 	E(cuMemcpy3DAsync_v2), E(cuMemcpy3DAsync_v2_ptsz), E(cuLaunchKernelEx),
 	E(cuLaunchKernelEx_ptsz), E(cuLaunchCooperativeKernel), E(cuLaunchCooperativeKernel_ptsz),
-	E(cuFuncGetName), E(cuKernelGetName),
+	E(cuFuncGetName), E(cuKernelGetName), E(cuFuncGetParamInfo), E(cuKernelGetParamInfo),
 #undef E
 };
 

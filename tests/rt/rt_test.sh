@@ -453,6 +453,19 @@ t_gpux_interval_refused() {
 	grep -q "^stdin:1:49-58: ERROR: clear(@m): gdev: or cuda: probes hold @m; BEGIN, END and interval can clear or zero only their count, sum, avg, stats, hist and lhist maps$" "$tmp/err" ||
 		{ cat "$tmp/err"; fail "clear refused"; }
 }
+# cuda:launch's nargs and arg0..: each parameter read with its own size
+# (the driver's cuFuncGetParamInfo), 0 past the last: add_one(float *x,
+# int n) with n = 256, scale(float *x, float a, int n) with a = 2.0f
+# (0x40000000); arg0 is the buffer cuda:malloc saw.
+t_gpux_launch_args() {
+	gpux_run 0 'cuda:malloc { @buf[ptr] = 1; }
+		cuda:launch { @a[kernel, nargs, @buf[arg0], arg1, arg2, arg11] = count(); }' \
+		"'$RT_DRV_APP' module '$PTX'" || return
+	grep -qxF '@a[add_one, 2, 1, 256, 0, 0]: 3' "$tmp/out" &&
+	grep -qxF '@a[scale(float*, float, int), 3, 1, 1073741824, 256, 0]: 1' "$tmp/out" &&
+	[ "$(grep -c '^@a\[' "$tmp/out")" = 2 ] || { cat "$tmp/out"; fail "launch arguments"; }
+}
+
 # The runtime matches the clocks (a launch of its own) only when device
 # probes read nsecs.
 t_gpux_clock_on_demand() {

@@ -24,8 +24,11 @@ struct layout {
 };
 
 #define M(s, f) { #f, offsetof(struct s, f) }
+#define A(i) { "arg" #i, offsetof(struct gpux_cev_launch, args) + 8 * (i) }
 static const struct member launch[] = { M(gpux_cev_launch, kernel), M(gpux_cev_launch, grid),
 	M(gpux_cev_launch, block), M(gpux_cev_launch, shmem), M(gpux_cev_launch, stream),
+	M(gpux_cev_launch, nargs),
+	A(0), A(1), A(2), A(3), A(4), A(5), A(6), A(7), A(8), A(9), A(10), A(11),
 	M(gpux_cev_launch, kernel_id), { NULL, 0 } };
 static const struct member malloc_[] = { M(gpux_cev_malloc, ptr), M(gpux_cev_malloc, bytes),
 	M(gpux_cev_malloc, managed), { NULL, 0 } };

@@ -109,6 +109,7 @@ add multistream_uprobe_launch './multistream' "$UPROBE_LAUNCH" 'map_total "" 9 1
 # the same counts from the runtime's cuda:launch, no root needed
 add vecadd_mixed './vecadd' "$MIXED" 'last_value u 1; last_value l 1; last_value e 10240; positive i; only_maps u l e i t' '' '' "$ROOT"
 add multistream_mixed './multistream' "$MIXED" 'last_value u 9; last_value l 9; last_value e 36864; positive i; only_maps u l e i t' '' '' "$ROOT"
+add vecadd_launch_args './vecadd' 'cuda:malloc { @buf[ptr] = 1; } cuda:launch { @a[kernel, nargs, @buf[arg0], @buf[arg1], @buf[arg2], arg3, arg4] = count(); }' 'has_line "@a[vecAdd(float const*, float const*, float*, int), 4, 1, 1, 1, 10000, 0]: 1"'
 add gemm_cuda_launch './gemm' 'cuda:launch { @ = count(); }' 'map_total "" 2 1; only_maps ""'
 add multistream_cuda_launch './multistream' 'cuda:launch { @ = count(); }' 'map_total "" 9 1; only_maps ""'
 
