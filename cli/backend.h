@@ -110,6 +110,9 @@ const struct node *run_first_attach(const struct program *prog, enum runner rn);
 
 /* The map registry (run_maps.c): each backend adds the maps it holds. */
 int run_maps_add(struct run *r, const struct host_map *hm, struct backend *b, int idx);
+/* Adds every obj map runner rn holds, as b's map of the same index. 0, or
+ * -1 with a diagnostic. */
+int run_maps_add_owned(struct run *r, struct backend *b, enum runner rn, struct diags *d);
 /* The registered map of obj map i (by name), or NULL. */
 const struct run_map *run_maps_obj(const struct run *r, int i);
 /* print(@m, top, div) of one; every map in name order, at the end (after

@@ -47,12 +47,7 @@ static int g_open(struct backend *b, struct diags *d)
 	struct run *r = b->r;
 	if (vm_exec_open(&g->x, &r->obj, &r->rs, d))
 		return -1;
-	for (int i = 0; i < r->obj.nmaps; i++)
-		if (r->owner[i] == RUNNER_GPUX && run_maps_add(r, &r->obj.maps[i], b, i)) {
-			diag_error_nospan(d, "out of memory");
-			return -1;
-		}
-	return 0;
+	return run_maps_add_owned(r, b, RUNNER_GPUX, d);
 }
 
 static int g_attached(const struct backend *b)

@@ -30,12 +30,7 @@ static int k_open(struct backend *b, struct diags *d)
 		diag_error_nospan(d, "%s", err);
 		return -1;
 	}
-	for (int i = 0; i < r->obj.nmaps; i++)
-		if (r->owner[i] == RUNNER_KERNEL && run_maps_add(r, &r->obj.maps[i], b, i)) {
-			diag_error_nospan(d, "out of memory");
-			return -1;
-		}
-	return 0;
+	return run_maps_add_owned(r, b, RUNNER_KERNEL, d);
 }
 
 static int k_attached(const struct backend *b)

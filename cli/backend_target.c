@@ -137,8 +137,9 @@ static void read_msgs(struct target_backend *t)
 			dup = !strcmp(t->said[i], text);
 		if (dup)
 			continue;
-		if (t->nsaid < GPUX_SESS_MAX_MSGS)
-			t->said[t->nsaid++] = strdup(text);
+		char *copy = t->nsaid < GPUX_SESS_MAX_MSGS ? strdup(text) : NULL;
+		if (copy) /* without memory to remember it, it may be said again */
+			t->said[t->nsaid++] = copy;
 		fprintf(stderr, "gpux: %s\n", text);
 		if (r->json) {
 			fputs("{\"type\": \"warning\", \"data\": ", r->out);

@@ -19,6 +19,16 @@ int run_maps_add(struct run *r, const struct host_map *hm, struct backend *b, in
 	return 0;
 }
 
+int run_maps_add_owned(struct run *r, struct backend *b, enum runner rn, struct diags *d)
+{
+	for (int i = 0; i < r->obj.nmaps; i++)
+		if (r->owner[i] == rn && run_maps_add(r, &r->obj.maps[i], b, i)) {
+			diag_error_nospan(d, "out of memory");
+			return -1;
+		}
+	return 0;
+}
+
 const struct run_map *run_maps_obj(const struct run *r, int i)
 {
 	if (i < 0 || i >= r->obj.nmaps)
