@@ -51,7 +51,7 @@ enum op {
 };
 
 /* What an N_IDENT turned out to be. */
-enum ident_kind { ID_UNRESOLVED, ID_FIELD, ID_BUILTIN, ID_DECISION };
+enum ident_kind { ID_UNRESOLVED, ID_FIELD, ID_BUILTIN, ID_DECISION, ID_HINT };
 
 struct node;
 
@@ -115,7 +115,8 @@ struct node {
 		struct { const char *name; enum ident_kind kind;
 			 const struct field *field;
 			 const struct builtin *builtin;
-			 enum decision decision; } ident;
+			 enum decision decision;
+			 unsigned hint; /* ID_HINT: catalog hint_info.value */ } ident;
 		struct { struct node *base; const char *name;
 			 bool arrow; /* written base->name */ } field;
 		struct { int op; struct node *lhs, *rhs; } binop;

@@ -74,6 +74,7 @@ static void put_head(FILE *out, const struct node *n)
 		static const char *const kinds[] = {
 			[ID_UNRESOLVED] = "identifier", [ID_FIELD] = "field",
 			[ID_BUILTIN] = "builtin", [ID_DECISION] = "decision",
+			[ID_HINT] = "hint",
 		};
 		fprintf(out, "%s %s", kinds[n->u.ident.kind], n->u.ident.name);
 		break;

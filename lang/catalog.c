@@ -5,9 +5,14 @@
 
 #include <string.h>
 
+#include "cuda_actions.h"
+
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define DEC(d) DECISION_BIT(DECISION_##d)
 #define ACT(a) ACTION_BIT(ACT_##a)
+/* cuda: probes act on memory through the driver; gdev: ones prefetch into L2 */
+#define MEM_ACTS (ACT(PREFETCH) | ACT(EVICT) | ACT(ADVISE))
+#define DEV_ACTS ACT(DEV_PREFETCH)
 
 /* Same order as gpux -l prints them. */
 static const struct provider providers[] = {
@@ -171,29 +176,29 @@ static const struct field uretprobe_fields[] = {
 };
 
 static const struct event events[] = {
-	{ "gdev", "kernel_entry", PLACE_DEVICE, FILTER_KERNEL, no_fields, 0, 0,
+	{ "gdev", "kernel_entry", PLACE_DEVICE, FILTER_KERNEL, no_fields, 0, DEV_ACTS,
 	  "kernel start, once per thread (after parameter loads)" },
-	{ "gdev", "kernel_exit", PLACE_DEVICE, FILTER_KERNEL, no_fields, 0, 0,
+	{ "gdev", "kernel_exit", PLACE_DEVICE, FILTER_KERNEL, no_fields, 0, DEV_ACTS,
 	  "kernel end, once per thread, on every exit path" },
 	{ "gdev", "access", PLACE_DEVICE, FILTER_KERNEL, gdev_access_fields,
-	  0, 0, "global load/store/atomic, once per thread per instruction" },
+	  0, DEV_ACTS, "global load/store/atomic, once per thread per instruction" },
 	{ "gdev", "func_entry", PLACE_DEVICE, FILTER_FUNC, gdev_func_fields,
-	  0, 0, "device function entry, once per thread" },
+	  0, DEV_ACTS, "device function entry, once per thread" },
 	{ "gdev", "func_exit", PLACE_DEVICE, FILTER_FUNC, gdev_func_fields,
-	  0, 0, "device function return, once per thread" },
+	  0, DEV_ACTS, "device function return, once per thread" },
 
 	{ "cuda", "launch", PLACE_HOST, FILTER_KERNEL, cuda_launch_fields,
-	  0, 0, "kernel launch (cuLaunchKernel / cudaLaunchKernel)" },
-	{ "cuda", "malloc", PLACE_HOST, FILTER_NONE, cuda_malloc_fields, 0, 0,
+	  0, MEM_ACTS, "kernel launch (cuLaunchKernel / cudaLaunchKernel)" },
+	{ "cuda", "malloc", PLACE_HOST, FILTER_NONE, cuda_malloc_fields, 0, MEM_ACTS,
 	  "device or managed allocation (cuMemAlloc*, cudaMalloc*)" },
-	{ "cuda", "free", PLACE_HOST, FILTER_NONE, cuda_free_fields, 0, 0,
+	{ "cuda", "free", PLACE_HOST, FILTER_NONE, cuda_free_fields, 0, MEM_ACTS,
 	  "device memory release (cuMemFree, cudaFree)" },
-	{ "cuda", "memcpy", PLACE_HOST, FILTER_NONE, cuda_memcpy_fields, 0, 0,
+	{ "cuda", "memcpy", PLACE_HOST, FILTER_NONE, cuda_memcpy_fields, 0, MEM_ACTS,
 	  "memory copy (cuMemcpy*, cudaMemcpy*)" },
-	{ "cuda", "sync", PLACE_HOST, FILTER_NONE, cuda_sync_fields, 0, 0,
+	{ "cuda", "sync", PLACE_HOST, FILTER_NONE, cuda_sync_fields, 0, MEM_ACTS,
 	  "stream or device synchronization" },
 	{ "cuda", "module_load", PLACE_HOST, FILTER_NONE, cuda_module_fields,
-	  0, 0, "module (cubin/PTX image) load" },
+	  0, MEM_ACTS, "module (cubin/PTX image) load" },
 
 	{ "uprobe", NULL, PLACE_HOST, FILTER_NONE, uprobe_fields, 0, 0,
 	  "entry of SYMBOL in TARGET (a path or library name)" },
@@ -269,29 +274,68 @@ static const struct builtin builtins[] = {
 	{ "elapsed", TYPE_U64, HOST, UNIF_UNIFORM, "ns since gpux started" },
 };
 
-/* Indexed by enum action_id. */
+/* Indexed by enum action_id. hint_arg is -1 unless an argument names a
+ * hint. */
+#define NO_HINT .hint_arg = -1
 static const struct action actions[] = {
 	[ACT_MOVE_HEAD] = {
-		ACT_MOVE_HEAD, "move_head", 1, { TYPE_PTR("chunk") },
+		ACT_MOVE_HEAD, "move_head", 1, { TYPE_PTR("chunk") }, NO_HINT,
 		"evict next: bpf_uvm_pmm_chunk_move_head / "
 		"bpf_gpu_block_move_head" },
 	[ACT_MOVE_TAIL] = {
-		ACT_MOVE_TAIL, "move_tail", 1, { TYPE_PTR("chunk") },
+		ACT_MOVE_TAIL, "move_tail", 1, { TYPE_PTR("chunk") }, NO_HINT,
 		"evict last: bpf_uvm_pmm_chunk_move_tail / "
 		"bpf_gpu_block_move_tail" },
 	[ACT_SET_PREFETCH_REGION] = {
 		ACT_SET_PREFETCH_REGION, "set_prefetch_region", 2,
-		{ TYPE_U32, TYPE_U32 },
+		{ TYPE_U32, TYPE_U32 }, NO_HINT,
 		"prefetch pages [first, outer): bpf_uvm_set_va_block_region / "
 		"bpf_gpu_set_prefetch_region" },
 	[ACT_SET_TIMESLICE] = { ACT_SET_TIMESLICE, "set_timeslice", 1,
-				{ TYPE_U64 },
+				{ TYPE_U64 }, NO_HINT,
 				"timeslice in us: bpf_nv_gpu_set_timeslice" },
 	[ACT_SET_INTERLEAVE] = { ACT_SET_INTERLEAVE, "set_interleave", 1,
-				 { TYPE_U32 },
+				 { TYPE_U32 }, NO_HINT,
 				 "interleave level: bpf_nv_gpu_set_interleave" },
-	[ACT_REJECT_BIND] = { ACT_REJECT_BIND, "reject_bind", 0, { TYPE_NONE },
+	[ACT_REJECT_BIND] = { ACT_REJECT_BIND, "reject_bind", 0, { TYPE_NONE }, NO_HINT,
 			      "refuse the bind: bpf_nv_gpu_reject_bind" },
+	[ACT_PREFETCH] = {
+		ACT_PREFETCH, "prefetch", 2, { TYPE_U64, TYPE_U64 }, NO_HINT,
+		"prefetch(ptr, bytes): migrate managed memory to the launching GPU, "
+		"ordered on the event's stream (cuMemPrefetchAsync)" },
+	[ACT_EVICT] = {
+		ACT_EVICT, "evict", 2, { TYPE_U64, TYPE_U64 }, NO_HINT,
+		"evict(ptr, bytes): migrate managed memory to host memory, ordered "
+		"on the event's stream (cuMemPrefetchAsync to the CPU)" },
+	[ACT_ADVISE] = {
+		ACT_ADVISE, "advise", 3, { TYPE_U64, TYPE_U64, TYPE_U64 }, 2,
+		"advise(ptr, bytes, HINT): cuMemAdvise on managed memory; HINT is "
+		"one of the hints `gpux -lv` lists" },
+	[ACT_DEV_PREFETCH] = {
+		ACT_DEV_PREFETCH, "prefetch", 1, { TYPE_U64 }, NO_HINT,
+		"prefetch(addr): prefetch.global.L2 of the line at addr, once per "
+		"warp (the first active lane's address)" },
+};
+
+/* advise()'s hints, by enum gpux_advise. */
+static const struct hint_info hints[] = {
+	{ "READ_MOSTLY", GPUX_ADVISE_READ_MOSTLY,
+	  "read-mostly: GPUs read copies (CU_MEM_ADVISE_SET_READ_MOSTLY)" },
+	{ "UNSET_READ_MOSTLY", GPUX_ADVISE_UNSET_READ_MOSTLY, "undo READ_MOSTLY" },
+	{ "PREFERRED_GPU", GPUX_ADVISE_PREFERRED_GPU,
+	  "keep it on the event's GPU (SET_PREFERRED_LOCATION)" },
+	{ "PREFERRED_CPU", GPUX_ADVISE_PREFERRED_CPU,
+	  "keep it in host memory (SET_PREFERRED_LOCATION)" },
+	{ "UNSET_PREFERRED", GPUX_ADVISE_UNSET_PREFERRED,
+	  "undo PREFERRED_GPU or PREFERRED_CPU" },
+	{ "ACCESSED_BY_GPU", GPUX_ADVISE_ACCESSED_BY_GPU,
+	  "keep it mapped for the event's GPU (SET_ACCESSED_BY)" },
+	{ "ACCESSED_BY_CPU", GPUX_ADVISE_ACCESSED_BY_CPU,
+	  "keep it mapped for the CPU (SET_ACCESSED_BY)" },
+	{ "UNSET_ACCESSED_BY_GPU", GPUX_ADVISE_UNSET_ACCESSED_BY_GPU,
+	  "undo ACCESSED_BY_GPU" },
+	{ "UNSET_ACCESSED_BY_CPU", GPUX_ADVISE_UNSET_ACCESSED_BY_CPU,
+	  "undo ACCESSED_BY_CPU" },
 };
 
 /* Indexed by enum decision. */
@@ -311,6 +355,7 @@ static const struct {
 };
 
 _Static_assert(ARRAY_LEN(actions) == ACT_COUNT, "one action per action_id");
+_Static_assert(ARRAY_LEN(hints) == GPUX_ADVISE_COUNT, "one entry per hint");
 _Static_assert(ARRAY_LEN(decisions) == DECISION_COUNT,
 	       "one entry per decision");
 
@@ -342,6 +387,12 @@ const struct decision_info *catalog_decisions(size_t *n)
 {
 	*n = ARRAY_LEN(decisions);
 	return decisions;
+}
+
+const struct hint_info *catalog_hints(size_t *n)
+{
+	*n = ARRAY_LEN(hints);
+	return hints;
 }
 
 const struct provider *catalog_provider(const char *name)
@@ -403,6 +454,28 @@ const struct action *catalog_action(const char *name)
 	for (size_t i = 0; i < ARRAY_LEN(actions); i++)
 		if (!strcmp(actions[i].name, name))
 			return &actions[i];
+	return NULL;
+}
+
+const struct action *catalog_action_in(const char *name, const struct event *e)
+{
+	const struct action *first = NULL;
+	for (size_t i = 0; name && i < ARRAY_LEN(actions); i++) {
+		if (strcmp(actions[i].name, name))
+			continue;
+		if (e && (e->actions & ACTION_BIT(actions[i].id)))
+			return &actions[i];
+		if (!first)
+			first = &actions[i];
+	}
+	return first;
+}
+
+const struct hint_info *catalog_hint(const char *name)
+{
+	for (size_t i = 0; name && i < ARRAY_LEN(hints); i++)
+		if (!strcmp(hints[i].name, name))
+			return &hints[i];
 	return NULL;
 }
 

@@ -76,6 +76,10 @@ enum action_id {
 	ACT_SET_TIMESLICE,
 	ACT_SET_INTERLEAVE,
 	ACT_REJECT_BIND,
+	ACT_PREFETCH,     /* cuda: memory to the launching GPU */
+	ACT_EVICT,        /* cuda: memory to the host */
+	ACT_ADVISE,       /* cuda: cuMemAdvise */
+	ACT_DEV_PREFETCH, /* gdev: an L2 prefetch */
 	ACT_COUNT
 };
 #define ACTION_BIT(a) (1u << (a))
@@ -118,9 +122,18 @@ struct builtin {
 
 struct action {
 	enum action_id id;
-	const char *name;
+	const char *name; /* two actions may share one, in different places */
 	int nargs;
-	struct type args[2];
+	struct type args[3];
+	int hint_arg; /* the argument that names a hint (advise), or -1 */
+	const char *doc;
+};
+
+/* What advise() may say, by name; the values are abi/cuda_actions.h's
+ * (GPUX_ADVISE_*), which the runtime turns into cuMemAdvise calls. */
+struct hint_info {
+	const char *name;
+	unsigned value;
 	const char *doc;
 };
 
@@ -135,6 +148,7 @@ const struct event *catalog_events(size_t *n);
 const struct builtin *catalog_builtins(size_t *n);
 const struct action *catalog_actions(size_t *n);
 const struct decision_info *catalog_decisions(size_t *n);
+const struct hint_info *catalog_hints(size_t *n);
 
 /* Lookups by exact name (provider aliases accepted); NULL when absent. */
 const struct provider *catalog_provider(const char *name);
@@ -143,6 +157,11 @@ const struct event *catalog_event(const struct provider *p, const char *name);
 const struct field *event_field(const struct event *e, const char *name);
 const struct builtin *catalog_builtin(const char *name);
 const struct action *catalog_action(const char *name);
+/* The action of that name callable in e (names are shared across
+ * places: prefetch() in cuda: and in gdev:), else the first of that
+ * name; NULL when no action has it. */
+const struct action *catalog_action_in(const char *name, const struct event *e);
+const struct hint_info *catalog_hint(const char *name);
 /* DECISION_DEFAULT.. by name ("BYPASS"); false when not a decision. */
 bool catalog_decision(const char *name, enum decision *out);
 const char *decision_name(enum decision d);

@@ -28,6 +28,7 @@ static struct type chk_printf(struct tctx *c, struct node *call, const struct fn
 static struct type chk_exit(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_time(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_alloc(struct tctx *c, struct node *call, const struct fn *fn);
 
 #define HOSTISH (PLACE_HOST | PLACE_DRIVER)
 
@@ -53,6 +54,10 @@ static const struct fn fns[] = {
 	  "it formats the host's wall clock; use nsecs on the device" },
 	{ "str", 1, 2, HOSTISH, AGG_NONE, chk_str,
 	  "it reads host memory" },
+	{ "alloc_base", 1, 1, PLACE_HOST, AGG_NONE, chk_alloc,
+	  "allocations are tracked on the host; a cuda: probe can look them up" },
+	{ "alloc_size", 1, 1, PLACE_HOST, AGG_NONE, chk_alloc,
+	  "allocations are tracked on the host; a cuda: probe can look them up" },
 };
 
 static const struct fn *fn_find(const char *name)
@@ -265,19 +270,69 @@ static struct type chk_str(struct tctx *c, struct node *call, const struct fn *f
 	return TYPE_STR;
 }
 
+/* alloc_base(ptr), alloc_size(ptr): the runtime in the traced program
+ * keeps the allocations it saw, so only cuda: probes can ask. */
+static struct type chk_alloc(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	char pb[64];
+	const struct attach *at = &c->probe->u.probe.attach->u.attach;
+	if (!at->prov || at->prov->id != PROV_CUDA) {
+		struct diag *dg = terr(c, call->span, "%s() is not available in %s",
+				       call->u.call.name, probe_name(c, pb, sizeof(pb)));
+		diag_hint(dg, "the traced program's allocations are known to cuda: probes");
+	}
+	want_int(c, call, arg(call, 0), "address");
+	return TYPE_U64;
+}
+
 /* ---- policy actions ---- */
 
-static void action_where(const struct action *act, char *buf, size_t len)
+/* Every event where an action of that name may be called. */
+static void action_where(const char *name, char *buf, size_t len)
 {
 	size_t n, off = 0;
 	char eb[64];
 	const struct event *es = catalog_events(&n);
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && off < len; i++)
-		if (es[i].actions & ACTION_BIT(act->id))
+		if (catalog_action_in(name, &es[i]) &&
+		    (es[i].actions & ACTION_BIT(catalog_action_in(name, &es[i])->id)))
 			off += (size_t)snprintf(buf + off, len - off, "%s%s",
 						off ? ", " : "",
 						event_str(&es[i], eb, sizeof(eb)));
+}
+
+/* advise()'s hint: a name from the catalog's list, nothing computed. */
+static void check_hint(struct tctx *c, struct node *call, struct node *a)
+{
+	size_t n;
+	const struct hint_info *hs = catalog_hints(&n);
+	const struct hint_info *h =
+		a->kind == N_IDENT ? catalog_hint(a->u.ident.name) : NULL;
+	if (h) {
+		a->u.ident.kind = ID_HINT;
+		a->u.ident.hint = h->value;
+		a->type = TYPE_U64;
+		return;
+	}
+	const char *cands[16];
+	size_t k = 0;
+	char list[320];
+	size_t off = 0;
+	for (size_t i = 0; i < n && k < 16; i++) {
+		cands[k++] = hs[i].name;
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+					off ? ", " : "", hs[i].name);
+		if (off >= sizeof(list))
+			off = sizeof(list) - 1;
+	}
+	struct diag *dg = terr(c, a->span, "%s() takes a hint name here", call->u.call.name);
+	const char *best = a->kind == N_IDENT ? suggest_closest(a->u.ident.name, cands, k) : NULL;
+	if (best)
+		diag_hint(dg, "did you mean '%s'?", best);
+	else
+		diag_hint(dg, "the hints are %s", list);
 }
 
 static struct type check_action(struct tctx *c, struct node *call,
@@ -287,19 +342,27 @@ static struct type check_action(struct tctx *c, struct node *call,
 	const struct probe *p = &c->probe->u.probe;
 	for (const struct node *a = p->attach; a; a = a->next)
 		for (int i = 0; i < a->u.attach.nevents; i++) {
-			if (a->u.attach.events[i]->actions & ACTION_BIT(act->id))
+			const struct event *e = a->u.attach.events[i];
+			const struct action *here = catalog_action_in(act->name, e);
+			if (here && (e->actions & ACTION_BIT(here->id)) && here == act)
 				continue;
-			action_where(act, where, sizeof(where));
+			action_where(act->name, where, sizeof(where));
 			struct diag *dg = terr(c, call->span, "%s() is not available in %s",
-				act->name, event_str(a->u.attach.events[i], pb, sizeof(pb)));
-			diag_hint(dg, "%s() is a driver policy action; it is available in %s",
-				  act->name, where);
+				act->name, event_str(e, pb, sizeof(pb)));
+			diag_hint(dg, "%s() is %s; it is available in %s", act->name,
+				  e->place == PLACE_DRIVER || act->id <= ACT_REJECT_BIND
+					  ? "a driver policy action" : "a memory action",
+				  where);
 			return TYPE_VOID;
 		}
 	if (!check_nargs(c, call, act->nargs, act->nargs))
 		return TYPE_VOID;
 	int i = 0;
 	for (struct node *a = call->u.call.args; a; a = a->next, i++) {
+		if (i == act->hint_arg) {
+			check_hint(c, call, a);
+			continue;
+		}
 		check_expr(c, a);
 		if (a->type.kind == TY_NONE)
 			continue;
@@ -341,7 +404,9 @@ struct type check_call(struct tctx *c, struct node *call, bool map_value)
 {
 	const char *name = call->u.call.name;
 	char pb[64];
-	const struct action *act = catalog_action(name);
+	const struct attach *at = &c->probe->u.probe.attach->u.attach;
+	const struct action *act =
+		catalog_action_in(name, at->nevents ? at->events[0] : NULL);
 	if (act) {
 		call->u.call.fn = act;
 		return check_action(c, call, act);
