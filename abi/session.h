@@ -27,10 +27,11 @@
 
 #include <stdint.h>
 
+#include "cuda_actions.h"
 #include "gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 4
+#define GPUX_SESS_VERSION 5
 #define GPUX_SESS_ENV "GPUX_SESSION_FD"
 #define GPUX_SESS_MAX_SLOTS 16
 #define GPUX_SESS_MAX_NAMES 4096
@@ -113,6 +114,8 @@ struct gpux_sess_host {
 	uint64_t failures;    /* program runs the VM stopped */
 	uint64_t ring_off, dump_off;
 	char error[128];      /* the first failure's message */
+	/* memory actions of this process's cuda: probes, version 5 */
+	struct gpux_act_count acts[GPUX_ACT_COUNT];
 	uint64_t reserved[4];
 };
 

@@ -229,7 +229,7 @@ static void t_report(struct backend *b, FILE *err)
 	if (lost)
 		fprintf(err, "gpux: WARNING: %u more messages of the runtime were lost\n", lost);
 	dev_report_drops(&tb(b)->ds, err);
-	sess_host_report(&tb(b)->sh, err);
+	sess_host_report(&tb(b)->sh, err, b->r->o->verbose);
 }
 
 static void t_close(struct backend *b)

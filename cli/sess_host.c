@@ -92,6 +92,9 @@ void sess_host_spec(struct sess_host *sh, const struct dev_session *ds,
 	spec->nhbind = (uint32_t)o->nmaps;
 	spec->dump_size = (dump + 4095) & ~4095ull;
 	spec->cev_mask = event_mask(ds->prog);
+	/* the runtime learns the allocations from these events */
+	if (o->tracks_allocs)
+		spec->cev_mask |= 1u << GPUX_CEV_MALLOC | 1u << GPUX_CEV_FREE;
 }
 
 int sess_host_open(struct sess_host *sh, struct dev_session *ds, struct diags *diags)

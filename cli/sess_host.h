@@ -54,7 +54,7 @@ int sess_host_entries(struct sess_host *sh, int map, struct out_entries *e);
 /* clear()/zero() (keep) of obj map map, through a baseline. 0, or -1. */
 int sess_host_reset(struct sess_host *sh, int map, bool keep);
 /* Warnings: programs the VM stopped, records lost. */
-void sess_host_report(struct sess_host *sh, FILE *err);
+void sess_host_report(struct sess_host *sh, FILE *err, bool verbose);
 /* Dump counters of every region (out: GPUX_SESS_MAX_HOSTS), and whether
  * every live region has dumped since (after a snap_req). */
 void sess_host_dumps(const struct sess_host *sh, uint64_t *out);

@@ -146,7 +146,36 @@ int sess_host_reset(struct sess_host *sh, int map, bool keep)
 	return rc;
 }
 
-void sess_host_report(struct sess_host *sh, FILE *err)
+/* Memory actions of one process: the no-ops always (they are hints
+ * that did nothing), what they did and cost under -v. */
+static void report_acts(const struct gpux_sess_host *r, FILE *err, bool verbose)
+{
+	static const char *const names[] = GPUX_ACT_NAMES;
+	for (int k = 0; k < GPUX_ACT_COUNT; k++) {
+		const struct gpux_act_count *c = &r->acts[k];
+		unsigned long long done = __atomic_load_n(&c->done, __ATOMIC_RELAXED),
+				   un = __atomic_load_n(&c->unmanaged, __ATOMIC_RELAXED),
+				   ref = __atomic_load_n(&c->refused, __ATOMIC_RELAXED);
+		unsigned long long all = done + un + ref;
+		if (un || ref) {
+			fprintf(err, "gpux: WARNING: pid %u: %s(): %llu of %llu calls did nothing",
+				r->pid, names[k], un + ref, all);
+			if (un)
+				fprintf(err, ": %llu on memory that is not managed (or of zero length)",
+					un);
+			if (ref)
+				fprintf(err, "%s %llu refused by the driver (last CUresult %d)",
+					un ? "," : ":", ref, (int)c->last_status);
+			fputc('\n', err);
+		}
+		if (verbose && done)
+			fprintf(err, "gpux: pid %u: %s(): %llu calls, %.1f MiB, %.2f us per call\n",
+				r->pid, names[k], done, (double)c->bytes / (1 << 20),
+				(double)c->ns / 1e3 / (double)(done + ref));
+	}
+}
+
+void sess_host_report(struct sess_host *sh, FILE *err, bool verbose)
 {
 	uint32_t n = sh->obj ? sess_host_regions(sh) : 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -162,6 +191,7 @@ void sess_host_report(struct sess_host *sh, FILE *err)
 		if (d)
 			fprintf(err, "gpux: WARNING: pid %u: %llu records of cuda: probes dropped\n",
 				r->pid, (unsigned long long)d);
+		report_acts(r, err, verbose);
 	}
 }
 

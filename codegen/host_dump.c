@@ -86,6 +86,11 @@ static const char *helper_name(int id)
 	case HELPER_PROBE_READ_KERNEL_STR: return "bpf_probe_read_kernel_str";
 	case HELPER_RINGBUF_OUTPUT: return "bpf_ringbuf_output";
 	case HELPER_GET_ATTACH_COOKIE: return "bpf_get_attach_cookie";
+	case GPUX_H_PREFETCH: return "gpux_prefetch";
+	case GPUX_H_EVICT: return "gpux_evict";
+	case GPUX_H_ADVISE: return "gpux_advise";
+	case GPUX_H_ALLOC_BASE: return "gpux_alloc_base";
+	case GPUX_H_ALLOC_SIZE: return "gpux_alloc_size";
 	default: return NULL;
 	}
 }

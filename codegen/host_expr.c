@@ -351,7 +351,16 @@ static struct hval ternary(struct hctx *h, struct node *e)
 static struct hval call_value(struct hctx *h, struct node *e)
 {
 	struct hval r = { 0 };
-	if (strcmp(e->u.call.name, "str")) {
+	const char *fn = e->u.call.name;
+	if (!strcmp(fn, "alloc_base") || !strcmp(fn, "alloc_size")) {
+		LLVMValueRef p = hl_expr_int(h, e->u.call.args);
+		h->obj->tracks_allocs = true;
+		if (p)
+			r.v = host_helper(h, fn[6] == 'b' ? GPUX_H_ALLOC_BASE : GPUX_H_ALLOC_SIZE,
+					  h->i64, &p, 1);
+		return r;
+	}
+	if (strcmp(fn, "str")) {
 		host_err(h, e, "%s() has no value", e->u.call.name);
 		return r;
 	}
@@ -423,6 +432,8 @@ struct hval hl_expr(struct hctx *h, struct node *e)
 			return builtin(h, e);
 		if (e->u.ident.kind == ID_DECISION)
 			r.v = host_const(h, (uint64_t)e->u.ident.decision);
+		else if (e->u.ident.kind == ID_HINT)
+			r.v = host_const(h, e->u.ident.hint);
 		else
 			r.v = hl_ctx_field(h, e, &r.ssize);
 		break;

@@ -97,12 +97,31 @@ static void delete_elem(struct hctx *h, struct node *call)
 		hl_map_delete(h, hm, key);
 }
 
+/* prefetch/evict/advise in cuda: probes: a call the runtime's VM serves
+ * (abi/cuda_actions.h); its status is the runtime's to count. */
+static void mem_action(struct hctx *h, struct node *call, const struct action *act)
+{
+	static const int ids[] = { [ACT_PREFETCH] = GPUX_H_PREFETCH,
+				   [ACT_EVICT] = GPUX_H_EVICT, [ACT_ADVISE] = GPUX_H_ADVISE };
+	LLVMValueRef args[3];
+	int n = 0;
+	h->obj->tracks_allocs = true;
+	for (struct node *a = call->u.call.args; a && n < 3; a = a->next)
+		if (!(args[n++] = hl_expr_int(h, a)))
+			return;
+	host_helper(h, ids[act->id], h->i64, args, n);
+}
+
 void hl_call_stmt(struct hctx *h, struct node *call)
 {
 	const char *name = call->u.call.name;
 	struct node *a = call->u.call.args;
 	if (catalog_action(name)) {
-		hl_kfunc_call(h, call);
+		const struct action *act = call->u.call.fn;
+		if (act->id == ACT_PREFETCH || act->id == ACT_EVICT || act->id == ACT_ADVISE)
+			mem_action(h, call, act);
+		else
+			hl_kfunc_call(h, call);
 	} else if (!strcmp(name, "printf")) {
 		rec_printf(h, a->u.str.s, a->next, call->u.call.nargs - 1);
 	} else if (!strcmp(name, "print")) {

@@ -11,6 +11,7 @@
 #include <llvm-c/DebugInfo.h>
 
 #include "llvm_host.h"
+#include "cuda_actions.h"
 #include "tracepoint.h"
 
 /* Kernel helper ids (include/uapi/linux/bpf.h). */

@@ -182,6 +182,9 @@ struct host_obj {
 	struct host_fmt *fmts;
 	int nfmts;
 	char *ir; /* LLVM IR text when opts.keep_ir (malloc'd) */
+	/* cuda: probes call memory actions or alloc_base/alloc_size: the
+	 * runtime must track the program's allocations */
+	bool tracks_allocs;
 };
 
 /* Lower every PLACE_HOST and PLACE_DRIVER probe of prog (checked by

@@ -158,6 +158,28 @@ void *rt_host_table(uint32_t dev_map);
  * last push into its device tables, ordered before the kernel. */
 void rt_host_push(CUstream s, bool per_thread);
 
+/* ---- rt_allocs.c: the allocations cuda:malloc and cuda:free saw ---- */
+struct rt_alloc {
+	uint64_t base, size;
+	bool managed;
+};
+void rt_alloc_add(uint64_t base, uint64_t size, bool managed);
+void rt_alloc_remove(uint64_t base);
+/* The allocation holding p; false when none does. */
+bool rt_alloc_find(uint64_t p, struct rt_alloc *out);
+void rt_allocs_forget(void);
+
+/* ---- rt_actions.c: what cuda: probes ask of the driver (prefetch,
+ * evict, advise) and of the allocations, served to the VM
+ * (abi/cuda_actions.h) ---- */
+struct vm;
+void rt_actions_attach(struct vm *vm);
+/* The event about to run its programs: actions are ordered on its
+ * stream (0 for events without one). */
+void rt_actions_event(enum gpux_cev ev, const void *ctx);
+/* Where the counts go: the process's host region, once it has one. */
+void rt_actions_counts(struct gpux_act_count *acts);
+
 /* ---- rt_drain.c ---- */
 /* CLOCK_MONOTONIC in ns, and milliseconds since t0 (for -v reports). */
 uint64_t rt_now_ns(void);

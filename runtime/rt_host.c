@@ -30,6 +30,7 @@ static void forget(void)
 	state = 0;
 	rt_h.vm = NULL; /* the parent's memory: left, never freed twice */
 	memset(&rt_h, 0, sizeof(rt_h));
+	rt_allocs_forget();
 	pthread_mutex_init(&load_lock, NULL);
 }
 
@@ -134,6 +135,7 @@ static void claim_region(struct gpux_sess_hdr *h)
 	}
 	rt_h.region = gpux_sess_host_at(h, i);
 	rt_h.region->pid = (uint32_t)getpid();
+	rt_actions_counts(rt_h.region->acts);
 	__atomic_store_n(&rt_h.region->state, GPUX_SLOT_LIVE, __ATOMIC_RELEASE);
 }
 
@@ -161,6 +163,7 @@ static bool load(void)
 		rt_warn("cannot load the cuda: probes: %s", err);
 	ok = ok && programs() && binds(h);
 	if (ok) {
+		rt_actions_attach(rt_h.vm);
 		rt_cev_wanted = h->cev_mask;
 		rt_h.ring = vm_map_by_name(rt_h.vm, HOST_EVENTS_MAP) != NULL;
 		claim_region(h);
@@ -225,6 +228,7 @@ void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx
 		return;
 	const struct host_ev *e = &rt_h.ev[ev];
 	bool ran = false;
+	rt_actions_event(ev, ctx);
 	for (int i = 0; i < e->n; i++) {
 		const struct host_prog *p = &e->p[i];
 		if (p->glob && !matches(p, ctx, ptx_name))

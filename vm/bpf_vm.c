@@ -141,6 +141,12 @@ void vm_set_budget(struct vm *vm, uint64_t insns)
 	vm->budget = insns;
 }
 
+void vm_set_ext(struct vm *vm, vm_ext_fn fn, void *arg)
+{
+	vm->ext = fn;
+	vm->ext_arg = arg;
+}
+
 uint64_t vm_last_insns(const struct vm *vm)
 {
 	return vm->last_insns;

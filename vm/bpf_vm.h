@@ -68,6 +68,13 @@ int vm_prog_count(const struct vm *vm);
 const char *vm_prog_section(const struct vm *vm, int i);
 const char *vm_prog_name(const struct vm *vm, int i);
 
+/* Helpers the embedder serves (abi/cuda_actions.h: GPUX_H_FIRST up to
+ * GPUX_H_END): the runtime in the traced process, for cuda: probes.
+ * They take integers only (r1..r5) and give r0; a program calling one
+ * in a VM without them stops with VM_EHELPER. Set before any run. */
+typedef uint64_t (*vm_ext_fn)(void *arg, int32_t id, const uint64_t *args);
+void vm_set_ext(struct vm *vm, vm_ext_fn fn, void *arg);
+
 /* ---- maps: for printing and for the controller's clear()/zero() ---- */
 
 struct vm_map_info {

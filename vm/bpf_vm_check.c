@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "bpf_vm_priv.h"
+#include "cuda_actions.h"
 
 #define BPF_FETCH 0x01
 #define BPF_XCHG (0xe0 | BPF_FETCH)
@@ -38,7 +39,7 @@ bool vm_helper_known(int32_t id)
 	case VM_H_RINGBUF_OUTPUT:
 		return true;
 	default:
-		return false;
+		return id >= GPUX_H_FIRST && id < GPUX_H_END;
 	}
 }
 

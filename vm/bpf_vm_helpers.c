@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bpf_vm_priv.h"
+#include "cuda_actions.h"
 
 static struct umap *map_arg(struct vm_exec *x, uint64_t h, int id)
 {
@@ -153,6 +154,13 @@ int vm_helper(struct vm_exec *x, int32_t id)
 		return 0;
 	}
 	default:
+		if (id >= GPUX_H_FIRST && id < GPUX_H_END) {
+			if (!x->vm->ext)
+				return vm_fault(x, VM_EHELPER, "helper %d is served only in the "
+					       "traced program", id);
+			r[0] = x->vm->ext(x->vm->ext_arg, id, &r[1]);
+			return 0;
+		}
 		return vm_fault(x, VM_EHELPER, "unknown helper %d", id);
 	}
 }

@@ -55,6 +55,8 @@ struct vm {
 	uint64_t budget, last_insns;
 	char err[256];
 	struct vm_exec *x; /* vm_run_prog's, reused under the lock */
+	vm_ext_fn ext;     /* vm_set_ext */
+	void *ext_arg;
 };
 
 #define VM_LIVE_VALUES 64

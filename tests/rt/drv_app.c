@@ -20,6 +20,9 @@
  *                cudart in the same process would)
  *       many     as module, but add_one<<<1, 32>>> N times (default
  *                5000), pausing 2 ms after every 20
+ *       mem      as module, but add_one<<<1, 64>>> on 1 MiB of managed
+ *                memory (n = 256, on a stream of its own), then on 4 KiB
+ *                of device memory (n = 64, stream 0); prints the sums
  * Prints what it did; exits 1 on any CUDA error. */
 #include <cuda.h>
 
@@ -40,11 +43,40 @@ static int check(CUresult rc, const char *what)
 	exit(1);
 }
 
+/* mem mode: whatever gpux's memory actions do, the results stay. */
+static void mem_launches(CUfunction add_one)
+{
+	CUdeviceptr um, dm;
+	CUstream s;
+	int n1 = 256, n2 = 64;
+	check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+	check(cuMemAllocManaged(&um, 1 << 20, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+	check(cuMemAlloc(&dm, 4096), "cuMemAlloc");
+	float *h = (float *)(uintptr_t)um, back[64];
+	for (int i = 0; i < n1; i++)
+		h[i] = (float)i;
+	check(cuMemsetD32(dm, 0, 1024), "cuMemsetD32");
+	void *a1[] = { &um, &n1 }, *a2[] = { &dm, &n2 };
+	check(cuLaunchKernel(add_one, 1, 1, 1, 64, 1, 1, 0, s, a1, NULL), "cuLaunchKernel");
+	check(cuLaunchKernel(add_one, 1, 1, 1, 64, 1, 1, 0, NULL, a2, NULL), "cuLaunchKernel");
+	check(cuCtxSynchronize(), "cuCtxSynchronize");
+	check(cuMemcpyDtoH(back, dm, sizeof(back)), "cuMemcpyDtoH");
+	double s1 = 0, s2 = 0;
+	for (int i = 0; i < n1; i++)
+		s1 += h[i];
+	for (int i = 0; i < n2; i++)
+		s2 += back[i];
+	printf("drv_app: managed sum %.1f, device sum %.1f\n", s1, s2);
+	check(cuMemFree(um), "cuMemFree");
+	check(cuMemFree(dm), "cuMemFree");
+	check(cuStreamDestroy(s), "cuStreamDestroy");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|"
-			"libctx|noclean|primary|many FILE [N]\n");
+			"libctx|noclean|primary|many|mem FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -114,6 +146,15 @@ int main(int argc, char **argv)
 		printf("drv_app: add_one<<<1, 64>>> in two contexts\n");
 		check(cuCtxDestroy(ctx), "cuCtxDestroy");
 		check(cuCtxDestroy(c2), "cuCtxDestroy");
+		free(image);
+		return 0;
+	}
+	if (!strcmp(mode, "mem")) {
+		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
+		check(cuModuleGetFunction(&add_one, mod, "add_one"), "cuModuleGetFunction");
+		mem_launches(add_one);
+		check(cuModuleUnload(mod), "cuModuleUnload");
+		check(cuCtxDestroy(ctx), "cuCtxDestroy");
 		free(image);
 		return 0;
 	}

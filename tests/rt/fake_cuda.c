@@ -92,6 +92,7 @@ struct block {
 	void *p;
 	size_t size;
 	bool host;
+	bool managed;
 	struct block *next;
 };
 static struct block *blocks;
@@ -108,7 +109,7 @@ static void *block_new(size_t size, bool host, unsigned char fill)
 		return NULL;
 	}
 	memset(p, fill, n);
-	*b = (struct block){ p, size, host, NULL };
+	*b = (struct block){ p, size, host, false, NULL };
 	pthread_mutex_lock(&blocks_lock);
 	b->next = blocks;
 	blocks = b;
@@ -131,6 +132,17 @@ static bool block_free(void *p, bool host)
 	}
 	pthread_mutex_unlock(&blocks_lock);
 	return false;
+}
+
+/* The block of device memory holding [p, p + n), or NULL (under
+ * blocks_lock). */
+static struct block *block_holding(uintptr_t p, size_t n)
+{
+	for (struct block *b = blocks; b; b = b->next)
+		if (!b->host && p >= (uintptr_t)b->p && n <= b->size &&
+		    p - (uintptr_t)b->p <= b->size - n)
+			return b;
+	return NULL;
 }
 
 /* ---------------- devices and contexts ---------------- */
@@ -543,7 +555,66 @@ CUresult cuMemAllocManaged(CUdeviceptr *d, size_t n, unsigned flags)
 {
 	(void)flags;
 	CALL();
-	return alloc(d, n);
+	CUresult rc = alloc(d, n);
+	if (rc == CUDA_SUCCESS) {
+		pthread_mutex_lock(&blocks_lock);
+		block_holding((uintptr_t)*d, 0)->managed = true;
+		pthread_mutex_unlock(&blocks_lock);
+	}
+	return rc;
+}
+
+/* ---------------- managed memory: prefetch, advice ----------------
+ * Logged with their arguments (gpux's memory actions are checked
+ * against them); FAKE_CUDA_REFUSE_HINTS=1 refuses them all. As the real
+ * driver, a range that is not all inside one managed allocation is
+ * CUDA_ERROR_INVALID_VALUE. */
+
+static const char *where(CUmemLocation l, char *buf, size_t len)
+{
+	if (l.type == CU_MEM_LOCATION_TYPE_HOST)
+		return "host";
+	snprintf(buf, len, "%s:%d", l.type == CU_MEM_LOCATION_TYPE_DEVICE ? "gpu" : "other", l.id);
+	return buf;
+}
+
+static CUresult managed_range(CUdeviceptr p, size_t n)
+{
+	if (getenv("FAKE_CUDA_REFUSE_HINTS"))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&blocks_lock);
+	struct block *b = block_holding((uintptr_t)p, n);
+	bool ok = b && b->managed && n;
+	pthread_mutex_unlock(&blocks_lock);
+	return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation loc, unsigned flags,
+			       CUstream s)
+{
+	char b[32];
+	flog("prefetch lo=0x%llx bytes=%zu to=%s flags=%u stream=%s", (unsigned long long)p & 0xfffff,
+	     n, where(loc, b, sizeof(b)), flags, s ? "app" : "0");
+	return managed_range(p, n);
+}
+
+CUresult cuMemAdvise_v2(CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
+{
+	char b[32];
+	flog("advise lo=0x%llx bytes=%zu advice=%d at=%s", (unsigned long long)p & 0xfffff, n,
+	     (int)advice, where(loc, b, sizeof(b)));
+	return managed_range(p, n);
+}
+
+CUresult cuPointerGetAttribute(void *v, CUpointer_attribute a, CUdeviceptr p)
+{
+	if (a != CU_POINTER_ATTRIBUTE_IS_MANAGED)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&blocks_lock);
+	struct block *b = block_holding((uintptr_t)p, 0);
+	*(unsigned *)v = b && b->managed;
+	pthread_mutex_unlock(&blocks_lock);
+	return b ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult cuMemAllocAsync(CUdeviceptr *d, size_t n, CUstream s)
@@ -1932,6 +2003,7 @@ static const struct {
 	E(cuMemcpy3DAsync_v2), E(cuMemcpy3DAsync_v2_ptsz), E(cuLaunchKernelEx),
 	E(cuLaunchKernelEx_ptsz), E(cuLaunchCooperativeKernel), E(cuLaunchCooperativeKernel_ptsz),
 	E(cuFuncGetName), E(cuKernelGetName), E(cuFuncGetParamInfo), E(cuKernelGetParamInfo),
+	E(cuMemPrefetchAsync_v2), E(cuMemAdvise_v2), E(cuPointerGetAttribute),
 #undef E
 };
 

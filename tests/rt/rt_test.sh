@@ -466,6 +466,62 @@ t_gpux_launch_args() {
 	[ "$(grep -c '^@a\[' "$tmp/out")" = 2 ] || { cat "$tmp/out"; fail "launch arguments"; }
 }
 
+# Memory actions of cuda: probes reach the driver with the event's
+# stream, before the launch: drv_app mem launches add_one on 1 MiB of
+# managed memory (n = 256, its own stream), then on device memory (n =
+# 64, stream 0). A range past the allocation is cut at its end; on
+# device memory every action is a counted no-op, said once at exit;
+# alloc_base/alloc_size find the allocation from any address in it.
+MEM='cuda:launch { prefetch(arg0, 4096); evict(arg0 + 4096, 1 << 30);
+	advise(arg0, 512, READ_MOSTLY); advise(arg0 + 8192, 512, PREFERRED_CPU);
+	advise(arg0, 4096, UNSET_ACCESSED_BY_GPU);
+	@base[arg1] = alloc_base(arg0 + 100) - arg0; @size[arg1] = alloc_size(arg0 + 8); }'
+t_gpux_mem_actions() {
+	gpux_run 0 "$MEM" "'$RT_DRV_APP' mem '$PTX'" || return
+	same "$tmp/app.out" drv_mem.out || return
+	local want
+	want=$(printf '%s\n' \
+		'prefetch lo=0x[0-9a-f]*000 bytes=4096 to=gpu:0 flags=0 stream=app' \
+		'prefetch lo=0x[0-9a-f]*000 bytes=1044480 to=host flags=0 stream=app' \
+		'advise lo=0x[0-9a-f]*000 bytes=512 advice=1 at=gpu:0' \
+		'advise lo=0x[0-9a-f]*000 bytes=512 advice=3 at=host' \
+		'advise lo=0x[0-9a-f]*000 bytes=4096 advice=6 at=gpu:0' \
+		'cuLaunchKernel add_one .*' 'cuLaunchKernel add_one .*')
+	grep -E '^(prefetch|advise|cuLaunchKernel) ' "$tmp/log" >"$tmp/acts"
+	[ "$(wc -l <"$tmp/acts")" = 7 ] && paste -d '\n' <(echo "$want") "$tmp/acts" |
+		while read -r re && read -r line; do [[ $line =~ ^$re$ ]] || exit 1; done ||
+		{ cat "$tmp/acts"; fail "driver calls"; return 1; }
+	# the range cut at the allocation's end starts where the first ended
+	local a b
+	a=$(sed -n 1p "$tmp/acts" | sed 's/.*lo=0x\([0-9a-f]*\).*/\1/')
+	b=$(sed -n 2p "$tmp/acts" | sed 's/.*lo=0x\([0-9a-f]*\).*/\1/')
+	[ $((16#$b - 16#$a)) = 4096 ] || { cat "$tmp/acts"; fail "evict's address"; return 1; }
+	printf '%s\n' '@base[64]: 0' '@base[256]: 0' '@size[64]: 4096' '@size[256]: 1048576' >"$tmp/want"
+	grep '^@' "$tmp/out" | cmp -s - "$tmp/want" || { cat "$tmp/out"; fail "alloc_base/alloc_size"; return 1; }
+	sed "s/pid [0-9]*/pid N/" "$tmp/err" >"$tmp/err.n"
+	same "$tmp/err.n" mem_actions.err
+}
+# A driver that refuses every hint: counted, its first refusal said
+# once per action, the program's results unchanged.
+t_gpux_mem_refused() {
+	FAKE_CUDA_REFUSE_HINTS=1 gpux_run 0 "$MEM" "'$RT_DRV_APP' mem '$PTX'" || return
+	same "$tmp/app.out" drv_mem.out || return
+	sed -e "s/pid [0-9]*/pid N/" -e 's/(0x[0-9a-f]*,/(ADDR,/' "$tmp/err" >"$tmp/err.n"
+	same "$tmp/err.n" mem_refused.err
+}
+# Memory actions and alloc_* are cuda:-only, advise() takes a hint name.
+t_gpux_mem_refusals() {
+	gpux_run 1 'BEGIN { prefetch(0, 4096); }' true || return
+	grep -qxF 'stdin:1:9-26: ERROR: prefetch() is not available in BEGIN' "$tmp/err" ||
+		{ cat "$tmp/err"; fail "prefetch in BEGIN"; return 1; }
+	gpux_run 1 'cuda:launch { advise(arg0, 8, READ_MOSTY); }' true || return
+	grep -qxF "HINT: did you mean 'READ_MOSTLY'?" "$tmp/err" ||
+		{ cat "$tmp/err"; fail "hint name"; return 1; }
+	gpux_run 1 'interval:s:1 { $b = alloc_base(0); }' true || return
+	grep -qxF 'stdin:1:21-34: ERROR: alloc_base() is not available in interval' "$tmp/err" ||
+		{ cat "$tmp/err"; fail "alloc_base in interval"; }
+}
+
 # The runtime matches the clocks (a launch of its own) only when device
 # probes read nsecs.
 t_gpux_clock_on_demand() {

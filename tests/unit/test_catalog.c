@@ -9,6 +9,7 @@
 
 #include "arena.h"
 #include "catalog.h"
+#include "cuda_actions.h"
 #include "listing.h"
 #include "suggest.h"
 #include "tracepoint.h"
@@ -79,9 +80,18 @@ static void test_events(void)
 		CHECK(e[i].fields != NULL);
 		if (e[i].name)
 			CHECK(catalog_event(p, e[i].name) == &e[i]);
-		/* Only driver hooks return decisions or act. */
+		/* Only driver hooks return decisions; device probes act
+		 * by prefetch(addr) alone, cuda: probes by the memory
+		 * actions, the others not at all. */
 		if (e[i].place != PLACE_DRIVER)
-			CHECK(!e[i].decisions && !e[i].actions);
+			CHECK(!e[i].decisions);
+		if (p->id == PROV_GDEV)
+			CHECK(e[i].actions == ACTION_BIT(ACT_DEV_PREFETCH));
+		else if (p->id == PROV_CUDA)
+			CHECK(e[i].actions == (ACTION_BIT(ACT_PREFETCH) | ACTION_BIT(ACT_EVICT) |
+					       ACTION_BIT(ACT_ADVISE)));
+		else if (e[i].place != PLACE_DRIVER)
+			CHECK(!e[i].actions);
 		else
 			CHECK(e[i].decisions & DECISION_BIT(DECISION_DEFAULT));
 		CHECK(e[i].decisions < DECISION_BIT(DECISION_COUNT));
@@ -152,9 +162,23 @@ static void test_builtins_actions(void)
 	CHECK(n == ACT_COUNT);
 	for (size_t i = 0; i < n; i++) {
 		CHECK(a[i].id == (enum action_id)i && a[i].doc);
-		CHECK(catalog_action(a[i].name) == &a[i]);
-		CHECK(a[i].nargs >= 0 && a[i].nargs <= 2);
+		/* a shared name is told apart by where it is called */
+		CHECK(catalog_action(a[i].name) == &a[i] ||
+		      (a[i].id == ACT_DEV_PREFETCH &&
+		       catalog_action(a[i].name)->id == ACT_PREFETCH));
+		CHECK(a[i].nargs >= 0 && a[i].nargs <= 3);
+		CHECK(a[i].hint_arg < a[i].nargs);
 	}
+	const struct provider *gd = catalog_provider("gdev"), *cu = catalog_provider("cuda");
+	CHECK(catalog_action_in("prefetch", catalog_event(gd, "access"))->id == ACT_DEV_PREFETCH);
+	CHECK(catalog_action_in("prefetch", catalog_event(cu, "launch"))->id == ACT_PREFETCH);
+	CHECK(catalog_action("advise")->hint_arg == 2);
+	size_t nh;
+	const struct hint_info *hs = catalog_hints(&nh);
+	CHECK(nh == GPUX_ADVISE_COUNT);
+	for (size_t i = 0; i < nh; i++)
+		CHECK(hs[i].value == i && catalog_hint(hs[i].name) == &hs[i] && hs[i].doc);
+	CHECK(catalog_hint("READ_MOSTY") == NULL);
 	CHECK(catalog_action("set_prefetch_region")->nargs == 2);
 	CHECK(catalog_action("reject_bind")->nargs == 0);
 	CHECK(streq(catalog_action("move_tail")->args[0].name, "chunk"));
