@@ -89,11 +89,22 @@ struct gpux_sess_hdr {
 
 /* The host object's maps in record-id order (the id a print, clear or
  * zero record names): the ELF symbol, and the device map whose table
- * backs it (GPUX_SESS_NO_MAP: none). */
+ * backs it (GPUX_SESS_NO_MAP: none). A device map cuda: probes only
+ * read is a mirror: the runtime refills the VM's table from each
+ * snapshot of the process's contexts, merging shards and contexts the
+ * way mirror says; otherwise (0) the VM's table is the one the device
+ * reads (rt_push). */
 struct gpux_sess_hbind {
 	char sym[56];     /* "AT_t" */
 	uint32_t dev_map;
-	uint32_t pad;
+	uint32_t mirror;  /* enum gpux_sess_merge, version 5 */
+};
+enum gpux_sess_merge {
+	GPUX_MERGE_NONE, /* not a mirror */
+	GPUX_MERGE_ADD,  /* count, sum, integers only ever added to */
+	GPUX_MERGE_MIN,
+	GPUX_MERGE_MAX,
+	GPUX_MERGE_LAST, /* plain integers: the last context's, last shard's */
 };
 #define GPUX_SESS_NO_MAP 0xffffffffu
 

@@ -102,22 +102,24 @@ static uint32_t shards_for(const struct dev_map *dm, bool read)
 }
 
 /* A map cuda: probes write is copied to the device before each launch:
- * the device may read it but not write it. */
+ * the device may read it but not write it. One they only read is the
+ * device's (a mirror), which gdev: probes may write. */
 static int shared_written(const struct dev_session *ds, const struct sess_host *sh,
 			  struct diags *diags)
 {
 	int bad = 0;
 	for (int i = 0; sh->obj && i < sh->obj->nmaps; i++) {
-		if (!sh->obj->maps[i].device)
+		if (!sh->obj->maps[i].device || sh->obj->maps[i].mirror)
 			continue;
 		for (int j = 0; j < ds->mod.nmaps; j++) {
 			const struct map_info *mi = ds->mod.map_meta[j].info;
 			if (!ds->mod.map_meta[j].written_on_device ||
 			    strcmp(mi->name, sh->obj->maps[i].name))
 				continue;
-			diag_error(diags, mi->first_use->span, "@%s is written by gdev: probes and used "
-				   "by cuda: probes: a map cuda: probes use may only be read on the "
-				   "device", mi->name);
+			struct diag *dg = diag_error(diags, mi->first_use->span, "@%s is written by gdev: "
+				   "probes and by cuda: probes: one side may only read it", mi->name);
+			diag_hint(dg, "cuda: probes read what gdev: probes write as of the last "
+				  "snapshot; gdev: probes read what cuda: probes write as of their launch");
 			bad = 1;
 		}
 	}

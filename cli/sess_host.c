@@ -65,6 +65,17 @@ static uint32_t device_map(const struct dev_session *ds, const char *name)
 	return GPUX_SESS_NO_MAP;
 }
 
+/* How the runtime folds the device's copies of a mirrored map. */
+static uint32_t merge_of(const struct dev_session *ds, int j)
+{
+	switch (ds->mod.map_meta[j].agg) {
+	case AGG_COUNT: case AGG_SUM: return GPUX_MERGE_ADD;
+	case AGG_MIN: return GPUX_MERGE_MIN;
+	case AGG_MAX: return GPUX_MERGE_MAX;
+	default: return ds->mod.map_meta[j].additive ? GPUX_MERGE_ADD : GPUX_MERGE_LAST;
+	}
+}
+
 void sess_host_spec(struct sess_host *sh, const struct dev_session *ds,
 		    struct gpux_sess_spec *spec)
 {
@@ -79,10 +90,15 @@ void sess_host_spec(struct sess_host *sh, const struct dev_session *ds,
 		return; /* no cuda: probes: the processes need nothing */
 	struct gpux_sess_hbind *b = arena_zalloc(&ds->prog->arena, sizeof(*b) * (size_t)(o->nmaps + 1));
 	uint64_t dump = 8;
+	bool mirrors = false;
 	for (int i = 0; i < o->nmaps; i++) {
 		const struct host_map *hm = &o->maps[i];
 		snprintf(b[i].sym, sizeof(b[i].sym), "%s", hm->sym);
 		b[i].dev_map = hm->device ? (uint32_t)sh->dev[i] : GPUX_SESS_NO_MAP;
+		if (hm->mirror && sh->dev[i] >= 0) {
+			b[i].mirror = merge_of(ds, sh->dev[i]);
+			mirrors = true;
+		}
 		if (b[i].dev_map == GPUX_SESS_NO_MAP)
 			dump += 8 + (uint64_t)hm->max_entries * (hm->key_size + hm->value_size);
 	}
@@ -95,6 +111,9 @@ void sess_host_spec(struct sess_host *sh, const struct dev_session *ds,
 	/* the runtime learns the allocations from these events */
 	if (o->tracks_allocs)
 		spec->cev_mask |= 1u << GPUX_CEV_MALLOC | 1u << GPUX_CEV_FREE;
+	/* a synchronize refreshes the mirrors */
+	if (mirrors)
+		spec->cev_mask |= 1u << GPUX_CEV_SYNC;
 }
 
 int sess_host_open(struct sess_host *sh, struct dev_session *ds, struct diags *diags)

@@ -149,7 +149,8 @@ static LLVMValueRef map_read(struct hctx *h, struct node *m, unsigned *ssize)
 	if (!hm)
 		return NULL;
 	struct host_map *p = hm->pub;
-	if (p->value.kind == TY_AGG && p->value.agg != AGG_COUNT && p->value.agg != AGG_SUM) {
+	if (p->value.kind == TY_AGG && p->value.agg != AGG_COUNT && p->value.agg != AGG_SUM &&
+	    !(p->mirror && (p->value.agg == AGG_MIN || p->value.agg == AGG_MAX))) {
 		host_err(h, m, "reading a %s() map in a probe is not supported",
 			 agg_name(p->value.agg));
 		return NULL;

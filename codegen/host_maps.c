@@ -48,6 +48,7 @@ struct seen {
 	unsigned value_str;
 	const struct node *lhist;
 	bool cuda; /* a cuda: probe uses it */
+	bool cuda_writes; /* ... and changes it */
 };
 
 static struct seen *seen_of(struct seen *s, int *n, struct map_info *mi)
@@ -108,6 +109,17 @@ static void walk_node(struct node *n, void *arg)
 				h->need_events = true;
 	}
 	ast_visit_children(n, walk_node, w);
+	const struct node *changed = NULL;
+	if (n->kind == N_INCDEC)
+		changed = n->u.incdec.target;
+	else if (n->kind == N_CALL && n->u.call.args &&
+		 (!strcmp(n->u.call.name, "delete") || !strcmp(n->u.call.name, "clear") ||
+		  !strcmp(n->u.call.name, "zero")))
+		changed = n->u.call.args;
+	else if (n->kind == N_ASSIGN)
+		changed = n->u.assign.target;
+	if (w->cuda && changed && changed->kind == N_MAP && changed->u.map.info)
+		seen_of(s, ns, changed->u.map.info)->cuda_writes = true;
 	if (n->kind != N_ASSIGN)
 		return;
 	struct node *t = n->u.assign.target, *v = n->u.assign.value;
@@ -140,8 +152,13 @@ LLVMValueRef hl_map_global(struct hctx *h, const char *sym,
 }
 
 /* A map gdev: probes use too takes the device's layout (dev_maps.c):
- * the VM in the traced process works on the device's own table. */
-static int layout_device(struct hctx *h, struct map_info *mi, struct host_map *p)
+ * the VM in the traced process works on the device's own table. When
+ * cuda: probes only read it, it is the device's (a mirror: the runtime
+ * refills it from the device's snapshots), and its value may be any
+ * one-word aggregation; when they write it, the host's table is the
+ * one the device reads, so its values are plain integers. */
+static int layout_device(struct hctx *h, struct map_info *mi, struct host_map *p,
+			 bool mirror)
 {
 	struct arena *a = &h->obj->arena;
 	p->device = true;
@@ -157,11 +174,18 @@ static int layout_device(struct hctx *h, struct map_info *mi, struct host_map *p
 		}
 		p->keys[i] = (struct host_key){ t, 8u * (unsigned)i, 8 };
 	}
-	if (mi->value.kind != TY_INT) {
-		host_err(h, mi->first_use, "@%s is used by gdev: probes too: host probes may "
-			 "only store integers in it (aggregate on the device instead)", mi->name);
+	struct type v = mi->value;
+	bool word = v.kind == TY_INT ||
+		    (v.kind == TY_AGG && (v.agg == AGG_COUNT || v.agg == AGG_SUM ||
+					  v.agg == AGG_MIN || v.agg == AGG_MAX));
+	if (!word || (!mirror && v.kind != TY_INT)) {
+		host_err(h, mi->first_use, mirror ? "@%s is used by gdev: probes too: cuda: probes can "
+			 "read it when it holds integers or count, sum, min or max values"
+			 : "@%s is used by gdev: probes too: host probes may only store integers "
+			 "in it (aggregate on the device instead)", mi->name);
 		return -1;
 	}
+	p->mirror = mirror;
 	p->key_size = 8u * (unsigned)(p->nkeys ? p->nkeys : 1);
 	p->value_size = 8;
 	p->max_entries = p->nkeys ? HOST_MAP_ENTRIES : 1;
@@ -179,7 +203,7 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 	/* a gdev: map that only BEGIN/END/interval print or clear keeps the
 	 * host layout: they never touch its values */
 	if ((mi->places & PLACE_DEVICE) && e->cuda) {
-		if (layout_device(h, mi, p))
+		if (layout_device(h, mi, p, !e->cuda_writes))
 			return -1;
 		goto define;
 	}

@@ -152,6 +152,9 @@ struct host_map {
 	/* Also a gdev: map: laid out as the device's (8 bytes per key,
 	 * 'kernel' as its id, integer values), run on its table. */
 	bool device;
+	/* ... which cuda: probes only read: the device's values, merged
+	 * from its snapshots by the runtime */
+	bool mirror;
 	/* The first data use and the first write of it by each runner's
 	 * probes (host_uses.c; NULL: none), device probes included: where
 	 * the controller keeps it and what it refuses. */

@@ -22,6 +22,7 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_host_out.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_actions.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_allocs.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_mirror.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_push.c)
   target_include_directories(gpux-rt PRIVATE ${GPUX_CUDA_INCLUDE}
                              ${CMAKE_CURRENT_LIST_DIR})

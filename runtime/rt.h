@@ -131,6 +131,9 @@ void rt_ctx_ended(int dev);
 /* Snapshots of every live context (final: after a context sync) and
  * the ring forwarding; used by the drain thread and at exit. */
 void rt_ctx_poll(bool snapshot, bool final);
+/* A snapshot of the current context now (after a synchronize: what it
+ * waited for is then in the maps cuda: probes read). */
+void rt_ctx_snap_current(void);
 /* At exit and after fork. */
 void rt_ctx_shutdown(void);
 void rt_ctx_forget(void);

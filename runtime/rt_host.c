@@ -112,13 +112,20 @@ static bool binds(struct gpux_sess_hdr *h)
 		if (!t)
 			return false;
 		memset(t, 0, size);
-		rt_h.table[d] = t;
-		rt_h.table_size[d] = size;
 		if (vm_map_bind_dev(rt_h.vm, rt_h.maps[i], t, m->key_size, m->value_size,
 				    m->max_entries, err, sizeof(err))) {
+			free(t);
 			rt_warn("cuda: probes: %s", err);
 			return false;
 		}
+		if (b[i].mirror) { /* the device's: never pushed, refilled */
+			rt_h.mirror_map[d] = rt_h.maps[i];
+			rt_h.mirror[d] = b[i].mirror;
+			rt_h.nmirrors++;
+			continue;
+		}
+		rt_h.table[d] = t;
+		rt_h.table_size[d] = size;
 		vm_map_on_touch(rt_h.vm, rt_h.maps[i], on_touch, (void *)(uintptr_t)d);
 		rt_h.nshared++;
 	}
@@ -229,6 +236,9 @@ void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx
 	const struct host_ev *e = &rt_h.ev[ev];
 	bool ran = false;
 	rt_actions_event(ev, ctx);
+	/* after a synchronize, mirrors hold every kernel it waited for */
+	if (ev == GPUX_CEV_SYNC && rt_h.nmirrors)
+		rt_ctx_snap_current();
 	for (int i = 0; i < e->n; i++) {
 		const struct host_prog *p = &e->p[i];
 		if (p->glob && !matches(p, ctx, ptx_name))

@@ -33,6 +33,11 @@ struct rt_host {
 	void *table[HOST_MAX_BINDS];         /* by device map: its host table */
 	uint64_t table_size[HOST_MAX_BINDS];
 	uint32_t nbinds, nshared;            /* maps; device maps among them */
+	/* Mirrors (abi/session.h: gpux_sess_hbind.mirror), by device map:
+	 * the VM's map, its table, how the device's copies fold into it */
+	struct vm_map *mirror_map[HOST_MAX_BINDS];
+	uint32_t mirror[HOST_MAX_BINDS];
+	uint32_t nmirrors;
 	/* Every slot of a shared table a program may have changed, in
 	 * order (under the VM's lock); each context copies from its own
 	 * position on (rt_push.c). */
@@ -45,6 +50,10 @@ struct rt_host {
 };
 
 extern struct rt_host rt_h;
+
+/* rt_mirror.c: refills every mirror from the snapshots of the process's
+ * contexts (under rt_lock, after a snapshot). */
+void rt_host_mirror(void);
 
 /* rt_host_out.c */
 /* Forwards the VM's records to the controller (clear and zero act here). */

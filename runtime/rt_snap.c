@@ -2,6 +2,7 @@
  * printf ring forwarded into the slot's event ring, exit() noticed, and
  * the end of a context or the process. Called with rt_lock held. */
 #include "rt_ctx_priv.h"
+#include "rt_host_priv.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -113,7 +114,20 @@ static void snapshot(struct rt_ctx *x, bool final)
 	__atomic_add_fetch(&s->seq, 1, __ATOMIC_RELEASE);
 	s->snapshots++;
 	x->last_snap_ns = rt_now_ns();
+	rt_host_mirror();
 	rt_cu.CtxSetCurrent(prev);
+}
+
+void rt_ctx_snap_current(void)
+{
+	CUcontext c = NULL;
+	if (!rt_cu_ready() || rt_cu.CtxGetCurrent(&c) != CUDA_SUCCESS || !c)
+		return;
+	pthread_mutex_lock(&rt_lock);
+	struct rt_ctx *x = rt_ctx_of(c);
+	if (x && !x->dead && x->store)
+		snapshot(x, false);
+	pthread_mutex_unlock(&rt_lock);
 }
 
 /* Copies one device ring record into the slot's event ring, or counts

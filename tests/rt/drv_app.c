@@ -21,8 +21,9 @@
  *       many     as module, but add_one<<<1, 32>>> N times (default
  *                5000), pausing 2 ms after every 20
  *       mem      as module, but add_one<<<1, 64>>> on 1 MiB of managed
- *                memory (n = 256, on a stream of its own), then on 4 KiB
- *                of device memory (n = 64, stream 0); prints the sums
+ *                memory (n = 256, on a stream of its own), a synchronize of
+ *                that stream, then on 4 KiB of device memory (n = 64,
+ *                stream 0); prints the sums
  * Prints what it did; exits 1 on any CUDA error. */
 #include <cuda.h>
 
@@ -58,6 +59,7 @@ static void mem_launches(CUfunction add_one)
 	check(cuMemsetD32(dm, 0, 1024), "cuMemsetD32");
 	void *a1[] = { &um, &n1 }, *a2[] = { &dm, &n2 };
 	check(cuLaunchKernel(add_one, 1, 1, 1, 64, 1, 1, 0, s, a1, NULL), "cuLaunchKernel");
+	check(cuStreamSynchronize(s), "cuStreamSynchronize");
 	check(cuLaunchKernel(add_one, 1, 1, 1, 64, 1, 1, 0, NULL, a2, NULL), "cuLaunchKernel");
 	check(cuCtxSynchronize(), "cuCtxSynchronize");
 	check(cuMemcpyDtoH(back, dm, sizeof(back)), "cuMemcpyDtoH");

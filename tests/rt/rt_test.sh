@@ -522,6 +522,26 @@ t_gpux_mem_refusals() {
 		{ cat "$tmp/err"; fail "alloc_base in interval"; }
 }
 
+# cuda: probes read what gdev: probes write as of the last snapshot: the
+# second launch of drv_app mem comes after a synchronize, so it sees the
+# first one's 64 exits; the first sees none.
+t_gpux_cross_read() {
+	gpux_run 0 'gdev:kernel_exit { @k[kernel] = count(); }
+		cuda:launch { printf("%s saw %d\n", kernel, @k[kernel]); }' \
+		"'$RT_DRV_APP' mem '$PTX'" || return
+	same "$tmp/app.out" drv_mem.out && err_empty || return
+	printf '%s\n' 'Attaching 2 probes...' 'add_one saw 0' 'add_one saw 64' >"$tmp/want"
+	head -n 3 "$tmp/out" | cmp -s - "$tmp/want" && grep -qxF '@k[add_one]: 128' "$tmp/out" ||
+		{ cat "$tmp/out"; fail "cross-layer read"; }
+}
+# A map both sides write has no one owner: refused where gdev: writes it.
+t_gpux_cross_both_written() {
+	gpux_run 1 'gdev:kernel_exit { @k[kernel] = blockIdx.x; } cuda:launch { @k[kernel] = 1; }' true ||
+		return
+	grep -qxF 'stdin:1:20-30: ERROR: @k is written by gdev: probes and by cuda: probes: one side may only read it' "$tmp/err" ||
+		{ cat "$tmp/err"; fail "both written"; }
+}
+
 # The runtime matches the clocks (a launch of its own) only when device
 # probes read nsecs.
 t_gpux_clock_on_demand() {
