@@ -413,11 +413,21 @@ int sema_types(struct program *prog, struct diags *diags)
 {
 	int before = diags->errors;
 	struct tctx c = { .prog = prog, .diags = diags };
-	for (int walk = 0; walk < 2; walk++) {
-		c.final = walk == 1;
+	/* Quiet walks until no map gains a type (a map copied from one
+	 * assigned further down, `@prev = @cur; @cur = x;`, needs one walk
+	 * per link), then the walk that reports. */
+	int typed = -1;
+	for (int walk = 0; walk < 64; walk++) {
+		int now = 0;
+		for (struct map_info *mi = prog->maps; mi; mi = mi->next)
+			now += mi->value.kind != TY_NONE;
+		c.final = now == typed || walk == 63;
+		typed = now;
 		for (struct node *p = prog->probes; p; p = p->next)
 			if (p->u.probe.place)
 				check_probe(&c, p);
+		if (c.final)
+			break;
 	}
 	return diags->errors == before ? 0 : -1;
 }
