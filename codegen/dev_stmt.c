@@ -136,6 +136,16 @@ static int lower_call_stmt(struct lw *L, struct node *call)
 		dl_emit_call(L, DH_EXIT);
 		return 0;
 	}
+	if (!strcmp(name, "prefetch") && call->u.call.nargs == 1) {
+		/* gdev:'s prefetch(addr): every lane passes its own address,
+		 * the JIT has the lowest active lane prefetch its one. */
+		int r = dl_eval(L, call->u.call.args, 0);
+		if (r < 0)
+			return -1;
+		dl_emit_alu_x(L, BPF_MOV, 1, r);
+		dl_emit_call(L, DH_PREFETCH);
+		return 0;
+	}
 	return dl_unsupported(L, call, "%s()", name);
 }
 

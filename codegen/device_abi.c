@@ -60,6 +60,7 @@ static const struct dev_helper_info helpers[] = {
 	{ DH_LANE_FILTER, "lane_filter", { DA_SCALAR }, 0 },
 	{ DH_BAR_SYNC, "bar_sync", { DA_NONE }, DHF_FORBIDDEN },
 	{ DH_GRID_SYNC, "grid_sync", { DA_NONE }, DHF_FORBIDDEN },
+	{ DH_PREFETCH, "prefetch", { DA_SCALAR }, SE },
 };
 
 /* The probe runs inside someone else's kernel, at sites that only some

@@ -57,6 +57,7 @@ enum dev_helper {
 	DH_LANE_FILTER,   /* (cond) -> lanes left; see below */
 	DH_BAR_SYNC,      /* reserved: always rejected (DHF_FORBIDDEN) */
 	DH_GRID_SYNC,     /* reserved: always rejected (DHF_FORBIDDEN) */
+	DH_PREFETCH,      /* (addr): an L2 prefetch hint, see below */
 	DH_COUNT
 };
 
@@ -70,6 +71,14 @@ enum dev_helper {
  * election) see only them. It returns the number of lanes left (uniform),
  * so codegen may skip the rest with a uniform `if r0 == 0` test. It has no
  * side effect on maps or output and may be called more than once. */
+
+/* prefetch(addr) is `prefetch.global.L2 [addr]` issued once per warp by
+ * the lowest active lane, at that lane's addr: the argument may vary, the
+ * other lanes' values are ignored. A prefetch of an address nothing maps
+ * does nothing (no fault), so any address is allowed. It changes what the
+ * probed kernel's memory system does, so it counts as a side effect
+ * (uniform program points only; a probe holding one is spliced in). The
+ * JIT inlines it. */
 
 /* What a helper argument must be. */
 enum dev_arg {

@@ -1,6 +1,7 @@
-/* Calls: builtins are inlined as special-register reads; every other
- * helper is a call to its PTX function in the helper library, with r1..r5
- * as .b64 parameters and r0 as the result. */
+/* Calls: builtins are inlined as special-register reads, lane_filter and
+ * prefetch as a few instructions; every other helper is a call to its PTX
+ * function in the helper library, with r1..r5 as .b64 parameters and r0
+ * as the result. */
 #include <stddef.h>
 
 #include "gpux_dev.h"
@@ -174,6 +175,20 @@ static void lane_filter(struct ptx_fn *f)
 	f->needs_leave = true;
 }
 
+/* prefetch(r1): the lowest lane of the probe's mask prefetches the line
+ * at its own r1. Each lane decides alone (is no lane of the mask below
+ * it?), so nothing waits for convergence and no value crosses lanes; a
+ * library call would cost the ABI's register saves for one instruction.
+ * r0 = 0: every call leaves a value. */
+static void prefetch(struct ptx_fn *f)
+{
+	ptx_line(f, "mov.u32 %%w1, %%lanemask_lt;");
+	ptx_line(f, "and.b32 %%w1, %%w1, %%gpux_m;");
+	ptx_line(f, "setp.eq.u32 %%p, %%w1, 0;");
+	ptx_line(f, "@%%p prefetch.global.L2 [%%r1];");
+	ptx_line(f, "mov.b64 %%r0, 0;");
+}
+
 int ptx_emit_call(struct ptx_fn *f, int i)
 {
 	const struct bpf_insn *in = &f->prog->insns[i];
@@ -183,6 +198,10 @@ int ptx_emit_call(struct ptx_fn *f, int i)
 		return builtin(f, i);
 	if (in->imm == DH_LANE_FILTER) {
 		lane_filter(f);
+		return 0;
+	}
+	if (in->imm == DH_PREFETCH) {
+		prefetch(f);
 		return 0;
 	}
 	int nargs;

@@ -227,6 +227,18 @@ t_dump_ptx() {
 	ptxas -arch=sm_80 -c "$tmp/m.ptx" -o "$tmp/m80.o" && ptxas -arch=sm_90 -c "$tmp/m.ptx" -o "$tmp/m90.o" ||
 		fail "ptxas rejected gpux -d ptx output"
 }
+# prefetch() through the whole device pipeline: lowering, the SIMT
+# verifier, the JIT (one inlined prefetch per probe) and ptxas.
+t_dump_ptx_prefetch() {
+	local prog='gdev:access { prefetch(addr + 4194304); } gdev:kernel_entry { prefetch(0); }'
+	run 0 -d ptx -e "$prog" && err_empty && cp "$tmp/out" "$tmp/m.ptx" || return 1
+	[ "$(grep -c 'prefetch\.global\.L2 \[%r1\];' "$tmp/m.ptx")" -eq 2 ] ||
+		{ cat "$tmp/m.ptx"; fail "not one prefetch.global.L2 per probe"; return 1; }
+	run 0 -d bpf -e "$prog" && out_has 'call prefetch$' || return 1
+	ptxas_ok || { echo "SKIP: ptxas not installed"; return 0; }
+	ptxas -arch=sm_80 -c "$tmp/m.ptx" -o "$tmp/m80.o" && ptxas -arch=sm_90 -c "$tmp/m.ptx" -o "$tmp/m90.o" ||
+		fail "ptxas rejected the prefetch module"
+}
 t_emit() {
 	run 0 --emit "$tmp/em" -e 'cuda:launch { @t[kernel] = nsecs; } gdev:kernel_entry { @lat[kernel] = hist(nsecs - @t[kernel]); }' &&
 	[ -s "$tmp/em/device.ptx" ] && [ -s "$tmp/em/device.bpf" ] && [ -s "$tmp/em/host.bpf.o" ] ||

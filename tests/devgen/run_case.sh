@@ -48,5 +48,15 @@ for arch in sm_80 sm_90; do
 		echo "FAIL: ptxas -arch=$arch rejected the module of $name"
 		fail=1
 	fi
+	# NAME.ptx.expect: text every module must hold, one line each
+	# (lines starting with # are comments).
+	[ -f "$name.ptx.expect" ] || continue
+	while IFS= read -r want; do
+		case "$want" in ''|'#'*) continue ;; esac
+		if ! grep -qF -- "$want" "$tmp/$arch.ptx"; then
+			echo "FAIL: the $arch module of $name lacks: $want"
+			fail=1
+		fi
+	done <"$name.ptx.expect"
 done
 exit $fail

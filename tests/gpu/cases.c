@@ -159,6 +159,13 @@ static int chk_store_bytes(struct run *r)
 	return check_dense(r, "bytes", r->kernel_id, &want, 1);
 }
 
+/* prefetch() is a hint: the count beside it stays exact. */
+static int chk_prefetch_count(struct run *r)
+{
+	const uint64_t *v = single(r, "n");
+	return !v || expect(r, "@n", v[0], T(r));
+}
+
 /* --- hist, lhist, predicates --- */
 
 static unsigned hist_bucket(int64_t v)
@@ -500,6 +507,10 @@ static int chk_app(struct run *r)
 #define P_STORE "gdev:access /store/ { @bytes[kernel] = sum(size); }"
 #define P_ENTRY "gdev:kernel_entry { @b[blockIdx.x] = count(); }"
 #define P_FENTRY "gdev:func_entry { @f[kernel] = count(); }"
+/* prefetch() beside the count: the app's output and the counts must not
+ * change; prefetch(0) and addresses past the buffers must not fault. */
+#define P_PREFETCH "gdev:kernel_entry { prefetch(0); } " \
+		   "gdev:access { prefetch(addr + 4096); @n[kernel] = count(); }"
 #define APP(n, p, a, k) { n, p, 0, 0, 0, 0, BASE_NONE, 0, chk_app, &a, k }
 
 #define AGGS "gdev:kernel_exit { @c = count(); @s = sum(threadIdx.x); " \
@@ -522,6 +533,9 @@ const struct tcase gpu_cases[] = {
 	  KMODE_ACCESS, 8, 256, 1u << 18, BASE_SYNTHETIC, 0, chk_pages, NULL, 0 },
 	{ "store_bytes", "gdev:access /store/ { @bytes[kernel] = sum(size); }",
 	  KMODE_ACCESS, 4096, 256, 4, BASE_BUFFER, 0, chk_store_bytes, NULL, 0 },
+	/* The last threads' addr + 4096 lies past the 4 MiB buffer. */
+	{ "prefetch_count", "gdev:access { prefetch(addr + 4096); @n = count(); }",
+	  KMODE_ACCESS, 4096, 256, 4, BASE_BUFFER, 0, chk_prefetch_count, NULL, 0 },
 	{ "hist_tid", "gdev:kernel_exit { @h = hist(threadIdx.x); }",
 	  KMODE_EXIT, 40, 256, 0, BASE_NONE, 0, chk_hist_tid, NULL, 0 },
 	{ "lhist_warp", "gdev:kernel_exit { @w = lhist(warp, 0, 32, 1); }",
@@ -542,6 +556,7 @@ const struct tcase gpu_cases[] = {
 	APP("app_vecadd_access", P_ACCESS, app_vecadd, APP_ACCESS),
 	APP("app_vecadd_store_bytes", P_STORE, app_vecadd, APP_STORE_BYTES),
 	APP("app_vecadd_entry_blocks", P_ENTRY, app_vecadd, APP_ENTRY_BLOCKS),
+	APP("app_vecadd_prefetch", P_PREFETCH, app_vecadd, APP_ACCESS),
 	APP("app_reduce_exit", P_EXIT, app_reduce, APP_EXIT),
 	APP("app_reduce_access", P_ACCESS, app_reduce, APP_ACCESS),
 	APP("app_reduce_store_bytes", P_STORE, app_reduce, APP_STORE_BYTES),
