@@ -158,8 +158,9 @@ static void report_acts(const struct gpux_sess_host *r, FILE *err, bool verbose)
 				   ref = __atomic_load_n(&c->refused, __ATOMIC_RELAXED);
 		unsigned long long all = done + un + ref;
 		if (un || ref) {
-			fprintf(err, "gpux: WARNING: pid %u: %s(): %llu of %llu calls did nothing",
-				r->pid, names[k], un + ref, all);
+			/* a policy may try every argument: only refusals warn */
+			fprintf(err, "gpux: %spid %u: %s(): %llu of %llu calls did nothing",
+				ref ? "WARNING: " : "", r->pid, names[k], un + ref, all);
 			if (un)
 				fprintf(err, ": %llu on memory that is not managed (or of zero length)",
 					un);

@@ -57,6 +57,7 @@ nv multistream "${ptx_sass[@]}" --default-stream per-thread "$src/multistream.cu
 nv graph "${ptx_sass[@]}" "$src/graph.cu"
 nv constant "${ptx_sass[@]}" "$src/constant.cu"
 nv coop "${ptx_sass[@]}" "$src/coop.cu"
+nv managed "${ptx_sass[@]}" "$src/managed.cu"
 nv sass_only "${sass_only[@]}" "$src/sass_only.cu"
 "$nvcc" "${common[@]}" "${sass_only[@]}" -c "$src/sass_part.cu" -o "$tmp/sass_part.o"
 "$nvcc" "${common[@]}" "${ptx_sass[@]}" -c "$src/sass_mixed.cu" -o "$tmp/sass_mixed.o"
@@ -74,6 +75,9 @@ stubs=$cuda/lib64/stubs
 
 cp "$src/run.sh" "$src/pysum.py" "$src/numba_vecadd.py" "$src/cupy_vecadd.py" "$out/"
 cp "$src"/expected/* "$out/expected/"
+# the stdlib policies the policy cases run
+mkdir -p "$out/policies"
+cp "$root"/stdlib/policies/*.gpx "$out/policies/"
 chmod +x "$out/run.sh"
 
 # ---- fatbin checks ----

@@ -148,6 +148,41 @@ add cupy_cuda_launch "$py cupy_vecadd.py" 'cuda:launch { @[kernel] = count(); }'
 add numba_cuda_launch "$py numba_vecadd.py" 'cuda:launch { @ = count(); } cuda:module_load { @mod = count(); }' \
 	"has_map_line '^@: 1\$'" '' 'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
 
+# The stdlib memory policies (stdlib/policies) on managed memory
+# (managed.cu: 16 vadd launches of 256 x 256 threads over three 64 MiB
+# arrays in 8 MiB chunks, 12 layer launches of 128 x 256 over six 32 MiB
+# weight buffers): the program's results unchanged, the actions reached
+# the driver (-v counts them), and the maps exact where they are
+# defined. On vecadd's cudaMalloc memory every action is a no-op.
+pol=$here/policies
+[ -d "$pol" ] || pol=$here/../../../stdlib/policies
+# as one line (run.sh -P lists one program a line): no shebang, no comments
+policy() {
+	[ -f "$pol/$1.gpx" ] || { echo "missing $1.gpx"; return; }
+	sed -e '/^#!/d' -e 's://.*$::' "$pol/$1.gpx" | tr -s '\n\t' '  '
+}
+VADD_M='vadd(float const*, float const*, float*, unsigned long)'
+LAYER_M='layer(float const*, unsigned long, float*)'
+# vadd: 3 managed pointers x 16 launches; layer: w and out x 12, n is no pointer
+add managed_prefetch_stride './managed' "$(policy prefetch_stride)" \
+	"stderr_has 'prefetch(): 72 calls' 'prefetch(): 12 of 84 calls did nothing'" '-v'
+# evicts from a kernel's third launch on: 3 x 14 + 2 x 10
+add managed_evict_behind './managed' "$(policy evict_behind)" \
+	"stderr_has 'prefetch(): 72 calls' 'evict(): 62 calls' 'evict(): 10 of 72 calls did nothing'" '-v'
+# no store lands in a kernel's first buffer; advice once a launch has
+# completed (after the first synchronize), once per buffer
+add managed_read_mostly './managed' "$(policy read_mostly)" \
+	"map_total exits 1441792 32768; lacks_map stores; stderr_has 'advise(): [1-7] calls'" '-v'
+# the furthest load past each launch's first pointer: its chunk's last float
+add managed_prefetch_span './managed' "$(policy prefetch_span)" \
+	"has_line '@span[$VADD_M]: 8388604'; has_line '@span[$LAYER_M]: 33554428'; stderr_has 'prefetch(): [1-9][0-9]* calls'" '-v'
+add vecadd_prefetch_stride './vecadd' "$(policy prefetch_stride)" \
+	"stderr_has 'prefetch(): 3 of 3 calls did nothing: 3 on memory that is not managed'"
+# cuda: probes reading what gdev: probes wrote: after the first pass's
+# synchronize, each vadd launch sees its kernel's 8 launches x 65536 exits
+add managed_cross_read './managed' 'gdev:kernel_exit { @e[kernel] = count(); } cuda:launch { @seen[kernel] = max(@e[kernel]); }' \
+	"has_line '@seen[$VADD_M]: 524288'; has_line '@e[$VADD_M]: 1048576'"
+
 # ---- checks: each sets $why and returns 1 on failure ----
 # $out: gpux's -o file, $err: gpux's stderr, $exp: expected/NAME.txt
 exact() {
@@ -222,6 +257,9 @@ positive() {
 }
 
 # has_line TEXT: some line of the output is TEXT.
+lacks_map() {
+	! grep -q "^@$1[[:]" "$out" || { why="@$1 printed"; return 1; }
+}
 has_line() {
 	grep -qxF -- "$1" "$out" || { why="no line '$1'"; return 1; }
 }
