@@ -38,6 +38,9 @@ __device__ __forceinline__ float squash(float x)
  * the layer and writes the sum to out[b]: a fixed tree reduction, no
  * atomics. Launched with ACT blocks of THREADS threads.
  */
+/* The launch before timing: it takes no pointer, so no policy acts on it. */
+__global__ void warm(void) {}
+
 __global__ void layer(const float *w, unsigned long n, const float *in, float *out)
 {
 	__shared__ float part[THREADS];
@@ -157,9 +160,10 @@ int main(int argc, char **argv)
 	cudaStream_t s;
 	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
-	/* Load the module (under gpux: patch its PTX) before timing. n = 0
-	 * reads no weight; it writes act[1][0], which layer 0 overwrites. */
-	layer<<<1, THREADS, 0, s>>>(w[0], 0, act[0], act[1]);
+	/* Load the module (under gpux: patch its PTX) before timing, with
+	 * a kernel that names no buffer: a policy that acted on this launch
+	 * would place data before the balloon leaves its room. */
+	warm<<<1, 32, 0, s>>>();
 	CK_LAUNCH();
 	CK(cudaStreamSynchronize(s));
 
