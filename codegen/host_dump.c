@@ -91,6 +91,7 @@ static const char *helper_name(int id)
 	case GPUX_H_ADVISE: return "gpux_advise";
 	case GPUX_H_ALLOC_BASE: return "gpux_alloc_base";
 	case GPUX_H_ALLOC_SIZE: return "gpux_alloc_size";
+	case GPUX_H_GPU_FREE: return "gpux_gpu_free";
 	default: return NULL;
 	}
 }

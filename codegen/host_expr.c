@@ -353,6 +353,8 @@ static struct hval call_value(struct hctx *h, struct node *e)
 {
 	struct hval r = { 0 };
 	const char *fn = e->u.call.name;
+	if (!strcmp(fn, "gpu_free"))
+		return (struct hval){ host_helper(h, GPUX_H_GPU_FREE, h->i64, NULL, 0), 0 };
 	if (!strcmp(fn, "alloc_base") || !strcmp(fn, "alloc_size")) {
 		LLVMValueRef p = hl_expr_int(h, e->u.call.args);
 		h->obj->tracks_allocs = true;

@@ -58,6 +58,8 @@ static const struct fn fns[] = {
 	  "allocations are tracked on the host; a cuda: probe can look them up" },
 	{ "alloc_size", 1, 1, PLACE_HOST, AGG_NONE, chk_alloc,
 	  "allocations are tracked on the host; a cuda: probe can look them up" },
+	{ "gpu_free", 0, 0, PLACE_HOST, AGG_NONE, chk_alloc,
+	  "the driver answers on the host; a cuda: probe can ask it" },
 };
 
 static const struct fn *fn_find(const char *name)
@@ -271,7 +273,8 @@ static struct type chk_str(struct tctx *c, struct node *call, const struct fn *f
 }
 
 /* alloc_base(ptr), alloc_size(ptr): the runtime in the traced program
- * keeps the allocations it saw, so only cuda: probes can ask. */
+ * keeps the allocations it saw, so only cuda: probes can ask; so too
+ * gpu_free(), the driver's free memory on the event's GPU. */
 static struct type chk_alloc(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	(void)fn;
@@ -280,9 +283,10 @@ static struct type chk_alloc(struct tctx *c, struct node *call, const struct fn 
 	if (!at->prov || at->prov->id != PROV_CUDA) {
 		struct diag *dg = terr(c, call->span, "%s() is not available in %s",
 				       call->u.call.name, probe_name(c, pb, sizeof(pb)));
-		diag_hint(dg, "the traced program's allocations are known to cuda: probes");
+		diag_hint(dg, "only cuda: probes run in the traced program, beside the driver");
 	}
-	want_int(c, call, arg(call, 0), "address");
+	if (call->u.call.nargs)
+		want_int(c, call, arg(call, 0), "address");
 	return TYPE_U64;
 }
 

@@ -19,6 +19,7 @@ typedef CUresult (*prefetch_v1_fn)(CUdeviceptr, size_t, CUdevice, CUstream);
 typedef CUresult (*advise_fn)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation);
 typedef CUresult (*advise_v1_fn)(CUdeviceptr, size_t, CUmem_advise, CUdevice);
 typedef CUresult (*attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
+typedef CUresult (*mem_info_fn)(size_t *, size_t *);
 
 static struct {
 	bool resolved;
@@ -27,6 +28,7 @@ static struct {
 	advise_fn advise;
 	advise_v1_fn advise_v1;
 	attr_fn attr;
+	mem_info_fn mem_info;
 } drv;
 
 static struct gpux_act_count local[GPUX_ACT_COUNT];
@@ -45,6 +47,7 @@ static void resolve(void)
 	if (!drv.advise)
 		drv.advise_v1 = (advise_v1_fn)rt_cuda_sym("cuMemAdvise");
 	drv.attr = (attr_fn)rt_cuda_sym("cuPointerGetAttribute");
+	drv.mem_info = (mem_info_fn)rt_cuda_sym("cuMemGetInfo_v2");
 	drv.resolved = true;
 }
 
@@ -179,6 +182,10 @@ static uint64_t serve(void *arg, int32_t id, const uint64_t *a)
 	case GPUX_H_ADVISE: return act(GPUX_ACT_ADVISE, a);
 	case GPUX_H_ALLOC_BASE: return rt_alloc_find(a[0], &al) ? al.base : 0;
 	case GPUX_H_ALLOC_SIZE: return rt_alloc_find(a[0], &al) ? al.size : 0;
+	case GPUX_H_GPU_FREE: {
+		size_t free_b = 0, total = 0;
+		return drv.mem_info && drv.mem_info(&free_b, &total) == CUDA_SUCCESS ? free_b : 0;
+	}
 	default: return 0;
 	}
 }

@@ -606,6 +606,14 @@ CUresult cuMemAdvise_v2(CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocat
 	return managed_range(p, n);
 }
 
+/* A GPU of 2 GiB with 1 GiB free. */
+CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
+{
+	*free_b = 1ul << 30;
+	*total = 2ul << 30;
+	return CUDA_SUCCESS;
+}
+
 CUresult cuPointerGetAttribute(void *v, CUpointer_attribute a, CUdeviceptr p)
 {
 	if (a != CU_POINTER_ATTRIBUTE_IS_MANAGED)
@@ -2003,7 +2011,7 @@ static const struct {
 	E(cuMemcpy3DAsync_v2), E(cuMemcpy3DAsync_v2_ptsz), E(cuLaunchKernelEx),
 	E(cuLaunchKernelEx_ptsz), E(cuLaunchCooperativeKernel), E(cuLaunchCooperativeKernel_ptsz),
 	E(cuFuncGetName), E(cuKernelGetName), E(cuFuncGetParamInfo), E(cuKernelGetParamInfo),
-	E(cuMemPrefetchAsync_v2), E(cuMemAdvise_v2), E(cuPointerGetAttribute),
+	E(cuMemPrefetchAsync_v2), E(cuMemAdvise_v2), E(cuPointerGetAttribute), E(cuMemGetInfo_v2),
 #undef E
 };
 

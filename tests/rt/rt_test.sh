@@ -475,7 +475,8 @@ t_gpux_launch_args() {
 MEM='cuda:launch { prefetch(arg0, 4096); evict(arg0 + 4096, 1 << 30);
 	advise(arg0, 512, READ_MOSTLY); advise(arg0 + 8192, 512, PREFERRED_CPU);
 	advise(arg0, 4096, UNSET_ACCESSED_BY_GPU);
-	@base[arg1] = alloc_base(arg0 + 100) - arg0; @size[arg1] = alloc_size(arg0 + 8); }'
+	@base[arg1] = alloc_base(arg0 + 100) - arg0; @size[arg1] = alloc_size(arg0 + 8);
+	@free = gpu_free(); }'
 t_gpux_mem_actions() {
 	gpux_run 0 "$MEM" "'$RT_DRV_APP' mem '$PTX'" || return
 	same "$tmp/app.out" drv_mem.out || return
@@ -496,7 +497,8 @@ t_gpux_mem_actions() {
 	a=$(sed -n 1p "$tmp/acts" | sed 's/.*lo=0x\([0-9a-f]*\).*/\1/')
 	b=$(sed -n 2p "$tmp/acts" | sed 's/.*lo=0x\([0-9a-f]*\).*/\1/')
 	[ $((16#$b - 16#$a)) = 4096 ] || { cat "$tmp/acts"; fail "evict's address"; return 1; }
-	printf '%s\n' '@base[64]: 0' '@base[256]: 0' '@size[64]: 4096' '@size[256]: 1048576' >"$tmp/want"
+	printf '%s\n' '@base[64]: 0' '@base[256]: 0' '@free: 1073741824' '@size[64]: 4096' \
+		'@size[256]: 1048576' >"$tmp/want"
 	grep '^@' "$tmp/out" | cmp -s - "$tmp/want" || { cat "$tmp/out"; fail "alloc_base/alloc_size"; return 1; }
 	sed "s/pid [0-9]*/pid N/" "$tmp/err" >"$tmp/err.n"
 	same "$tmp/err.n" mem_actions.err
