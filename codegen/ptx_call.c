@@ -179,13 +179,20 @@ static void lane_filter(struct ptx_fn *f)
  * at its own r1. Each lane decides alone (is no lane of the mask below
  * it?), so nothing waits for convergence and no value crosses lanes; a
  * library call would cost the ABI's register saves for one instruction.
+ * The address goes through a volatile word (generic: .local takes no
+ * .volatile) so that it is never a constant: the H100's driver
+ * (580) crashed the program while compiling a prefetch whose address
+ * it had folded to a constant (prefetch(0), prefetch(4096)).
  * r0 = 0: every call leaves a value. */
 static void prefetch(struct ptx_fn *f)
 {
 	ptx_line(f, "mov.u32 %%w1, %%lanemask_lt;");
 	ptx_line(f, "and.b32 %%w1, %%w1, %%gpux_m;");
 	ptx_line(f, "setp.eq.u32 %%p, %%w1, 0;");
-	ptx_line(f, "@%%p prefetch.global.L2 [%%r1];");
+	ptx_line(f, "cvta.local.u64 %%t1, gpux_pf;");
+	ptx_line(f, "st.volatile.u64 [%%t1], %%r1;");
+	ptx_line(f, "ld.volatile.u64 %%t0, [%%t1];");
+	ptx_line(f, "@%%p prefetch.global.L2 [%%t0];");
 	ptx_line(f, "mov.b64 %%r0, 0;");
 }
 

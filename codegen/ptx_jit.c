@@ -111,6 +111,14 @@ static void prologue(struct ptx_fn *f, const char *name)
 	 * agree on __activemask(). */
 	ptx_line(f, ".reg .b32 %%gpux_m;");
 	ptx_line(f, ".local .align 8 .b8 gpux_stack[%d];", BPF_STACK_SIZE);
+	for (int i = 0; i < f->prog->ninsns; i++) {
+		const struct bpf_insn *in = &f->prog->insns[i];
+		if (in->code == (BPF_JMP | BPF_CALL) && in->imm == DH_PREFETCH) {
+			/* prefetch's address (ptx_call.c) */
+			ptx_line(f, ".local .align 8 .b64 gpux_pf;");
+			break;
+		}
+	}
 	ptx_line(f, "activemask.b32 %%gpux_m;");
 	/* r10 is a generic pointer to the top of the stack, so pointers to
 	 * the stack and to the context are loaded with the same ld. */

@@ -232,7 +232,7 @@ t_dump_ptx() {
 t_dump_ptx_prefetch() {
 	local prog='gdev:access { prefetch(addr + 4194304); } gdev:kernel_entry { prefetch(0); }'
 	run 0 -d ptx -e "$prog" && err_empty && cp "$tmp/out" "$tmp/m.ptx" || return 1
-	[ "$(grep -c 'prefetch\.global\.L2 \[%r1\];' "$tmp/m.ptx")" -eq 2 ] ||
+	[ "$(grep -c 'prefetch\.global\.L2 \[%t0\];' "$tmp/m.ptx")" -eq 2 ] ||
 		{ cat "$tmp/m.ptx"; fail "not one prefetch.global.L2 per probe"; return 1; }
 	run 0 -d bpf -e "$prog" && out_has 'call prefetch$' || return 1
 	ptxas_ok || { echo "SKIP: ptxas not installed"; return 0; }
