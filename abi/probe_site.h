@@ -26,6 +26,15 @@ enum ptx_site_kind {
 /* By enum ptx_site_kind: the gdev: event each kind implements. */
 #define PTX_SITE_NAMES { "kernel_entry", "kernel_exit", "access", "func_entry", "func_exit" }
 
+/* Which memory instructions an access probe is spliced at
+ * (gpux_sess_probe.only, written by the controller from the compiler's
+ * dev_probe.access_only): its predicate requires `store`, `!store` or
+ * `atomic`, which each instruction settles when it is rewritten, so a
+ * site that could only fail the predicate costs nothing. 0: every one. */
+#define GPUX_SITE_STORES 1u  /* st, atom, red (store == 1) */
+#define GPUX_SITE_LOADS 2u   /* ld (store == 0) */
+#define GPUX_SITE_ATOMICS 4u /* atom, red (atomic == 1) */
+
 /* r1 on entry to a probe: one context per lane, 8-byte aligned, in
  * memory generic loads reach (the trampoline's .local buffer). */
 struct gpux_dev_ctx {

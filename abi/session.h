@@ -140,7 +140,7 @@ struct gpux_sess_hrec {
  * whose PTX name matches glob ("" matches all). */
 struct gpux_sess_probe {
 	uint32_t site;
-	uint32_t pad;
+	uint32_t only; /* access sites: GPUX_SITE_* bits all required (0: all) */
 	char glob[184];
 	char func[64];
 };

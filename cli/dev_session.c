@@ -76,6 +76,7 @@ static struct gpux_sess_probe *probe_table(struct dev_session *ds, uint32_t *n,
 				if (!dev_prog_has_effects(&p->prog))
 					continue;
 				t[k].site = (uint32_t)site;
+				t[k].only = site == PTX_SITE_ACCESS ? p->access_only : 0;
 				strcpy(t[k].glob, glob);
 				strcpy(t[k].func, p->func_name);
 				k++;

@@ -141,6 +141,26 @@ static void print_builtins(FILE *out, enum place place)
 	}
 }
 
+/* What memory actions say and what a cuda: probe beside them can ask. */
+static void print_memory(FILE *out, const struct event *e)
+{
+	struct wrap w;
+	size_t n;
+	const struct action *a = catalog_actions(&n);
+	for (size_t i = 0; i < n; i++)
+		if (e->actions & ACTION_BIT(a[i].id))
+			fprintf(out, INDENT "%s\n", a[i].doc);
+	const struct hint_info *h = catalog_hints(&n);
+	wrap_start(&w, out, "hints");
+	for (size_t i = 0; i < n; i++)
+		wrap_word(&w, h[i].name);
+	wrap_end(&w);
+	fprintf(out, INDENT "functions: alloc_base(ptr) alloc_size(ptr): the allocation "
+		"holding ptr (0: none); gpu_free(): free bytes of the GPU\n");
+	fprintf(out, INDENT "maps: what gdev: probes write reads as of the last kernel "
+		"completion point (at most 10 ms old) or synchronize\n");
+}
+
 static void print_policy(FILE *out, const struct event *e)
 {
 	struct wrap w;
@@ -173,6 +193,8 @@ static void print_policy(FILE *out, const struct event *e)
 		wrap_word(&w, buf);
 	}
 	wrap_end(&w);
+	if (e->actions & ACTION_BIT(ACT_PREFETCH))
+		print_memory(out, e);
 }
 
 static void print_verbose(FILE *out, const struct event *e,

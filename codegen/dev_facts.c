@@ -89,8 +89,29 @@ static void find_clock(struct node *n, void *arg)
 	ast_visit_children(n, find_clock, arg);
 }
 
+/* What a predicate requires of the memory instruction: the `store`,
+ * `!store` and `atomic` terms of its top-level && chain, each settled
+ * per instruction (a probe is still called only where it holds). */
+static unsigned access_only(const struct node *e)
+{
+	if (!e)
+		return 0;
+	if (e->kind == N_BINOP && e->u.binop.op == OP_LAND)
+		return access_only(e->u.binop.lhs) | access_only(e->u.binop.rhs);
+	bool neg = e->kind == N_UNOP && e->u.unop.op == OP_NOT;
+	if (neg)
+		e = e->u.unop.operand;
+	if (e->kind != N_IDENT || e->u.ident.kind != ID_FIELD)
+		return 0;
+	if (!strcmp(e->u.ident.name, "store"))
+		return neg ? GPUX_SITE_LOADS : GPUX_SITE_STORES;
+	return !neg && !strcmp(e->u.ident.name, "atomic") ? GPUX_SITE_ATOMICS : 0;
+}
+
 void dev_map_facts(struct program *prog, struct dev_module *mod)
 {
+	for (int i = 0; i < mod->nprobes; i++)
+		mod->probes[i].access_only = access_only(mod->probes[i].node->u.probe.pred);
 	read_on_device(mod);
 	mod->reads_clock = false;
 	for (struct node *p = prog->probes; p && !mod->reads_clock; p = p->next)

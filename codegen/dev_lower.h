@@ -72,6 +72,9 @@ struct dev_probe {
 	const struct node *node;
 	struct dev_attach *attach;
 	int nattach;
+	/* GPUX_SITE_* (abi/probe_site.h) its predicate requires of an
+	 * access instruction: the runtime splices it at those alone */
+	unsigned access_only;
 };
 
 struct dev_module {

@@ -62,13 +62,24 @@ static void count(struct ptx_func_sites *f, enum ptx_site_kind kind,
 	f->generic += in->generic;
 }
 
+/* Whether probe p wants this access instruction (its predicate's
+ * store/atomic terms, settled per instruction). */
+static bool wants(const struct ptx_probe *p, const struct ptx_insn *in)
+{
+	bool store = in->op != PM_LOAD, atomic = in->op == PM_ATOMIC || in->op == PM_RED;
+	return !((p->only & GPUX_SITE_STORES && !store) || (p->only & GPUX_SITE_LOADS && store) ||
+		 (p->only & GPUX_SITE_ATOMICS && !atomic));
+}
+
 void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 	     const struct ptx_insn *in)
 {
 	struct rw_fn *fn = &rw->fn;
 	struct ptx_func_sites *f = fn->sites;
-	int n = fn->nprobes[kind];
-	if (!n)
+	int n = fn->nprobes[kind], want = 0;
+	for (int i = 0; i < n; i++)
+		want += kind != PTX_SITE_ACCESS || wants(&rw->in->probes[fn->probes[kind][i]], in);
+	if (!want)
 		return;
 	if (kind == PTX_SITE_ACCESS && in->why) {
 		f->skipped++;
@@ -117,7 +128,10 @@ void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 		guard = "@%gpux_g";
 	}
 	for (int i = 0; i < n; i++) {
-		const char *func = rw->in->probes[fn->probes[kind][i]].func;
+		const struct ptx_probe *p = &rw->in->probes[fn->probes[kind][i]];
+		if (access && !wants(p, in))
+			continue;
+		const char *func = p->func;
 		ptx_buf_printf(b,
 			       "\t{\n"
 			       "\t.param .b64 gpux_p;\n"

@@ -204,7 +204,7 @@ static char *rewrite(const char *user, size_t len)
 		return NULL;
 	for (uint32_t i = 0; i < h->nprobes; i++)
 		probes[i] = (struct ptx_probe){ (enum ptx_site_kind)sp[i].site, sp[i].glob,
-						sp[i].func };
+						sp[i].func, sp[i].only };
 	struct ptx_rewrite_in in = {
 		.user = user, .user_len = len,
 		.probes_ptx = (const char *)h + h->ptx_off, .probes_len = h->ptx_len,

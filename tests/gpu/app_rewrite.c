@@ -87,7 +87,7 @@ static int parse_probes(char *bpf, struct ptx_probe *p, char names[][32])
 			return -1;
 		}
 		snprintf(names[n], 32, "%s", fn);
-		p[n] = (struct ptx_probe){ (enum ptx_site_kind)k, NULL, names[n] };
+		p[n] = (struct ptx_probe){ (enum ptx_site_kind)k, NULL, names[n], 0 };
 		n++;
 	}
 	return n;

@@ -46,6 +46,7 @@ static int parse_probe(char *spec, struct ptx_probe *p)
 			p->kind = k;
 			p->glob = strcmp(glob, "*") ? glob : NULL;
 			p->func = func;
+			p->only = 0;
 			return 0;
 		}
 	return -1;

@@ -544,6 +544,21 @@ t_gpux_cross_both_written() {
 		{ cat "$tmp/err"; fail "both written"; }
 }
 
+# An access probe whose predicate requires store, !store or atomic is
+# spliced only at the instructions that can pass it: add_one and scale
+# each load and store x once, and make no atomic.
+t_gpux_access_only() {
+	local pred want
+	for pred in '2:' '1:/store/' '1:/!store && size == 4/' '0:/atomic/'; do
+		want=${pred%%:*} pred=${pred#*:}
+		rm -f "$tmp/log"
+		gpux_run 0 "gdev:access $pred { @n[kernel] = count(); }" "'$RT_DRV_APP' module '$PTX'" ||
+			return
+		[ "$(grep -c "^cuLaunchKernel .* sites=$want " "$tmp/log")" = 4 ] ||
+			{ grep '^cuLaunchKernel' "$tmp/log"; fail "$pred: not $want sites a kernel"; return 1; }
+	done
+}
+
 # The runtime matches the clocks (a launch of its own) only when device
 # probes read nsecs.
 t_gpux_clock_on_demand() {
