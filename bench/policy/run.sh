@@ -162,7 +162,10 @@ if [ -f "$rows_file" ]; then
 fi
 
 device=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
-commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+# the bundle's own record (scripts/gpu_build.sh): the copy of the tree on
+# the GPU machine may carry an older .git
+commit=$(cat "$(dirname "$gpux")/../commit" 2>/dev/null ||
+	 git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 stamp=$(date -u '+%Y%m%dT%H%M%SZ')
 printf '# run %s device "%s" commit %s reps %s workloads "%s" settings "%s" STRIDE_ARGS "%s" LAYER_ARGS "%s" GPUX_ARGS "%s"\n' \
 	"$stamp" "${device:-unknown}" "$commit" "$reps" "$workloads" "$settings" \
