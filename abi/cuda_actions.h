@@ -49,8 +49,9 @@ enum gpux_act {
 #define GPUX_ACT_NAMES { "prefetch", "evict", "advise" }
 
 /* Per action and process: calls that reached the driver, their bytes,
- * and the counted no-ops (memory that is not managed, a zero length,
- * the driver's refusal with its last status). */
+ * and the counted no-ops (memory that is not managed, a zero length, a
+ * stream being captured into a graph, the driver's refusal with its
+ * last status). */
 struct gpux_act_count {
 	uint64_t done;
 	uint64_t bytes;
@@ -58,7 +59,7 @@ struct gpux_act_count {
 	uint64_t refused;
 	uint64_t ns;       /* time spent in the driver calls */
 	int32_t last_status; /* the driver's CUresult of the last refusal */
-	uint32_t pad;
+	uint32_t captured; /* skipped: the event's stream was capturing */
 };
 
 #endif

@@ -155,18 +155,26 @@ static void report_acts(const struct gpux_sess_host *r, FILE *err, bool verbose)
 		const struct gpux_act_count *c = &r->acts[k];
 		unsigned long long done = __atomic_load_n(&c->done, __ATOMIC_RELAXED),
 				   un = __atomic_load_n(&c->unmanaged, __ATOMIC_RELAXED),
-				   ref = __atomic_load_n(&c->refused, __ATOMIC_RELAXED);
-		unsigned long long all = done + un + ref;
-		if (un || ref) {
+				   ref = __atomic_load_n(&c->refused, __ATOMIC_RELAXED),
+				   cap = __atomic_load_n(&c->captured, __ATOMIC_RELAXED);
+		unsigned long long all = done + un + ref + cap;
+		if (un || ref || cap) {
 			/* a policy may try every argument: only refusals warn */
 			fprintf(err, "gpux: %spid %u: %s(): %llu of %llu calls did nothing",
-				ref ? "WARNING: " : "", r->pid, names[k], un + ref, all);
-			if (un)
-				fprintf(err, ": %llu on memory that is not managed (or of zero length)",
-					un);
+				ref ? "WARNING: " : "", r->pid, names[k], un + ref + cap, all);
+			const char *sep = ":";
+			if (un) {
+				fprintf(err, "%s %llu on memory that is not managed (or of zero length)",
+					sep, un);
+				sep = ",";
+			}
+			if (cap) {
+				fprintf(err, "%s %llu on a stream being captured into a graph", sep, cap);
+				sep = ",";
+			}
 			if (ref)
-				fprintf(err, "%s %llu refused by the driver (last CUresult %d)",
-					un ? "," : ":", ref, (int)c->last_status);
+				fprintf(err, "%s %llu refused by the driver (last CUresult %d)", sep, ref,
+					(int)c->last_status);
 			fputc('\n', err);
 		}
 		if (verbose && done)

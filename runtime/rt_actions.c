@@ -6,7 +6,10 @@
  * memory that is not managed, a zero length, or the driver's refusal
  * make a counted no-op (the controller prints the counts at exit, the
  * first refusal of each action is a message), never an error in the
- * program. A range is cut at the end of the allocation that holds its
+ * program. So does a prefetch or evict on a stream being captured into
+ * a graph, which would end the program's capture with an error; the calls
+ * run in relaxed capture mode, so another thread's capture is not
+ * disturbed either. A range is cut at the end of the allocation that holds its
  * start, so "the next chunk" past a buffer's end asks for what is left. */
 #include "rt.h"
 
@@ -151,9 +154,19 @@ static uint64_t act(enum gpux_act which, const uint64_t *a)
 		__atomic_add_fetch(&c->unmanaged, 1, __ATOMIC_RELAXED);
 		return (uint64_t)-1;
 	}
+	/* advice is no stream operation: a capture does not take it */
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	if (which != GPUX_ACT_ADVISE && rt_cu.StreamIsCapturing &&
+	    rt_cu.StreamIsCapturing(stream, &st) == CUDA_SUCCESS &&
+	    st != CU_STREAM_CAPTURE_STATUS_NONE) {
+		__atomic_add_fetch(&c->captured, 1, __ATOMIC_RELAXED);
+		return (uint64_t)-1;
+	}
 	uint64_t t0 = rt_now_ns();
+	CUstreamCaptureMode prev = rt_relaxed_begin();
 	CUresult rc = which == GPUX_ACT_ADVISE ? advise(p, n, a[2])
 					       : prefetch(p, n, which == GPUX_ACT_EVICT);
+	rt_relaxed_end(prev);
 	__atomic_add_fetch(&c->ns, rt_now_ns() - t0, __ATOMIC_RELAXED);
 	if (rc == CUDA_SUCCESS) {
 		__atomic_add_fetch(&c->done, 1, __ATOMIC_RELAXED);

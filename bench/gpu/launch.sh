@@ -24,8 +24,12 @@ declare -A PROG=(
 	[runtime]='cuda:malloc { @ = count(); }'
 	[count]='cuda:launch { @ = count(); }'
 	[count_kernel]='cuda:launch { @[kernel] = count(); }'
+	# a memory action that does nothing (launch_bench passes a null
+	# pointer): the VM's call, the allocation lookup, the driver's
+	# pointer query; under capture, the capture check
+	[prefetch_noop]='cuda:launch { prefetch(arg0, 4096); }'
 )
-modes="base runtime count count_kernel"
+modes="base runtime count count_kernel prefetch_noop"
 declare -A MED VALS
 # rounds of every mode, so that a drift of the machine spreads over all
 for r in $(seq "$runs"); do

@@ -355,10 +355,12 @@ CUresult cuEventDestroy_v2(CUevent ev)
 	return CUDA_SUCCESS;
 }
 
+/* FAKE_CUDA_CAPTURING=1: every stream but the default one is being
+ * captured (what the runtime does then is checked against it). */
 CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
-	(void)s;
-	*st = CU_STREAM_CAPTURE_STATUS_NONE;
+	*st = s && getenv("FAKE_CUDA_CAPTURING") ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+						 : CU_STREAM_CAPTURE_STATUS_NONE;
 	return CUDA_SUCCESS;
 }
 

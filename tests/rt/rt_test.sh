@@ -511,6 +511,15 @@ t_gpux_mem_refused() {
 	sed -e "s/pid [0-9]*/pid N/" -e 's/(0x[0-9a-f]*,/(ADDR,/' "$tmp/err" >"$tmp/err.n"
 	same "$tmp/err.n" mem_refused.err
 }
+# On a stream being captured into a graph, a prefetch or evict would end
+# the program's capture with an error: skipped, counted, said at exit.
+# Advice is no stream operation: it goes on.
+t_gpux_mem_captured() {
+	FAKE_CUDA_CAPTURING=1 gpux_run 0 "$MEM" "'$RT_DRV_APP' mem '$PTX'" || return
+	same "$tmp/app.out" drv_mem.out && log_lacks '^prefetch ' && log_has '^advise ' || return
+	sed "s/pid [0-9]*/pid N/" "$tmp/err" >"$tmp/err.n"
+	same "$tmp/err.n" mem_captured.err
+}
 # Memory actions and alloc_* are cuda:-only, advise() takes a hint name.
 t_gpux_mem_refusals() {
 	gpux_run 1 'BEGIN { prefetch(0, 4096); }' true || return
