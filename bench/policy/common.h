@@ -82,6 +82,30 @@ static double parse_ratio(const char *flag, const char *s)
 	return v;
 }
 
+/* The flags both workloads take. */
+struct run_flags {
+	unsigned long passes;
+	double oversub;
+	int oracle, evict;
+};
+
+/* Reads argv[*i] into r if it is one of those flags: 1, else 0. */
+static int run_flag(int argc, char **argv, int *i, struct run_flags *r)
+{
+	const char *f = argv[*i];
+	if (!strcmp(f, "--passes"))
+		r->passes = parse_count(f, flag_value(argc, argv, i));
+	else if (!strcmp(f, "--oversub"))
+		r->oversub = parse_ratio(f, flag_value(argc, argv, i));
+	else if (!strcmp(f, "--oracle"))
+		r->oracle = 1;
+	else if (!strcmp(f, "--oracle-evict"))
+		r->oracle = r->evict = 1;
+	else
+		return 0;
+	return 1;
+}
+
 /* ---- the balloon ------------------------------------------------------ */
 
 /*

@@ -95,9 +95,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	unsigned long nlayers = 24, layer_mb = 256, passes = 3;
-	double oversub = 0;
-	int oracle = 0, evict = 0, i;
+	unsigned long nlayers = 24, layer_mb = 256;
+	struct run_flags r = { 3, 0, 0, 0 }; /* passes, oversub, oracle, evict */
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		const char *f = argv[i];
@@ -105,14 +105,8 @@ int main(int argc, char **argv)
 			nlayers = parse_count(f, flag_value(argc, argv, &i));
 		else if (!strcmp(f, "--layer-mb"))
 			layer_mb = parse_count(f, flag_value(argc, argv, &i));
-		else if (!strcmp(f, "--passes"))
-			passes = parse_count(f, flag_value(argc, argv, &i));
-		else if (!strcmp(f, "--oversub"))
-			oversub = parse_ratio(f, flag_value(argc, argv, &i));
-		else if (!strcmp(f, "--oracle"))
-			oracle = 1;
-		else if (!strcmp(f, "--oracle-evict"))
-			oracle = evict = 1;
+		else if (run_flag(argc, argv, &i, &r))
+			continue;
 		else if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
 			usage(stdout);
 			return 0;
@@ -122,6 +116,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	unsigned long passes = r.passes;
+	double oversub = r.oversub;
+	int oracle = r.oracle, evict = r.evict;
 	if (layer_mb > 16384) {
 		fprintf(stderr, "--layer-mb %lu: at most 16384 (sums must stay exact)\n",
 			layer_mb);

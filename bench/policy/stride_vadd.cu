@@ -87,9 +87,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	unsigned long ws_mb = 5120, chunk_mb = 256, passes = 2;
-	double oversub = 0;
-	int oracle = 0, evict = 0, i;
+	unsigned long ws_mb = 5120, chunk_mb = 256;
+	struct run_flags r = { 2, 0, 0, 0 }; /* passes, oversub, oracle, evict */
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		const char *f = argv[i];
@@ -97,14 +97,8 @@ int main(int argc, char **argv)
 			ws_mb = parse_count(f, flag_value(argc, argv, &i));
 		else if (!strcmp(f, "--chunk-mb"))
 			chunk_mb = parse_count(f, flag_value(argc, argv, &i));
-		else if (!strcmp(f, "--passes"))
-			passes = parse_count(f, flag_value(argc, argv, &i));
-		else if (!strcmp(f, "--oversub"))
-			oversub = parse_ratio(f, flag_value(argc, argv, &i));
-		else if (!strcmp(f, "--oracle"))
-			oracle = 1;
-		else if (!strcmp(f, "--oracle-evict"))
-			oracle = evict = 1;
+		else if (run_flag(argc, argv, &i, &r))
+			continue;
 		else if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
 			usage(stdout);
 			return 0;
@@ -114,6 +108,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	unsigned long passes = r.passes;
+	double oversub = r.oversub;
+	int oracle = r.oracle, evict = r.evict;
 
 	/* Each array gets a third of the working set, whole 2 MiB pages. */
 	unsigned long array_bytes = (ws_mb * MIB / 3) & ~(2 * MIB - 1);
