@@ -20,6 +20,8 @@
  *                cudart in the same process would)
  *       many     as module, but add_one<<<1, 32>>> N times (default
  *                5000), pausing 2 ms after every 20
+ *       extra    as module, but add_one<<<1, 64>>>(buf, 256) once, its
+ *                parameters packed in extra's CU_LAUNCH_PARAM_BUFFER_POINTER
  *       mem      as module, but add_one<<<1, 64>>> on 1 MiB of managed
  *                memory (n = 256, on a stream of its own), a synchronize of
  *                that stream, then on 4 KiB of device memory (n = 64,
@@ -78,7 +80,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|"
-			"libctx|noclean|primary|many|mem FILE [N]\n");
+			"libctx|noclean|primary|many|extra|mem FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -148,6 +150,25 @@ int main(int argc, char **argv)
 		printf("drv_app: add_one<<<1, 64>>> in two contexts\n");
 		check(cuCtxDestroy(ctx), "cuCtxDestroy");
 		check(cuCtxDestroy(c2), "cuCtxDestroy");
+		free(image);
+		return 0;
+	}
+	if (!strcmp(mode, "extra")) {
+		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
+		check(cuModuleGetFunction(&add_one, mod, "add_one"), "cuModuleGetFunction");
+		CUdeviceptr buf;
+		check(cuMemAlloc(&buf, 1024), "cuMemAlloc");
+		struct { CUdeviceptr x; int n; int pad; } packed = { buf, 256, 0 };
+		size_t size = sizeof(packed);
+		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &packed,
+				  CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END };
+		check(cuLaunchKernel(add_one, 1, 1, 1, 64, 1, 1, 0, NULL, NULL, extra),
+		      "cuLaunchKernel");
+		printf("drv_app: add_one through extra\n");
+		check(cuCtxSynchronize(), "cuCtxSynchronize");
+		check(cuMemFree(buf), "cuMemFree");
+		check(cuModuleUnload(mod), "cuModuleUnload");
+		check(cuCtxDestroy(ctx), "cuCtxDestroy");
 		free(image);
 		return 0;
 	}

@@ -463,7 +463,13 @@ t_gpux_launch_args() {
 		"'$RT_DRV_APP' module '$PTX'" || return
 	grep -qxF '@a[add_one, 2, 1, 256, 0, 0]: 3' "$tmp/out" &&
 	grep -qxF '@a[scale(float*, float, int), 3, 1, 1073741824, 256, 0]: 1' "$tmp/out" &&
-	[ "$(grep -c '^@a\[' "$tmp/out")" = 2 ] || { cat "$tmp/out"; fail "launch arguments"; }
+	[ "$(grep -c '^@a\[' "$tmp/out")" = 2 ] || { cat "$tmp/out"; fail "launch arguments"; return 1; }
+	# the same parameters packed in extra's CU_LAUNCH_PARAM_BUFFER_POINTER
+	gpux_run 0 'cuda:malloc { @buf[ptr] = 1; }
+		cuda:launch { @a[kernel, nargs, @buf[arg0], arg1, arg2] = count(); }' \
+		"'$RT_DRV_APP' extra '$PTX'" || return
+	grep -qxF '@a[add_one, 2, 1, 256, 0]: 1' "$tmp/out" ||
+		{ cat "$tmp/out"; fail "launch arguments through extra"; }
 }
 
 # Memory actions of cuda: probes reach the driver with the event's
