@@ -102,6 +102,10 @@ struct hctx {
 	struct tp_field *tp;     /* tracepoint layout */
 	const struct host_sops_abi *abi;
 	const struct host_sops_hook *hook;
+	/* a composed driver hook (host_probe.c): where a probe's `return`
+	 * goes, and the decision so far */
+	LLVMBasicBlockRef leave;
+	LLVMValueRef decision;
 	bool cuda;               /* gpux/cuda/ context layout */
 };
 
@@ -183,6 +187,9 @@ int hl_probes_lower(struct hctx *h);
 int hl_probe_tp(struct hctx *h, struct node *probe);
 LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize);
 LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call);
+/* Leaves the probe with decision v: the function's return, or in a
+ * composed hook, on to the next probe. */
+void hl_leave(struct hctx *h, LLVMValueRef v);
 bool hl_block_open(struct hctx *h); /* false after a terminator */
 
 /* The i64 a map lookup's result v points to, or 0 when v is NULL. */

@@ -328,12 +328,6 @@ static const struct host_sops_hook *find_hook(struct hctx *h, const struct node 
 					*member = m;
 			if (*member < 0)
 				break;
-			if (used[u].fns[*member]) {
-				struct diag *dg = host_err(h, an, "a second probe for %s: the driver has one %s hook",
-							   ename, hk->member);
-				diag_hint(dg, "merge the probes into one");
-				return NULL;
-			}
 			h->abi = abis[i];
 			*member += u * 32;
 			return hk;
@@ -343,8 +337,8 @@ static const struct host_sops_hook *find_hook(struct hctx *h, const struct node 
 	return NULL;
 }
 
-static LLVMValueRef lower_one(struct hctx *h, struct node *p, const struct node *an,
-			      const char *name, const char *section)
+static LLVMValueRef begin_fn(struct hctx *h, const struct node *p, const char *name,
+			     const char *section)
 {
 	LLVMTypeRef ft = LLVMFunctionType(h->i64, &h->ptr, 1, false);
 	LLVMValueRef fn = LLVMAddFunction(h->mod, name, ft);
@@ -361,21 +355,84 @@ static LLVMValueRef lower_one(struct hctx *h, struct node *p, const struct node 
 	h->vars = NULL;
 	h->slots = NULL;
 	LLVMPositionBuilderAtEnd(h->b, h->entry);
+	return fn;
+}
+
+void hl_leave(struct hctx *h, LLVMValueRef v)
+{
+	if (!h->leave) {
+		LLVMBuildRet(h->b, v);
+		return;
+	}
+	/* a composed hook: the first decision other than DEFAULT stands */
+	LLVMValueRef d = LLVMBuildLoad2(h->b, h->i64, h->decision, "");
+	LLVMValueRef keep = LLVMBuildICmp(h->b, LLVMIntNE, d, host_const(h, DECISION_DEFAULT), "");
+	LLVMBuildStore(h->b, LLVMBuildSelect(h->b, keep, d, v, ""), h->decision);
+	LLVMBuildBr(h->b, h->leave);
+}
+
+/* p's predicate and body where the builder stands; each way out goes
+ * through hl_leave. */
+static void lower_body(struct hctx *h, struct node *p, const struct node *an)
+{
 	host_loc(h, an);
 	if (p->u.probe.pred) {
 		LLVMValueRef c = hl_expr_int(h, p->u.probe.pred);
 		if (!c)
-			return fn;
-		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(h->ctx, fn, "body");
-		LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(h->ctx, fn, "skip");
+			return;
+		LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "body");
+		LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "skip");
 		LLVMBuildCondBr(h->b, hl_to_bool(h, c), body, skip);
 		LLVMPositionBuilderAtEnd(h->b, skip);
-		LLVMBuildRet(h->b, host_const(h, 0));
+		hl_leave(h, host_const(h, 0));
 		LLVMPositionBuilderAtEnd(h->b, body);
 	}
 	hl_stmt_list(h, p->u.probe.body->u.block.stmts);
 	if (hl_block_open(h))
-		LLVMBuildRet(h->b, host_const(h, 0));
+		hl_leave(h, host_const(h, 0));
+}
+
+static LLVMValueRef lower_one(struct hctx *h, struct node *p, const struct node *an,
+			      const char *name, const char *section)
+{
+	LLVMValueRef fn = begin_fn(h, p, name, section);
+	lower_body(h, p, an);
+	return fn;
+}
+
+/* A driver hook more than one probe implements (in one file or several
+ * given together): one program running them in order. Each probe's
+ * actions apply; the first decision other than DEFAULT is the hook's. */
+struct hook_probe {
+	struct node *p;
+	const struct node *an;
+	int k, e;  /* attach point and event index (fn_name) */
+	int member;
+	const struct host_sops_hook *hook;
+	const struct host_sops_abi *abi;
+};
+
+static LLVMValueRef lower_composed(struct hctx *h, struct hook_probe *hp, int n,
+				   const char *name, const char *section)
+{
+	LLVMValueRef fn = begin_fn(h, hp[0].p, name, section);
+	h->decision = LLVMBuildAlloca(h->b, h->i64, "decision");
+	LLVMBuildStore(h->b, host_const(h, DECISION_DEFAULT), h->decision);
+	for (int i = 0; i < n; i++) {
+		h->probe = hp[i].p;
+		h->at = &hp[i].an->u.attach;
+		h->hook = hp[i].hook;
+		h->abi = hp[i].abi;
+		h->vars = NULL; /* $variables are each probe's own */
+		LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(h->ctx, fn, "probe");
+		h->leave = LLVMAppendBasicBlockInContext(h->ctx, fn, "next");
+		LLVMBuildBr(h->b, start);
+		LLVMPositionBuilderAtEnd(h->b, start);
+		lower_body(h, hp[i].p, hp[i].an);
+		LLVMPositionBuilderAtEnd(h->b, h->leave);
+	}
+	h->leave = NULL;
+	LLVMBuildRet(h->b, LLVMBuildLoad2(h->b, h->i64, h->decision, ""));
 	return fn;
 }
 
@@ -398,8 +455,8 @@ static int check_usym(struct hctx *h, const struct node *an)
 	return -1;
 }
 
-static int add_prog(struct hctx *h, struct node *p, const struct node *an,
-		    const char *name, const char *section, LLVMValueRef *fn)
+static void register_prog(struct hctx *h, const struct node *an, const char *name,
+			  const char *section)
 {
 	struct host_obj *o = h->obj;
 	if (o->nprogs % 16 == 0) {
@@ -414,9 +471,50 @@ static int add_prog(struct hctx *h, struct node *p, const struct node *an,
 		.run = h->run, .interval_ns = at->interval_ns, .span = an->span,
 		.ufunc = at->ufunc, .uoffset = at->uoffset, .uaddr = at->uaddr,
 		.uname = at->uname };
+}
+
+static int add_prog(struct hctx *h, struct node *p, const struct node *an,
+		    const char *name, const char *section, LLVMValueRef *fn)
+{
+	register_prog(h, an, name, section);
 	int before = h->errors;
 	*fn = lower_one(h, p, an, name, section);
 	return h->errors > before ? -1 : 0;
+}
+
+/* Every driver hook's program: one probe's as any other, several
+ * composed (in program order). */
+static void lower_hooks(struct hctx *h, struct hook_probe *hp, int n, struct sops_used *used)
+{
+	for (int i = 0; i < n; i++) {
+		if (hp[i].member < 0)
+			continue; /* lowered with an earlier probe of its hook */
+		struct hook_probe same[64];
+		int ns = 0;
+		for (int j = i; j < n && ns < 64; j++)
+			if (hp[j].member == hp[i].member) {
+				same[ns++] = hp[j];
+				if (j > i)
+					hp[j].member = -1;
+			}
+		h->probe = hp[i].p;
+		h->at = &hp[i].an->u.attach;
+		h->hook = hp[i].hook;
+		h->abi = hp[i].abi;
+		h->run = HOST_RUN_DRIVER;
+		const char *sec = section_of(h, hp[i].an, h->at->events[hp[i].e]);
+		LLVMValueRef fn;
+		int before = h->errors;
+		if (ns == 1) {
+			add_prog(h, hp[i].p, hp[i].an, fn_name(h, hp[i].p, hp[i].k, hp[i].e), sec, &fn);
+		} else {
+			const char *name = arena_printf(&h->obj->arena, "compose_%s", hp[i].hook->member);
+			register_prog(h, hp[i].an, name, sec);
+			fn = lower_composed(h, same, ns, name, sec);
+		}
+		if (h->errors == before)
+			used[hp[i].member / 32].fns[hp[i].member % 32] = fn;
+	}
 }
 
 static void struct_ops_vars(struct hctx *h, struct sops_used *used, int nused)
@@ -452,7 +550,8 @@ static void license(struct hctx *h)
 int hl_probes_lower(struct hctx *h)
 {
 	struct sops_used used[4];
-	int nused = 0;
+	int nused = 0, nhooks = 0;
+	struct hook_probe hooks[64];
 	license(h);
 	for (struct node *p = h->prog->probes; p; p = p->next) {
 		enum place place = p->u.probe.place;
@@ -474,19 +573,27 @@ int hl_probes_lower(struct hctx *h)
 					 : h->at->prov->syntax == SYN_UPROBE ||
 					   h->at->prov->syntax == SYN_TRACEPOINT ? HOST_RUN_KERNEL
 					 : HOST_RUN_VM;
-				if (place == PLACE_DRIVER &&
-				    !(h->hook = find_hook(h, an, ev, used, &nused, &member)))
+				if (place == PLACE_DRIVER) {
+					if (!(h->hook = find_hook(h, an, ev, used, &nused, &member)))
+						continue;
+					if (nhooks == 64) {
+						host_err(h, an, "more than 64 driver probes");
+						continue;
+					}
+					hooks[nhooks++] = (struct hook_probe){ p, an, k, e, member,
+									       h->hook, h->abi };
 					continue;
+				}
 				const char *sec = section_of(h, an, ev);
 				if (!sec)
 					continue;
 				LLVMValueRef fn;
 				const char *name = fn_name(h, p, k, e);
-				if (!add_prog(h, p, an, name, sec, &fn) && member >= 0)
-					used[member / 32].fns[member % 32] = fn;
+				add_prog(h, p, an, name, sec, &fn);
 			}
 		}
 	}
+	lower_hooks(h, hooks, nhooks, used);
 	h->sp = NULL;
 	LLVMSetCurrentDebugLocation2(h->b, NULL);
 	if (!h->errors)

@@ -352,7 +352,7 @@ static void stmt_return(struct hctx *h, struct node *s)
 	if (s->u.ret.value && !(v = hl_expr_int(h, s->u.ret.value)))
 		return;
 	host_loc(h, s);
-	LLVMBuildRet(h->b, v);
+	hl_leave(h, v);
 	/* later statements land in a block nothing reaches */
 	LLVMPositionBuilderAtEnd(h->b, new_block(h, "after_return"));
 }

@@ -14,6 +14,12 @@
 
 int vm_load(const void *elf, size_t len, struct vm **out, char *err, size_t errlen)
 {
+	return vm_load_flags(elf, len, 0, out, err, errlen);
+}
+
+int vm_load_flags(const void *elf, size_t len, unsigned flags, struct vm **out, char *err,
+		  size_t errlen)
+{
 	*out = NULL;
 	struct vm *vm = calloc(1, sizeof(*vm));
 	/* an aligned private copy: the ELF reader casts into it */
@@ -32,7 +38,7 @@ int vm_load(const void *elf, size_t len, struct vm **out, char *err, size_t errl
 	pthread_mutex_init(&vm->lock, &a);
 	pthread_mutexattr_destroy(&a);
 	vm->budget = VM_DEFAULT_BUDGET;
-	int rc = vm_elf_load(vm, copy, len, err, errlen);
+	int rc = vm_elf_load(vm, copy, len, flags, err, errlen);
 	free(copy);
 	if (rc) {
 		vm_free(vm);

@@ -42,6 +42,11 @@ enum {
 
 /* 0, or -1 with a message in err; *out is NULL on failure. */
 int vm_load(const void *elf, size_t len, struct vm **out, char *err, size_t errlen);
+/* VM_LOAD_DRIVER: the driver hooks' "struct_ops/..." programs load too,
+ * to run off the driver (their kfunc calls are still refused). */
+#define VM_LOAD_DRIVER 1u
+int vm_load_flags(const void *elf, size_t len, unsigned flags, struct vm **out, char *err,
+		  size_t errlen);
 void vm_free(struct vm *vm);
 
 /* Runs every program of section (e.g. "gpux/begin": several BEGIN

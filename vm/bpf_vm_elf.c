@@ -307,7 +307,9 @@ static int relocate(struct vm *vm, struct elf_in *e, unsigned sec, struct vm_pro
 	return 0;
 }
 
-static int load_progs(struct vm *vm, struct elf_in *e)
+#define DRIVER_SEC "struct_ops/"
+
+static int load_progs(struct vm *vm, struct elf_in *e, unsigned flags)
 {
 	vm->progs = calloc(e->nsyms + 1, sizeof(*vm->progs));
 	if (!vm->progs)
@@ -317,7 +319,9 @@ static int load_progs(struct vm *vm, struct elf_in *e)
 		if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx >= e->nsh)
 			continue;
 		const char *sec = sec_name(e, s->st_shndx);
-		if (strncmp(sec, HOST_SEC_PREFIX, strlen(HOST_SEC_PREFIX)) || !(e->sh[s->st_shndx].sh_flags & SHF_EXECINSTR))
+		bool ours = !strncmp(sec, HOST_SEC_PREFIX, strlen(HOST_SEC_PREFIX)) ||
+			    ((flags & VM_LOAD_DRIVER) && !strncmp(sec, DRIVER_SEC, strlen(DRIVER_SEC)));
+		if (!ours || !(e->sh[s->st_shndx].sh_flags & SHF_EXECINSTR))
 			continue;
 		size_t n = 0;
 		const unsigned char *d = sec_data(e, s->st_shndx, &n);
@@ -348,11 +352,11 @@ static int prog_cmp(const void *a, const void *b)
 }
 
 /* elf must be 8-byte aligned (vm_load copies it into malloc'd memory). */
-int vm_elf_load(struct vm *vm, const unsigned char *elf, size_t len, char *err,
-		size_t errlen)
+int vm_elf_load(struct vm *vm, const unsigned char *elf, size_t len, unsigned flags,
+		char *err, size_t errlen)
 {
 	struct elf_in e = { .p = elf, .len = len, .err = err, .errlen = errlen };
-	if (read_headers(&e) || load_maps(vm, &e) || load_progs(vm, &e))
+	if (read_headers(&e) || load_maps(vm, &e) || load_progs(vm, &e, flags))
 		return -1;
 	qsort(vm->progs, (size_t)vm->nprogs, sizeof(*vm->progs), prog_cmp);
 	for (int i = 0; i < vm->nprogs; i++) {

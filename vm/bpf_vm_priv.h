@@ -79,8 +79,8 @@ struct vm_exec {
 };
 
 /* bpf_vm_elf.c: maps and programs of the object into vm. */
-int vm_elf_load(struct vm *vm, const unsigned char *elf, size_t len, char *err,
-		size_t errlen);
+int vm_elf_load(struct vm *vm, const unsigned char *elf, size_t len, unsigned flags,
+		char *err, size_t errlen);
 
 /* bpf_vm_check.c: 0, or -1 with a message naming the instruction. */
 int vm_check_prog(const struct vm *vm, const struct vm_prog *p, char *err, size_t errlen);

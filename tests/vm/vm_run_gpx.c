@@ -305,7 +305,7 @@ static bool has_section(struct vm *vm, const char *sec)
 	return false;
 }
 
-static void run_all(struct vm *vm, const struct host_obj *o, int intervals)
+static void run_all(struct vm *vm, const struct host_obj *o, int intervals, int hooks)
 {
 	if (has_section(vm, "gpux/begin"))
 		run(vm, o, "gpux/begin", NULL, 0);
@@ -324,6 +324,10 @@ static void run_all(struct vm *vm, const struct host_obj *o, int intervals)
 		} else if (!strncmp(sec, "gpux/interval/", 14)) {
 			for (int k = 0; k < intervals; k++)
 				run(vm, o, sec, NULL, 0);
+		} else if (!strncmp(sec, "struct_ops/", 11)) {
+			static const uint64_t args[4] = { 0, 0x1000, 0x2000, 0 };
+			for (int k = 0; k < hooks; k++)
+				run(vm, o, sec, args, sizeof(args));
 		}
 	}
 	if (has_section(vm, "gpux/end"))
@@ -342,13 +346,15 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 2;
 	}
-	int intervals = 1, patch_insn = -1, patch_delta = 0, mutations = 0;
+	int intervals = 1, hooks = 0, patch_insn = -1, patch_delta = 0, mutations = 0;
 	unsigned long long budget = 0;
 	const char *opt = strstr(text, "// vm:");
 	if (opt == text) {
 		const char *p = strstr(opt, "intervals=");
 		if (p)
 			intervals = atoi(p + 10);
+		if ((p = strstr(opt, "hooks=")))
+			hooks = atoi(p + 6);
 		if ((p = strstr(opt, "budget=")))
 			budget = strtoull(p + 7, NULL, 10);
 		if ((p = strstr(opt, "mutate=")))
@@ -378,12 +384,12 @@ int main(int argc, char **argv)
 		if (mutations) {
 			mutate(&obj, mutations);
 			rc = 0;
-		} else if (vm_load(obj.elf, obj.size, &vm, err, sizeof(err))) {
+		} else if (vm_load_flags(obj.elf, obj.size, VM_LOAD_DRIVER, &vm, err, sizeof(err))) {
 			printf("load: %s\n", err);
 		} else {
 			if (budget)
 				vm_set_budget(vm, budget);
-			run_all(vm, &obj, intervals);
+			run_all(vm, &obj, intervals, hooks);
 			for (int i = 0; i < obj.nmaps; i++)
 				dump_map(vm, &obj.maps[i]);
 			vm_free(vm);
