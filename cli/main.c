@@ -38,27 +38,69 @@ static void report_target(const struct options *o)
 		fprintf(stderr, "gpux: would trace process %ld\n", o->pid);
 }
 
+/* The program's files, one after the other in *text (malloc'd), each
+ * starting on a line of its own; files[i].first_line says where. A
+ * later file's `#!` line becomes a comment of the same width. */
+static int read_files(const struct options *o, char **text, size_t *len,
+		      struct source_file *files)
+{
+	*text = NULL;
+	*len = 0;
+	int line = 1;
+	for (int i = 0; i <= o->nmore_files; i++) {
+		const char *path = i ? o->more_files[i - 1] : o->file;
+		size_t n;
+		char *t = source_read_file(path, &n);
+		char *all = t ? realloc(*text, *len + n + 2) : NULL;
+		if (!all) {
+			fprintf(stderr, "gpux: ERROR: cannot read %s: %s\n", path,
+				t ? "out of memory" : strerror(errno));
+			free(t);
+			return -1;
+		}
+		*text = all;
+		if (i && n >= 2 && t[0] == '#' && t[1] == '!')
+			t[0] = t[1] = '/';
+		files[i] = (struct source_file){ strcmp(path, "-") ? path : "stdin", line };
+		memcpy(all + *len, t, n);
+		*len += n;
+		if (!n || t[n - 1] != '\n')
+			all[(*len)++] = '\n';
+		all[*len] = 0;
+		for (size_t k = 0; k < n; k++)
+			line += t[k] == '\n';
+		line += !n || t[n - 1] != '\n';
+		free(t);
+	}
+	return 0;
+}
+
 static int do_program(const struct options *o, FILE *out)
 {
 	const char *name = "stdin";
 	char *text = NULL;
 	size_t len;
+	struct source_file files[1 + (o->nmore_files > 0 ? o->nmore_files : 0)];
 	if (o->program) {
 		len = strlen(o->program);
 	} else {
-		text = source_read_file(o->file, &len);
-		if (!text) {
-			fprintf(stderr, "gpux: ERROR: cannot read %s: %s\n", o->file,
-				strerror(errno));
+		if (read_files(o, &text, &len, files)) {
+			free(text);
 			return 1;
 		}
-		name = strcmp(o->file, "-") ? o->file : "stdin";
+		name = files[0].name;
 	}
 	struct program *prog = program_new(name, o->program ? o->program : text, len);
 	free(text);
 	if (!prog) {
 		fputs("gpux: ERROR: out of memory\n", stderr);
 		return 1;
+	}
+	if (o->nmore_files) {
+		struct source_file *f = arena_alloc(&prog->arena, sizeof(files));
+		memcpy(f, files, sizeof(files));
+		prog->src.files = f;
+		prog->src.nfiles = o->nmore_files + 1;
 	}
 	program_set_args(prog, o->args, o->nargs);
 	struct diags diags;

@@ -10,7 +10,8 @@ void options_usage(FILE *out)
 	fputs(
 "USAGE:\n"
 "    gpux [options] -e 'program' [args...]\n"
-"    gpux [options] FILE.gpx [args...]\n"
+"    gpux [options] FILE.gpx [MORE.gpx...] [args...]\n"
+"                              (files given together compose: one program)\n"
 "    gpux -l [GLOB]            list probes (-lv: with fields and builtins)\n"
 "    gpux                      interactive prompt (on a terminal)\n"
 "\n"
@@ -85,6 +86,12 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 }
 
 enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT };
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+	return n > t && !strcmp(s + n - t, tail);
+}
 
 int options_parse(struct options *o, int argc, char **argv, FILE *err)
 {
@@ -171,6 +178,14 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		o->file = pos[0];
 		pos++;
 		npos--;
+		/* policies given together (gpux lfu.gpx quota.gpx): the .gpx
+		 * files right after the first are part of the program */
+		o->more_files = pos;
+		while (npos && ends_with(pos[0], ".gpx")) {
+			o->nmore_files++;
+			pos++;
+			npos--;
+		}
 	}
 	o->args = pos;
 	o->nargs = npos;

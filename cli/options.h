@@ -19,6 +19,9 @@ enum dump_stage {
 struct options {
 	const char *program;   /* -e text */
 	const char *file;      /* script path ("-" = stdin) */
+	/* more .gpx files given after it, composed with it into one program */
+	char **more_files;
+	int nmore_files;
 	char **args;           /* script arguments ($1...) */
 	int nargs;
 	bool list;             /* -l */

@@ -92,16 +92,17 @@ static void print_one(const struct diag *dg, const struct source *src,
 {
 	const char *level = dg->level == DIAG_ERROR ? "ERROR" : "WARNING";
 	const struct span *sp = &dg->span;
+	int first, last;
+	const char *name = dg->has_span ? source_where(src, sp->first_line, &first) : src->name;
 	if (!dg->has_span) {
 		fprintf(out, "%s: %s: %s\n", src->name, level, dg->msg);
 	} else if (sp->first_line != sp->last_line) {
 		/* bpftrace prints a line range and no excerpt for these. */
-		fprintf(out, "%s:%d-%d: %s: %s\n", src->name, sp->first_line,
-			sp->last_line, level, dg->msg);
+		source_where(src, sp->last_line, &last);
+		fprintf(out, "%s:%d-%d: %s: %s\n", name, first, last, level, dg->msg);
 	} else {
-		fprintf(out, "%s:%d:%d-%d: %s: %s\n", src->name,
-			sp->first_line, sp->first_column, sp->last_column,
-			level, dg->msg);
+		fprintf(out, "%s:%d:%d-%d: %s: %s\n", name, first, sp->first_column,
+			sp->last_column, level, dg->msg);
 		size_t len = 0;
 		const char *line = source_line(src, sp->first_line, &len);
 		if (line) {

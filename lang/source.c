@@ -80,3 +80,16 @@ char *source_read_file(const char *path, size_t *len)
 	*len = n;
 	return buf;
 }
+
+const char *source_where(const struct source *src, int line, int *local)
+{
+	*local = line;
+	const struct source_file *f = NULL;
+	for (int i = 0; i < src->nfiles; i++)
+		if (src->files[i].first_line <= line)
+			f = &src->files[i];
+	if (!f)
+		return src->name;
+	*local = line - f->first_line + 1;
+	return f->name;
+}

@@ -11,11 +11,23 @@ struct span {
 	int last_line, last_column;
 };
 
+/* Where a file begins in a program made of several given together. */
+struct source_file {
+	const char *name;
+	int first_line; /* its line 1 is this line of the whole text */
+};
+
 struct source {
 	const char *name; /* "stdin" for -e, else the path given */
 	const char *text; /* NUL-terminated copy */
 	size_t len;
+	/* several files, one after the other in text (NULL: one, named name) */
+	const struct source_file *files;
+	int nfiles;
 };
+
+/* The file holding line `line` of the whole text and the line there. */
+const char *source_where(const struct source *src, int line, int *local);
 
 /* Pointer to the start of line `line` (1-based) and its length without the
  * newline; NULL if the line does not exist. */

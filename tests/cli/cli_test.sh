@@ -227,6 +227,24 @@ t_dump_ptx() {
 	ptxas -arch=sm_80 -c "$tmp/m.ptx" -o "$tmp/m80.o" && ptxas -arch=sm_90 -c "$tmp/m.ptx" -o "$tmp/m90.o" ||
 		fail "ptxas rejected gpux -d ptx output"
 }
+# Policies given together compose: `gpux lfu.gpx quota.gpx 3` is one
+# program (the .gpx files first, then $1...), its probes on one hook one
+# struct_ops program; a diagnostic names the file and its own line.
+t_files_compose() {
+	printf '#!/usr/bin/env gpux\n// hot chunks stay\ngpu_mem:access /@hot[chunk] > $1/ { move_tail(chunk); return BYPASS; }\ngpu_mem:access { @hot[chunk]++; }' >"$tmp/lfu.gpx"
+	printf '#!/usr/bin/env gpux\ngpu_mem:access { move_head(chunk); return ENTER_LOOP; }\n' >"$tmp/quota.gpx"
+	printf '\n\ngpu_mem:access { @q[chunk] = counnt(); }\n' >"$tmp/bad.gpx"
+	run 0 -d bpf "$tmp/lfu.gpx" "$tmp/quota.gpx" 3 && err_empty || return 1
+	[ "$(grep -c '^[a-z_0-9]*: ; section' "$tmp/out")" = 1 ] &&
+		out_has '^compose_uvm_pmm_chunk_used: ; section struct_ops/uvm_pmm_chunk_used$' &&
+		out_has 'move_tail' && out_has 'move_head' || return 1
+	run 1 --dry-run "$tmp/lfu.gpx" "$tmp/bad.gpx" 3 &&
+		err_has "^$tmp/bad.gpx:3:30-38: ERROR: Unknown function: counnt\$" || return 1
+	run 1 --dry-run "$tmp/lfu.gpx" "$tmp/quota.gpx" &&
+		err_has "^$tmp/lfu.gpx:3:31-33: ERROR: positional parameter \\\$1 is not set" || return 1
+	run 1 --dry-run "$tmp/lfu.gpx" "$tmp/none.gpx" && err_has 'cannot read .*none.gpx'
+}
+
 # prefetch() through the whole device pipeline: lowering, the SIMT
 # verifier, the JIT (one inlined prefetch per probe) and ptxas.
 t_dump_ptx_prefetch() {

@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 	arena_init(&arena);
 	struct diags diags;
 	diags_init(&diags, &arena);
-	struct source src = { path, text, len };
+	struct source src = { path, text, len, NULL, 0 };
 	struct dev_prog prog;
 	int rc = bpf_assemble(&src, &arena, &prog, &diags);
 	if (rc == 0) {

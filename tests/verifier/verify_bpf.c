@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 		perror(argv[i]);
 		return 2;
 	}
-	struct source src = { argv[i], text, len };
+	struct source src = { argv[i], text, len, NULL, 0 };
 	struct arena arena;
 	struct diags diags;
 	struct dev_prog prog;
