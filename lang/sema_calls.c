@@ -28,7 +28,7 @@ static struct type chk_printf(struct tctx *c, struct node *call, const struct fn
 static struct type chk_exit(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_time(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_alloc(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
 #define HOSTISH (PLACE_HOST | PLACE_DRIVER)
 
@@ -54,11 +54,11 @@ static const struct fn fns[] = {
 	  "it formats the host's wall clock; use nsecs on the device" },
 	{ "str", 1, 2, HOSTISH, AGG_NONE, chk_str,
 	  "it reads host memory" },
-	{ "alloc_base", 1, 1, PLACE_HOST, AGG_NONE, chk_alloc,
+	{ "alloc_base", 1, 1, PLACE_HOST, AGG_NONE, chk_in_target,
 	  "allocations are tracked on the host; a cuda: probe can look them up" },
-	{ "alloc_size", 1, 1, PLACE_HOST, AGG_NONE, chk_alloc,
+	{ "alloc_size", 1, 1, PLACE_HOST, AGG_NONE, chk_in_target,
 	  "allocations are tracked on the host; a cuda: probe can look them up" },
-	{ "gpu_free", 0, 0, PLACE_HOST, AGG_NONE, chk_alloc,
+	{ "gpu_free", 0, 0, PLACE_HOST, AGG_NONE, chk_in_target,
 	  "the driver answers on the host; a cuda: probe can ask it" },
 };
 
@@ -275,7 +275,7 @@ static struct type chk_str(struct tctx *c, struct node *call, const struct fn *f
 /* alloc_base(ptr), alloc_size(ptr): the runtime in the traced program
  * keeps the allocations it saw, so only cuda: probes can ask; so too
  * gpu_free(), the driver's free memory on the event's GPU. */
-static struct type chk_alloc(struct tctx *c, struct node *call, const struct fn *fn)
+static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	(void)fn;
 	char pb[64];
@@ -292,6 +292,15 @@ static struct type chk_alloc(struct tctx *c, struct node *call, const struct fn 
 
 /* ---- policy actions ---- */
 
+/* The action of that name callable in e, or NULL (catalog_action_in
+ * falls back to the first of the name, for the message that says where
+ * it is callable). */
+static const struct action *callable_in(const char *name, const struct event *e)
+{
+	const struct action *a = catalog_action_in(name, e);
+	return a && (e->actions & ACTION_BIT(a->id)) ? a : NULL;
+}
+
 /* Every event where an action of that name may be called. */
 static void action_where(const char *name, char *buf, size_t len)
 {
@@ -300,8 +309,7 @@ static void action_where(const char *name, char *buf, size_t len)
 	const struct event *es = catalog_events(&n);
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && off < len; i++)
-		if (catalog_action_in(name, &es[i]) &&
-		    (es[i].actions & ACTION_BIT(catalog_action_in(name, &es[i])->id)))
+		if (callable_in(name, &es[i]))
 			off += (size_t)snprintf(buf + off, len - off, "%s%s",
 						off ? ", " : "",
 						event_str(&es[i], eb, sizeof(eb)));
@@ -347,8 +355,7 @@ static struct type check_action(struct tctx *c, struct node *call,
 	for (const struct node *a = p->attach; a; a = a->next)
 		for (int i = 0; i < a->u.attach.nevents; i++) {
 			const struct event *e = a->u.attach.events[i];
-			const struct action *here = catalog_action_in(act->name, e);
-			if (here && (e->actions & ACTION_BIT(here->id)) && here == act)
+			if (callable_in(act->name, e) == act)
 				continue;
 			action_where(act->name, where, sizeof(where));
 			struct diag *dg = terr(c, call->span, "%s() is not available in %s",
