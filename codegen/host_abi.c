@@ -1,13 +1,34 @@
-/* The driver ABIs gpux knows by heart (docs/ARCHITECTURE.md, "Driver policies"). Choosing
- * one from the running driver's BTF is a later step; until then these
- * are what host_compile lays struct_ops out against.
+/* The driver ABIs gpux knows without a driver (docs/ARCHITECTURE.md,
+ * "Driver policies"): gpu_ext's struct uvm_gpu_ext, its rename struct
+ * gpu_mem_ops, and struct nv_gpu_sched_ops. Where a running driver's
+ * BTF is found, codegen/host_bind.c derives the binding from it
+ * instead (member order, offsets, kfuncs); these tables are what the
+ * policy simulator runs and what --dry-run checks against.
  *
- * Offsets marked "placeholder" are guesses to be replaced by BTF
- * discovery: the kernel verifier checks every such access against the
- * driver's BTF at load, so a wrong guess is refused, never misread. */
+ * Offsets follow gpu_ext's headers where they fix them (regions are two
+ * u16 page indices; the scheduling contexts' field order); the chain
+ * from a chunk to its owner's pid is laid out compactly here, and only
+ * its member names (path) matter when binding to a real driver. */
 #include "llvm_host.h"
 
+/* a field read by one load of size bytes at off from argument arg */
+#define AT(n, a, p, o, sz) { n, a, p, 1, { o }, sz, 0 }
+#define ARG(n, a) { n, a, "", 0, { 0 }, 8, 0 }
+
+/* uvm_gpu_chunk_struct: address @0, bitfields @8, list @16, va_block @32;
+ * uvm_va_block: managed_range @0, start @8; the owner chain then takes
+ * the first member at every step. */
+#define CHUNK_FIELDS(c)                                                        \
+	ARG("chunk", c), ARG("list", c + 1),                                   \
+	{ "va", c, "->va_block->start", 2, { 32, 8 }, 8, 0 },                  \
+	{ "owner", c,                                                          \
+	  "->va_block->managed_range->va_range.va_space->va_space_mm.mm->owner->tgid", \
+	  6, { 32, 0, 0, 0, 0, 0 }, 4, 0 }
+/* the used list's first chunk: container_of(list->next, chunk, list) */
+#define HEAD_FIELD(l) { "head", l, "->next", 1, { 0 }, 8, -16 }
+
 static const char *const uvm_members[] = {
+	"uvm_bpf_test_trigger_kfunc",
 	"uvm_prefetch_before_compute",
 	"uvm_prefetch_on_tree_iter",
 	"uvm_pmm_chunk_activate",
@@ -16,20 +37,27 @@ static const char *const uvm_members[] = {
 	NULL,
 };
 
+/* The hooks of both memory ABIs, by member name. */
+#define MEM_HOOKS(prefetch, iter, activate, access, evict)                     \
+	/* (page_index, bitmap_tree, max_prefetch_region, result_region) */      \
+	{ "gpu_mem:prefetch", prefetch,                                       \
+	  { ARG("page_index", 0), AT("max_first", 2, "->first", 0, 2),          \
+	    AT("max_outer", 2, "->outer", 2, 2), ARG("result_region", 3) }, 4, 4 }, \
+	/* (bitmap_tree, max_region, current_region, counter, prefetch_region) */ \
+	{ "gpu_mem:prefetch_iter", iter,                                      \
+	  { AT("first", 2, "->first", 0, 2), AT("outer", 2, "->outer", 2, 2),   \
+	    ARG("counter", 3), AT("max_first", 1, "->first", 0, 2),             \
+	    AT("max_outer", 1, "->outer", 2, 2), ARG("result_region", 4) }, 6, 5 }, \
+	/* (pmm, chunk, list) */                                                \
+	{ "gpu_mem:activate", activate, { CHUNK_FIELDS(1) }, 4, 3 },           \
+	{ "gpu_mem:access", access, { CHUNK_FIELDS(1) }, 4, 3 },               \
+	/* (pmm, used_list, unused_list) */                                     \
+	{ "gpu_mem:evict_prepare", evict,                                     \
+	  { ARG("used_list", 1), ARG("unused_list", 2), HEAD_FIELD(1) }, 3, 3 }
+
 static const struct host_sops_hook uvm_hooks[] = {
-	/* (pmm, chunk, list) */
-	{ "gpu_mem:activate", "uvm_pmm_chunk_activate",
-	  { { "chunk", 1, -1, 8 }, { "list", 2, -1, 8 } }, 2 },
-	{ "gpu_mem:access", "uvm_pmm_chunk_used",
-	  { { "chunk", 1, -1, 8 }, { "list", 2, -1, 8 } }, 2 },
-	/* (pmm, used_list, unused_list) */
-	{ "gpu_mem:evict_prepare", "uvm_pmm_eviction_prepare",
-	  { { "used_list", 1, -1, 8 }, { "unused_list", 2, -1, 8 } }, 2 },
-	/* (page_index, bitmap_tree, max_prefetch_region, result_region);
-	 * a region is {first, outer} page indices (placeholder: u32 each) */
-	{ "gpu_mem:prefetch", "uvm_prefetch_before_compute",
-	  { { "page_index", 0, -1, 8 }, { "max_first", 2, 0, 4 },
-	    { "max_outer", 2, 4, 4 }, { "result_region", 3, -1, 8 } }, 4 },
+	MEM_HOOKS("uvm_prefetch_before_compute", "uvm_prefetch_on_tree_iter",
+		  "uvm_pmm_chunk_activate", "uvm_pmm_chunk_used", "uvm_pmm_eviction_prepare"),
 };
 
 static const struct host_sops_kfunc uvm_kfuncs[] = {
@@ -45,6 +73,34 @@ const struct host_sops_abi host_abi_uvm_gpu_ext = {
 	uvm_kfuncs, sizeof(uvm_kfuncs) / sizeof(uvm_kfuncs[0]),
 };
 
+static const char *const mem_ops_members[] = {
+	"gpu_test_trigger",
+	"gpu_page_prefetch",
+	"gpu_page_prefetch_iter",
+	"gpu_block_activate",
+	"gpu_block_access",
+	"gpu_evict_prepare",
+	NULL,
+};
+
+static const struct host_sops_hook mem_ops_hooks[] = {
+	MEM_HOOKS("gpu_page_prefetch", "gpu_page_prefetch_iter", "gpu_block_activate",
+		  "gpu_block_access", "gpu_evict_prepare"),
+};
+
+static const struct host_sops_kfunc mem_ops_kfuncs[] = {
+	{ ACT_MOVE_HEAD, "bpf_gpu_block_move_head", { "$0", "list" }, 2 },
+	{ ACT_MOVE_TAIL, "bpf_gpu_block_move_tail", { "$0", "list" }, 2 },
+	{ ACT_SET_PREFETCH_REGION, "bpf_gpu_set_prefetch_region",
+	  { "result_region", "$0", "$1" }, 3 },
+};
+
+const struct host_sops_abi host_abi_gpu_mem_ops = {
+	"gpu_mem_ops", "gpu_mem", mem_ops_members,
+	mem_ops_hooks, sizeof(mem_ops_hooks) / sizeof(mem_ops_hooks[0]),
+	mem_ops_kfuncs, sizeof(mem_ops_kfuncs) / sizeof(mem_ops_kfuncs[0]),
+};
+
 static const char *const sched_members[] = {
 	"on_task_init",
 	"on_bind",
@@ -52,13 +108,25 @@ static const char *const sched_members[] = {
 	NULL,
 };
 
-/* (ctx); the ctx fields' offsets are placeholders */
-#define SCHED_CTX { "ctx", 0, -1, 8 }, { "tsg_id", 0, 0, 8 }
+/* nv_gpu_task_init_ctx { u64 tsg_id; u32 engine_type; u64
+ * default_timeslice; u32 default_interleave; u32 runlist_id; ... },
+ * nv_gpu_bind_ctx { u64 tsg_id; u32 runlist_id; u32 channel_count; u64
+ * timeslice_us; u32 interleave_level; u32 allow; } */
 static const struct host_sops_hook sched_hooks[] = {
 	{ "gpu_sched:task_init", "on_task_init",
-	  { SCHED_CTX, { "timeslice", 0, 8, 8 }, { "interleave", 0, 16, 4 } }, 4 },
-	{ "gpu_sched:bind", "on_bind", { SCHED_CTX }, 2 },
-	{ "gpu_sched:task_destroy", "on_task_destroy", { SCHED_CTX }, 2 },
+	  { ARG("ctx", 0), AT("tsg_id", 0, "->tsg_id", 0, 8),
+	    AT("engine", 0, "->engine_type", 8, 4),
+	    AT("timeslice", 0, "->default_timeslice", 16, 8),
+	    AT("interleave", 0, "->default_interleave", 24, 4),
+	    AT("runlist", 0, "->runlist_id", 28, 4) }, 6, 1 },
+	{ "gpu_sched:bind", "on_bind",
+	  { ARG("ctx", 0), AT("tsg_id", 0, "->tsg_id", 0, 8),
+	    AT("runlist", 0, "->runlist_id", 8, 4),
+	    AT("channels", 0, "->channel_count", 12, 4),
+	    AT("timeslice", 0, "->timeslice_us", 16, 8),
+	    AT("interleave", 0, "->interleave_level", 24, 4) }, 6, 1 },
+	{ "gpu_sched:task_destroy", "on_task_destroy",
+	  { ARG("ctx", 0), AT("tsg_id", 0, "->tsg_id", 0, 8) }, 2, 1 },
 };
 
 static const struct host_sops_kfunc sched_kfuncs[] = {

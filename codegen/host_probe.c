@@ -3,6 +3,7 @@
  * struct_ops variables that tie driver hook programs to the ABI. */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -151,11 +152,14 @@ static LLVMValueRef driver_field(struct hctx *h, const struct node *n,
 		const struct host_sops_field *f = &h->hook->fields[i];
 		if (strcmp(f->name, name))
 			continue;
-		LLVMValueRef a = load_at(h, h->ctxarg, 8 * (unsigned)f->arg, 8, false);
-		if (f->deref < 0)
-			return a;
-		LLVMValueRef p = LLVMBuildIntToPtr(h->b, a, h->ptr, "");
-		return load_at(h, p, (unsigned)f->deref, f->size, false);
+		LLVMValueRef v = load_at(h, h->ctxarg, 8 * (unsigned)f->arg, 8, false);
+		for (int k = 0; k < f->nloads; k++) {
+			LLVMValueRef p = LLVMBuildIntToPtr(h->b, v, h->ptr, "");
+			v = load_at(h, p, f->off[k], k == f->nloads - 1 ? f->size : 8, false);
+		}
+		if (f->add)
+			v = LLVMBuildAdd(h->b, v, LLVMConstInt(h->i64, (unsigned long long)f->add, true), "");
+		return v;
 	}
 	host_err(h, n, "'%s' is not available in %s: the %s ABI does not provide it",
 		 name, h->hook->event, h->abi->struct_name);
@@ -220,7 +224,9 @@ LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call)
 	for (int i = 0; i < k->nargs; i++) {
 		const char *a = k->args[i];
 		LLVMValueRef v;
-		if (a[0] == '$') {
+		if (a[0] == '=') {
+			v = LLVMConstInt(h->i64, strtoull(a + 1, NULL, 0), false);
+		} else if (a[0] == '$') {
 			struct node *arg = call->u.call.args;
 			for (int j = a[1] - '0'; arg && j > 0; j--)
 				arg = arg->next;
@@ -231,7 +237,8 @@ LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call)
 		if (!v)
 			return NULL;
 		/* pointers stay pointers so the verifier sees the BTF object */
-		bool is_ptr = a[0] != '$' || act->args[a[1] - '0'].kind == TY_PTR;
+		bool is_ptr = a[0] == '=' ? false
+			      : a[0] != '$' || act->args[a[1] - '0'].kind == TY_PTR;
 		args[i] = is_ptr ? LLVMBuildIntToPtr(h->b, v, h->ptr, "") : v;
 		types[i] = is_ptr ? h->ptr : h->i64;
 	}

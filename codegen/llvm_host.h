@@ -56,23 +56,34 @@
 /* ---- driver struct_ops ABI descriptions (docs/ARCHITECTURE.md, "Driver policies") ---- */
 
 /* How a catalog field of a hook is read from the struct_ops context, an
- * array of u64 arguments: ctx[arg], or *(u<size*8> *)(ctx[arg] + deref). */
+ * array of u64 arguments: v = ctx[arg]; then for each of the nloads
+ * offsets, v = *(u64 *)(v + off[i]), the last load reading size bytes;
+ * then v += add (a container_of, as "head" from a list_head). path
+ * spells the same in C from the argument's pointee ("->va_block->start",
+ * "" for the argument itself) for binding by BTF (codegen/host_bind.c),
+ * which recomputes off[] and size against the running driver. */
+#define HOST_SOPS_LOADS 8
 struct host_sops_field {
 	const char *name; /* catalog field, "ctx" for the raw argument */
 	int arg;
-	int deref; /* -1: the argument itself */
+	const char *path;
+	int nloads;
+	unsigned off[HOST_SOPS_LOADS];
 	unsigned size;
+	long add;
 };
 
 struct host_sops_hook {
 	const char *event;  /* "gpu_mem:access" */
 	const char *member; /* "uvm_pmm_chunk_used" */
-	struct host_sops_field fields[4];
+	struct host_sops_field fields[8];
 	int nfields;
+	int nargs;          /* the member's parameters */
 };
 
 /* A policy action as a kfunc call. Arguments name a value each: "$0",
- * "$1" for the action's arguments, else a field of the hook. */
+ * "$1" for the action's arguments, "=N" for the constant N, else a
+ * field of the hook. */
 struct host_sops_kfunc {
 	enum action_id action;
 	const char *name; /* "bpf_uvm_pmm_chunk_move_tail" */
@@ -90,8 +101,11 @@ struct host_sops_abi {
 	int nkfuncs;
 };
 
-/* The two shapes known today; gpu_mem_ops and BTF discovery come later. */
+/* The shapes gpux knows without a driver (codegen/host_abi.c): what it
+ * compiles against when no driver BTF is found, and what the simulator
+ * runs. */
 extern const struct host_sops_abi host_abi_uvm_gpu_ext;
+extern const struct host_sops_abi host_abi_gpu_mem_ops;
 extern const struct host_sops_abi host_abi_nv_gpu_sched;
 
 struct host_opts {

@@ -125,6 +125,10 @@ static const struct field mem_chunk_fields[] = {
 	  "the memory chunk (block)" },
 	{ "list", TYPE_PTR("list"), UNIF_UNIFORM,
 	  "the eviction list holding it" },
+	{ "va", TYPE_U64, UNIF_UNIFORM,
+	  "start of the 2 MB VA block it backs" },
+	{ "owner", TYPE_U64, UNIF_UNIFORM,
+	  "pid of the process whose memory it holds" },
 	FIELDS_END,
 };
 
@@ -133,6 +137,8 @@ static const struct field mem_evict_fields[] = {
 	  "chunks in use, head evicted first" },
 	{ "unused_list", TYPE_PTR("list"), UNIF_UNIFORM,
 	  "chunks allocated but unused" },
+	{ "head", TYPE_PTR("chunk"), UNIF_UNIFORM,
+	  "the chunk at the head of the used list (the next victim)" },
 	FIELDS_END,
 };
 
@@ -146,10 +152,35 @@ static const struct field mem_prefetch_fields[] = {
 	FIELDS_END,
 };
 
+static const struct field mem_prefetch_iter_fields[] = {
+	{ "first", TYPE_U32, UNIF_UNIFORM,
+	  "first page of this level's subregion" },
+	{ "outer", TYPE_U32, UNIF_UNIFORM,
+	  "end (exclusive) of this level's subregion" },
+	{ "counter", TYPE_U32, UNIF_UNIFORM,
+	  "pages of the subregion resident or faulting" },
+	{ "max_first", TYPE_U32, UNIF_UNIFORM,
+	  "first page of the max prefetch region" },
+	{ "max_outer", TYPE_U32, UNIF_UNIFORM,
+	  "end (exclusive) of the max prefetch region" },
+	FIELDS_END,
+};
+
 static const struct field sched_init_fields[] = {
 	{ "tsg_id", TYPE_U64, UNIF_UNIFORM, "time-slice group id" },
-	{ "timeslice", TYPE_U64, UNIF_UNIFORM, "current timeslice, us" },
-	{ "interleave", TYPE_U32, UNIF_UNIFORM, "current interleave level" },
+	{ "engine", TYPE_U32, UNIF_UNIFORM, "engine type (0 graphics/compute, 1 copy, ...)" },
+	{ "timeslice", TYPE_U64, UNIF_UNIFORM, "default timeslice, us" },
+	{ "interleave", TYPE_U32, UNIF_UNIFORM, "default interleave level (0 low, 1 medium, 2 high)" },
+	{ "runlist", TYPE_U32, UNIF_UNIFORM, "runlist id" },
+	FIELDS_END,
+};
+
+static const struct field sched_bind_fields[] = {
+	{ "tsg_id", TYPE_U64, UNIF_UNIFORM, "time-slice group id" },
+	{ "runlist", TYPE_U32, UNIF_UNIFORM, "runlist id" },
+	{ "channels", TYPE_U32, UNIF_UNIFORM, "channels in the group" },
+	{ "timeslice", TYPE_U64, UNIF_UNIFORM, "timeslice, us" },
+	{ "interleave", TYPE_U32, UNIF_UNIFORM, "interleave level" },
 	FIELDS_END,
 };
 
@@ -221,12 +252,17 @@ static const struct event events[] = {
 	  mem_prefetch_fields, DEC(DEFAULT) | DEC(BYPASS) | DEC(ENTER_LOOP),
 	  ACT(SET_PREFETCH_REGION),
 	  "fault prefetch (uvm_prefetch_before_compute / gpu_page_prefetch)" },
+	{ "gpu_mem", "prefetch_iter", PLACE_DRIVER, FILTER_NONE,
+	  mem_prefetch_iter_fields, DEC(DEFAULT) | DEC(BYPASS),
+	  ACT(SET_PREFETCH_REGION),
+	  "one level of the prefetch tree walk after ENTER_LOOP; BYPASS keeps the region set "
+	  "(uvm_prefetch_on_tree_iter / gpu_page_prefetch_iter)" },
 
 	{ "gpu_sched", "task_init", PLACE_DRIVER, FILTER_NONE,
 	  sched_init_fields, DEC(DEFAULT),
 	  ACT(SET_TIMESLICE) | ACT(SET_INTERLEAVE),
 	  "new time-slice group (nv_gpu_sched_ops.on_task_init)" },
-	{ "gpu_sched", "bind", PLACE_DRIVER, FILTER_NONE, sched_tsg_fields,
+	{ "gpu_sched", "bind", PLACE_DRIVER, FILTER_NONE, sched_bind_fields,
 	  DEC(DEFAULT), ACT(SET_INTERLEAVE) | ACT(REJECT_BIND),
 	  "group bound to a runlist (nv_gpu_sched_ops.on_bind)" },
 	{ "gpu_sched", "task_destroy", PLACE_DRIVER, FILTER_NONE,

@@ -153,6 +153,20 @@ void vm_set_ext(struct vm *vm, vm_ext_fn fn, void *arg)
 	vm->ext_arg = arg;
 }
 
+void vm_set_task(struct vm *vm, uint32_t pid, const char *comm)
+{
+	vm->task_set = true;
+	vm->task_pid = pid;
+	memset(vm->task_comm, 0, sizeof(vm->task_comm));
+	strncpy(vm->task_comm, comm ? comm : "", sizeof(vm->task_comm) - 1);
+}
+
+void vm_set_clock(struct vm *vm, uint64_t (*clock)(void *arg), void *arg)
+{
+	vm->clock = clock;
+	vm->clock_arg = arg;
+}
+
 uint64_t vm_last_insns(const struct vm *vm)
 {
 	return vm->last_insns;

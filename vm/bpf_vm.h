@@ -43,7 +43,8 @@ enum {
 /* 0, or -1 with a message in err; *out is NULL on failure. */
 int vm_load(const void *elf, size_t len, struct vm **out, char *err, size_t errlen);
 /* VM_LOAD_DRIVER: the driver hooks' "struct_ops/..." programs load too,
- * to run off the driver (their kfunc calls are still refused). */
+ * to run off the driver: their calls of gpu_ext kfuncs become calls of
+ * the ids of abi/driver_kfuncs.h, served by the extension hook. */
 #define VM_LOAD_DRIVER 1u
 int vm_load_flags(const void *elf, size_t len, unsigned flags, struct vm **out, char *err,
 		  size_t errlen);
@@ -79,6 +80,10 @@ const char *vm_prog_name(const struct vm *vm, int i);
  * in a VM without them stops with VM_EHELPER. Set before any run. */
 typedef uint64_t (*vm_ext_fn)(void *arg, int32_t id, const uint64_t *args);
 void vm_set_ext(struct vm *vm, vm_ext_fn fn, void *arg);
+/* What bpf_get_current_pid_tgid/comm return (a simulated process), and
+ * the clock bpf_ktime_get_ns reads (simulated time): before any run. */
+void vm_set_task(struct vm *vm, uint32_t pid, const char *comm);
+void vm_set_clock(struct vm *vm, uint64_t (*clock)(void *arg), void *arg);
 
 /* ---- maps: for printing and for the controller's clear()/zero() ---- */
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "bpf_vm_priv.h"
+#include "driver_kfuncs.h"
 #include "cuda_actions.h"
 
 #define BPF_FETCH 0x01
@@ -28,7 +29,7 @@ static int refuse(const struct vm_prog *p, int pc, char *err, size_t errlen,
 	return -1;
 }
 
-bool vm_helper_known(int32_t id)
+bool vm_helper_known(const struct vm *vm, int32_t id)
 {
 	switch (id) {
 	case VM_H_MAP_LOOKUP: case VM_H_MAP_UPDATE: case VM_H_MAP_DELETE:
@@ -39,7 +40,8 @@ bool vm_helper_known(int32_t id)
 	case VM_H_RINGBUF_OUTPUT:
 		return true;
 	default:
-		return id >= GPUX_H_FIRST && id < GPUX_H_END;
+		return (id >= GPUX_H_FIRST && id < GPUX_H_END) ||
+		       (vm->driver && id >= GPUX_K_FIRST && id < GPUX_K_END);
 	}
 }
 
@@ -92,7 +94,7 @@ static const char *check_insn(const struct vm *vm, const struct bpf_insn *in, in
 				return "bpf-to-bpf calls are not supported by the VM";
 			if (in->src == 2)
 				return "kfunc calls are for the driver, not the VM";
-			if (in->src || !vm_helper_known(in->imm))
+			if (in->src || !vm_helper_known(vm, in->imm))
 				return "call to a helper the VM does not implement";
 			return NULL;
 		}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bpf_vm_priv.h"
+#include "driver_kfuncs.h"
 #include "host_sec.h"
 
 #define R_BPF_64_64_ 1  /* lddw imm64 against a symbol */
@@ -265,7 +266,7 @@ static int map_index(const struct vm *vm, const char *name)
 }
 
 static int relocate(struct vm *vm, struct elf_in *e, unsigned sec, struct vm_prog *p,
-		    uint64_t start)
+		    uint64_t start, unsigned flags)
 {
 	int ms = find_sec(e, ".maps");
 	for (unsigned r = 1; r < e->nsh; r++) {
@@ -288,9 +289,18 @@ static int relocate(struct vm *vm, struct elf_in *e, unsigned sec, struct vm_pro
 			const char *name = sym_name(e, s);
 			struct bpf_insn *in = &p->insns[(off - start) / 8];
 			uint32_t type = ELF64_R_TYPE(rel[k].r_info);
+			int kf = (flags & VM_LOAD_DRIVER) && s->st_shndx == SHN_UNDEF
+					 ? gpux_kfunc_id(name) : -1;
+			if (kf >= 0 && in->code == (BPF_JMP | BPF_CALL)) {
+				/* served by the embedder (a simulator) */
+				in->src = 0;
+				in->imm = kf;
+				continue;
+			}
 			if (type == R_BPF_64_32_ || in->code == (BPF_JMP | BPF_CALL))
-				return bad(e, "%s: call to '%s' cannot run in the VM (kfuncs are for the driver)",
-					   p->section, name);
+				return bad(e, "%s: call to '%s' cannot run in the VM (%s)", p->section,
+					   name, gpux_kfunc_id(name) >= 0 ? "kfuncs are for the driver"
+					   : "not a gpu_ext kfunc");
 			if (s->st_shndx == SHN_UNDEF)
 				return bad(e, "%s: unresolved symbol '%s'", p->section, name);
 			if (type != R_BPF_64_64_ || !bpf_is_lddw(in) || (ms >= 0 && s->st_shndx != (unsigned)ms))
@@ -337,7 +347,7 @@ static int load_progs(struct vm *vm, struct elf_in *e, unsigned flags)
 		if (!p->section || !p->name || !p->insns)
 			return bad(e, "out of memory");
 		memcpy(p->insns, d + s->st_value, s->st_size);
-		if (relocate(vm, e, s->st_shndx, p, s->st_value))
+		if (relocate(vm, e, s->st_shndx, p, s->st_value, flags))
 			return -1;
 	}
 	return 0;
@@ -356,6 +366,7 @@ int vm_elf_load(struct vm *vm, const unsigned char *elf, size_t len, unsigned fl
 		char *err, size_t errlen)
 {
 	struct elf_in e = { .p = elf, .len = len, .err = err, .errlen = errlen };
+	vm->driver = (flags & VM_LOAD_DRIVER) != 0;
 	if (read_headers(&e) || load_maps(vm, &e) || load_progs(vm, &e, flags))
 		return -1;
 	qsort(vm->progs, (size_t)vm->nprogs, sizeof(*vm->progs), prog_cmp);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bpf_vm_priv.h"
+#include "driver_kfuncs.h"
 #include "cuda_actions.h"
 
 static struct umap *map_arg(struct vm_exec *x, uint64_t h, int id)
@@ -111,10 +112,10 @@ int vm_helper(struct vm_exec *x, int32_t id)
 		r[0] = (uint64_t)(int64_t)umap_ring_output(m, v, r[3]);
 		return 0;
 	case VM_H_KTIME_GET_NS:
-		r[0] = clock_ns(CLOCK_MONOTONIC);
+		r[0] = x->vm->clock ? x->vm->clock(x->vm->clock_arg) : clock_ns(CLOCK_MONOTONIC);
 		return 0;
 	case VM_H_KTIME_GET_BOOT_NS:
-		r[0] = clock_ns(CLOCK_BOOTTIME);
+		r[0] = x->vm->clock ? x->vm->clock(x->vm->clock_arg) : clock_ns(CLOCK_BOOTTIME);
 		return 0;
 	case VM_H_GET_SMP_PROCESSOR_ID: {
 		int cpu = sched_getcpu();
@@ -122,7 +123,8 @@ int vm_helper(struct vm_exec *x, int32_t id)
 		return 0;
 	}
 	case VM_H_GET_CURRENT_PID_TGID:
-		r[0] = (uint64_t)getpid() << 32 | (uint32_t)gettid();
+		r[0] = x->vm->task_set ? (uint64_t)x->vm->task_pid << 32 | x->vm->task_pid
+				       : (uint64_t)getpid() << 32 | (uint32_t)gettid();
 		return 0;
 	case VM_H_GET_CURRENT_UID_GID:
 		r[0] = (uint64_t)getgid() << 32 | (uint32_t)getuid();
@@ -131,7 +133,10 @@ int vm_helper(struct vm_exec *x, int32_t id)
 		char comm[17] = { 0 };
 		if (!(v = vm_mem(x, r[1], (uint32_t)r[2], true)))
 			return VM_EFAULT;
-		prctl(PR_GET_NAME, comm, 0, 0, 0);
+		if (x->vm->task_set)
+			memcpy(comm, x->vm->task_comm, 16);
+		else
+			prctl(PR_GET_NAME, comm, 0, 0, 0);
 		size_t n = (uint32_t)r[2];
 		memset(v, 0, n);
 		memcpy(v, comm, n - 1 < 16 ? n - 1 : 16);
@@ -154,10 +159,11 @@ int vm_helper(struct vm_exec *x, int32_t id)
 		return 0;
 	}
 	default:
-		if (id >= GPUX_H_FIRST && id < GPUX_H_END) {
+		if ((id >= GPUX_H_FIRST && id < GPUX_H_END) ||
+		    (x->vm->driver && id >= GPUX_K_FIRST && id < GPUX_K_END)) {
 			if (!x->vm->ext)
 				return vm_fault(x, VM_EHELPER, "helper %d is served only in the "
-					       "traced program", id);
+					       "traced program or the simulator", id);
 			r[0] = x->vm->ext(x->vm->ext_arg, id, &r[1]);
 			return 0;
 		}

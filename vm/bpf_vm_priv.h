@@ -57,6 +57,13 @@ struct vm {
 	struct vm_exec *x; /* vm_run_prog's, reused under the lock */
 	vm_ext_fn ext;     /* vm_set_ext */
 	void *ext_arg;
+	bool driver;       /* VM_LOAD_DRIVER: kfunc ids are helpers too */
+	/* vm_set_task, vm_set_clock: what a simulated process sees */
+	bool task_set;
+	uint32_t task_pid;
+	char task_comm[16];
+	uint64_t (*clock)(void *arg);
+	void *clock_arg;
 };
 
 #define VM_LIVE_VALUES 64
@@ -85,7 +92,7 @@ int vm_elf_load(struct vm *vm, const unsigned char *elf, size_t len, unsigned fl
 /* bpf_vm_check.c: 0, or -1 with a message naming the instruction. */
 int vm_check_prog(const struct vm *vm, const struct vm_prog *p, char *err, size_t errlen);
 int vm_stack_depth(const struct vm_prog *p);
-bool vm_helper_known(int32_t id);
+bool vm_helper_known(const struct vm *vm, int32_t id);
 
 /* bpf_vm_exec.c */
 int vm_exec(struct vm_exec *x, uint64_t *ret);

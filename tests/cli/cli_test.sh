@@ -43,7 +43,7 @@ t_list_all() {
 	out_has '^BEGIN$' && out_has '^uprobe:'
 }
 t_list_glob() { run 0 -l 'gdev:*' && out_lines 5 && out_has '^gdev:func_exit$'; }
-t_list_glob_alias() { run 0 -l 'gpu_mem:*' && out_lines 4; }
+t_list_glob_alias() { run 0 -l 'gpu_mem:*' && out_lines 5; }
 t_list_nomatch() { run 1 -l 'nosuch:*' && err_has "no probes match 'nosuch:\*'" && out_empty; }
 t_list_verbose() {
 	run 0 -lv 'gdev:access' && out_has '^gdev:access' && out_has 'addr' &&
