@@ -12,6 +12,8 @@
 #include "options.h"
 #include "repl.h"
 #include "run.h"
+#include "sim_cmd.h"
+#include "sources.h"
 
 static int do_list(const struct options *o, FILE *out)
 {
@@ -38,41 +40,14 @@ static void report_target(const struct options *o)
 		fprintf(stderr, "gpux: would trace process %ld\n", o->pid);
 }
 
-/* The program's files, one after the other in *text (malloc'd), each
- * starting on a line of its own; files[i].first_line says where. A
- * later file's `#!` line becomes a comment of the same width. */
 static int read_files(const struct options *o, char **text, size_t *len,
 		      struct source_file *files)
 {
-	*text = NULL;
-	*len = 0;
-	int line = 1;
-	for (int i = 0; i <= o->nmore_files; i++) {
-		const char *path = i ? o->more_files[i - 1] : o->file;
-		size_t n;
-		char *t = source_read_file(path, &n);
-		char *all = t ? realloc(*text, *len + n + 2) : NULL;
-		if (!all) {
-			fprintf(stderr, "gpux: ERROR: cannot read %s: %s\n", path,
-				t ? "out of memory" : strerror(errno));
-			free(t);
-			return -1;
-		}
-		*text = all;
-		if (i && n >= 2 && t[0] == '#' && t[1] == '!')
-			t[0] = t[1] = '/';
-		files[i] = (struct source_file){ strcmp(path, "-") ? path : "stdin", line };
-		memcpy(all + *len, t, n);
-		*len += n;
-		if (!n || t[n - 1] != '\n')
-			all[(*len)++] = '\n';
-		all[*len] = 0;
-		for (size_t k = 0; k < n; k++)
-			line += t[k] == '\n';
-		line += !n || t[n - 1] != '\n';
-		free(t);
-	}
-	return 0;
+	const char *paths[1 + (o->nmore_files > 0 ? o->nmore_files : 0)];
+	paths[0] = o->file;
+	for (int i = 0; i < o->nmore_files; i++)
+		paths[i + 1] = o->more_files[i];
+	return sources_read(paths, o->nmore_files + 1, text, len, files);
 }
 
 static int do_program(const struct options *o, FILE *out)
@@ -154,6 +129,8 @@ int main(int argc, char **argv)
 	int rc;
 	if (o.list)
 		rc = do_list(&o, out);
+	else if (o.sim)
+		rc = sim_command(&o, out);
 	else if (o.program || o.file)
 		rc = do_program(&o, out);
 	else if (o.repl || isatty(STDIN_FILENO))

@@ -12,6 +12,9 @@ void options_usage(FILE *out)
 "    gpux [options] -e 'program' [args...]\n"
 "    gpux [options] FILE.gpx [MORE.gpx...] [args...]\n"
 "                              (files given together compose: one program)\n"
+"    gpux --sim WORKLOAD [POLICY.gpx...]\n"
+"                              run driver policies in the UVM simulator, side\n"
+"                              by side with the default (a+b.gpx: composed)\n"
 "    gpux -l [GLOB]            list probes (-lv: with fields and builtins)\n"
 "    gpux                      interactive prompt (on a terminal)\n"
 "\n"
@@ -30,6 +33,8 @@ void options_usage(FILE *out)
 "    -o FILE        write program output to FILE\n"
 "    -q             quiet: no informational messages\n"
 "    --repl         start the interactive prompt even without a terminal\n"
+"    --sim WORKLOAD seq, stride, random, hotcold, layers, mix (NAME:key=value,...)\n"
+"                   or trace:FILE, chunk_trace:FILE (docs/SIMULATOR.md)\n"
 "    -h, --help     show this help\n"
 "    -V, --version  show the version\n"
 "    -- CMD ARGS    run CMD with ARGS and trace it\n"
@@ -85,7 +90,7 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 	return 0;
 }
 
-enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT };
+enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM };
 
 static bool ends_with(const char *s, const char *tail)
 {
@@ -101,6 +106,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "repl", no_argument, NULL, OPT_REPL },
 		{ "emit", required_argument, NULL, OPT_EMIT },
+		{ "sim", required_argument, NULL, OPT_SIM },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof(*o));
@@ -149,6 +155,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		case OPT_DRY_RUN: o->dry_run = true; break;
 		case OPT_REPL: o->repl = true; break;
 		case OPT_EMIT: o->emit_dir = optarg; break;
+		case OPT_SIM: o->sim = optarg; break;
 		case ':': {
 			char opt[3] = { '-', (char)optopt, 0 };
 			return usage_error(err, "option %s needs an argument", opt);
@@ -172,6 +179,15 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		if (npos > 1)
 			return usage_error(err, "-l takes one glob, got '%s' too", pos[1]);
 		o->list_glob = npos ? pos[0] : NULL;
+		return 0;
+	}
+	if (o->sim) {
+		if (o->command || o->cmd_argv || o->pid || o->dump || o->dry_run || o->emit_dir)
+			return usage_error(err, "--sim runs policies in the simulator; it takes no "
+					   "command, process, -d, --dry-run or --emit%s", "");
+		/* every positional is a policy row (its own program) */
+		o->more_files = pos;
+		o->nmore_files = npos;
 		return 0;
 	}
 	if (!o->program && npos) {

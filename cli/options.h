@@ -38,6 +38,7 @@ struct options {
 	enum out_format format;
 	const char *output;    /* -o */
 	bool quiet;
+	const char *sim;       /* --sim WORKLOAD: run the driver policies in the simulator */
 	bool help, version, repl;
 };
 

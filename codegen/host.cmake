@@ -56,7 +56,6 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_expr.c
   ${CMAKE_CURRENT_LIST_DIR}/host_stmt.c
   ${CMAKE_CURRENT_LIST_DIR}/host_output.c
-  ${CMAKE_CURRENT_LIST_DIR}/host_abi.c
   ${CMAKE_CURRENT_LIST_DIR}/host_dump.c)
 if(GPUX_HOST_LIBBPF)
   target_sources(gpux_host_objs PRIVATE ${PROJECT_SOURCE_DIR}/attach/host_live.c)

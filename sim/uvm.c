@@ -142,6 +142,13 @@ uint64_t uvm_chunk_block(const struct uvm *u, uint32_t chunk)
 	return u->blocks[u->chunks[chunk].block].key & ((1ull << 40) - 1);
 }
 
+uint32_t uvm_chunk_tenant(const struct uvm *u, uint32_t chunk)
+{
+	if (chunk >= u->nchunks || u->chunks[chunk].block == NO_CHUNK)
+		return 0;
+	return u->blocks[u->chunks[chunk].block].tenant;
+}
+
 /* ---- setup ---- */
 
 struct uvm *uvm_new(uint64_t gpu_bytes, const struct uvm_policy *policy)
@@ -406,14 +413,12 @@ static void default_region(const uint64_t *pop, uint32_t page, uint32_t mf, uint
 	}
 }
 
-/* The walk when a policy says ENTER_LOOP: each level offered to
- * prefetch_iter; BYPASS with a region set stops it, DEFAULT lets the
- * default rule decide that level. */
+/* The walk when a policy says ENTER_LOOP: each level, leaf to root, is
+ * offered to prefetch_iter; one that returns BYPASS with a region set
+ * makes that region the result (a later, larger level overrides it). */
 static void iter_region(struct uvm *u, const uint64_t *pop, uint32_t page, uint32_t mf,
 			uint32_t mo, uint32_t tenant, uint32_t *first, uint32_t *outer)
 {
-	*first = page;
-	*outer = page + 1;
 	for (uint32_t lvl = 1; lvl < SIM_TREE_LEVELS; lvl++) {
 		uint32_t size = 1u << lvl;
 		uint32_t f = page & ~(size - 1), o = f + size;
@@ -424,17 +429,9 @@ static void iter_region(struct uvm *u, const uint64_t *pop, uint32_t page, uint3
 		struct uvm_iter_call c = { lvl, f, o, count_range(pop, f, o), tenant };
 		u->region_set = false;
 		u->st.hook_calls++;
-		int d = u->pol.prefetch_iter(u->pol.arg, u, &c);
-		if (d == UVM_BYPASS) {
-			if (u->region_set) {
-				*first = u->region_first;
-				*outer = u->region_outer;
-			}
-			return;
-		}
-		if (c.counter * 100 > (o - f) * SIM_PREFETCH_THRESHOLD) {
-			*first = f;
-			*outer = o;
+		if (u->pol.prefetch_iter(u->pol.arg, u, &c) == UVM_BYPASS && u->region_set) {
+			*first = u->region_first;
+			*outer = u->region_outer;
 		}
 	}
 }
@@ -458,6 +455,8 @@ static void region_for(struct uvm *u, struct block *b, const uint64_t *pop, uint
 		*first = u->region_set ? u->region_first : page;
 		*outer = u->region_set ? u->region_outer : page + 1;
 	} else if (d == UVM_ENTER_LOOP && u->pol.prefetch_iter) {
+		*first = u->region_set ? u->region_first : page;
+		*outer = u->region_set ? u->region_outer : page + 1;
 		iter_region(u, pop, page, mf, mo, b->tenant, first, outer);
 	} else {
 		default_region(pop, page, mf, mo, first, outer);

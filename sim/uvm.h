@@ -94,5 +94,7 @@ void uvm_policy_error(struct uvm *u);
 int uvm_list_chunks(const struct uvm *u, enum uvm_list l, uint32_t *out, int max);
 /* The VA block (va >> 21) a chunk backs, or UINT64_MAX when free. */
 uint64_t uvm_chunk_block(const struct uvm *u, uint32_t chunk);
+/* The tenant whose block it backs (0 when free). */
+uint32_t uvm_chunk_tenant(const struct uvm *u, uint32_t chunk);
 
 #endif

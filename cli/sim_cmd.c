@@ -1,0 +1,322 @@
+/* The simulator command (sim_cmd.h): compile each policy, replay the
+ * workload through the model once per policy, print the rows. */
+#include "sim_cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend.h"
+#include "host_loader.h"
+#include "sim_policy.h"
+#include "sources.h"
+
+#define MAX_ROWS 32
+#define MAX_PARTS 8
+
+struct row {
+	const char *label;
+	struct uvm_stats st;
+	struct sched_result sched;
+	bool has_sched;
+	uint64_t failures;
+};
+
+/* Only driver probes and gpux's own (BEGIN, END, interval) can run here. */
+static int check_probes(struct program *prog, struct diags *d)
+{
+	int bad = 0;
+	for (const struct node *p = prog->probes; p; p = p->next) {
+		if (p->u.probe.place & PLACE_DRIVER)
+			continue;
+		for (const struct node *an = p->u.probe.attach; an; an = an->next) {
+			enum probe_syntax sy = an->u.attach.prov->syntax;
+			if (sy == SYN_BARE || sy == SYN_INTERVAL)
+				continue;
+			diag_error(d, an->span, "--sim runs driver probes (gpu_mem:, gpu_sched:) "
+				   "with BEGIN, END and interval; %s probes need a real program",
+				   an->u.attach.prov->name);
+			bad = 1;
+			break;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+/* Against the ABIs the simulator models, not a driver's. */
+static int compile_policy(struct program *prog, struct host_obj *obj, struct diags *d)
+{
+	const struct host_api *host = host_module_open(d);
+	if (!host)
+		return -1;
+	struct host_opts ho = { .abis = sim_abis, .nabis = sim_nabis, .optimize = true };
+	return host->compile(prog, &ho, obj, d);
+}
+
+/* "a.gpx:3+b.gpx": the files and the $N arguments of one row. */
+static int compile_row(char *spec, struct host_obj *obj)
+{
+	const char *paths[MAX_PARTS];
+	char *args[MAX_PARTS * 4];
+	int np = 0, na = 0;
+	for (char *save = NULL, *part = strtok_r(spec, "+", &save); part;
+	     part = strtok_r(NULL, "+", &save)) {
+		if (np == MAX_PARTS) {
+			fprintf(stderr, "gpux: ERROR: more than %d policies composed in one row\n",
+				MAX_PARTS);
+			return -1;
+		}
+		char *colon = strchr(part, ':');
+		paths[np++] = part;
+		while (colon && na < MAX_PARTS * 4) {
+			*colon = 0;
+			args[na++] = colon + 1;
+			colon = strchr(colon + 1, ':');
+		}
+	}
+	struct source_file files[MAX_PARTS];
+	char *text;
+	size_t len;
+	if (sources_read(paths, np, &text, &len, files))
+		return -1;
+	struct program *prog = program_new(files[0].name, text, len);
+	free(text);
+	if (!prog) {
+		fputs("gpux: ERROR: out of memory\n", stderr);
+		return -1;
+	}
+	if (np > 1) {
+		struct source_file *f = arena_alloc(&prog->arena, sizeof(files[0]) * (size_t)np);
+		memcpy(f, files, sizeof(files[0]) * (size_t)np);
+		prog->src.files = f;
+		prog->src.nfiles = np;
+	}
+	program_set_args(prog, args, na);
+	struct diags d;
+	diags_init(&d, &prog->arena);
+	int rc = frontend_check(prog, &d, FE_STOP_SEMA);
+	if (!rc)
+		rc = check_probes(prog, &d);
+	if (!rc) {
+		rc = compile_policy(prog, obj, &d);
+	}
+	diags_print(&d, &prog->src, stderr);
+	program_free(prog);
+	return rc ? -1 : 0;
+}
+
+/* One policy (NULL: the default) through the whole workload. */
+static int run_row(const char *spec, const struct host_obj *obj, struct row *r)
+{
+	char err[512];
+	struct workload *w;
+	if (workload_open(spec, &w, err, sizeof(err))) {
+		fprintf(stderr, "gpux: ERROR: %s\n", err);
+		return -1;
+	}
+	struct sim_policy *p = NULL;
+	const struct wl_tenant *ten;
+	int nten = workload_tenants(w, &ten);
+	uint64_t gpu = workload_gpu_bytes(w);
+	if (!gpu)
+		gpu = 1ull << 30;
+	struct uvm_policy hooks, *hp = NULL;
+	int rc = -1;
+	if (obj) {
+		if (sim_policy_new(obj, (uint32_t)(gpu >> 21 < 2 ? 2 : gpu >> 21), ten,
+				   WL_MAX_TENANTS, &p, err, sizeof(err)) ||
+		    sim_policy_begin(p, err, sizeof(err))) {
+			fprintf(stderr, "gpux: ERROR: %s: %s\n", r->label, err);
+			goto out;
+		}
+		sim_policy_uvm_hooks(p, &hooks);
+		hp = &hooks;
+	}
+	struct uvm *u = uvm_new(gpu, hp);
+	if (!u) {
+		fputs("gpux: ERROR: out of memory\n", stderr);
+		goto out;
+	}
+	if (p)
+		sim_policy_set_model(p, u);
+	struct wl_event ev;
+	int got;
+	while ((got = workload_next(w, &ev)) > 0) {
+		switch (ev.kind) {
+		case WL_ALLOC: uvm_alloc(u, ev.tenant, ev.va, ev.bytes); break;
+		case WL_FREE: uvm_release(u, ev.tenant, ev.va, ev.bytes); break;
+		case WL_ACCESS: uvm_access(u, ev.tenant, ev.va); break;
+		case WL_LAUNCH: uvm_launch_end(u); break;
+		}
+	}
+	uvm_launch_end(u);
+	if (got < 0) {
+		fprintf(stderr, "gpux: ERROR: %s: %s\n", spec, workload_error(w));
+		uvm_free(u);
+		goto out;
+	}
+	r->st = *uvm_stats(u);
+	/* the scheduling model over the workload's tenants */
+	nten = workload_tenants(w, &ten);
+	uint32_t pids[WL_MAX_TENANTS];
+	uint64_t work[WL_MAX_TENANTS];
+	for (int i = 0; i < nten; i++) {
+		pids[i] = ten[i].pid;
+		work[i] = ten[i].work_us;
+	}
+	struct sched_policy sh, *shp = NULL;
+	if (p && sim_policy_has_sched(p)) {
+		sim_policy_sched_hooks(p, &sh);
+		shp = &sh;
+		r->has_sched = true;
+	}
+	sched_run(pids, work, nten, shp, &r->sched);
+	if (p) {
+		sim_policy_set_model(p, u);
+		if (sim_policy_end(p, err, sizeof(err)))
+			fprintf(stderr, "gpux: WARNING: %s: %s\n", r->label, err);
+		const char *first;
+		r->failures = sim_policy_failures(p, &first);
+		if (r->failures)
+			fprintf(stderr, "gpux: WARNING: %s: %llu program runs failed (the default "
+				"stood); the first: %s\n", r->label,
+				(unsigned long long)r->failures, first);
+	}
+	uvm_free(u);
+	rc = 0;
+out:
+	sim_policy_free(p);
+	workload_close(w);
+	return rc;
+}
+
+static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
+
+static void print_text(FILE *out, const char *spec, const struct row *rows, int n,
+		       uint64_t gpu)
+{
+	fprintf(out, "workload %s, GPU memory %.0f MiB\n\n", spec, mib(gpu));
+	fprintf(out, "%-28s %10s %8s %10s %10s %9s %9s %10s %10s %9s\n", "policy", "faults",
+		"batches", "htod_MiB", "dtoh_MiB", "evictions", "refaults", "prefetched",
+		"est_ms", "speedup");
+	for (int i = 0; i < n; i++) {
+		const struct uvm_stats *s = &rows[i].st;
+		double ms = s->time_ns / 1e6;
+		double base = rows[0].st.time_ns / 1e6;
+		fprintf(out, "%-28s %10llu %8llu %10.1f %10.1f %9llu %9llu %10llu %10.2f %8.2fx\n",
+			rows[i].label, (unsigned long long)s->faults,
+			(unsigned long long)s->batches, mib(s->htod_bytes), mib(s->dtoh_bytes),
+			(unsigned long long)s->evictions, (unsigned long long)s->refaults,
+			(unsigned long long)s->prefetched_pages, ms, ms > 0 ? base / ms : 1.0);
+	}
+	bool sched = false;
+	for (int i = 0; i < n; i++)
+		sched |= rows[i].has_sched;
+	if (!sched)
+		return;
+	fprintf(out, "\n%-28s %-16s %12s %10s %10s %9s\n", "policy", "tenant", "timeslice_us",
+		"interleave", "finish_ms", "bound");
+	for (int i = 0; i < n; i++)
+		for (int t = 0; t < rows[i].sched.ntsg; t++) {
+			const struct sched_tsg *g = &rows[i].sched.tsg[t];
+			fprintf(out, "%-28s %-16u %12llu %10u %10.2f %9s\n", rows[i].label, g->tenant,
+				(unsigned long long)g->timeslice_us, g->interleave,
+				g->finish_us / 1e3, g->rejected ? "rejected" : "yes");
+		}
+}
+
+static void print_json(FILE *out, const char *spec, const struct row *rows, int n,
+		       uint64_t gpu)
+{
+	for (int i = 0; i < n; i++) {
+		const struct uvm_stats *s = &rows[i].st;
+		fprintf(out, "{\"type\": \"sim\", \"data\": {\"policy\": \"%s\", \"workload\": \"%s\", "
+			"\"gpu_bytes\": %llu, \"accesses\": %llu, \"faults\": %llu, "
+			"\"batches\": %llu, \"htod_bytes\": %llu, \"dtoh_bytes\": %llu, "
+			"\"evictions\": %llu, \"refaults\": %llu, \"prefetched_pages\": %llu, "
+			"\"hook_calls\": %llu, \"policy_errors\": %llu, \"est_ms\": %.3f",
+			rows[i].label, spec, (unsigned long long)gpu,
+			(unsigned long long)s->accesses, (unsigned long long)s->faults,
+			(unsigned long long)s->batches, (unsigned long long)s->htod_bytes,
+			(unsigned long long)s->dtoh_bytes, (unsigned long long)s->evictions,
+			(unsigned long long)s->refaults, (unsigned long long)s->prefetched_pages,
+			(unsigned long long)s->hook_calls, (unsigned long long)s->policy_errors,
+			s->time_ns / 1e6);
+		if (rows[i].has_sched) {
+			fputs(", \"tenants\": [", out);
+			for (int t = 0; t < rows[i].sched.ntsg; t++) {
+				const struct sched_tsg *g = &rows[i].sched.tsg[t];
+				fprintf(out, "%s{\"pid\": %u, \"timeslice_us\": %llu, \"interleave\": %u, "
+					"\"finish_us\": %llu, \"rejected\": %s}", t ? ", " : "",
+					g->tenant, (unsigned long long)g->timeslice_us, g->interleave,
+					(unsigned long long)g->finish_us, g->rejected ? "true" : "false");
+			}
+			fputc(']', out);
+		}
+		fputs("}}\n", out);
+	}
+}
+
+int sim_command(const struct options *o, FILE *out)
+{
+	char err[512];
+	struct workload *w;
+	if (workload_open(o->sim, &w, err, sizeof(err))) {
+		fprintf(stderr, "gpux: ERROR: --sim: %s\n", err);
+		return 1;
+	}
+	uint64_t gpu = workload_gpu_bytes(w);
+	if (!gpu)
+		gpu = 1ull << 30;
+	workload_close(w);
+	int n = o->nmore_files + 1 + (o->program ? 1 : 0);
+	if (n > MAX_ROWS) {
+		fprintf(stderr, "gpux: ERROR: --sim compares at most %d policies\n", MAX_ROWS - 1);
+		return 1;
+	}
+	struct row *rows = calloc((size_t)n, sizeof(*rows));
+	if (!rows)
+		return 1;
+	int rc = 0;
+	rows[0].label = "default";
+	if (run_row(o->sim, NULL, &rows[0]))
+		rc = 1;
+	for (int i = 1; !rc && i < n; i++) {
+		bool e = o->program && i == n - 1;
+		rows[i].label = e ? "-e" : o->more_files[i - 1];
+		struct host_obj obj;
+		memset(&obj, 0, sizeof(obj));
+		int crc;
+		if (e) {
+			struct program *prog = program_new("stdin", o->program, strlen(o->program));
+			struct diags d;
+			crc = -1;
+			if (prog) {
+				diags_init(&d, &prog->arena);
+				crc = frontend_check(prog, &d, FE_STOP_SEMA);
+				if (!crc)
+					crc = check_probes(prog, &d);
+				if (!crc)
+					crc = compile_policy(prog, &obj, &d);
+				diags_print(&d, &prog->src, stderr);
+				program_free(prog);
+			}
+		} else {
+			char *spec = strdup(rows[i].label);
+			crc = spec ? compile_row(spec, &obj) : -1;
+			free(spec);
+		}
+		if (crc || run_row(o->sim, &obj, &rows[i]))
+			rc = 1;
+		const struct host_api *host = host_module_open(NULL);
+		if (host)
+			host->obj_free(&obj);
+	}
+	if (!rc) {
+		if (o->format == FMT_JSON)
+			print_json(out, o->sim, rows, n, gpu);
+		else
+			print_text(out, o->sim, rows, n, gpu);
+	}
+	free(rows);
+	return rc;
+}
