@@ -230,6 +230,45 @@ t_dump_ptx() {
 # Policies given together compose: `gpux lfu.gpx quota.gpx 3` is one
 # program (the .gpx files first, then $1...), its probes on one hook one
 # struct_ops program; a diagnostic names the file and its own line.
+t_sim_default_only() {
+	run 0 --sim seq:size=16m,gpu=8m,passes=2 && err_empty && out_lines 4 &&
+	out_has '^workload seq:size=16m,gpu=8m,passes=2, GPU memory 8 MiB$' &&
+	out_has '^default +8192 +32 +32\.0 +24\.0 +12 +4096 +0 '
+}
+t_sim_policy_rows() {
+	printf 'gpu_mem:activate { move_head(chunk); }\n' >"$tmp/mru.gpx"
+	printf 'gpu_mem:prefetch { set_prefetch_region(max_first, max_outer); return BYPASS; }\n' >"$tmp/max.gpx"
+	run 0 --sim seq:size=16m,gpu=8m,passes=2 "$tmp/mru.gpx" "$tmp/max.gpx" "$tmp/mru.gpx+$tmp/max.gpx" &&
+	err_empty && out_lines 7 &&
+	out_has "^$tmp/max.gpx +4096 +16 +32\.0 +24\.0 +12 +2048 +4096 " && out_has "^$tmp/mru.gpx\+$tmp/max.gpx +[0-9]+ "
+}
+t_sim_json() {
+	printf 'gpu_mem:prefetch { return BYPASS; }\n' >"$tmp/none.gpx"
+	run 0 -f json --sim random:size=8m,touches=500 "$tmp/none.gpx" && err_empty && out_lines 2 &&
+	out_has '^\{"type": "sim", "data": \{"policy": "default", "workload": "random:size=8m,touches=500"' &&
+	out_has '"policy": "[^"]*none.gpx".*"prefetched_pages": 0,'
+}
+t_sim_sched() {
+	printf 'gpu_sched:task_init /comm == "tenant1"/ { set_timeslice(4096); }\n' >"$tmp/ts.gpx"
+	run 0 --sim mix:size=8m,work=10 "$tmp/ts.gpx" && err_empty &&
+	out_has "^$tmp/ts.gpx +1 +4096 +0 +" && out_has '^default +2 +1024 +0 +20\.50 +yes$'
+}
+t_sim_args() {
+	printf 'gpu_mem:access /@n[chunk]++ > $1/ { move_tail(chunk); return BYPASS; }\n' >"$tmp/lfu.gpx"
+	run 0 --sim hotcold:size=16m,gpu=8m,passes=3 "$tmp/lfu.gpx:2" && err_empty && out_lines 5
+}
+t_sim_errors() {
+	run 1 --sim zipf && err_has "unknown workload 'zipf'" || return 1
+	run 1 --sim seq:size=1q && err_has "workload key size: '1q' is not a number" || return 1
+	run 1 --sim trace:/nonexistent && err_has 'cannot open trace /nonexistent' || return 1
+	printf 'A 1 0x1000 4096\nT 1 zzz\n' >"$tmp/bad.trace"
+	run 1 --sim "trace:$tmp/bad.trace" && err_has 'line 2: unrecognised record' || return 1
+	printf 'gdev:kernel_exit { @ = count(); }\n' >"$tmp/dev.gpx"
+	run 1 --sim seq "$tmp/dev.gpx" && err_has 'dev.gpx:1:1-17: ERROR: --sim runs driver probes' || return 1
+	run 1 --sim seq -c true "$tmp/dev.gpx" && err_has 'takes no command' || return 1
+	printf 'gpu_mem:access { @x = count(); \n' >"$tmp/syntax.gpx"
+	run 1 --sim seq "$tmp/syntax.gpx" && err_has 'syntax.gpx:' && out_empty
+}
 t_files_compose() {
 	printf '#!/usr/bin/env gpux\n// hot chunks stay\ngpu_mem:access /@hot[chunk] > $1/ { move_tail(chunk); return BYPASS; }\ngpu_mem:access { @hot[chunk]++; }' >"$tmp/lfu.gpx"
 	printf '#!/usr/bin/env gpux\ngpu_mem:access { move_head(chunk); return ENTER_LOOP; }\n' >"$tmp/quota.gpx"
