@@ -25,6 +25,10 @@
 #define SIM_TREE_LEVELS 10                       /* 512 leaves: levels 0..9 */
 #define SIM_FAULT_BATCH 256                      /* distinct faults per batch */
 #define SIM_PREFETCH_THRESHOLD 51                /* percent */
+/* The prefetcher counts a faulting page's whole 64 KiB big page as
+ * populated (uvm_perf_prefetch.c aligns its tree to big pages), so a
+ * lone fault migrates 64 KiB: what the H100 moved per random touch. */
+#define SIM_BIG_PAGE_PAGES 16
 
 /* Cost model (nanoseconds, bytes per second). */
 #define SIM_HTOD_BYTES_PER_S 48000000000.0

@@ -513,6 +513,12 @@ static void service_block(struct uvm *u, uint32_t bi, const struct fault *f, uin
 	for (int w = 0; w < (int)WORDS; w++)
 		pop[w] = b->res[w] | b->pend[w];
 	for (uint32_t i = 0; i < n; i++) {
+		uint32_t f0 = f[i].page & ~(SIM_BIG_PAGE_PAGES - 1u);
+		for (uint32_t q = f0; q < f0 + SIM_BIG_PAGE_PAGES; q++)
+			if (q >= b->max_first && q < b->max_outer)
+				set_bit(pop, q);
+	}
+	for (uint32_t i = 0; i < n; i++) {
 		uint32_t p = f[i].page;
 		if (bit(mig, p))
 			continue;

@@ -34,7 +34,7 @@ static void touch(struct uvm *u, uint64_t va)
 }
 
 /* Two chunks, blocks A B C: C evicts A (least recently used); A again
- * refaults and evicts B. One page each: nothing to prefetch. */
+ * refaults and evicts B. One page each: its 64 KiB big page comes. */
 static void lru_eviction(void)
 {
 	struct uvm *u = uvm_new(4 * MB, NULL);
@@ -45,8 +45,8 @@ static void lru_eviction(void)
 	const struct uvm_stats *s = uvm_stats(u);
 	EQ("faults", s->faults, 3);
 	EQ("evictions", s->evictions, 1);
-	EQ("htod", s->htod_bytes, 3 * 4096);
-	EQ("dtoh", s->dtoh_bytes, 4096);
+	EQ("htod", s->htod_bytes, 3 * 65536);
+	EQ("dtoh", s->dtoh_bytes, 65536);
 	EQ("refaults", s->refaults, 0);
 	touch(u, BLK(0));
 	EQ("refaults", s->refaults, 1);
@@ -79,17 +79,17 @@ static void prefetch_threshold(void)
 	EQ("prefetched", s->prefetched_pages, 250);
 	EQ("htod", s->htod_bytes, 2 * MB);
 	uvm_free(u);
-	/* 261 pages: the block misses 51% (26100 <= 26112); batch 2's five
-	 * faults 256..260 fill 5 of the 8 pages 256..263 (62.5%): those
-	 * three more come */
+	/* 200 pages in one batch: their big pages fill 0..207, 81% of the
+	 * first half (0..255), 41% of the block: the half comes */
 	u = uvm_new(64 * MB, NULL);
 	uvm_alloc(u, 1, BASE, 2 * MB);
-	for (int p = 0; p < 261; p++)
+	for (int p = 0; p < 200; p++)
 		uvm_access(u, 1, BASE + (uint64_t)p * 4096);
 	uvm_launch_end(u);
 	s = uvm_stats(u);
-	EQ("faults 261", s->faults, 261);
-	EQ("prefetched 261", s->prefetched_pages, 3);
+	EQ("faults 200", s->faults, 200);
+	EQ("prefetched 200", s->prefetched_pages, 56);
+	EQ("htod 200", s->htod_bytes, 1 * MB);
 	uvm_free(u);
 	/* an allocation smaller than its block bounds the region: 64 pages,
 	 * 40 touched: the region of 64 passes (62.5%) */
