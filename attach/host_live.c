@@ -10,19 +10,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "host_live_priv.h"
 #include "host_path.h"
-
-struct host_live {
-	const struct host_obj *obj;
-	struct bpf_object *bo;
-	struct bpf_link **links;
-	int nlinks, caplinks;
-	struct ring_buffer *rb;
-	host_live_rec_fn rec;
-	void *arg;
-	int ncpu;
-	uint64_t nsyms; /* HOST_SYMS_MAP entries filled */
-};
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -45,7 +34,7 @@ static int on_rec(void *ctx, void *data, size_t len)
 	return l->rec ? l->rec(l->arg, data, len) : 0;
 }
 
-static int add_link(struct host_live *l, struct bpf_link *k)
+int host_live_add_link(struct host_live *l, struct bpf_link *k)
 {
 	if (l->nlinks == l->caplinks) {
 		int cap = l->caplinks ? 2 * l->caplinks : 16;
@@ -73,7 +62,7 @@ static int attach_sym(struct host_live *l, struct bpf_program *p, const char *pa
 		snprintf(err, errlen, "cannot attach to %s in %s: %s", name, path, strerror(errno));
 		return -1;
 	}
-	if (add_link(l, k)) {
+	if (host_live_add_link(l, k)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -201,7 +190,7 @@ static int attach_one(struct host_live *l, struct bpf_program *p, int pid, char 
 				 name + 1, strerror(errno));
 			return -1;
 		}
-		if (add_link(l, k)) {
+		if (host_live_add_link(l, k)) {
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
@@ -211,6 +200,8 @@ static int attach_one(struct host_live *l, struct bpf_program *p, int pid, char 
 	return -1;
 }
 
+/* Loads the programs of l->run; the struct_ops maps only for the
+ * driver's; the other maps shared with l->share where it has them. */
 static int load(struct host_live *l, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "gpux");
@@ -222,23 +213,54 @@ static int load(struct host_live *l, char *err, size_t errlen)
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, l->bo) {
 		const struct host_prog *hp = prog_of(l->obj, bpf_program__name(p));
-		if (!hp || hp->run != HOST_RUN_KERNEL)
+		if (!hp || hp->run != l->run)
 			bpf_program__set_autoload(p, false);
 	}
 	struct bpf_map *m;
-	bpf_object__for_each_map(m, l->bo)
-		if (bpf_map__type(m) == BPF_MAP_TYPE_STRUCT_OPS)
-			bpf_map__set_autocreate(m, false);
+	bpf_object__for_each_map(m, l->bo) {
+		if (bpf_map__type(m) == BPF_MAP_TYPE_STRUCT_OPS) {
+			bpf_map__set_autocreate(m, l->run == HOST_RUN_DRIVER);
+			continue;
+		}
+		struct bpf_map *sm = l->share ? bpf_object__find_map_by_name(l->share->bo,
+									   bpf_map__name(m)) : NULL;
+		if (sm && bpf_map__reuse_fd(m, bpf_map__fd(sm))) {
+			snprintf(err, errlen, "cannot share map %s: %s", bpf_map__name(m),
+				 strerror(errno));
+			return -1;
+		}
+		if (sm && !strcmp(bpf_map__name(m), HOST_EVENTS_MAP))
+			l->shared_events = true;
+	}
 	int e = bpf_object__load(l->bo);
 	if (e) {
-		snprintf(err, errlen, "the kernel refused the programs: %s", strerror(-e));
+		snprintf(err, errlen, l->run == HOST_RUN_DRIVER
+			 ? "cannot load the policy for the driver: %s (libbpf said why above)"
+			 : "the kernel refused the programs: %s", strerror(-e));
 		return -1;
 	}
 	return 0;
 }
 
-int host_live_open(const struct host_obj *obj, int pid, host_live_rec_fn rec,
-		   void *arg, struct host_live **out, char *err, size_t errlen)
+static int attach_kernel(struct host_live *l, int pid, char *err, size_t errlen)
+{
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, l->bo) {
+		if (!bpf_program__autoload(p))
+			continue;
+		const struct host_prog *hp = prog_of(l->obj, bpf_program__name(p));
+		char why[PATH_MAX + 256];
+		if (attach_one(l, p, pid, why, sizeof(why))) {
+			snprintf(err, errlen, "%s: %s", hp ? hp->probe : bpf_program__name(p), why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int host_live_start(const struct host_obj *obj, enum host_run run, int pid,
+		    const struct host_live *share, host_live_rec_fn rec, void *arg,
+		    struct host_live **out, char *err, size_t errlen)
 {
 	libbpf_set_print(quiet_print);
 	struct host_live *l = calloc(1, sizeof(*l));
@@ -246,8 +268,8 @@ int host_live_open(const struct host_obj *obj, int pid, host_live_rec_fn rec,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	*l = (struct host_live){ .obj = obj, .rec = rec, .arg = arg,
-				 .ncpu = libbpf_num_possible_cpus() };
+	*l = (struct host_live){ .obj = obj, .run = run, .share = share, .rec = rec,
+				 .arg = arg, .ncpu = libbpf_num_possible_cpus() };
 	if (l->ncpu <= 0) {
 		snprintf(err, errlen, "out of memory");
 		host_live_close(l);
@@ -257,26 +279,27 @@ int host_live_open(const struct host_obj *obj, int pid, host_live_rec_fn rec,
 		host_live_close(l);
 		return -1;
 	}
+	/* records of a shared ring buffer come through its owner */
 	struct bpf_map *ev = bpf_object__find_map_by_name(l->bo, HOST_EVENTS_MAP);
-	if (ev && !(l->rb = ring_buffer__new(bpf_map__fd(ev), on_rec, l, NULL))) {
+	if (ev && !l->shared_events &&
+	    !(l->rb = ring_buffer__new(bpf_map__fd(ev), on_rec, l, NULL))) {
 		snprintf(err, errlen, "cannot open the ring buffer: %s", strerror(errno));
 		host_live_close(l);
 		return -1;
 	}
-	struct bpf_program *p;
-	bpf_object__for_each_program(p, l->bo) {
-		if (!bpf_program__autoload(p))
-			continue;
-		const struct host_prog *hp = prog_of(obj, bpf_program__name(p));
-		char why[PATH_MAX + 256];
-		if (attach_one(l, p, pid, why, sizeof(why))) {
-			snprintf(err, errlen, "%s: %s", hp ? hp->probe : bpf_program__name(p), why);
-			host_live_close(l);
-			return -1;
-		}
+	if (run == HOST_RUN_DRIVER ? host_driver_attach(l, err, errlen)
+				   : attach_kernel(l, pid, err, errlen)) {
+		host_live_close(l);
+		return -1;
 	}
 	*out = l;
 	return 0;
+}
+
+int host_live_open(const struct host_obj *obj, int pid, host_live_rec_fn rec,
+		   void *arg, struct host_live **out, char *err, size_t errlen)
+{
+	return host_live_start(obj, HOST_RUN_KERNEL, pid, NULL, rec, arg, out, err, errlen);
 }
 
 int host_live_attached(const struct host_live *l)

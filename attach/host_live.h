@@ -2,7 +2,9 @@
  * libbpf): open it from memory, load the kernel programs (the userspace
  * VM's and the drivers' are left out), attach every uprobe, uretprobe
  * and tracepoint, hand over the ring buffer's records, read, clear and
- * zero the maps, and detach. gpux calls these through the module
+ * zero the maps, and detach. A second run of the same object loads the
+ * driver's struct_ops programs instead and registers them with it
+ * (host_driver.c). gpux calls these through the module
  * (cli/host_loader.h), so gpux itself links neither LLVM nor libbpf. */
 #ifndef GPUX_HOST_LIVE_H
 #define GPUX_HOST_LIVE_H
@@ -22,7 +24,18 @@ typedef int (*host_live_rec_fn)(void *arg, const void *data, size_t len);
  * probe that failed (nothing stays attached). */
 int host_live_open(const struct host_obj *obj, int pid, host_live_rec_fn rec,
 		   void *arg, struct host_live **out, char *err, size_t errlen);
-/* How many probes are attached. */
+/* Driver policies (host_driver.c): whether this libbpf can load the
+ * struct_ops of a kernel module (1.4 or newer). 0, or -1 saying why in
+ * err. */
+int host_live_driver_check(char *err, size_t errlen);
+/* As host_live_open for obj's struct_ops programs and maps: each
+ * struct_ops map registered with the driver through a link; the other
+ * maps, the ring buffer included, those of share (the kernel probes'
+ * run) where it is not NULL. */
+int host_live_open_driver(const struct host_obj *obj, const struct host_live *share,
+			  host_live_rec_fn rec, void *arg, struct host_live **out,
+			  char *err, size_t errlen);
+/* How many probes are attached (for a driver run: struct_ops maps). */
 int host_live_attached(const struct host_live *l);
 /* A descriptor that polls readable when records wait (-1 if the program
  * writes none). */

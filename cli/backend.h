@@ -1,7 +1,8 @@
 /* The controller's one loop (run.c) drives a backend per place where
  * probe code runs (the catalog's enum runner): gpux's own VM (BEGIN, END,
- * interval), the kernel (uprobes, tracepoints through libbpf) and the
- * traced program (gdev: and cuda: probes through the preloaded runtime).
+ * interval), the kernel (uprobes, tracepoints through libbpf), the
+ * traced program (gdev: and cuda: probes through the preloaded runtime)
+ * and the GPU driver (gpu_mem:, gpu_sched: as struct_ops).
  * Each backend loads and attaches its probes, says what to wait on, acts
  * on its records, and reads, clears and zeroes the maps it holds; the
  * loop owns signals, the command, END ordering, exit status and map
@@ -17,6 +18,7 @@
 
 #include "ast.h"
 #include "catalog.h"
+#include "compile.h"
 #include "diag.h"
 #include "llvm_host.h"
 #include "options.h"
@@ -24,6 +26,7 @@
 #include "records.h"
 
 struct backend;
+struct host_live;
 
 /* A map the run prints: held by backend b as its map idx, laid out as hm
  * describes (output.h). */
@@ -47,7 +50,8 @@ struct run {
 	 * VM reads it (copied into the VM before BEGIN, END, interval). */
 	enum runner *owner;
 	bool *vm_reads;
-	struct backend *be[RUNNER_DRIVER]; /* by runner; NULL when unused */
+	struct backend *be[RUNNER_DRIVER + 1]; /* by runner; NULL when unused */
+	struct driver_abis abis; /* what driver probes compile against */
 	struct run_map *maps;
 	int nmaps, capmaps;
 	pid_t child;          /* the command, or 0 */
@@ -100,6 +104,11 @@ struct backend *gpux_backend_new(struct run *r, struct diags *d);
 struct backend *kernel_backend_new(struct run *r, struct diags *d);
 int target_backend_check(const struct run *r, struct diags *d);
 struct backend *target_backend_new(struct run *r, struct diags *d);
+/* The driver's refusals bind r->abis, the running driver's ABIs, too. */
+int driver_backend_check(struct run *r, struct diags *d);
+struct backend *driver_backend_new(struct run *r, struct diags *d);
+/* The kernel backend's run, whose maps driver probes share. */
+struct host_live *kernel_backend_live(struct backend *b);
 
 /* The runner of a probe, from the catalog. */
 enum runner probe_runner(const struct node *probe);

@@ -33,6 +33,11 @@ static int k_open(struct backend *b, struct diags *d)
 	return run_maps_add_owned(r, b, RUNNER_KERNEL, d);
 }
 
+struct host_live *kernel_backend_live(struct backend *b)
+{
+	return kb(b)->l;
+}
+
 static int k_attached(const struct backend *b)
 {
 	return kb(b)->l ? kb(b)->api->live_attached(kb(b)->l) : 0;

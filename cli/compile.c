@@ -46,10 +46,69 @@ static int compile_device(struct program *prog, const struct options *o,
 	return rc;
 }
 
+static const enum provider_id drv_provider[HOST_DRV_N] = { PROV_GPU_MEM, PROV_GPU_SCHED };
+
+int compile_driver_abis(const struct program *prog, bool running, struct driver_abis *a,
+			struct diags *diags)
+{
+	memset(a, 0, sizeof(*a));
+	const struct node *first[HOST_DRV_N] = { NULL };
+	const struct node *any = NULL;
+	for (const struct node *p = prog->probes; p; p = p->next)
+		for (const struct node *an = p->u.probe.attach; an; an = an->next)
+			for (int k = 0; k < HOST_DRV_N; k++)
+				if (an->u.attach.prov && an->u.attach.prov->id == drv_provider[k] &&
+				    !first[k]) {
+					first[k] = an;
+					any = any ? any : an;
+				}
+	const char *env = getenv("GPUX_BTF_DIR");
+	if (!any || (!running && !(env && *env)))
+		return 0;
+	const struct host_api *host = host_module_open(diags);
+	if (!host)
+		return -1;
+	if (!host->bind_driver) {
+		diag_error(diags, any->span, "%s probes need the driver's BTF, which this build "
+			   "cannot read: libgpux-host.so was built without libbpf",
+			   any->u.attach.prov->name);
+		return -1;
+	}
+	if (host->bind_driver(&a->b)) {
+		diag_error_nospan(diags, "out of memory");
+		return -1;
+	}
+	a->bound = true;
+	for (int k = 0; k < HOST_DRV_N; k++) {
+		if (a->b.abi[k]) {
+			a->abis[a->nabis++] = a->b.abi[k];
+			continue;
+		}
+		if (!first[k])
+			continue;
+		/* one error: the first probe the driver cannot run says why */
+		diag_error(diags, first[k]->span, "%s probes need the gpu_ext driver: %s; run the "
+			   "policy in the simulator with --sim WORKLOAD",
+			   first[k]->u.attach.prov->name, a->b.why[k]);
+		compile_driver_abis_free(a);
+		return -1;
+	}
+	return 0;
+}
+
+void compile_driver_abis_free(struct driver_abis *a)
+{
+	const struct host_api *host = a->bound ? host_module_open(NULL) : NULL;
+	if (host)
+		host->binding_free(&a->b);
+	memset(a, 0, sizeof(*a));
+}
+
 /* Host and driver probes: LLVM to one BPF object, in the host module.
  * With keep, a clean object is handed back instead of freed. */
 static int compile_host(struct program *prog, const struct options *o,
-			FILE *out, struct host_obj *keep, struct diags *diags)
+			const struct driver_abis *abis, FILE *out, struct host_obj *keep,
+			struct diags *diags)
 {
 	const struct host_api *host = host_module_open(diags);
 	if (!host)
@@ -57,6 +116,10 @@ static int compile_host(struct program *prog, const struct options *o,
 	struct host_opts opts = { .optimize = true,
 				  .keep_ir = (o->dump & DUMP_IR) != 0, .cpid = o->cpid,
 				  .lib_pid = o->cpid > 0 ? 0 : (int)o->pid };
+	if (abis && abis->nabis) {
+		opts.abis = abis->abis;
+		opts.nabis = abis->nabis;
+	}
 	struct host_obj obj;
 	int rc = host->compile(prog, &opts, &obj, diags);
 	if (rc == 0 && (o->dump & DUMP_IR))
@@ -73,9 +136,10 @@ static int compile_host(struct program *prog, const struct options *o,
 }
 
 int compile_host_obj(struct program *prog, const struct options *o,
-		     struct host_obj *obj, struct diags *diags)
+		     const struct driver_abis *abis, struct host_obj *obj,
+		     struct diags *diags)
 {
-	return compile_host(prog, o, stdout, obj, diags);
+	return compile_host(prog, o, abis, stdout, obj, diags);
 }
 
 void compile_host_obj_free(struct host_obj *obj)
@@ -96,8 +160,12 @@ int compile_program(struct program *prog, const struct options *o, FILE *out,
 	}
 	if (has_place(prog, PLACE_DEVICE) && compile_device(prog, o, out, diags))
 		rc = -1;
-	if (has_place(prog, PLACE_HOST | PLACE_DRIVER) &&
-	    compile_host(prog, o, out, NULL, diags))
-		rc = -1;
+	if (has_place(prog, PLACE_HOST | PLACE_DRIVER)) {
+		struct driver_abis abis;
+		if (compile_driver_abis(prog, false, &abis, diags) ||
+		    compile_host(prog, o, &abis, out, NULL, diags))
+			rc = -1;
+		compile_driver_abis_free(&abis);
+	}
 	return rc;
 }

@@ -15,11 +15,29 @@
 int compile_program(struct program *prog, const struct options *o, FILE *out,
 		    struct diags *diags);
 
+/* The driver ABIs that prog's driver probes compile against. */
+struct driver_abis {
+	struct host_binding b; /* the running driver's, when bound */
+	bool bound;
+	const struct host_sops_abi *abis[HOST_DRV_N];
+	int nabis; /* 0: the built-ins */
+};
+
+/* Binds to the running driver's BTF (llvm_host.h: host_bind_driver)
+ * when prog has driver probes and it is to run, or $GPUX_BTF_DIR is set;
+ * else the built-ins. 0 with *a (free with compile_driver_abis_free), or
+ * -1 with one error at the first probe of a provider the driver lacks. */
+int compile_driver_abis(const struct program *prog, bool running, struct driver_abis *a,
+			struct diags *diags);
+void compile_driver_abis_free(struct driver_abis *a);
+
 /* For running: the host object of prog's host probes (no dumps unless
- * the options ask). 0 with *obj to free with compile_host_obj_free, or
- * -1 with diagnostics. */
+ * the options ask), driver probes against abis (NULL: the built-ins).
+ * 0 with *obj to free with compile_host_obj_free, or -1 with
+ * diagnostics. */
 int compile_host_obj(struct program *prog, const struct options *o,
-		     struct host_obj *obj, struct diags *diags);
+		     const struct driver_abis *abis, struct host_obj *obj,
+		     struct diags *diags);
 void compile_host_obj_free(struct host_obj *obj);
 
 #endif

@@ -69,10 +69,19 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.live_map_clear = dlsym(h, "host_live_map_clear");
 	*(void **)&api.live_map_zero = dlsym(h, "host_live_map_zero");
 	*(void **)&api.live_close = dlsym(h, "host_live_close");
+	*(void **)&api.bind_driver = dlsym(h, "host_bind_driver");
+	*(void **)&api.binding_free = dlsym(h, "host_binding_free");
+	*(void **)&api.live_driver_check = dlsym(h, "host_live_driver_check");
+	*(void **)&api.live_open_driver = dlsym(h, "host_live_open_driver");
 	if (!api.live_open || !api.live_attached || !api.live_fd || !api.live_consume ||
 	    !api.live_detach || !api.live_map_read || !api.live_map_clear ||
-	    !api.live_map_zero || !api.live_close)
-		api.live_open = NULL; /* built without libbpf: cannot attach */
+	    !api.live_map_zero || !api.live_close || !api.bind_driver || !api.binding_free ||
+	    !api.live_driver_check || !api.live_open_driver) {
+		/* built without libbpf: cannot attach nor read BTF */
+		api.live_open = NULL;
+		api.bind_driver = NULL;
+		api.live_open_driver = NULL;
+	}
 	if (!api.compile || !api.obj_free || !api.print_ir || !api.print_bpf ||
 	    !api.emit) {
 		diag_error_nospan(diags, "%s lacks the host code generator's functions",

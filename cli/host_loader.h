@@ -27,6 +27,13 @@ struct host_api {
 	int (*live_map_clear)(struct host_live *, int);
 	int (*live_map_zero)(struct host_live *, int);
 	void (*live_close)(struct host_live *);
+	/* Driver policies: binding to the driver's BTF (llvm_host.h) and
+	 * attaching (host_live.h); NULL without libbpf, as above. */
+	int (*bind_driver)(struct host_binding *);
+	void (*binding_free)(struct host_binding *);
+	int (*live_driver_check)(char *, size_t);
+	int (*live_open_driver)(const struct host_obj *, const struct host_live *,
+				host_live_rec_fn, void *, struct host_live **, char *, size_t);
 };
 
 /* Open the module once (later calls return the same table). NULL, with a

@@ -69,7 +69,7 @@ static void rec_zero(void *ctx, int map)
 static int child_env(void *arg)
 {
 	struct run *r = arg;
-	for (int k = 0; k < RUNNER_DRIVER; k++)
+	for (int k = 0; k <= RUNNER_DRIVER; k++)
 		if (r->be[k] && r->be[k]->ops->child_env && r->be[k]->ops->child_env(r->be[k]))
 			return -1;
 	return 0;
@@ -93,7 +93,7 @@ static void end_child(pid_t pid, int *status)
 /* ---- the loop ---- */
 
 #define EACH_BACKEND(r, b)                                      \
-	for (int k_ = 0; k_ < RUNNER_DRIVER; k_++)              \
+	for (int k_ = 0; k_ <= RUNNER_DRIVER; k_++)             \
 		for (struct backend *b = (r)->be[k_]; b; b = NULL)
 
 static bool ending(struct run *r)
@@ -183,10 +183,12 @@ static int status_of(const struct run *r, int status, bool gone)
 static int run_attached(struct run *r, int *go, const sigset_t *open, struct diags *d)
 {
 	int attached = 0;
-	/* the traced program's first, the kernel's last: attached probes
-	 * fire at once, and their records may name any map */
-	static const enum runner order[] = { RUNNER_TARGET, RUNNER_GPUX, RUNNER_KERNEL };
-	for (int k = 0; k < 3; k++)
+	/* the traced program's first, the kernel's and the driver's last:
+	 * attached probes fire at once, and their records may name any map;
+	 * the driver's share the kernel's maps */
+	static const enum runner order[] = { RUNNER_TARGET, RUNNER_GPUX, RUNNER_KERNEL,
+					     RUNNER_DRIVER };
+	for (int k = 0; k < 4; k++)
 		if (r->be[order[k]] && r->be[order[k]]->ops->open(r->be[order[k]], d))
 			return 1;
 	EACH_BACKEND(r, b)
@@ -258,7 +260,7 @@ static bool uses(const struct program *prog, enum runner rn)
 static bool has_host(const struct program *prog)
 {
 	for (const struct node *p = prog->probes; p; p = p->next)
-		if (p->u.probe.place & PLACE_HOST)
+		if (p->u.probe.place & (PLACE_HOST | PLACE_DRIVER))
 			return true;
 	return false;
 }
@@ -266,13 +268,8 @@ static bool has_host(const struct program *prog)
 /* Refusals, before anything starts. */
 static int check(struct run *r, struct diags *d)
 {
-	const struct node *drv = run_first_attach(r->prog, RUNNER_DRIVER);
-	if (drv) {
-		diag_error(d, drv->span, "%s probes cannot be attached yet: no GPU driver with "
-			   "gpux's hooks is loaded (--dry-run checks them)",
-			   drv->u.attach.prov->name);
+	if (uses(r->prog, RUNNER_DRIVER) && driver_backend_check(r, d))
 		return -1;
-	}
 	if (uses(r->prog, RUNNER_TARGET) && target_backend_check(r, d))
 		return -1;
 	return 0;
@@ -284,6 +281,8 @@ static int make_backends(struct run *r, struct diags *d)
 		return -1;
 	if (uses(r->prog, RUNNER_KERNEL) && !(r->be[RUNNER_KERNEL] = kernel_backend_new(r, d)))
 		return -1;
+	if (uses(r->prog, RUNNER_DRIVER) && !(r->be[RUNNER_DRIVER] = driver_backend_new(r, d)))
+		return -1;
 	return 0;
 }
 
@@ -293,8 +292,10 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 	struct run r = { .prog = prog, .o = o, .out = out, .json = o->format == FMT_JSON };
 	r.rs = (struct rec_state){ .out = out, .json = r.json, .obj = &r.obj };
 	r.rs.maps = (struct rec_maps){ rec_print, rec_clear, rec_zero, &r };
-	if (check(&r, diags))
+	if (check(&r, diags)) {
+		compile_driver_abis_free(&r.abis);
 		return 1;
+	}
 	struct spawn_signals old;
 	sigset_t open;
 	spawn_signals_catch(&old, &open, on_signal);
@@ -311,7 +312,7 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 	struct options co = *o;
 	co.cpid = cmd ? (long)r.child : -1;
 	if (has_host(prog)) {
-		if (compile_host_obj(prog, &co, &r.obj, diags))
+		if (compile_host_obj(prog, &co, &r.abis, &r.obj, diags))
 			goto out;
 		r.have_obj = true;
 		if (run_place(&r, diags) || !(r.be[RUNNER_GPUX] = gpux_backend_new(&r, diags)))
@@ -324,7 +325,7 @@ out:
 	if (r.child > 0 && !r.reaped)
 		while (waitpid(r.child, &status, 0) < 0 && errno == EINTR)
 			;
-	for (int k = RUNNER_DRIVER - 1; k >= 0; k--)
+	for (int k = RUNNER_DRIVER; k >= 0; k--)
 		if (r.be[k])
 			r.be[k]->ops->close(r.be[k]);
 	run_maps_free(&r);
@@ -332,6 +333,7 @@ out:
 	free(r.vm_reads);
 	if (r.have_obj)
 		compile_host_obj_free(&r.obj);
+	compile_driver_abis_free(&r.abis);
 	fflush(out);
 	/* unblocked last: a second Ctrl-C still pending goes to our handler
 	 * instead of ending gpux after the maps */

@@ -1,8 +1,9 @@
 /* Where each map of a run lives (backend.h: run_place), from what the
  * compiler found of its uses (llvm_host.h: host_map.use_at). A map belongs to
- * the runner whose probes use it: the kernel's (uprobes, tracepoints),
- * the traced program's (gdev:, cuda:), else gpux's own VM (BEGIN, END,
- * interval). BEGIN/END/interval may print, clear and zero the others'
+ * the runner whose probes use it: the kernel's (uprobes, tracepoints;
+ * driver probes using it share it from there), the driver's (gpu_mem:,
+ * gpu_sched:), the traced program's (gdev:, cuda:), else gpux's own VM
+ * (BEGIN, END, interval). BEGIN/END/interval may print, clear and zero the others'
  * maps (the controller does that) and read the kernel's (copied into the
  * VM before each run), but not write them; the traced program's maps
  * they cannot read, and can clear or zero only through a baseline
@@ -77,7 +78,8 @@ static void check_reset(struct node *n, void *arg)
 static const char *where_of(enum runner rn)
 {
 	return rn == RUNNER_KERNEL ? "uprobes or tracepoints, which keep it in the kernel"
-				   : "gdev: or cuda: probes, which keep it in the traced program";
+	       : rn == RUNNER_DRIVER ? "gpu_mem: or gpu_sched: probes, which keep it in the kernel"
+				     : "gdev: or cuda: probes, which keep it in the traced program";
 }
 
 /* From the compiler's facts (host_map.use_at, write_at). */
@@ -87,27 +89,32 @@ static int decide(struct run *r, struct diags *d)
 	for (int i = 0; i < r->obj.nmaps; i++) {
 		const struct host_map *hm = &r->obj.maps[i];
 		const struct node *k = hm->use_at[RUNNER_KERNEL], *t = hm->use_at[RUNNER_TARGET];
-		if (k && t) {
-			diag_error(d, t->span, "@%s is also used by uprobes or tracepoints (in the "
-				   "kernel): one map cannot be shared between kernel probes and "
-				   "gdev: or cuda: probes yet", hm->name);
+		const struct node *dv = hm->use_at[RUNNER_DRIVER];
+		if ((k || dv) && t) {
+			diag_error(d, t->span, "@%s is also used by %s (in the kernel): one map "
+				   "cannot be shared between %s probes and gdev: or cuda: probes yet",
+				   hm->name, k ? "uprobes or tracepoints" : "gpu_mem: or gpu_sched: probes",
+				   k ? "kernel" : "driver");
 			rc = -1;
 			continue;
 		}
-		enum runner rn = k ? RUNNER_KERNEL : t || hm->device ? RUNNER_TARGET : RUNNER_GPUX;
+		/* the driver's probes share the kernel's maps (backend_driver.c) */
+		enum runner rn = k ? RUNNER_KERNEL : dv ? RUNNER_DRIVER
+				 : t || hm->device ? RUNNER_TARGET : RUNNER_GPUX;
 		r->owner[i] = rn;
 		const struct node *vr = hm->use_at[RUNNER_GPUX], *vw = hm->write_at[RUNNER_GPUX];
+		bool in_kernel = rn == RUNNER_KERNEL || rn == RUNNER_DRIVER;
 		if (rn == RUNNER_GPUX || !vr)
 			continue;
-		if (rn == RUNNER_KERNEL && !vw) {
+		if (in_kernel && !vw) {
 			r->vm_reads[i] = true;
 			continue;
 		}
-		diag_error(d, (rn == RUNNER_KERNEL ? vw : vr)->span,
-			   rn == RUNNER_KERNEL ? "@%s is used by %s; BEGIN, END and interval probes can "
-						 "read, print, clear and zero it but not write it yet"
-					       : "@%s is used by %s; BEGIN, END and interval probes can "
-						 "print, clear and zero it but not read or write it yet",
+		diag_error(d, (in_kernel ? vw : vr)->span,
+			   in_kernel ? "@%s is used by %s; BEGIN, END and interval probes can "
+				       "read, print, clear and zero it but not write it yet"
+				     : "@%s is used by %s; BEGIN, END and interval probes can "
+				       "print, clear and zero it but not read or write it yet",
 			   hm->name, where_of(rn));
 		rc = -1;
 	}

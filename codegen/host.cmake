@@ -1,8 +1,9 @@
 # Host lowering through the LLVM C API and LLVM 16's BPF backend
 # (llvm_host.h). Links the shared libLLVM-16 (the GPU machine has
 # libLLVM-16.so.1, not the static archives), libelf for -d bpf and the
-# uprobe targets' symbols, and libbpf (GPUX_WITH_LIBBPF) for attaching
-# and for the tests that open and load the objects.
+# uprobe targets' symbols, and libbpf (GPUX_WITH_LIBBPF) for attaching,
+# for reading the driver's BTF (host_bind.c) and for the tests that open
+# and load the objects.
 find_program(GPUX_LLVM_CONFIG NAMES llvm-config-16 llvm-config
              HINTS /usr/lib/llvm-16/bin)
 if(NOT GPUX_LLVM_CONFIG)
@@ -22,8 +23,9 @@ find_library(GPUX_ELF_LIB elf)
 if(NOT GPUX_LLVM_LIB OR NOT GPUX_ELF_LIB)
   message(FATAL_ERROR "libLLVM-16 or libelf missing: apt-get install llvm-16-dev libelf-dev")
 endif()
-# Running in the kernel (host_live.h) needs libbpf; without it gpux
-# compiles every program but says that this build cannot attach probes.
+# Running in the kernel (host_live.h) and binding driver probes to the
+# driver's BTF need libbpf; without it gpux compiles every program (driver
+# probes against the built-in ABIs) but says that it cannot attach.
 set(gpux_bpf_lib "")
 if(GPUX_WITH_LIBBPF)
   find_library(GPUX_BPF_LIB bpf)
@@ -58,7 +60,9 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_output.c
   ${CMAKE_CURRENT_LIST_DIR}/host_dump.c)
 if(GPUX_HOST_LIBBPF)
-  target_sources(gpux_host_objs PRIVATE ${PROJECT_SOURCE_DIR}/attach/host_live.c)
+  target_sources(gpux_host_objs PRIVATE ${PROJECT_SOURCE_DIR}/attach/host_live.c
+                 ${PROJECT_SOURCE_DIR}/attach/host_driver.c
+                 ${CMAKE_CURRENT_LIST_DIR}/host_bind.c)
 endif()
 set_target_properties(gpux_host_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_include_directories(gpux_host_objs PUBLIC ${CMAKE_CURRENT_LIST_DIR}

@@ -11,21 +11,28 @@
  * its member names (path) matter when binding to a real driver. */
 #include "llvm_host.h"
 
-/* a field read by one load of size bytes at off from argument arg */
-#define AT(n, a, p, o, sz) { n, a, p, 1, { o }, sz, 0 }
-#define ARG(n, a) { n, a, "", 0, { 0 }, 8, 0 }
+/* a field of size bytes read by nl loads at the offsets given from
+ * argument a (designated: the members the binding adds stay zero) */
+#define FIELD(n, a, p, sz, nl, ...)                                            \
+	{ .name = n, .arg = a, .path = p, .nloads = nl, .off = { __VA_ARGS__ }, .size = sz }
+/* ... by one load of size bytes at off */
+#define AT(n, a, p, o, sz) FIELD(n, a, p, sz, 1, o)
+#define ARG(n, a) FIELD(n, a, "", 8, 0, 0)
+#define KFUNC(act, n, na, ...) { .action = act, .name = n, .args = { __VA_ARGS__ }, .nargs = na }
 
 /* uvm_gpu_chunk_struct: address @0, bitfields @8, list @16, va_block @32;
  * uvm_va_block: managed_range @0, start @8; the owner chain then takes
  * the first member at every step. */
 #define CHUNK_FIELDS(c)                                                        \
 	ARG("chunk", c), ARG("list", c + 1),                                   \
-	{ "va", c, "->va_block->start", 2, { 32, 8 }, 8, 0 },                  \
-	{ "owner", c,                                                          \
-	  "->va_block->managed_range->va_range.va_space->va_space_mm.mm->owner->tgid", \
-	  6, { 32, 0, 0, 0, 0, 0 }, 4, 0 }
+	FIELD("va", c, "->va_block->start", 8, 2, 32, 8),                       \
+	FIELD("owner", c,                                                      \
+	      "->va_block->managed_range->va_range.va_space->va_space_mm.mm->owner->tgid", \
+	      4, 6, 32, 0, 0, 0, 0, 0)
 /* the used list's first chunk: container_of(list->next, chunk, list) */
-#define HEAD_FIELD(l) { "head", l, "->next", 1, { 0 }, 8, -16 }
+#define HEAD_FIELD(l)                                                          \
+	{ .name = "head", .arg = l, .path = "->next", .nloads = 1, .off = { 0 }, .size = 8, \
+	  .add = -16, .container = "uvm_gpu_chunk_struct.list" }
 
 static const char *const uvm_members[] = {
 	"uvm_bpf_test_trigger_kfunc",
@@ -61,10 +68,10 @@ static const struct host_sops_hook uvm_hooks[] = {
 };
 
 static const struct host_sops_kfunc uvm_kfuncs[] = {
-	{ ACT_MOVE_HEAD, "bpf_uvm_pmm_chunk_move_head", { "$0", "list" }, 2 },
-	{ ACT_MOVE_TAIL, "bpf_uvm_pmm_chunk_move_tail", { "$0", "list" }, 2 },
-	{ ACT_SET_PREFETCH_REGION, "bpf_uvm_set_va_block_region",
-	  { "result_region", "$0", "$1" }, 3 },
+	KFUNC(ACT_MOVE_HEAD, "bpf_uvm_pmm_chunk_move_head", 2, "$0", "list"),
+	KFUNC(ACT_MOVE_TAIL, "bpf_uvm_pmm_chunk_move_tail", 2, "$0", "list"),
+	KFUNC(ACT_SET_PREFETCH_REGION, "bpf_uvm_set_va_block_region", 3,
+	      "result_region", "$0", "$1"),
 };
 
 const struct host_sops_abi host_abi_uvm_gpu_ext = {
@@ -89,10 +96,10 @@ static const struct host_sops_hook mem_ops_hooks[] = {
 };
 
 static const struct host_sops_kfunc mem_ops_kfuncs[] = {
-	{ ACT_MOVE_HEAD, "bpf_gpu_block_move_head", { "$0", "list" }, 2 },
-	{ ACT_MOVE_TAIL, "bpf_gpu_block_move_tail", { "$0", "list" }, 2 },
-	{ ACT_SET_PREFETCH_REGION, "bpf_gpu_set_prefetch_region",
-	  { "result_region", "$0", "$1" }, 3 },
+	KFUNC(ACT_MOVE_HEAD, "bpf_gpu_block_move_head", 2, "$0", "list"),
+	KFUNC(ACT_MOVE_TAIL, "bpf_gpu_block_move_tail", 2, "$0", "list"),
+	KFUNC(ACT_SET_PREFETCH_REGION, "bpf_gpu_set_prefetch_region", 3,
+	      "result_region", "$0", "$1"),
 };
 
 const struct host_sops_abi host_abi_gpu_mem_ops = {
@@ -130,9 +137,9 @@ static const struct host_sops_hook sched_hooks[] = {
 };
 
 static const struct host_sops_kfunc sched_kfuncs[] = {
-	{ ACT_SET_TIMESLICE, "bpf_nv_gpu_set_timeslice", { "ctx", "$0" }, 2 },
-	{ ACT_SET_INTERLEAVE, "bpf_nv_gpu_set_interleave", { "ctx", "$0" }, 2 },
-	{ ACT_REJECT_BIND, "bpf_nv_gpu_reject_bind", { "ctx" }, 1 },
+	KFUNC(ACT_SET_TIMESLICE, "bpf_nv_gpu_set_timeslice", 2, "ctx", "$0"),
+	KFUNC(ACT_SET_INTERLEAVE, "bpf_nv_gpu_set_interleave", 2, "ctx", "$0"),
+	KFUNC(ACT_REJECT_BIND, "bpf_nv_gpu_reject_bind", 1, "ctx"),
 };
 
 const struct host_sops_abi host_abi_nv_gpu_sched = {

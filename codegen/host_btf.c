@@ -92,6 +92,37 @@ LLVMMetadataRef hl_btf_func(struct hctx *h, LLVMValueRef fn, const char *name,
 	return sp;
 }
 
+/* libbpf checks an extern kfunc against the kernel's prototype: void
+ * matches only void, a pointer only a pointer to the same kind of type
+ * (a struct of the same name, members unchecked), integers any integer. */
+void hl_btf_kfunc(struct hctx *h, LLVMValueRef fn, const struct host_sops_kfunc *k)
+{
+	LLVMMetadataRef types[4] = { k->ret_void ? NULL : h->di_long };
+	int n = k->nargs < 3 ? k->nargs : 3;
+	for (int i = 0; i < n; i++) {
+		const char *s = k->ptr_to[i];
+		LLVMMetadataRef st = s && *s ? LLVMDIBuilderCreateStructType(
+			h->di, h->di_file, s, strlen(s), h->di_file, 0, 0, 64, LLVMDIFlagZero,
+			NULL, NULL, 0, 0, NULL, "", 0) : NULL;
+		types[i + 1] = !s ? h->di_long
+			       : st ? LLVMDIBuilderCreatePointerType(h->di, st, 64, 64, 0, "", 0)
+			       : h->di_voidp;
+	}
+	LLVMMetadataRef ft = LLVMDIBuilderCreateSubroutineType(
+		h->di, h->di_file, types, (unsigned)n + 1, LLVMDIFlagPrototyped);
+	LLVMMetadataRef sp = LLVMDIBuilderCreateFunction(
+		h->di, h->di_file, k->name, strlen(k->name), k->name, strlen(k->name),
+		h->di_file, 0, ft, false, false, 0, LLVMDIFlagPrototyped, true);
+	LLVMSetSubprogram(fn, sp);
+	for (int i = 0; i < n; i++) {
+		char an[8];
+		int len = snprintf(an, sizeof(an), "arg%d", i);
+		LLVMDIBuilderCreateParameterVariable(h->di, sp, an, (size_t)len, (unsigned)i + 1,
+						     h->di_file, 0, types[i + 1], true, LLVMDIFlagZero);
+	}
+	LLVMDIBuilderFinalizeSubprogram(h->di, sp);
+}
+
 /* struct STRUCT_NAME { long (*member)(void *); ... } var SEC(".struct_ops").
  * The type's name is what libbpf looks up in the driver's BTF at load. */
 void hl_btf_struct_ops(struct hctx *h, LLVMValueRef g, const char *var,

@@ -131,6 +131,8 @@ LLVMMetadataRef hl_btf_func(struct hctx *h, LLVMValueRef fn, const char *name,
 			 int nparams, bool definition, unsigned line);
 void hl_btf_struct_ops(struct hctx *h, LLVMValueRef g, const char *var,
 		    const struct host_sops_abi *abi);
+/* A kfunc bound to the driver's BTF, declared with its prototype. */
+void hl_btf_kfunc(struct hctx *h, LLVMValueRef fn, const struct host_sops_kfunc *k);
 
 /* host_maps.c */
 int hl_maps_layout(struct hctx *h);

@@ -247,8 +247,14 @@ LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call)
 	if (!fn) {
 		fn = LLVMAddFunction(h->mod, k->name, ft);
 		LLVMSetSection(fn, ".ksyms");
-		LLVMSetLinkage(fn, LLVMExternalLinkage);
-		hl_btf_func(h, fn, k->name, k->nargs, false, 0);
+		/* weak, as gpu_ext's policies declare them: an object whose
+		 * struct_ops part is not loaded (the kernel probes' run) needs
+		 * no driver to resolve them */
+		LLVMSetLinkage(fn, LLVMExternalWeakLinkage);
+		if (k->bound)
+			hl_btf_kfunc(h, fn, k);
+		else
+			hl_btf_func(h, fn, k->name, k->nargs, false, 0);
 	}
 	return LLVMBuildCall2(h->b, ft, fn, args, (unsigned)k->nargs, "");
 }
@@ -310,9 +316,11 @@ static const struct host_sops_hook *find_hook(struct hctx *h, const struct node 
 	int nabis = h->opts->abis ? h->opts->nabis : 2;
 	char ename[64];
 	snprintf(ename, sizeof(ename), "%s:%s", ev->provider, ev->name);
+	const struct host_sops_abi *seen = NULL;
 	for (int i = 0; i < nabis; i++) {
 		if (strcmp(abis[i]->provider, ev->provider))
 			continue;
+		seen = abis[i];
 		for (int j = 0; j < abis[i]->nhooks; j++) {
 			const struct host_sops_hook *hk = &abis[i]->hooks[j];
 			if (strcmp(hk->event, ename))
@@ -340,7 +348,11 @@ static const struct host_sops_hook *find_hook(struct hctx *h, const struct node 
 			return hk;
 		}
 	}
-	host_err(h, an, "no driver ABI given for %s", ename);
+	if (seen)
+		host_err(h, an, "%s is not available: the driver's struct %s has no member for it",
+			 ename, seen->struct_name);
+	else
+		host_err(h, an, "no driver ABI given for %s", ename);
 	return NULL;
 }
 
@@ -362,6 +374,9 @@ static LLVMValueRef begin_fn(struct hctx *h, const struct node *p, const char *n
 	h->vars = NULL;
 	h->slots = NULL;
 	LLVMPositionBuilderAtEnd(h->b, h->entry);
+	/* no location of the last function's: a composed hook builds before
+	 * its first probe sets one */
+	LLVMSetCurrentDebugLocation2(h->b, NULL);
 	return fn;
 }
 

@@ -61,7 +61,8 @@
  * then v += add (a container_of, as "head" from a list_head). path
  * spells the same in C from the argument's pointee ("->va_block->start",
  * "" for the argument itself) for binding by BTF (codegen/host_bind.c),
- * which recomputes off[] and size against the running driver. */
+ * which recomputes off[] and size against the running driver, and add
+ * from container ("STRUCT.MEMBER": add = -offsetof(STRUCT, MEMBER)). */
 #define HOST_SOPS_LOADS 8
 struct host_sops_field {
 	const char *name; /* catalog field, "ctx" for the raw argument */
@@ -71,6 +72,7 @@ struct host_sops_field {
 	unsigned off[HOST_SOPS_LOADS];
 	unsigned size;
 	long add;
+	const char *container;
 };
 
 struct host_sops_hook {
@@ -89,6 +91,14 @@ struct host_sops_kfunc {
 	const char *name; /* "bpf_uvm_pmm_chunk_move_tail" */
 	const char *args[3];
 	int nargs;
+	/* Bound from BTF: the kernel's prototype, which libbpf matches the
+	 * object's extern declaration against (void or an integer return;
+	 * each argument an integer, ptr_to NULL, or a pointer to the struct
+	 * named, "" for any other pointee). The built-ins declare
+	 * long f(void *, ...). */
+	bool bound;
+	bool ret_void;
+	const char *ptr_to[3];
 };
 
 struct host_sops_abi {
@@ -107,6 +117,36 @@ struct host_sops_abi {
 extern const struct host_sops_abi host_abi_uvm_gpu_ext;
 extern const struct host_sops_abi host_abi_gpu_mem_ops;
 extern const struct host_sops_abi host_abi_nv_gpu_sched;
+
+/* ---- binding to the running driver (codegen/host_bind.c, needs libbpf) ---- */
+
+/* tmpl bound to the struct of its name in btf (libbpf's struct btf):
+ * members as BTF orders them, hooks whose member BTF lacks dropped,
+ * field paths resolved against the members' prototypes (a field that
+ * cannot be is dropped), kfuncs kept where BTF has the FUNC (with as
+ * many parameters), their prototypes taken from it. 0 with *out
+ * (NULL when btf has no such struct; free with host_abi_free), or -1
+ * when out of memory. */
+struct btf;
+int host_bind_abi(const struct host_sops_abi *tmpl, const struct btf *btf,
+		  struct host_sops_abi **out);
+void host_abi_free(struct host_sops_abi *abi);
+
+/* Driver providers: gpu_mem (struct gpu_mem_ops, else uvm_gpu_ext, in
+ * module nvidia_uvm) and gpu_sched (nv_gpu_sched_ops, in nvidia). */
+enum { HOST_DRV_MEM, HOST_DRV_SCHED, HOST_DRV_N };
+
+struct host_binding {
+	struct host_sops_abi *abi[HOST_DRV_N]; /* NULL: the driver lacks it */
+	char why[HOST_DRV_N][512];             /* then what is missing */
+};
+
+/* The ABIs of the running driver, from module BTF: $GPUX_BTF_DIR's raw
+ * BTF files nvidia_uvm and nvidia (split over its vmlinux when there,
+ * else standalone), else /sys/kernel/btf's (over its vmlinux). 0, or -1
+ * when out of memory; b is always safe to pass to host_binding_free. */
+int host_bind_driver(struct host_binding *b);
+void host_binding_free(struct host_binding *b);
 
 struct host_opts {
 	/* One ABI per driver provider; NULL means the two built-ins. */

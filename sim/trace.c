@@ -106,6 +106,7 @@ void trace_close(struct workload *w)
 	w->touch = NULL;
 }
 
+/* window by window, blocks in address order within one */
 static int touch_cmp(const void *a, const void *b)
 {
 	const struct wl_touch *x = a, *y = b;
@@ -114,7 +115,8 @@ static int touch_cmp(const void *a, const void *b)
 	return (x->block > y->block) - (x->block < y->block);
 }
 
-/* "@touch[BLOCK, BUCKET]: NS" or "@touch[PID, BLOCK, BUCKET]: NS" */
+/* "@touch[BLOCK, WINDOW]: N" or "@touch[PID, BLOCK, WINDOW]: N" (ns holds
+ * the window) */
 static int recorder_line(struct workload *w)
 {
 	uint64_t v[3];
@@ -122,15 +124,15 @@ static int recorder_line(struct workload *w)
 	char *s = strchr(w->line, '[');
 	char *close = s ? strchr(s, ']') : NULL;
 	if (!s || !close || close[1] != ':')
-		return fail(w, "malformed map line (want @touch[BLOCK, BUCKET]: FIRST_NS)");
+		return fail(w, "malformed map line (want @touch[BLOCK, WINDOW]: COUNT)");
 	*close = 0;
 	for (char *save = NULL, *t = strtok_r(s + 1, ", ", &save); t && n < 3;
 	     t = strtok_r(NULL, ", ", &save))
 		if (!num(t, &v[n++]))
 			return fail(w, "malformed map key");
-	uint64_t ns;
-	if (n < 2 || !num(close + 2 + (close[2] == ' '), &ns))
-		return fail(w, "malformed map line (want @touch[BLOCK, BUCKET]: FIRST_NS)");
+	uint64_t count;
+	if (n < 2 || !num(close + 2 + (close[2] == ' '), &count))
+		return fail(w, "malformed map line (want @touch[BLOCK, WINDOW]: COUNT)");
 	if (w->ntouch == MAX_TOUCHES)
 		return fail(w, "more than 16777216 block touches in one trace");
 	if (w->ntouch == w->captouch) {
@@ -142,7 +144,7 @@ static int recorder_line(struct workload *w)
 		w->captouch = cap;
 	}
 	uint32_t tenant = n == 3 ? (uint32_t)v[0] : 1;
-	w->touch[w->ntouch++] = (struct wl_touch){ ns, n == 3 ? v[1] : v[0], tenant };
+	w->touch[w->ntouch++] = (struct wl_touch){ v[n - 1], v[n - 2], tenant };
 	wl_tenant(w, tenant, NULL);
 	return 0;
 }

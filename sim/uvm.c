@@ -462,11 +462,6 @@ static void region_for(struct uvm *u, struct block *b, const uint64_t *pop, uint
 		default_region(pop, page, mf, mo, first, outer);
 	}
 	u->in_prefetch = false;
-	/* the faulting page is always migrated */
-	if (page < *first || page >= *outer) {
-		*first = page;
-		*outer = page + 1;
-	}
 }
 
 /* ---- fault service ---- */
@@ -524,6 +519,8 @@ static void service_block(struct uvm *u, uint32_t bi, const struct fault *f, uin
 			continue;
 		uint32_t first, outer;
 		region_for(u, b, pop, p, &first, &outer);
+		/* the faulting page always comes, the region beside it */
+		set_bit(mig, p);
 		for (uint32_t q = first; q < outer; q++)
 			set_bit(mig, q);
 	}

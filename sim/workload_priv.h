@@ -11,10 +11,10 @@
 enum wl_source { SRC_SEQ, SRC_STRIDE, SRC_RANDOM, SRC_HOTCOLD, SRC_LAYERS, SRC_MIX,
 		 SRC_TRACE, SRC_CHUNK_TRACE };
 
-/* A block touch of the recorder's output (@touch[block, bucket]: first_ns),
- * replayed in first-touch order at the end of the trace. */
+/* A block touch of the recorder's output (@touch[block, window]: count),
+ * replayed window by window at the end of the trace. */
 struct wl_touch {
-	uint64_t ns, block;
+	uint64_t ns, block; /* ns: the window */
 	uint32_t tenant;
 };
 

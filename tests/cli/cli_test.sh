@@ -154,7 +154,14 @@ t_output_file() {
 	fail "-o did not receive the dump"
 }
 t_output_unwritable() { run 1 -o /nonexistent/dir/x -e 'BEGIN {}' && err_has 'cannot open /nonexistent/dir/x'; }
-t_attach_unavailable() { run 1 -e 'gpu_sched:task_init { set_timeslice(1000); }' && err_has '^stdin:1:1-20: ERROR: gpu_sched probes cannot be attached yet' && err_has -- '--dry-run'; }
+# without gpu_ext's driver (tests/btf has the variants of this refusal)
+t_attach_unavailable() {
+	env -u GPUX_BTF_DIR "$GPUX" -e 'gpu_sched:task_init { set_timeslice(1000); }' -c "touch $tmp/ran" \
+		>"$tmp/out" 2>"$tmp/err" </dev/null
+	[ $? = 1 ] || fail "exited $?, expected 1" || return 1
+	err_has '^stdin:1:1-20: ERROR: gpu_sched probes need the gpu_ext driver: ' &&
+		err_has -- '--sim WORKLOAD' && [ ! -e "$tmp/ran" ] || fail "refused after the command ran"
+}
 # gdev: runs with a command (tests/session); without one it says so
 t_gdev_needs_command() { run 1 -e 'gdev:kernel_exit {}' && err_has 'gdev: and cuda: probes need a CUDA program' && out_empty; }
 t_cuda_needs_command() { run 1 -e 'cuda:launch {}' && err_has 'gdev: and cuda: probes need a CUDA program' && out_empty; }
@@ -176,8 +183,8 @@ t_stdlib_tools() {
 	done
 }
 t_stdlib_policies() {
-	run 0 --dry-run "$here/../../stdlib/policies/lfu_evict.gpx" 3 && err_empty &&
-	run 0 --dry-run "$here/../../stdlib/policies/timeslice.gpx" 1000000 llama-server && err_empty
+	run 0 --dry-run "$here/../../stdlib/policies/eviction_lfu.gpx" && err_empty &&
+	run 0 --dry-run "$here/../../stdlib/policies/sched_timeslices.gpx" llama-server 1000000 3 && err_empty
 }
 # Valgrind as well as ASan: no leak or invalid access on a full check,
 # a dump and an error path.

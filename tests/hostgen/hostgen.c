@@ -8,6 +8,7 @@
  * that the map keyed by comm counted this process ("hostgen").
  *
  * --compile-only stops after host_compile (the compile benchmark).
+ * With $GPUX_BTF_DIR set, driver probes are bound to the BTF there.
  *
  *   hostgen [--load|--run|--compile-only] [--ir] [--bpf] [--emit DIR] FILE.gpx */
 #include <dlfcn.h>
@@ -179,6 +180,16 @@ int main(int argc, char **argv)
 		program_free(prog);
 		return 1;
 	}
+	/* $GPUX_BTF_DIR: driver probes bound to the driver BTF there */
+	struct host_binding bind;
+	memset(&bind, 0, sizeof(bind));
+	const struct host_sops_abi *abis[HOST_DRV_N];
+	if (getenv("GPUX_BTF_DIR") && host_bind_driver(&bind) == 0) {
+		for (int k = 0; k < HOST_DRV_N; k++)
+			if (bind.abi[k])
+				abis[opts.nabis++] = bind.abi[k];
+		opts.abis = abis;
+	}
 	if (host_compile(prog, &opts, &obj, &d)) {
 		diags_print(&d, &prog->src, stdout);
 		rc = 1;
@@ -195,6 +206,7 @@ int main(int argc, char **argv)
 		rc = obj.size ? open_and_list(&obj, load, run) : 0;
 	}
 	host_obj_free(&obj);
+	host_binding_free(&bind);
 	program_free(prog);
 	return rc;
 }

@@ -34,6 +34,7 @@ t_module_lacks_libbpf() {
 	nm -D --defined-only "$mod" >"$tmp/syms" || fail "nm $mod"
 	grep -qw host_compile "$tmp/syms" || fail "$mod lacks host_compile"
 	if grep -qw host_live_open "$tmp/syms"; then fail "$mod has host_live_open"; fi
+	if grep -qw host_bind_driver "$tmp/syms"; then fail "$mod has host_bind_driver"; fi
 	if ldd "$mod" | grep -q 'libbpf\.so'; then fail "$mod needs libbpf.so"; fi
 }
 t_dry_vm() {
@@ -90,6 +91,15 @@ t_run_tracepoint_cmd_refused() {
 	run 1 -e 'tracepoint:syscalls:sys_enter_openat { @ = count(); }' -c "touch $tmp/ran" &&
 		err_has 'cannot attach probes' || return 1
 	[ ! -e "$tmp/ran" ] || fail "the command ran"
+}
+# driver probes: attaching and reading the driver's BTF need libbpf
+t_run_gpu_mem_refused() {
+	run 1 -e 'gpu_mem:access { move_tail(chunk); return BYPASS; }' &&
+		err_has '^stdin:1:1-15: ERROR: this build cannot attach gpu_mem probes: libgpux-host.so was built without libbpf$'
+}
+t_dry_btf_dir_refused() {
+	GPUX_BTF_DIR=$tmp run 1 --dry-run -e 'gpu_sched:task_init { set_timeslice(1000); }' &&
+		err_has "^stdin:1:1-20: ERROR: gpu_sched probes need the driver's BTF, which this build cannot read: libgpux-host.so was built without libbpf$"
 }
 # root would not help: the build's limit is said first
 t_run_no_root_refused() {

@@ -361,7 +361,7 @@ static void test_listing(void)
 	CHECK(listing("gdev:*", false, &t) == 5);
 	CHECK(t && strstr(t, "gdev:kernel_entry\n") && !strstr(t, "cuda:"));
 	free(t);
-	CHECK(listing(NULL, false, &t) == 24);
+	CHECK(listing(NULL, false, &t) == 25);
 	CHECK(t && strstr(t, "uprobe:TARGET:SYMBOL\n") &&
 	      strstr(t, "\nBEGIN\n") && strstr(t, "interval:s:N\n"));
 	free(t);
