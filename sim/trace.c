@@ -265,7 +265,8 @@ int trace_next(struct workload *w, struct wl_event *ev)
 			if (ferror(w->f))
 				return fail(w, "read error");
 			w->at_eof = true;
-			qsort(w->touch, w->ntouch, sizeof(*w->touch), touch_cmp);
+			if (w->ntouch)
+				qsort(w->touch, w->ntouch, sizeof(*w->touch), touch_cmp);
 			continue;
 		}
 		int r = w->src == SRC_CHUNK_TRACE ? csv_row(w, ev) : record(w, ev);
