@@ -184,7 +184,11 @@ t_stdlib_tools() {
 }
 t_stdlib_policies() {
 	run 0 --dry-run "$here/../../stdlib/policies/eviction_lfu.gpx" && err_empty &&
-	run 0 --dry-run "$here/../../stdlib/policies/sched_timeslices.gpx" llama-server 1000000 3 && err_empty
+	# LeakSanitizer's own tracer faults at exit on this one (ASan's other
+	# checks and valgrind stay on): leak checking off for it alone
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		run 0 --dry-run "$here/../../stdlib/policies/sched_timeslices.gpx" llama-server 1000000 3 &&
+		err_empty
 }
 # Valgrind as well as ASan: no leak or invalid access on a full check,
 # a dump and an error path.
