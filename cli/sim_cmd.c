@@ -52,6 +52,22 @@ static int compile_policy(struct program *prog, struct host_obj *obj, struct dia
 	return host->compile(prog, &ho, obj, d);
 }
 
+/* Checks prog, refuses probes the simulator cannot run, compiles it,
+ * prints the diagnostics once and frees prog. 0, or -1. */
+static int compile_checked(struct program *prog, struct host_obj *obj)
+{
+	struct diags d;
+	diags_init(&d, &prog->arena);
+	int rc = frontend_check(prog, &d, FE_STOP_SEMA);
+	if (!rc)
+		rc = check_probes(prog, &d);
+	if (!rc)
+		rc = compile_policy(prog, obj, &d);
+	diags_print(&d, &prog->src, stderr);
+	program_free(prog);
+	return rc ? -1 : 0;
+}
+
 /* "a.gpx:3+b.gpx": the files and the $N arguments of one row. */
 static int compile_row(char *spec, struct host_obj *obj)
 {
@@ -91,17 +107,7 @@ static int compile_row(char *spec, struct host_obj *obj)
 		prog->src.nfiles = np;
 	}
 	program_set_args(prog, args, na);
-	struct diags d;
-	diags_init(&d, &prog->arena);
-	int rc = frontend_check(prog, &d, FE_STOP_SEMA);
-	if (!rc)
-		rc = check_probes(prog, &d);
-	if (!rc) {
-		rc = compile_policy(prog, obj, &d);
-	}
-	diags_print(&d, &prog->src, stderr);
-	program_free(prog);
-	return rc ? -1 : 0;
+	return compile_checked(prog, obj);
 }
 
 /* One policy (NULL: the default) through the whole workload. */
@@ -288,18 +294,7 @@ int sim_command(const struct options *o, FILE *out)
 		int crc;
 		if (e) {
 			struct program *prog = program_new("stdin", o->program, strlen(o->program));
-			struct diags d;
-			crc = -1;
-			if (prog) {
-				diags_init(&d, &prog->arena);
-				crc = frontend_check(prog, &d, FE_STOP_SEMA);
-				if (!crc)
-					crc = check_probes(prog, &d);
-				if (!crc)
-					crc = compile_policy(prog, &obj, &d);
-				diags_print(&d, &prog->src, stderr);
-				program_free(prog);
-			}
+			crc = prog ? compile_checked(prog, &obj) : -1;
 		} else {
 			char *spec = strdup(rows[i].label);
 			crc = spec ? compile_row(spec, &obj) : -1;

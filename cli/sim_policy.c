@@ -200,7 +200,6 @@ static uint64_t value(struct sim_policy *p, const char *name)
 		if (!strcmp(name, "first")) return p->ic->first;
 		if (!strcmp(name, "outer")) return p->ic->outer;
 		if (!strcmp(name, "counter")) return p->ic->counter;
-		if (!strcmp(name, "max_first")) return p->pc ? p->pc->max_first : 0;
 	}
 	if (p->tsg) {
 		if (!strcmp(name, "tsg_id")) return p->tsg->tsg_id;
