@@ -5,7 +5,7 @@
 # RUNPATH=$ORIGIN; validate.sh and the README go along.
 #   bench/sim/build.sh [OUTDIR]
 # env: NVCC, CUDA_HOME, CUPTI_WHEEL (path to nvidia_cuda_cupti-13.0.*.whl;
-#      default /tmp/whl/nvidia_cuda_cupti-13.0.*.whl, else pip download),
+#      else pip download),
 #      CUPTI_DIR (an unpacked CUPTI tree with include/ and lib/libcupti.so.13;
 #      wins over the wheel)
 set -euo pipefail
@@ -22,11 +22,6 @@ if [[ -n ${CUPTI_DIR:-} ]]; then
 	cupti=$CUPTI_DIR
 else
 	whl=${CUPTI_WHEEL:-}
-	if [[ -z $whl ]]; then
-		for w in /tmp/whl/nvidia_cuda_cupti-13.0.*.whl; do
-			[[ -f $w ]] && whl=$w
-		done
-	fi
 	if [[ -z $whl ]]; then
 		echo "build.sh: no CUPTI_WHEEL; pip download nvidia-cuda-cupti==13.0.*" >&2
 		pip download --no-deps --only-binary=:all: -d "$scratch/dl" 'nvidia-cuda-cupti==13.0.*' >&2
