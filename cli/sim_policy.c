@@ -80,6 +80,7 @@ struct sim_policy {
 	const struct uvm_prefetch_call *pc;
 	const struct uvm_iter_call *ic;
 	uint32_t chunk;                  /* the hook's chunk */
+	const struct hook_rt *cur;       /* the hook running */
 	const struct wl_tenant *tenants;
 	int ntenants;
 	struct { int prog; uint64_t period, due; } iv[MAX_INTERVALS];
@@ -218,6 +219,19 @@ static const struct wl_tenant *tenant_of(const struct sim_policy *p, uint32_t pi
 	return NULL;
 }
 
+/* The values h's fields read, from the model's state now: before the
+ * hook runs, and again after a kfunc changed that state (a move makes
+ * another chunk the used list's head, as in the driver's own list). */
+static void fill_slots(struct sim_policy *p, const struct hook_rt *h)
+{
+	for (int i = 0; i < h->nslots; i++) {
+		const struct slot *s = &h->slots[i];
+		uint64_t v = value(p, s->name) - (uint64_t)s->add;
+		size_t pos = s->per_chunk ? CHUNK_BASE + (size_t)p->chunk * CHUNK_BYTES + s->pos : s->pos;
+		memcpy(p->ctx + pos, &v, s->size > 8 ? 8 : s->size); /* little-endian */
+	}
+}
+
 static int run_hook(struct sim_policy *p, enum hook_ev ev, uint32_t tenant)
 {
 	struct hook_rt *h = &p->hooks[ev];
@@ -240,16 +254,13 @@ static int run_hook(struct sim_policy *p, enum hook_ev ev, uint32_t tenant)
 		args[f->arg] = ptr ? (uint64_t)(uintptr_t)p->ctx + SHARED_BASE : value(p, f->name);
 	}
 	memcpy(p->ctx, args, sizeof(args));
-	for (int i = 0; i < h->nslots; i++) {
-		const struct slot *s = &h->slots[i];
-		uint64_t v = value(p, s->name) - (uint64_t)s->add;
-		size_t pos = s->per_chunk ? CHUNK_BASE + (size_t)p->chunk * CHUNK_BYTES + s->pos : s->pos;
-		memcpy(p->ctx + pos, &v, s->size > 8 ? 8 : s->size); /* little-endian */
-	}
+	fill_slots(p, h);
 	const struct wl_tenant *t = tenant_of(p, tenant);
 	vm_set_task(p->vm, tenant, t ? t->comm : "");
 	uint64_t r0 = 0;
+	p->cur = h;
 	int rc = vm_run_prog(p->vm, h->prog, p->ctx, p->ctx_size, &r0);
+	p->cur = NULL;
 	if (rc) {
 		if (!p->failures++)
 			snprintf(p->first_err, sizeof(p->first_err), "%s: %s", ev_names[ev],
@@ -282,6 +293,8 @@ static uint64_t kfunc(void *arg, int32_t id, const uint64_t *a)
 			uvm_move_head(p->u, c);
 		else
 			uvm_move_tail(p->u, c);
+		if (p->cur)
+			fill_slots(p, p->cur);
 		return 0;
 	case GPUX_K_SET_PREFETCH_REGION:
 		if (p->u)

@@ -58,9 +58,10 @@ static const char *const uvm_members[] = {
 	/* (pmm, chunk, list) */                                                \
 	{ "gpu_mem:activate", activate, { CHUNK_FIELDS(1) }, 4, 3 },           \
 	{ "gpu_mem:access", access, { CHUNK_FIELDS(1) }, 4, 3 },               \
-	/* (pmm, used_list, unused_list) */                                     \
+	/* (pmm, used_list, unused_list); a move here reorders the used list */ \
 	{ "gpu_mem:evict_prepare", evict,                                     \
-	  { ARG("used_list", 1), ARG("unused_list", 2), HEAD_FIELD(1) }, 3, 3 }
+	  { ARG("used_list", 1), ARG("unused_list", 2), HEAD_FIELD(1),          \
+	    ARG("list", 1) }, 4, 3 }
 
 static const struct host_sops_hook uvm_hooks[] = {
 	MEM_HOOKS("uvm_prefetch_before_compute", "uvm_prefetch_on_tree_iter",

@@ -138,7 +138,7 @@ static const struct field mem_evict_fields[] = {
 	{ "unused_list", TYPE_PTR("list"), UNIF_UNIFORM,
 	  "chunks allocated but unused" },
 	{ "head", TYPE_PTR("chunk"), UNIF_UNIFORM,
-	  "the chunk at the head of the used list (the next victim)" },
+	  "the chunk at the head of the used list (the next victim; read again after a move)" },
 	FIELDS_END,
 };
 
@@ -246,7 +246,7 @@ static const struct event events[] = {
 	  ACT(MOVE_HEAD) | ACT(MOVE_TAIL),
 	  "chunk used (uvm_pmm_chunk_used / gpu_block_access)" },
 	{ "gpu_mem", "evict_prepare", PLACE_DRIVER, FILTER_NONE,
-	  mem_evict_fields, DEC(DEFAULT), 0,
+	  mem_evict_fields, DEC(DEFAULT), ACT(MOVE_HEAD) | ACT(MOVE_TAIL),
 	  "before picking a victim (uvm_pmm_eviction_prepare / gpu_evict_prepare)" },
 	{ "gpu_mem", "prefetch", PLACE_DRIVER, FILTER_NONE,
 	  mem_prefetch_fields, DEC(DEFAULT) | DEC(BYPASS) | DEC(ENTER_LOOP),

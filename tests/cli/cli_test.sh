@@ -268,6 +268,20 @@ t_sim_args() {
 	printf 'gpu_mem:access /@n[chunk]++ > $1/ { move_tail(chunk); return BYPASS; }\n' >"$tmp/lfu.gpx"
 	run 0 --sim hotcold:size=16m,gpu=8m,passes=3 "$tmp/lfu.gpx:2" && err_empty && out_lines 5
 }
+# Moves in evict_prepare: `head` is read again after each. Three chunks,
+# blocks A B C D touched in turn: D's fault finds A B C; the first move
+# makes it B C A, the second (head now B) C A B, and C goes. A and B
+# then hit: 4 faults, 1 eviction. (Moving A twice would evict B, which
+# faults again.) The default: D evicts A, A evicts B: 5 and 2.
+t_sim_evict_moves() {
+	printf 'N 1 t\nA 1 0x7f0000000000 8388608\n' >"$tmp/four.trace"
+	for b in 0 2 4 6; do printf 'T 1 0x7f0000%s00000 4096\nL\n' "$b" >>"$tmp/four.trace"; done
+	printf 'T 1 0x7f0000000000 4096\nT 1 0x7f0000200000 4096\nL\n' >>"$tmp/four.trace"
+	printf 'gpu_mem:evict_prepare { move_tail(head); move_tail(head); }\n' >"$tmp/two.gpx"
+	run 0 -f json --sim "trace:$tmp/four.trace,gpu=6m" "$tmp/two.gpx" && err_empty &&
+	out_has '"policy": "default".*"faults": 5,.*"evictions": 2,' &&
+	out_has '"policy": "[^"]*two.gpx".*"faults": 4,.*"evictions": 1,.*"hook_calls": 1, "policy_errors": 0'
+}
 t_sim_errors() {
 	run 1 --sim zipf && err_has "unknown workload 'zipf'" || return 1
 	run 1 --sim seq:size=1q && err_has "workload key size: '1q' is not a number" || return 1

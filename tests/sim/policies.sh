@@ -27,6 +27,8 @@ fail() { echo "FAIL: $1${2:+: $2}"; fails=$((fails + 1)); }
 # alone), 101 and 202 in the trace.
 # shellcheck disable=SC2016 # $H and $L: placeholders, replaced below
 cases='eviction_fifo.gpx||hotcold|differs
+eviction_fifo_chance.gpx|:$H:0:$L:0:0|hotcold|like_eviction_fifo
+eviction_fifo_chance.gpx|:$H:3:$L:0:1|hotcold|fewer_faults
 eviction_mru.gpx||seq|fewer_faults
 eviction_lfu.gpx||hotcold|fewer_faults
 eviction_pid_quota.gpx|:$H:80:$L:20:0|hotcold|differs
@@ -102,6 +104,9 @@ holds() {
 	fewer_faults) [ "$pf" -lt "$df" ] ;;
 	no_prefetch) [ "$pp" = 0 ] && [ "$dp" -gt 0 ] ;;
 	more_prefetch) [ "$pp" -gt "$dp" ] ;;
+	like_*) # the same counts as another policy of stdlib/policies
+		o=$("$gpux" -f json --sim "$w" "$pol/${1#like_}.gpx" | grep -F "/${1#like_}.gpx\"")
+		[ "$(field faults "$o")/$(field evictions "$o")/$(field htod_bytes "$o")" = "$pf/$pe/$ph" ] ;;
 	tenant1_sooner)
 		t=$(echo "$p" | sed 's/.*"tenants": \[//' | tr '}' '\n')
 		t1=$(echo "$t" | grep '"pid": 1,') t2=$(echo "$t" | grep '"pid": 2,')
