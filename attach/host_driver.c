@@ -26,8 +26,33 @@ int host_live_driver_check(char *err, size_t errlen)
 	return -1;
 }
 
+/* The kprobes that capture what hooks read (HOST_CAPTURE_PROG), before
+ * any hook can run. */
+static int attach_captures(struct host_live *l, char *err, size_t errlen)
+{
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, l->bo) {
+		const char *sec = bpf_program__section_name(p);
+		if (!bpf_program__autoload(p) || strncmp(sec, "kprobe/", 7))
+			continue;
+		struct bpf_link *k = bpf_program__attach(p);
+		if (!k) {
+			snprintf(err, errlen, "cannot attach a kprobe to the driver's %s: %s", sec + 7,
+				 strerror(errno));
+			return -1;
+		}
+		if (host_live_add_link(l, k)) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int host_driver_attach(struct host_live *l, char *err, size_t errlen)
 {
+	if (attach_captures(l, err, errlen))
+		return -1;
 	struct bpf_map *m;
 	bpf_object__for_each_map(m, l->bo) {
 		if (bpf_map__type(m) != BPF_MAP_TYPE_STRUCT_OPS)

@@ -20,7 +20,7 @@
 #define SHARED_NODES 16
 #define CHUNK_NODES 8
 #define CHUNK_BYTES (CHUNK_NODES * NODE)
-#define ARGS_BYTES 64
+#define ARGS_BYTES 192 /* a kprobe's: struct pt_regs */
 #define SHARED_BASE ARGS_BYTES
 #define CHUNK_BASE (SHARED_BASE + SHARED_NODES * NODE)
 #define MAX_INTERVALS 8
@@ -29,13 +29,17 @@ const struct host_sops_abi *const sim_abis[] = { &host_abi_uvm_gpu_ext,
 						 &host_abi_nv_gpu_sched };
 const int sim_nabis = 2;
 
+/* EV_CAPTURE: the kprobe that captures the prefetch hooks' block
+ * (struct host_sops_capture), run before them as in the driver */
 enum hook_ev { EV_PREFETCH, EV_ITER, EV_ACTIVATE, EV_ACCESS, EV_EVICT, EV_TASK_INIT,
-	       EV_BIND, EV_DESTROY, EV_COUNT };
+	       EV_BIND, EV_DESTROY, EV_CAPTURE, EV_COUNT };
 static const char *const ev_names[EV_COUNT] = {
 	"gpu_mem:prefetch", "gpu_mem:prefetch_iter", "gpu_mem:activate", "gpu_mem:access",
 	"gpu_mem:evict_prepare", "gpu_sched:task_init", "gpu_sched:bind",
-	"gpu_sched:task_destroy",
+	"gpu_sched:task_destroy", "kprobe",
 };
+static const unsigned regs_arg[6] = HOST_PT_REGS_ARGS;
+_Static_assert(HOST_PT_REGS_SIZE <= ARGS_BYTES, "a kprobe's registers fit the arguments' area");
 
 struct slot {
 	const char *name;
@@ -52,6 +56,7 @@ struct link {
 struct hook_rt {
 	int prog; /* -1: none */
 	const struct host_sops_hook *hook;
+	bool regs; /* arguments in struct pt_regs (a kprobe), not an array */
 	int nargs;
 	int root[8];       /* shared root node of argument a, -1: a value */
 	int chunk_arg;
@@ -81,6 +86,7 @@ struct sim_policy {
 	const struct uvm_iter_call *ic;
 	uint32_t chunk;                  /* the hook's chunk */
 	const struct hook_rt *cur;       /* the hook running */
+	struct host_sops_hook capture;   /* EV_CAPTURE's, as a hook */
 	const struct wl_tenant *tenants;
 	int ntenants;
 	struct { int prog; uint64_t period, due; } iv[MAX_INTERVALS];
@@ -184,10 +190,11 @@ static void chunk_links(struct sim_policy *p)
 static uint64_t value(struct sim_policy *p, const char *name)
 {
 	struct uvm *u = p->u;
+	bool fault = p->cur == &p->hooks[EV_CAPTURE] && p->pc; /* the faulting block's */
 	if (!strcmp(name, "va"))
-		return u ? uvm_chunk_block(u, p->chunk) << 21 : 0;
+		return fault ? p->pc->block << 21 : u ? uvm_chunk_block(u, p->chunk) << 21 : 0;
 	if (!strcmp(name, "owner"))
-		return u ? uvm_chunk_tenant(u, p->chunk) : 0;
+		return fault ? p->pc->tenant : u ? uvm_chunk_tenant(u, p->chunk) : 0;
 	if (!strcmp(name, "head")) {
 		uint32_t h;
 		return u && uvm_list_chunks(u, UVM_LIST_USED, &h, 1) ? chunk_addr(p, h) : 0;
@@ -247,18 +254,20 @@ static int run_hook(struct sim_policy *p, enum hook_ev ev, uint32_t tenant)
 			args[a] = (uint64_t)(uintptr_t)p->ctx + SHARED_BASE + (uint64_t)h->root[a] * NODE;
 	for (int i = 0; i < h->hook->nfields; i++) {
 		const struct host_sops_field *f = &h->hook->fields[i];
-		if (f->nloads || f->arg == h->chunk_arg || h->root[f->arg] >= 0)
+		if (f->arg < 0 || f->nloads || f->arg == h->chunk_arg || h->root[f->arg] >= 0)
 			continue;
 		/* lists and regions: the shared area stands in for them */
 		bool ptr = strstr(f->name, "list") || !strcmp(f->name, "result_region");
 		args[f->arg] = ptr ? (uint64_t)(uintptr_t)p->ctx + SHARED_BASE : value(p, f->name);
 	}
-	memcpy(p->ctx, args, sizeof(args));
+	memset(p->ctx, 0, ARGS_BYTES);
+	for (int a = 0; a < (h->regs ? 6 : 8); a++)
+		memcpy(p->ctx + (h->regs ? regs_arg[a] : 8 * (unsigned)a), &args[a], 8);
+	p->cur = h;
 	fill_slots(p, h);
 	const struct wl_tenant *t = tenant_of(p, tenant);
 	vm_set_task(p->vm, tenant, t ? t->comm : "");
 	uint64_t r0 = 0;
-	p->cur = h;
 	int rc = vm_run_prog(p->vm, h->prog, p->ctx, p->ctx_size, &r0);
 	p->cur = NULL;
 	if (rc) {
@@ -351,6 +360,8 @@ static int h_prefetch(void *arg, struct uvm *u, const struct uvm_prefetch_call *
 	struct sim_policy *p = arg;
 	p->u = u;
 	p->pc = c;
+	if (p->hooks[EV_CAPTURE].prog >= 0)
+		run_hook(p, EV_CAPTURE, c->tenant);
 	int d = run_hook(p, EV_PREFETCH, c->tenant);
 	if (d != UVM_ENTER_LOOP)
 		p->pc = NULL;
@@ -445,6 +456,24 @@ static const struct host_sops_hook *hook_by_member(const char *member)
 	return NULL;
 }
 
+/* The capture of func as a hook: its fields, rooted at its arguments. */
+static bool capture_hook(const char *func, struct host_sops_hook *out)
+{
+	for (int a = 0; a < sim_nabis; a++) {
+		const struct host_sops_capture *c = sim_abis[a]->capture;
+		if (!c || strcmp(c->func, func))
+			continue;
+		memset(out, 0, sizeof(*out));
+		out->event = "kprobe";
+		out->member = c->func;
+		out->nargs = 6;
+		for (int i = 0; i < c->nfields && i < 8; i++)
+			out->fields[out->nfields++] = c->fields[i];
+		return true;
+	}
+	return false;
+}
+
 static int drop_record(void *arg, const void *data, size_t len)
 {
 	(void)arg, (void)data, (void)len;
@@ -494,13 +523,22 @@ int sim_policy_new(const struct host_obj *obj, uint32_t chunks,
 			p->iv[p->niv++].due = ns ? ns : 1;
 			continue;
 		}
-		if (strncmp(sec, "struct_ops/", 11))
-			continue;
-		const struct host_sops_hook *hk = hook_by_member(sec + 11);
+		const struct host_sops_hook *hk = NULL;
 		int ev = -1;
-		for (int e = 0; hk && e < EV_COUNT; e++)
-			if (!strcmp(ev_names[e], hk->event))
-				ev = e;
+		if (!strncmp(sec, "kprobe/", 7)) {
+			if (capture_hook(sec + 7, &p->capture)) {
+				hk = &p->capture;
+				ev = EV_CAPTURE;
+				p->hooks[ev].regs = true;
+			}
+		} else if (!strncmp(sec, "struct_ops/", 11)) {
+			hk = hook_by_member(sec + 11);
+			for (int e = 0; hk && e < EV_CAPTURE; e++)
+				if (!strcmp(ev_names[e], hk->event))
+					ev = e;
+		} else {
+			continue;
+		}
 		if (ev < 0) {
 			snprintf(err, errlen, "%s: a hook the simulator does not model", sec);
 			goto fail;

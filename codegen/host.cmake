@@ -55,6 +55,7 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_uses.c
   ${CMAKE_CURRENT_LIST_DIR}/host_path.c
   ${CMAKE_CURRENT_LIST_DIR}/host_probe.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_capture.c
   ${CMAKE_CURRENT_LIST_DIR}/host_expr.c
   ${CMAKE_CURRENT_LIST_DIR}/host_stmt.c
   ${CMAKE_CURRENT_LIST_DIR}/host_output.c

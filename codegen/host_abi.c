@@ -29,6 +29,14 @@
 	FIELD("owner", c,                                                      \
 	      "->va_block->managed_range->va_range.va_space->va_space_mm.mm->owner->tgid", \
 	      4, 6, 32, 0, 0, 0, 0, 0)
+/* from the faulting VA block, as the capture reads them (uvm_va_block:
+ * managed_range @0, start @8) */
+#define BLOCK_FIELDS(b)                                                        \
+	FIELD("va", b, "->start", 8, 1, 8),                                     \
+	FIELD("owner", b,                                                      \
+	      "->managed_range->va_range.va_space->va_space_mm.mm->owner->tgid", \
+	      4, 5, 0, 0, 0, 0, 0)
+#define CAPTURED(n) { .name = n, .arg = HOST_SOPS_CAPTURED, .path = "", .size = 8 }
 /* the used list's first chunk: container_of(list->next, chunk, list) */
 #define HEAD_FIELD(l)                                                          \
 	{ .name = "head", .arg = l, .path = "->next", .nloads = 1, .off = { 0 }, .size = 8, \
@@ -49,12 +57,14 @@ static const char *const uvm_members[] = {
 	/* (page_index, bitmap_tree, max_prefetch_region, result_region) */      \
 	{ "gpu_mem:prefetch", prefetch,                                       \
 	  { ARG("page_index", 0), AT("max_first", 2, "->first", 0, 2),          \
-	    AT("max_outer", 2, "->outer", 2, 2), ARG("result_region", 3) }, 4, 4 }, \
+	    AT("max_outer", 2, "->outer", 2, 2), ARG("result_region", 3),       \
+	    CAPTURED("va"), CAPTURED("owner") }, 6, 4 },                        \
 	/* (bitmap_tree, max_region, current_region, counter, prefetch_region) */ \
 	{ "gpu_mem:prefetch_iter", iter,                                      \
 	  { AT("first", 2, "->first", 0, 2), AT("outer", 2, "->outer", 2, 2),   \
 	    ARG("counter", 3), AT("max_first", 1, "->first", 0, 2),             \
-	    AT("max_outer", 1, "->outer", 2, 2), ARG("result_region", 4) }, 6, 5 }, \
+	    AT("max_outer", 1, "->outer", 2, 2), ARG("result_region", 4),       \
+	    CAPTURED("va"), CAPTURED("owner") }, 8, 5 }, \
 	/* (pmm, chunk, list) */                                                \
 	{ "gpu_mem:activate", activate, { CHUNK_FIELDS(1) }, 4, 3 },           \
 	{ "gpu_mem:access", access, { CHUNK_FIELDS(1) }, 4, 3 },               \
@@ -62,6 +72,13 @@ static const char *const uvm_members[] = {
 	{ "gpu_mem:evict_prepare", evict,                                     \
 	  { ARG("used_list", 1), ARG("unused_list", 2), HEAD_FIELD(1),          \
 	    ARG("list", 1) }, 4, 3 }
+
+/* The prefetch hooks' block: uvm_perf_prefetch_get_hint_va_block(
+ * va_block, va_block_context, new_residency, faulted_pages,
+ * faulted_region, bitmap_tree) computes the hint that calls them. */
+static const struct host_sops_capture fault_block = {
+	"uvm_perf_prefetch_get_hint_va_block", { BLOCK_FIELDS(0) }, 2,
+};
 
 static const struct host_sops_hook uvm_hooks[] = {
 	MEM_HOOKS("uvm_prefetch_before_compute", "uvm_prefetch_on_tree_iter",
@@ -78,7 +95,7 @@ static const struct host_sops_kfunc uvm_kfuncs[] = {
 const struct host_sops_abi host_abi_uvm_gpu_ext = {
 	"uvm_gpu_ext", "gpu_mem", uvm_members,
 	uvm_hooks, sizeof(uvm_hooks) / sizeof(uvm_hooks[0]),
-	uvm_kfuncs, sizeof(uvm_kfuncs) / sizeof(uvm_kfuncs[0]),
+	uvm_kfuncs, sizeof(uvm_kfuncs) / sizeof(uvm_kfuncs[0]), &fault_block,
 };
 
 static const char *const mem_ops_members[] = {
@@ -106,7 +123,7 @@ static const struct host_sops_kfunc mem_ops_kfuncs[] = {
 const struct host_sops_abi host_abi_gpu_mem_ops = {
 	"gpu_mem_ops", "gpu_mem", mem_ops_members,
 	mem_ops_hooks, sizeof(mem_ops_hooks) / sizeof(mem_ops_hooks[0]),
-	mem_ops_kfuncs, sizeof(mem_ops_kfuncs) / sizeof(mem_ops_kfuncs[0]),
+	mem_ops_kfuncs, sizeof(mem_ops_kfuncs) / sizeof(mem_ops_kfuncs[0]), &fault_block,
 };
 
 static const char *const sched_members[] = {
@@ -146,5 +163,5 @@ static const struct host_sops_kfunc sched_kfuncs[] = {
 const struct host_sops_abi host_abi_nv_gpu_sched = {
 	"nv_gpu_sched_ops", "gpu_sched", sched_members,
 	sched_hooks, sizeof(sched_hooks) / sizeof(sched_hooks[0]),
-	sched_kfuncs, sizeof(sched_kfuncs) / sizeof(sched_kfuncs[0]),
+	sched_kfuncs, sizeof(sched_kfuncs) / sizeof(sched_kfuncs[0]), NULL,
 };

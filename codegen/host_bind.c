@@ -22,6 +22,7 @@ struct bound {
 	const char **members;
 	struct host_sops_hook *hooks;
 	struct host_sops_kfunc *kfuncs;
+	struct host_sops_capture capture;
 	char **strs;
 	int nstrs;
 };
@@ -179,10 +180,19 @@ static const struct btf_type *member_of(const struct btf *btf, const struct btf_
 	return NULL;
 }
 
-/* The template's hook with fields that BTF resolves; false if the
- * member is absent. */
+static bool captured(const struct host_sops_capture *c, const char *name)
+{
+	for (int i = 0; c && i < c->nfields; i++)
+		if (!strcmp(c->fields[i].name, name))
+			return true;
+	return false;
+}
+
+/* The template's hook with fields that BTF resolves (captured ones that
+ * the bound capture c has); false if the member is absent. */
 static bool bind_hook(const struct btf *btf, const struct btf_type *st,
-		      const struct host_sops_hook *tmpl, struct host_sops_hook *out)
+		      const struct host_sops_hook *tmpl, const struct host_sops_capture *c,
+		      struct host_sops_hook *out)
 {
 	const struct btf_type *fp = member_of(btf, st, tmpl->member);
 	if (!fp)
@@ -193,6 +203,11 @@ static bool bind_hook(const struct btf *btf, const struct btf_type *st,
 	const struct btf_param *par = btf_params(fp);
 	for (int i = 0; i < tmpl->nfields; i++) {
 		struct host_sops_field f = tmpl->fields[i];
+		if (f.arg == HOST_SOPS_CAPTURED) {
+			if (captured(c, f.name))
+				out->fields[out->nfields++] = f;
+			continue;
+		}
 		if (f.arg < 0 || f.arg >= out->nargs || !resolve_path(btf, par[f.arg].type, &f) ||
 		    (f.container && !resolve_container(btf, &f)))
 			continue;
@@ -227,6 +242,27 @@ static int bind_kfunc(struct bound *b, const struct btf *btf, const struct host_
 			return -1;
 	}
 	return 1;
+}
+
+/* The capture's fields that BTF resolves from its function's
+ * parameters; none when the module has no such function. */
+static void bind_capture(const struct btf *btf, const struct host_sops_capture *tmpl,
+			 struct host_sops_capture *out)
+{
+	memset(out, 0, sizeof(*out));
+	__s32 id = btf__find_by_name_kind(btf, tmpl->func, BTF_KIND_FUNC);
+	const struct btf_type *fp = id < 0 ? NULL : skip(btf, btf__type_by_id(btf, (__u32)id)->type, NULL);
+	if (!fp || !btf_is_func_proto(fp))
+		return;
+	out->func = tmpl->func;
+	const struct btf_param *par = btf_params(fp);
+	for (int i = 0; i < tmpl->nfields; i++) {
+		struct host_sops_field f = tmpl->fields[i];
+		/* pt_regs holds six arguments */
+		if (f.arg >= 0 && f.arg < btf_vlen(fp) && f.arg < 6 &&
+		    resolve_path(btf, par[f.arg].type, &f))
+			out->fields[out->nfields++] = f;
+	}
 }
 
 void host_abi_free(struct host_sops_abi *abi)
@@ -267,9 +303,15 @@ int host_bind_abi(const struct host_sops_abi *tmpl, const struct btf *btf,
 		    !(b->members[nm++] = keep_str(b, btf__name_by_offset(btf, m->name_off))))
 			goto oom;
 	b->abi.members = b->members;
+	b->abi.capture = NULL;
+	if (tmpl->capture) {
+		bind_capture(btf, tmpl->capture, &b->capture);
+		if (b->capture.nfields)
+			b->abi.capture = &b->capture;
+	}
 	b->abi.nhooks = 0;
 	for (int i = 0; i < tmpl->nhooks; i++)
-		if (bind_hook(btf, st, &tmpl->hooks[i], &b->hooks[b->abi.nhooks]))
+		if (bind_hook(btf, st, &tmpl->hooks[i], b->abi.capture, &b->hooks[b->abi.nhooks]))
 			b->abi.nhooks++;
 	b->abi.hooks = b->hooks;
 	b->abi.nkfuncs = 0;

@@ -87,6 +87,8 @@ struct hctx {
 	int nmaps;
 	LLVMValueRef events; /* the ring buffer */
 	LLVMValueRef syms;   /* HOST_SYMS_MAP, made on first use */
+	LLVMValueRef capture_map; /* HOST_CAPTURE_MAP, made on first use */
+	const struct host_sops_capture *capture; /* ... for this capture */
 	unsigned probe_str;  /* the size of probe strings (host_syms.c) */
 	bool need_events;
 
@@ -183,7 +185,14 @@ LLVMValueRef hl_stmt_incdec(struct hctx *h, struct node *e);
 void hl_call_stmt(struct hctx *h, struct node *call);
 
 /* host_probe.c */
+extern const unsigned hl_pt_regs_arg[6]; /* HOST_PT_REGS_ARGS */
 int hl_probes_lower(struct hctx *h);
+/* A program's function (i64 f(ptr ctx)) in section, the builder at its
+ * entry; line for its BTF (0: none). */
+LLVMValueRef hl_begin_fn(struct hctx *h, unsigned line, const char *name,
+			 const char *section);
+/* Records a program of the object (host_obj.progs). */
+void hl_prog_append(struct hctx *h, const struct host_prog *p);
 /* The tracepoint layout of probe's attach point into h->tp (NULL for
  * other probes); -1 with a diagnostic when tracefs cannot say. */
 int hl_probe_tp(struct hctx *h, struct node *probe);
@@ -193,6 +202,12 @@ LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call);
  * composed hook, on to the next probe. */
 void hl_leave(struct hctx *h, LLVMValueRef v);
 bool hl_block_open(struct hctx *h); /* false after a terminator */
+
+/* host_capture.c: a HOST_SOPS_CAPTURED field in a driver hook (0 until
+ * the kprobe stored one), and after the hooks, the kprobe program that
+ * stores them, when a hook read one. */
+LLVMValueRef hl_capture_read(struct hctx *h, const struct node *n, const char *name);
+void hl_capture_prog(struct hctx *h);
 
 /* The i64 a map lookup's result v points to, or 0 when v is NULL. */
 LLVMValueRef hl_load_or_zero(struct hctx *h, LLVMValueRef v);

@@ -13,8 +13,7 @@
 
 _Static_assert(HOST_STR_MAX == GPUX_CEV_STR, "cuda: strings are inline char[HOST_STR_MAX]");
 
-/* x86-64 struct pt_regs offsets of the argument registers and ax. */
-static const unsigned pt_regs_arg[] = { 112, 104, 96, 88, 72, 64 };
+const unsigned hl_pt_regs_arg[6] = HOST_PT_REGS_ARGS;
 #define PT_REGS_AX 80
 
 struct sops_used {
@@ -152,6 +151,8 @@ static LLVMValueRef driver_field(struct hctx *h, const struct node *n,
 		const struct host_sops_field *f = &h->hook->fields[i];
 		if (strcmp(f->name, name))
 			continue;
+		if (f->arg == HOST_SOPS_CAPTURED)
+			return hl_capture_read(h, n, name);
 		LLVMValueRef v = load_at(h, h->ctxarg, 8 * (unsigned)f->arg, 8, false);
 		for (int k = 0; k < f->nloads; k++) {
 			LLVMValueRef p = LLVMBuildIntToPtr(h->b, v, h->ptr, "");
@@ -198,7 +199,7 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 	}
 	if (pid == PROV_UPROBE && !strncmp(name, "arg", 3) && name[3] >= '0' &&
 	    name[3] <= '5' && !name[4])
-		return load_at(h, h->ctxarg, pt_regs_arg[name[3] - '0'], 8, false);
+		return load_at(h, h->ctxarg, hl_pt_regs_arg[name[3] - '0'], 8, false);
 	if (pid == PROV_URETPROBE && !strcmp(name, "retval"))
 		return load_at(h, h->ctxarg, PT_REGS_AX, 8, false);
 	host_err(h, n, "'%s' cannot be read in %s probes yet", name, prov);
@@ -356,8 +357,8 @@ static const struct host_sops_hook *find_hook(struct hctx *h, const struct node 
 	return NULL;
 }
 
-static LLVMValueRef begin_fn(struct hctx *h, const struct node *p, const char *name,
-			     const char *section)
+LLVMValueRef hl_begin_fn(struct hctx *h, unsigned line, const char *name,
+			 const char *section)
 {
 	LLVMTypeRef ft = LLVMFunctionType(h->i64, &h->ptr, 1, false);
 	LLVMValueRef fn = LLVMAddFunction(h->mod, name, ft);
@@ -369,7 +370,7 @@ static LLVMValueRef begin_fn(struct hctx *h, const struct node *p, const char *n
 	h->fn = fn;
 	h->ctxarg = LLVMGetParam(fn, 0);
 	LLVMSetValueName2(h->ctxarg, "ctx", 3);
-	h->sp = hl_btf_func(h, fn, name, 1, true, (unsigned)p->span.first_line);
+	h->sp = hl_btf_func(h, fn, name, 1, true, line);
 	h->entry = LLVMAppendBasicBlockInContext(h->ctx, fn, "entry");
 	h->vars = NULL;
 	h->slots = NULL;
@@ -417,7 +418,7 @@ static void lower_body(struct hctx *h, struct node *p, const struct node *an)
 static LLVMValueRef lower_one(struct hctx *h, struct node *p, const struct node *an,
 			      const char *name, const char *section)
 {
-	LLVMValueRef fn = begin_fn(h, p, name, section);
+	LLVMValueRef fn = hl_begin_fn(h, (unsigned)p->span.first_line, name, section);
 	lower_body(h, p, an);
 	return fn;
 }
@@ -437,7 +438,7 @@ struct hook_probe {
 static LLVMValueRef lower_composed(struct hctx *h, struct hook_probe *hp, int n,
 				   const char *name, const char *section)
 {
-	LLVMValueRef fn = begin_fn(h, hp[0].p, name, section);
+	LLVMValueRef fn = hl_begin_fn(h, (unsigned)hp[0].p->span.first_line, name, section);
 	h->decision = LLVMBuildAlloca(h->b, h->i64, "decision");
 	LLVMBuildStore(h->b, host_const(h, DECISION_DEFAULT), h->decision);
 	for (int i = 0; i < n; i++) {
@@ -477,8 +478,7 @@ static int check_usym(struct hctx *h, const struct node *an)
 	return -1;
 }
 
-static void register_prog(struct hctx *h, const struct node *an, const char *name,
-			  const char *section)
+void hl_prog_append(struct hctx *h, const struct host_prog *p)
 {
 	struct host_obj *o = h->obj;
 	if (o->nprogs % 16 == 0) {
@@ -487,12 +487,18 @@ static void register_prog(struct hctx *h, const struct node *an, const char *nam
 			memcpy(np, o->progs, sizeof(*np) * (size_t)o->nprogs);
 		o->progs = np;
 	}
+	o->progs[o->nprogs++] = *p;
+}
+
+static void register_prog(struct hctx *h, const struct node *an, const char *name,
+			  const char *section)
+{
 	const struct attach *at = &an->u.attach;
-	o->progs[o->nprogs++] = (struct host_prog){
+	hl_prog_append(h, &(struct host_prog){
 		.func = name, .section = section, .probe = at->text,
 		.run = h->run, .interval_ns = at->interval_ns, .span = an->span,
 		.ufunc = at->ufunc, .uoffset = at->uoffset, .uaddr = at->uaddr,
-		.uname = at->uname };
+		.uname = at->uname });
 }
 
 static int add_prog(struct hctx *h, struct node *p, const struct node *an,
@@ -616,6 +622,7 @@ int hl_probes_lower(struct hctx *h)
 		}
 	}
 	lower_hooks(h, hooks, nhooks, used);
+	hl_capture_prog(h);
 	h->sp = NULL;
 	LLVMSetCurrentDebugLocation2(h->b, NULL);
 	if (!h->errors)

@@ -75,6 +75,12 @@ struct host_sops_field {
 	const char *container;
 };
 
+/* A field's arg when the hook's own arguments lack it and a kprobe on
+ * the driver function that calls the hook reads it instead (struct
+ * host_sops_capture): gpu_ext's prefetch policies learn the faulting VA
+ * block the same way. */
+#define HOST_SOPS_CAPTURED (-1)
+
 struct host_sops_hook {
 	const char *event;  /* "gpu_mem:access" */
 	const char *member; /* "uvm_pmm_chunk_used" */
@@ -101,6 +107,23 @@ struct host_sops_kfunc {
 	const char *ptr_to[3];
 };
 
+/* The fields hooks read as HOST_SOPS_CAPTURED: the kprobe on func reads
+ * each from func's arguments (arg: the parameter; paths as above, read
+ * with bpf_probe_read_kernel) into slot i (its index here) of the per-CPU
+ * array HOST_CAPTURE_MAP, and a hook reads the slot back. The kprobe runs
+ * on the CPU, and just before, the hook does. */
+#define HOST_CAPTURE_MAP "gpux_capture"
+/* x86-64 struct pt_regs: the offsets of the six argument registers,
+ * where the kprobe reads arg 0..5 */
+#define HOST_PT_REGS_ARGS { 112, 104, 96, 88, 72, 64 }
+#define HOST_PT_REGS_SIZE 168
+#define HOST_CAPTURE_PROG "gpux_capture_kprobe"
+struct host_sops_capture {
+	const char *func; /* "uvm_perf_prefetch_get_hint_va_block" */
+	struct host_sops_field fields[4];
+	int nfields;
+};
+
 struct host_sops_abi {
 	const char *struct_name;     /* "uvm_gpu_ext" */
 	const char *provider;        /* "gpu_mem" */
@@ -109,6 +132,7 @@ struct host_sops_abi {
 	int nhooks;
 	const struct host_sops_kfunc *kfuncs;
 	int nkfuncs;
+	const struct host_sops_capture *capture; /* NULL: none */
 };
 
 /* The shapes gpux knows without a driver (codegen/host_abi.c): what it

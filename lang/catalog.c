@@ -149,6 +149,10 @@ static const struct field mem_prefetch_fields[] = {
 	  "first page of the max prefetch region" },
 	{ "max_outer", TYPE_U32, UNIF_UNIFORM,
 	  "end (exclusive) of the max prefetch region" },
+	{ "va", TYPE_U64, UNIF_UNIFORM,
+	  "start of the faulting 2 MB VA block" },
+	{ "owner", TYPE_U64, UNIF_UNIFORM,
+	  "pid of the process whose memory faults" },
 	FIELDS_END,
 };
 
@@ -163,6 +167,10 @@ static const struct field mem_prefetch_iter_fields[] = {
 	  "first page of the max prefetch region" },
 	{ "max_outer", TYPE_U32, UNIF_UNIFORM,
 	  "end (exclusive) of the max prefetch region" },
+	{ "va", TYPE_U64, UNIF_UNIFORM,
+	  "start of the faulting 2 MB VA block" },
+	{ "owner", TYPE_U64, UNIF_UNIFORM,
+	  "pid of the process whose memory faults" },
 	FIELDS_END,
 };
 

@@ -444,7 +444,8 @@ static void region_for(struct uvm *u, struct block *b, const uint64_t *pop, uint
 		default_region(pop, page, mf, mo, first, outer);
 		return;
 	}
-	struct uvm_prefetch_call c = { page, mf, mo, b->tenant, pop };
+	struct uvm_prefetch_call c = { page, mf, mo, b->tenant, pop,
+					b->key & ((1ull << 40) - 1) };
 	u->in_prefetch = true;
 	u->region_set = false;
 	u->region_max_first = mf;

@@ -41,6 +41,7 @@ struct uvm_prefetch_call {
 	uint32_t max_first, max_outer; /* pages the block may prefetch */
 	uint32_t tenant;
 	const uint64_t *populated;     /* 512-bit: resident or faulting now */
+	uint64_t block;                /* the VA block: va >> 21 */
 };
 
 /* One level of the default prefetcher's walk (ENTER_LOOP). */

@@ -39,6 +39,8 @@ bool vm_helper_known(const struct vm *vm, int32_t id)
 	case VM_H_PROBE_READ_USER_STR: case VM_H_KTIME_GET_BOOT_NS:
 	case VM_H_RINGBUF_OUTPUT:
 		return true;
+	case VM_H_PROBE_READ_KERNEL: /* the driver's structures: the simulator's */
+		return vm->driver;
 	default:
 		return (id >= GPUX_H_FIRST && id < GPUX_H_END) ||
 		       (vm->driver && id >= GPUX_K_FIRST && id < GPUX_K_END);

@@ -317,7 +317,12 @@ static int relocate(struct vm *vm, struct elf_in *e, unsigned sec, struct vm_pro
 	return 0;
 }
 
-#define DRIVER_SEC "struct_ops/"
+/* the driver's programs: its hooks, and the kprobes that capture what
+ * they read */
+static bool driver_sec(const char *sec)
+{
+	return !strncmp(sec, "struct_ops/", 11) || !strncmp(sec, "kprobe/", 7);
+}
 
 static int load_progs(struct vm *vm, struct elf_in *e, unsigned flags)
 {
@@ -330,7 +335,7 @@ static int load_progs(struct vm *vm, struct elf_in *e, unsigned flags)
 			continue;
 		const char *sec = sec_name(e, s->st_shndx);
 		bool ours = !strncmp(sec, HOST_SEC_PREFIX, strlen(HOST_SEC_PREFIX)) ||
-			    ((flags & VM_LOAD_DRIVER) && !strncmp(sec, DRIVER_SEC, strlen(DRIVER_SEC)));
+			    ((flags & VM_LOAD_DRIVER) && driver_sec(sec));
 		if (!ours || !(e->sh[s->st_shndx].sh_flags & SHF_EXECINSTR))
 			continue;
 		size_t n = 0;

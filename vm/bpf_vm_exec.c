@@ -74,7 +74,7 @@ static void vm_miss(struct vm_exec *x, uint64_t addr, uint64_t size, bool write)
 			 dir, sz, (unsigned long long)addr);
 }
 
-void *vm_mem(struct vm_exec *x, uint64_t addr, uint64_t size, bool write)
+void *vm_reach(struct vm_exec *x, uint64_t addr, uint64_t size, bool write)
 {
 	if (size && inside(addr, size, x->stack, BPF_STACK_SIZE))
 		return (void *)(uintptr_t)addr;
@@ -83,6 +83,14 @@ void *vm_mem(struct vm_exec *x, uint64_t addr, uint64_t size, bool write)
 	for (unsigned i = 0; size && i < x->nval && i < VM_LIVE_VALUES; i++)
 		if (inside(addr, size, (const void *)(uintptr_t)x->val[i], x->val_size[i]))
 			return (void *)(uintptr_t)addr;
+	return NULL;
+}
+
+void *vm_mem(struct vm_exec *x, uint64_t addr, uint64_t size, bool write)
+{
+	void *p = vm_reach(x, addr, size, write);
+	if (p)
+		return p;
 	if (size && x->ctx && inside(addr, size, x->ctx, x->ctx_size))
 		return vm_fault(x, VM_EFAULT, "store to the read-only context"), NULL;
 	return vm_miss(x, addr, size, write), NULL;

@@ -158,6 +158,21 @@ int vm_helper(struct vm_exec *x, int32_t id)
 		r[0] = got == (long)n ? 0 : (uint64_t)(int64_t)-EFAULT;
 		return 0;
 	}
+	case VM_H_PROBE_READ_KERNEL: {
+		/* kernel memory, to a driver program in the VM, is what the
+		 * embedder lays out in the context: elsewhere the read fails
+		 * and zeroes, as in the kernel */
+		uint32_t n = (uint32_t)r[2];
+		if (!(v = vm_mem(x, r[1], n, true)))
+			return VM_EFAULT;
+		const void *src = vm_reach(x, r[3], n, false);
+		if (src)
+			memmove(v, src, n);
+		else
+			memset(v, 0, n);
+		r[0] = src ? 0 : (uint64_t)(int64_t)-EFAULT;
+		return 0;
+	}
 	default:
 		if ((id >= GPUX_H_FIRST && id < GPUX_H_END) ||
 		    (x->vm->driver && id >= GPUX_K_FIRST && id < GPUX_K_END)) {

@@ -29,6 +29,7 @@ enum {
 	VM_H_GET_CURRENT_UID_GID = 15,
 	VM_H_GET_CURRENT_COMM = 16,
 	VM_H_PROBE_READ_USER = 112,
+	VM_H_PROBE_READ_KERNEL = 113,
 	VM_H_PROBE_READ_USER_STR = 114,
 	VM_H_KTIME_GET_BOOT_NS = 125,
 	VM_H_RINGBUF_OUTPUT = 130,
@@ -97,7 +98,8 @@ bool vm_helper_known(const struct vm *vm, int32_t id);
 /* bpf_vm_exec.c */
 int vm_exec(struct vm_exec *x, uint64_t *ret);
 /* Host address of [addr, addr+size) if the program may read (or write)
- * it, else NULL with the fault reported in vm->err. */
+ * it, else NULL (vm_mem: with the fault reported in vm->err). */
+void *vm_reach(struct vm_exec *x, uint64_t addr, uint64_t size, bool write);
 void *vm_mem(struct vm_exec *x, uint64_t addr, uint64_t size, bool write);
 int vm_fault(struct vm_exec *x, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

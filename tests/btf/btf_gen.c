@@ -201,6 +201,13 @@ static void add_uvm(struct btf *btf, const struct base *b, const struct layout *
 	add_struct_field(btf, "va_block_used", b->list, 8);
 	add_struct_field(btf, "va_block_unused", b->list, 24);
 	int pmmp = CK(btf__add_ptr(btf, typedef_struct(btf, "uvm_pmm_gpu_t", pmm)));
+	/* the function whose kprobe captures the prefetch hooks' block: in
+	 * every driver, the stock one too */
+	static const char *const n_hint[] = { "va_block", "va_block_context", "new_residency",
+					      "faulted_pages", "faulted_region", "bitmap_tree" };
+	int t_hint[] = { vbp, b->voidp, b->u32, b->voidp, b->u32, treep };
+	CK(btf__add_func(btf, "uvm_perf_prefetch_get_hint_va_block", BTF_FUNC_STATIC,
+			 proto(btf, 0, 6, n_hint, t_hint)));
 	if (!L->ops)
 		return;
 

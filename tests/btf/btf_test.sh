@@ -118,6 +118,37 @@ t_layout_missing() {
 	run layout 1 --dry-run -e 'gpu_mem:prefetch_iter { return 0; }' &&
 		one_error "stdin:1:1-22: ERROR: gpu_mem:prefetch_iter is not available: the driver's struct gpu_mem_ops has no member for it"
 }
+# The prefetch hooks' va and owner: a kprobe on the function that calls
+# them reads the faulting block (arg 0, %di at 112 in pt_regs) through
+# bpf_probe_read_kernel at BTF's offsets (start @48; managed_range @40,
+# va_space_mm @1704, owner @904, tgid @2460, 4 bytes) into a per-CPU
+# array of two slots, which the hooks read.
+CAP='gpu_mem:prefetch { @v[va] = count(); @o[owner] = count(); return DEFAULT; }
+gpu_mem:prefetch_iter { @p[owner] = count(); }'
+# adds FUNC: the immediate operands of FUNC's "r3 += N" lines
+adds() {
+	awk -v f="$1: " 'index($0, f) == 1 { on = 1; next } /^$/ { on = 0 } on' "$tmp/out" |
+		sed -nE 's/^ *[0-9]+: r3 \+= ([0-9]+)$/\1/p' | paste -sd' '
+}
+t_genb_capture() {
+	run genb 0 -d bpf -e "$CAP" && err_empty || return 1
+	out_has '^gpux_capture_kprobe: ; section kprobe/uvm_perf_prefetch_get_hint_va_block$' &&
+		[ "$(adds gpux_capture_kprobe)" = '48 40 1704 904 2460' ] || { cat "$tmp/out"; fail "capture offsets: $(adds gpux_capture_kprobe)"; return 1; }
+	[ "$(grep -c 'r3 = \*(u64 \*)(r7 + 112)$' "$tmp/out")" = 2 ] || fail "arg 0 read once a field" || return 1
+	[ "$(grep -c 'call bpf_probe_read_kernel$' "$tmp/out")" = 6 ] || fail "six kernel reads" || return 1
+	[ "$(grep -c 'map\[gpux_capture\]' "$tmp/out")" = 4 ] || fail "the capture and three reads use gpux_capture" || return 1
+	GPUX_BTF_DIR="$B/genb" "$HOSTGEN" <(echo "$CAP") >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; fail "hostgen"; return 1; }
+	out_has '^prog kprobe/uvm_perf_prefetch_get_hint_va_block driver$' &&
+		out_has '^map gpux_capture type 6 key 4 value 16 entries 1$'
+}
+# The other layout: start @24, and without managed_range no owner.
+t_layout_capture() {
+	run layout 0 -d bpf -e 'gpu_mem:prefetch { @v[va] = count(); }' || return 1
+	[ "$(adds gpux_capture_kprobe)" = 24 ] || { cat "$tmp/out"; fail "capture offsets: $(adds gpux_capture_kprobe)"; return 1; }
+	run layout 1 --dry-run -e 'gpu_mem:prefetch { @[owner] = count(); }' &&
+		one_error "stdin:1:22-27: ERROR: 'owner' is not available in gpu_mem:prefetch: the gpu_mem_ops ABI does not provide it"
+}
 # nv_gpu_sched_ops with on_timeslice_control; contexts as gpu_ext's.
 t_sched_offsets() {
 	run sched 0 -d bpf -e "$SCHED" || return 1

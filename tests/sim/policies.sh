@@ -41,6 +41,11 @@ prefetch_adaptive_tree_iter.gpx|:51|hotcold|same
 prefetch_adaptive_tree_iter.gpx|:30|hotcold|more_prefetch
 prefetch_adaptive_sequential.gpx|:0:forward:0|hotcold|no_prefetch
 prefetch_adaptive_sequential.gpx|:100:forward_start:0|seq|fewer_faults
+prefetch_pid_tree.gpx|:$H:51:$L:51:51|hotcold|same
+prefetch_pid_tree.gpx|:$H:30:$L:51:51|hotcold|more_prefetch
+prefetch_pid_tree.gpx|:$L:30:3:30:51|hotcold|same
+prefetch_eviction_pid.gpx|:$H:10:$L:80:50|mix|fewer_faults
+prefetch_stride_fault.gpx|:2:2:128|stride|less_htod
 sched_timeslices.gpx|:tenant1:4000:3|mix|tenant1_sooner'
 
 workload() {
@@ -48,6 +53,7 @@ workload() {
 	seq) echo seq:size=32m,gpu=24m,passes=2 ;;
 	hotcold) echo hotcold:size=64m,gpu=32m,passes=3 ;;
 	mix) echo mix:size=32m,gpu=24m,work=50 ;;
+	stride) echo stride:size=32m,gpu=24m,passes=2 ;;
 	esac
 }
 
@@ -104,6 +110,7 @@ holds() {
 	fewer_faults) [ "$pf" -lt "$df" ] ;;
 	no_prefetch) [ "$pp" = 0 ] && [ "$dp" -gt 0 ] ;;
 	more_prefetch) [ "$pp" -gt "$dp" ] ;;
+	less_htod) [ "$ph" -lt "$dh" ] ;;
 	like_*) # the same counts as another policy of stdlib/policies
 		o=$("$gpux" -f json --sim "$w" "$pol/${1#like_}.gpx" | grep -F "/${1#like_}.gpx\"")
 		[ "$(field faults "$o")/$(field evictions "$o")/$(field htod_bytes "$o")" = "$pf/$pe/$ph" ] ;;
