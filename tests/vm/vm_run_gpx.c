@@ -324,6 +324,15 @@ static void run_all(struct vm *vm, const struct host_obj *o, int intervals, int 
 		} else if (!strncmp(sec, "gpux/interval/", 14)) {
 			for (int k = 0; k < intervals; k++)
 				run(vm, o, sec, NULL, 0);
+		} else if (!strncmp(sec, "kprobe/", 7)) {
+			/* a capture's registers: %di (arg 0) points at a VA
+			 * block inside the context (start @8 = 0x7f0000200000,
+			 * managed_range @0 = NULL) */
+			uint64_t regs[24] = { 0 };
+			regs[112 / 8] = (uint64_t)(uintptr_t)&regs[20];
+			regs[21] = 0x7f0000200000ull;
+			for (int k = 0; k < hooks; k++)
+				run(vm, o, sec, regs, sizeof(regs));
 		} else if (!strncmp(sec, "struct_ops/", 11)) {
 			static const uint64_t args[4] = { 0, 0x1000, 0x2000, 0 };
 			for (int k = 0; k < hooks; k++)
