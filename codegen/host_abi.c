@@ -23,8 +23,8 @@
 /* uvm_gpu_chunk_struct: address @0, bitfields @8, list @16, va_block @32;
  * uvm_va_block: managed_range @0, start @8; the owner chain then takes
  * the first member at every step. */
-#define CHUNK_FIELDS(c)                                                        \
-	ARG("chunk", c), ARG("list", c + 1),                                   \
+#define CHUNK_FIELDS(c, third)                                                 \
+	ARG("chunk", c), ARG(third, c + 1),                                    \
 	FIELD("va", c, "->va_block->start", 8, 2, 32, 8),                       \
 	FIELD("owner", c,                                                      \
 	      "->va_block->managed_range->va_range.va_space->va_space_mm.mm->owner->tgid", \
@@ -52,8 +52,9 @@ static const char *const uvm_members[] = {
 	NULL,
 };
 
-/* The hooks of both memory ABIs, by member name. */
-#define MEM_HOOKS(prefetch, iter, activate, access, evict)                     \
+/* The hooks of the memory ABIs, by member name; third: the chunk
+ * hooks' third argument ("list" the chunk is on, or "decision" context). */
+#define MEM_HOOKS(prefetch, iter, activate, access, evict, third)              \
 	/* (page_index, bitmap_tree, max_prefetch_region, result_region) */      \
 	{ "gpu_mem:prefetch", prefetch,                                       \
 	  { ARG("page_index", 0), AT("max_first", 2, "->first", 0, 2),          \
@@ -65,9 +66,9 @@ static const char *const uvm_members[] = {
 	    ARG("counter", 3), AT("max_first", 1, "->first", 0, 2),             \
 	    AT("max_outer", 1, "->outer", 2, 2), ARG("result_region", 4),       \
 	    CAPTURED("va"), CAPTURED("owner") }, 8, 5 }, \
-	/* (pmm, chunk, list) */                                                \
-	{ "gpu_mem:activate", activate, { CHUNK_FIELDS(1) }, 4, 3 },           \
-	{ "gpu_mem:access", access, { CHUNK_FIELDS(1) }, 4, 3 },               \
+	/* (pmm, chunk, list or decision) */                                    \
+	{ "gpu_mem:activate", activate, { CHUNK_FIELDS(1, third) }, 4, 3 },    \
+	{ "gpu_mem:access", access, { CHUNK_FIELDS(1, third) }, 4, 3 },        \
 	/* (pmm, used_list, unused_list); a move here reorders the used list */ \
 	{ "gpu_mem:evict_prepare", evict,                                     \
 	  { ARG("used_list", 1), ARG("unused_list", 2), HEAD_FIELD(1),          \
@@ -82,7 +83,8 @@ static const struct host_sops_capture fault_block = {
 
 static const struct host_sops_hook uvm_hooks[] = {
 	MEM_HOOKS("uvm_prefetch_before_compute", "uvm_prefetch_on_tree_iter",
-		  "uvm_pmm_chunk_activate", "uvm_pmm_chunk_used", "uvm_pmm_eviction_prepare"),
+		  "uvm_pmm_chunk_activate", "uvm_pmm_chunk_used", "uvm_pmm_eviction_prepare",
+		  "list"),
 };
 
 static const struct host_sops_kfunc uvm_kfuncs[] = {
@@ -95,7 +97,7 @@ static const struct host_sops_kfunc uvm_kfuncs[] = {
 const struct host_sops_abi host_abi_uvm_gpu_ext = {
 	"uvm_gpu_ext", "gpu_mem", uvm_members,
 	uvm_hooks, sizeof(uvm_hooks) / sizeof(uvm_hooks[0]),
-	uvm_kfuncs, sizeof(uvm_kfuncs) / sizeof(uvm_kfuncs[0]), &fault_block,
+	uvm_kfuncs, sizeof(uvm_kfuncs) / sizeof(uvm_kfuncs[0]), &fault_block, NULL,
 };
 
 static const char *const mem_ops_members[] = {
@@ -110,7 +112,7 @@ static const char *const mem_ops_members[] = {
 
 static const struct host_sops_hook mem_ops_hooks[] = {
 	MEM_HOOKS("gpu_page_prefetch", "gpu_page_prefetch_iter", "gpu_block_activate",
-		  "gpu_block_access", "gpu_evict_prepare"),
+		  "gpu_block_access", "gpu_evict_prepare", "list"),
 };
 
 static const struct host_sops_kfunc mem_ops_kfuncs[] = {
@@ -123,7 +125,34 @@ static const struct host_sops_kfunc mem_ops_kfuncs[] = {
 const struct host_sops_abi host_abi_gpu_mem_ops = {
 	"gpu_mem_ops", "gpu_mem", mem_ops_members,
 	mem_ops_hooks, sizeof(mem_ops_hooks) / sizeof(mem_ops_hooks[0]),
-	mem_ops_kfuncs, sizeof(mem_ops_kfuncs) / sizeof(mem_ops_kfuncs[0]), &fault_block,
+	mem_ops_kfuncs, sizeof(mem_ops_kfuncs) / sizeof(mem_ops_kfuncs[0]), &fault_block, NULL,
+};
+
+/* gpu_mem_ops with decision contexts: the chunk hooks get a
+ * uvm_bpf_pmm_decision_ctx in place of the list, and a policy requests
+ * that the hook's own chunk go to a list's head or tail
+ * (bpf_gpu_request_reorder(ctx, destination, position): USED = 1,
+ * HEAD = 1, TAIL = 2); the driver applies the request after the hook.
+ * evict_prepare has no context, so no move there. */
+static const struct host_sops_hook decision_hooks[] = {
+	MEM_HOOKS("gpu_page_prefetch", "gpu_page_prefetch_iter", "gpu_block_activate",
+		  "gpu_block_access", "gpu_evict_prepare", "decision"),
+};
+
+static const struct host_sops_kfunc decision_kfuncs[] = {
+	{ .action = ACT_MOVE_HEAD, .name = "bpf_gpu_request_reorder",
+	  .args = { "decision", "=1", "=1" }, .nargs = 3, .self = "chunk" },
+	{ .action = ACT_MOVE_TAIL, .name = "bpf_gpu_request_reorder",
+	  .args = { "decision", "=1", "=2" }, .nargs = 3, .self = "chunk" },
+	KFUNC(ACT_SET_PREFETCH_REGION, "bpf_gpu_set_prefetch_region", 3,
+	      "result_region", "$0", "$1"),
+};
+
+const struct host_sops_abi host_abi_gpu_mem_decision = {
+	"gpu_mem_ops", "gpu_mem", mem_ops_members,
+	decision_hooks, sizeof(decision_hooks) / sizeof(decision_hooks[0]),
+	decision_kfuncs, sizeof(decision_kfuncs) / sizeof(decision_kfuncs[0]), &fault_block,
+	"uvm_bpf_pmm_decision_ctx",
 };
 
 static const char *const sched_members[] = {
@@ -163,5 +192,5 @@ static const struct host_sops_kfunc sched_kfuncs[] = {
 const struct host_sops_abi host_abi_nv_gpu_sched = {
 	"nv_gpu_sched_ops", "gpu_sched", sched_members,
 	sched_hooks, sizeof(sched_hooks) / sizeof(sched_hooks[0]),
-	sched_kfuncs, sizeof(sched_kfuncs) / sizeof(sched_kfuncs[0]), NULL,
+	sched_kfuncs, sizeof(sched_kfuncs) / sizeof(sched_kfuncs[0]), NULL, NULL,
 };

@@ -284,7 +284,8 @@ int host_bind_abi(const struct host_sops_abi *tmpl, const struct btf *btf,
 {
 	*out = NULL;
 	__s32 sid = btf__find_by_name_kind(btf, tmpl->struct_name, BTF_KIND_STRUCT);
-	if (sid < 0)
+	if (sid < 0 ||
+	    (tmpl->requires && btf__find_by_name_kind(btf, tmpl->requires, BTF_KIND_STRUCT) < 0))
 		return 0;
 	const struct btf_type *st = btf__type_by_id(btf, (__u32)sid);
 	int n = btf_vlen(st);
@@ -333,12 +334,13 @@ oom:
 
 struct drv_provider {
 	const char *module, *name;
-	const struct host_sops_abi *tmpl[2]; /* preferred first */
+	const struct host_sops_abi *tmpl[3]; /* preferred first */
 	const char *structs;                 /* for the message */
 };
 
 static const struct drv_provider providers[HOST_DRV_N] = {
-	{ "nvidia_uvm", "gpu_mem", { &host_abi_gpu_mem_ops, &host_abi_uvm_gpu_ext },
+	{ "nvidia_uvm", "gpu_mem",
+	  { &host_abi_gpu_mem_decision, &host_abi_gpu_mem_ops, &host_abi_uvm_gpu_ext },
 	  "struct gpu_mem_ops or uvm_gpu_ext" },
 	{ "nvidia", "gpu_sched", { &host_abi_nv_gpu_sched, NULL }, "struct nv_gpu_sched_ops" },
 };
@@ -364,7 +366,7 @@ static int bind_provider(struct host_binding *b, int k, const char *dir, bool en
 		return 0;
 	}
 	int rc = 0;
-	for (int i = 0; i < 2 && pv->tmpl[i] && !b->abi[k] && rc == 0; i++)
+	for (int i = 0; i < 3 && pv->tmpl[i] && !b->abi[k] && rc == 0; i++)
 		rc = host_bind_abi(pv->tmpl[i], btf, &b->abi[k]);
 	if (rc == 0 && !b->abi[k])
 		snprintf(b->why[k], sizeof(b->why[k]), "%.300s has no %s (%s)", path, pv->structs,

@@ -208,6 +208,14 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 
 /* ---- kfuncs ---- */
 
+static bool hook_has(const struct host_sops_hook *hk, const char *name)
+{
+	for (int i = 0; i < hk->nfields; i++)
+		if (!strcmp(hk->fields[i].name, name))
+			return true;
+	return false;
+}
+
 LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call)
 {
 	const struct action *act = call->u.call.fn;
@@ -218,6 +226,22 @@ LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call)
 	if (!k) {
 		host_err(h, call, "%s() has no kfunc in the %s ABI", act->name,
 			 h->abi ? h->abi->struct_name : "(none)");
+		return NULL;
+	}
+	/* the hook must pass what the kfunc takes (a decision context) */
+	for (int i = 0; i < k->nargs; i++)
+		if (k->args[i][0] != '=' && k->args[i][0] != '$' && !hook_has(h->hook, k->args[i])) {
+			host_err(h, call, "%s() cannot be called in %s: the %s ABI passes this hook "
+				 "no '%s' argument for %s()", act->name, h->hook->event,
+				 h->abi->struct_name, k->args[i], k->name);
+			return NULL;
+		}
+	const struct node *a0 = call->u.call.args;
+	if (k->self && !(a0 && a0->kind == N_IDENT && !strcmp(a0->u.ident.name, k->self))) {
+		struct diag *d = host_err(h, a0 ? a0 : call, "%s() in the %s ABI moves only the "
+					  "hook's own %s", act->name, h->abi->struct_name, k->self);
+		if (d)
+			diag_hint(d, "%s(%s)", act->name, k->self);
 		return NULL;
 	}
 	LLVMValueRef args[3];

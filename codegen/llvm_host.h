@@ -97,6 +97,10 @@ struct host_sops_kfunc {
 	const char *name; /* "bpf_uvm_pmm_chunk_move_tail" */
 	const char *args[3];
 	int nargs;
+	/* non-NULL: the kfunc acts on the hook's own object, this field,
+	 * which must then be the action's argument (gpu_ext's decision
+	 * contexts); NULL: on the argument given */
+	const char *self;
 	/* Bound from BTF: the kernel's prototype, which libbpf matches the
 	 * object's extern declaration against (void or an integer return;
 	 * each argument an integer, ptr_to NULL, or a pointer to the struct
@@ -133,6 +137,9 @@ struct host_sops_abi {
 	const struct host_sops_kfunc *kfuncs;
 	int nkfuncs;
 	const struct host_sops_capture *capture; /* NULL: none */
+	/* a struct BTF must also have for this ABI to bind (NULL: none):
+	 * tells ABIs of one struct name apart */
+	const char *requires;
 };
 
 /* The shapes gpux knows without a driver (codegen/host_abi.c): what it
@@ -140,6 +147,7 @@ struct host_sops_abi {
  * runs. */
 extern const struct host_sops_abi host_abi_uvm_gpu_ext;
 extern const struct host_sops_abi host_abi_gpu_mem_ops;
+extern const struct host_sops_abi host_abi_gpu_mem_decision;
 extern const struct host_sops_abi host_abi_nv_gpu_sched;
 
 /* ---- binding to the running driver (codegen/host_bind.c, needs libbpf) ---- */

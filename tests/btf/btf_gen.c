@@ -3,6 +3,7 @@
  * driver. Each variant is a directory for GPUX_BTF_DIR:
  *   genb/    vmlinux + nvidia_uvm split over it: struct uvm_gpu_ext, bpf_uvm_* kfuncs
  *   genc/    nvidia_uvm alone: struct gpu_mem_ops, bpf_gpu_* kfuncs
+ *   gend/    gpu_mem_ops with decision contexts: bpf_gpu_request_reorder
  *   layout/  gpu_mem_ops over other offsets (list, va_block->start, u32
  *            regions), no prefetch_iter member, no move_head kfunc, no
  *            managed_range (so no owner); nvidia: old sched contexts
@@ -39,6 +40,7 @@ struct layout {
 	unsigned managed_off, start_off; /* managed_off 0: no managed_range */
 	bool region_u32;
 	unsigned owner_off, tgid_off, vsmm_off;
+	bool decision; /* contexts in place of the list and the region */
 };
 
 static const struct layout gen_b = {
@@ -46,7 +48,7 @@ static const struct layout gen_b = {
 	{ "uvm_bpf_test_trigger_kfunc", "uvm_prefetch_before_compute", "uvm_prefetch_on_tree_iter",
 	  "uvm_pmm_chunk_activate", "uvm_pmm_chunk_used", "uvm_pmm_eviction_prepare" },
 	"bpf_uvm_pmm_chunk_move_head", "bpf_uvm_pmm_chunk_move_tail", "bpf_uvm_set_va_block_region",
-	16, 32, 56, 40, 48, false, 904, 2460, 1704,
+	16, 32, 56, 40, 48, false, 904, 2460, 1704, false,
 };
 
 static const struct layout gen_c = {
@@ -54,7 +56,15 @@ static const struct layout gen_c = {
 	{ "gpu_test_trigger", "gpu_page_prefetch", "gpu_page_prefetch_iter", "gpu_block_activate",
 	  "gpu_block_access", "gpu_evict_prepare" },
 	"bpf_gpu_block_move_head", "bpf_gpu_block_move_tail", "bpf_gpu_set_prefetch_region",
-	16, 32, 56, 40, 48, false, 904, 2460, 1704,
+	16, 32, 56, 40, 48, false, 904, 2460, 1704, false,
+};
+
+static const struct layout gen_d = {
+	"gpu_mem_ops",
+	{ "gpu_test_trigger", "gpu_page_prefetch", "gpu_page_prefetch_iter", "gpu_block_activate",
+	  "gpu_block_access", "gpu_evict_prepare" },
+	NULL, NULL, "bpf_gpu_set_prefetch_region",
+	16, 32, 56, 40, 48, false, 904, 2460, 1704, true,
 };
 
 static const struct layout other = {
@@ -62,11 +72,11 @@ static const struct layout other = {
 	{ "gpu_test_trigger", "gpu_page_prefetch", NULL, "gpu_block_activate", "gpu_block_access",
 	  "gpu_evict_prepare" },
 	NULL, "bpf_gpu_block_move_tail", "bpf_gpu_set_prefetch_region",
-	8, 40, 64, 0, 24, true, 912, 2468, 1712,
+	8, 40, 64, 0, 24, true, 912, 2468, 1712, false,
 };
 
 static const struct layout stock = {
-	NULL, { NULL }, NULL, NULL, NULL, 16, 32, 56, 40, 48, false, 904, 2460, 1704,
+	NULL, { NULL }, NULL, NULL, NULL, 16, 32, 56, 40, 48, false, 904, 2460, 1704, false,
 };
 
 /* What the kernel's own BTF (vmlinux) has that the driver's refers to. */
@@ -219,8 +229,23 @@ static void add_uvm(struct btf *btf, const struct base *b, const struct layout *
 					    "counter", "prefetch_region" };
 	static const char *const n_ch[] = { "pmm", "chunk", "list" };
 	static const char *const n_ev[] = { "pmm", "va_block_used", "va_block_unused" };
-	int t_trig[] = { cchp, b->s32 }, t_pf[] = { page, treep, regp, regp },
-	    t_it[] = { treep, regp, regp, b->u32, regp }, t_ch[] = { pmmp, chp, b->listp },
+	/* decision contexts (gpu_ext's newest): the prefetch one, and the
+	 * chunk hooks' { pmm; root_chunk; observed; request } */
+	int pfd = regp, pmd = b->listp;
+	if (L->decision) {
+		int d = CK(btf__add_struct(btf, "uvm_bpf_prefetch_decision", 24));
+		add_struct_field(btf, "attempted", b->u8, 0);
+		add_struct_field(btf, "conflict", b->u8, 1);
+		add_struct_field(btf, "first", b->u64, 8);
+		add_struct_field(btf, "outer", b->u64, 16);
+		pfd = CK(btf__add_ptr(btf, typedef_struct(btf, "uvm_bpf_prefetch_decision_t", d)));
+		int c = CK(btf__add_struct(btf, "uvm_bpf_pmm_decision_ctx", 72));
+		add_struct_field(btf, "pmm", pmmp, 0);
+		add_struct_field(btf, "root_chunk", b->voidp, 8);
+		pmd = CK(btf__add_ptr(btf, typedef_struct(btf, "uvm_bpf_pmm_decision_ctx_t", c)));
+	}
+	int t_trig[] = { cchp, b->s32 }, t_pf[] = { page, treep, regp, pfd },
+	    t_it[] = { treep, regp, regp, b->u32, pfd }, t_ch[] = { pmmp, chp, pmd },
 	    t_ev[] = { pmmp, b->listp, b->listp };
 	int fp[6] = {
 		CK(btf__add_ptr(btf, proto(btf, b->s32, 2, n_trig, t_trig))),
@@ -243,7 +268,15 @@ static void add_uvm(struct btf *btf, const struct base *b, const struct layout *
 	int t_mv[] = { chp, b->listp }, t_rg[] = { regp, page, page };
 	kfunc(btf, L->kf_head, 0, 2, n_mv, t_mv);
 	kfunc(btf, L->kf_tail, 0, 2, n_mv, t_mv);
-	kfunc(btf, L->kf_region, 0, 3, n_rg, t_rg);
+	if (!L->decision) {
+		kfunc(btf, L->kf_region, 0, 3, n_rg, t_rg);
+		return;
+	}
+	static const char *const n_rd[] = { "decision_ctx", "first", "outer" };
+	static const char *const n_ro[] = { "decision_ctx", "destination", "position" };
+	int t_rd[] = { pfd, b->u64, b->u64 }, t_ro[] = { pmd, b->u64, b->u64 };
+	kfunc(btf, L->kf_region, b->s32, 3, n_rd, t_rd);
+	kfunc(btf, "bpf_gpu_request_reorder", b->s32, 3, n_ro, t_ro);
 }
 
 /* nvidia's scheduling contexts and struct_ops: gpu_ext's newest (with
@@ -363,6 +396,8 @@ static int generate(const char *dir)
 	btf__free(base);
 	subdir(d, sizeof(d), dir, "genc");
 	standalone(d, "nvidia_uvm", &gen_c, -1);
+	subdir(d, sizeof(d), dir, "gend");
+	standalone(d, "nvidia_uvm", &gen_d, -1);
 	subdir(d, sizeof(d), dir, "layout");
 	standalone(d, "nvidia_uvm", &other, -1);
 	standalone(d, "nvidia", &other, 1);

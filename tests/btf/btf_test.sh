@@ -89,6 +89,25 @@ t_genc_struct_ops() {
 		out_has 'call bpf_gpu_set_prefetch_region$' || return 1
 	if grep -q 'bpf_uvm_' "$tmp/out"; then fail "a Gen B kfunc in a Gen C object"; fi
 }
+# Gen D (gpu_mem_ops with decision contexts): a move is a request on
+# the hook's context, bpf_gpu_request_reorder(ctx, USED 1, HEAD 1 or
+# TAIL 2), for the hook's own chunk only; evict_prepare has no context.
+t_gend_decision() {
+	run gend 0 --emit "$tmp/e" -e "$LFU" && err_empty && struct_ops "$tmp/e/host.bpf.o" || return 1
+	so_has 'struct_ops gpux_gpu_mem_ops: struct gpu_mem_ops, 6 members: gpu_test_trigger gpu_page_prefetch gpu_page_prefetch_iter gpu_block_activate gpu_block_access gpu_evict_prepare' &&
+		so_has 'kfunc long bpf_gpu_request_reorder(struct uvm_bpf_pmm_decision_ctx *, long, long)' &&
+		so_has 'kfunc long bpf_gpu_set_prefetch_region(struct uvm_bpf_prefetch_decision *, long, long)' || return 1
+	run gend 0 -d bpf -e "$LFU" || return 1
+	[ "$(grep -E ': (r[23] = [12]|call bpf_gpu_request_reorder)$' "$tmp/out" | sed -E 's/^ +[0-9]+: //' |
+		paste -sd' ')" = 'r2 = 1 r3 = 1 call bpf_gpu_request_reorder r2 = 1 r3 = 2 call bpf_gpu_request_reorder' ] ||
+		{ cat "$tmp/out"; fail "move_head then move_tail as requests"; return 1; }
+	if grep -q 'bpf_gpu_block_move' "$tmp/out"; then fail "a Gen C kfunc in a Gen D object"; return 1; fi
+	run gend 1 --dry-run -e 'gpu_mem:evict_prepare { move_tail(head); }' &&
+		one_error "stdin:1:25-40: ERROR: move_tail() cannot be called in gpu_mem:evict_prepare: the gpu_mem_ops ABI passes this hook no 'decision' argument for bpf_gpu_request_reorder()" || return 1
+	run gend 1 --dry-run -e 'gpu_mem:access { $x = chunk; move_tail($x); }' &&
+		one_error "stdin:1:40-42: ERROR: move_tail() in the gpu_mem_ops ABI moves only the hook's own chunk" &&
+		err_has '^HINT: move_tail\(chunk\)$'
+}
 # Offsets from BTF: chunk->va_block @32, ->start @48; the owner through
 # the anonymous struct of mm_struct; head = next - offsetof(list) (16).
 t_genb_offsets() {
