@@ -42,9 +42,11 @@ enum {
 
 /* 0, or -1 with a message in err; *out is NULL on failure. */
 int vm_load(const void *elf, size_t len, struct vm **out, char *err, size_t errlen);
-/* VM_LOAD_DRIVER: the driver hooks' "struct_ops/..." programs load too,
- * to run off the driver: their calls of gpu_ext kfuncs become calls of
- * the ids of abi/driver_kfuncs.h, served by the extension hook. */
+/* VM_LOAD_DRIVER: the driver hooks' "struct_ops/..." programs and the
+ * "kprobe/..." captures load too, to run off the driver: their calls of
+ * gpu_ext kfuncs become calls of the ids of abi/driver_kfuncs.h, served
+ * by the extension hook, and bpf_probe_read_kernel reads the context
+ * (anything else fails, zeroed, as in the kernel). */
 #define VM_LOAD_DRIVER 1u
 int vm_load_flags(const void *elf, size_t len, unsigned flags, struct vm **out, char *err,
 		  size_t errlen);

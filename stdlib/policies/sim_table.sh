@@ -27,14 +27,11 @@ fi
 
 # Lines: non-blank lines of the .gpx, comments and #! included.
 # gpu_ext: its .bpf.c plus its loader, as counted in its repository
-# (timeslices: 408 + its 77-line header). Pending ports: their drafts in
-# tests/sim/pending, which wait on a missing feature.
+# (timeslices: 408 + its 77-line header).
 echo '| policy | what it does | gpux lines | gpu_ext lines | ratio |'
 echo '|---|---|---:|---:|---:|'
 while read -r f ext desc; do
-	g=$f.gpx
-	[ -f "$g" ] || g=../../tests/sim/pending/$f.gpx f="$f (pending)"
-	n=$(grep -cv '^[[:space:]]*$' "$g")
+	n=$(grep -cv '^[[:space:]]*$' "$f.gpx")
 	echo "| $f | $desc | $n | $ext | 1/$(awk "BEGIN { printf \"%.1f\", $ext / $n }") |"
 done <<'T'
 eviction_fifo 145 evict in arrival order: accesses never refresh a chunk
@@ -70,8 +67,13 @@ prefetch_none.gpx
 prefetch_adaptive_tree_iter.gpx:51
 prefetch_adaptive_tree_iter.gpx:30
 prefetch_adaptive_sequential.gpx:100:forward:0
-prefetch_adaptive_sequential.gpx:50:forward_start:0'
+prefetch_adaptive_sequential.gpx:50:forward_start:0
+eviction_fifo_chance.gpx:$H:3:$L:0:1
+prefetch_pid_tree.gpx:$H:20:$L:80:50
+prefetch_eviction_pid.gpx:$H:10:$L:80:50
+prefetch_stride_fault.gpx:2:2:128'
 works='seq:size=512m,gpu=384m,passes=2
+stride:size=512m,gpu=384m,passes=2
 hotcold:size=512m,gpu=256m,passes=3
 random:size=512m,gpu=384m
 mix:size=512m,gpu=384m,passes=3

@@ -6,9 +6,8 @@
 # row and the policy's row; in JSON, every row moved at least its faults
 # to the GPU (htod_bytes >= faults x 4096), the policy's row ran hooks
 # and made no kfunc errors; and a property of the policy against the
-# default on its generated workload (the cases below). Prints PASS/FAIL
-# per check (XFAIL for the drafts in pending/ that wait on a missing
-# feature) and exits 1 on any FAIL.
+# default (or another policy) on its generated workload (the cases
+# below). Prints PASS/FAIL per check and exits 1 on any FAIL.
 set -u
 build=${1:?usage: policies.sh BUILD_DIR}
 gpux=$build/cli/gpux
@@ -159,20 +158,6 @@ while IFS='|' read -r f ga w prop ta; do
 		json_checks "$n (json)" "$pol/$f"
 	fi
 done <"$tmp/cases"
-
-# ports waiting on a missing feature: they must still fail to compile
-# with the message that names it (XPASS: move the port to stdlib/policies)
-for f in "$here"/pending/*.gpx; do
-	[ -f "$f" ] || continue
-	b=$(basename "$f")
-	if "$gpux" --dry-run "$f" 1 2 3 4 5 >/dev/null 2>"$tmp/err"; then
-		echo "XPASS: pending/$b compiles now: move it to stdlib/policies and give it a case"
-	elif grep -q 'is not available in gpu_mem:' "$tmp/err"; then
-		echo "XFAIL: pending/$b: $(grep -m1 ERROR "$tmp/err" | sed 's/.*ERROR: //')"
-	else
-		fail "pending/$b: fails only on the missing feature" "$(head -c 300 "$tmp/err")"
-	fi
-done
 
 echo "$fails failed"
 [ "$fails" = 0 ]
