@@ -41,21 +41,7 @@ LLVMValueRef hl_capture_read(struct hctx *h, const struct node *n, const char *n
 			 name, h->hook->event, h->abi->struct_name);
 		return NULL;
 	}
-	LLVMValueRef v = slots(h, c);
-	LLVMValueRef nn = LLVMBuildICmp(h->b, LLVMIntNE, v, LLVMConstNull(h->ptr), "");
-	LLVMBasicBlockRef from = LLVMGetInsertBlock(h->b);
-	LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "captured");
-	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "capture_read");
-	LLVMBuildCondBr(h->b, nn, found, done);
-	LLVMPositionBuilderAtEnd(h->b, found);
-	LLVMValueRef val = LLVMBuildLoad2(h->b, h->i64, host_gep(h, v, 8 * (unsigned)i), "");
-	LLVMBuildBr(h->b, done);
-	LLVMPositionBuilderAtEnd(h->b, done);
-	LLVMValueRef phi = LLVMBuildPhi(h->b, h->i64, "");
-	LLVMValueRef vals[] = { host_const(h, 0), val };
-	LLVMBasicBlockRef bbs[] = { from, found };
-	LLVMAddIncoming(phi, vals, bbs, 2);
-	return phi;
+	return hl_load_or_zero_at(h, slots(h, c), 8 * (unsigned)i);
 }
 
 /* One field from the kprobe's registers: every load through

@@ -179,13 +179,18 @@ static LLVMValueRef map_read(struct hctx *h, struct node *m, unsigned *ssize)
 
 LLVMValueRef hl_load_or_zero(struct hctx *h, LLVMValueRef v)
 {
+	return hl_load_or_zero_at(h, v, 0);
+}
+
+LLVMValueRef hl_load_or_zero_at(struct hctx *h, LLVMValueRef v, unsigned off)
+{
 	LLVMValueRef nn = LLVMBuildICmp(h->b, LLVMIntNE, v, LLVMConstNull(h->ptr), "");
 	LLVMBasicBlockRef from = LLVMGetInsertBlock(h->b);
 	LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "found");
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "read");
 	LLVMBuildCondBr(h->b, nn, found, done);
 	LLVMPositionBuilderAtEnd(h->b, found);
-	LLVMValueRef val = LLVMBuildLoad2(h->b, h->i64, v, "");
+	LLVMValueRef val = LLVMBuildLoad2(h->b, h->i64, host_gep(h, v, off), "");
 	LLVMBuildBr(h->b, done);
 	LLVMPositionBuilderAtEnd(h->b, done);
 	LLVMValueRef phi = LLVMBuildPhi(h->b, h->i64, "");

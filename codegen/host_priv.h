@@ -211,6 +211,8 @@ void hl_capture_prog(struct hctx *h);
 
 /* The i64 a map lookup's result v points to, or 0 when v is NULL. */
 LLVMValueRef hl_load_or_zero(struct hctx *h, LLVMValueRef v);
+/* ... the i64 at byte off of what v points to */
+LLVMValueRef hl_load_or_zero_at(struct hctx *h, LLVMValueRef v, unsigned off);
 /* Fills host_map.use_at and write_at (host_uses.c). */
 void hl_map_uses(struct program *prog, struct host_obj *obj);
 
