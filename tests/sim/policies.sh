@@ -17,6 +17,13 @@ trace="trace:$here/traces/small.trace,gpu=12m"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
+# Under ASan, LeakSanitizer's scan of dynamic TLS reads a bogus entry
+# left by the dlopen'ed host module (LLVM) on some runs ("DTLS 5 at
+# 0x2f0", then "Tracer caught signal 11" at exit, with the same
+# arguments every time). The simulator keeps nothing in TLS: leak
+# checking stays on, without that scan (and quiet about the glibc TLS
+# block its default suppressions then hide).
+export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}use_tls=0:print_suppressions=0
 
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1${2:+: $2}"; fails=$((fails + 1)); }
@@ -65,14 +72,6 @@ run() {
 	shift 3
 	"$gpux" "$@" --sim "$rw" "$row" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
-	# Under ASan on a loaded machine, LeakSanitizer's own tracer thread
-	# sometimes faults at exit ("Tracer caught signal 11"), after gpux
-	# finished: that is the sanitizer's failure, so the run is made once more
-	if [ "$rc" != 0 ] && grep -q '^Tracer caught signal' "$tmp/err"; then
-		echo "RETRY: $name: LeakSanitizer's tracer faulted at exit"
-		"$gpux" "$@" --sim "$rw" "$row" >"$tmp/out" 2>"$tmp/err"
-		rc=$?
-	fi
 	if [ "$rc" != 0 ]; then
 		fail "$name: exit 0" "exit $rc: $(head -c 300 "$tmp/err")"
 		return 1
