@@ -36,7 +36,11 @@ struct rw {
 	struct ptx_regs *regs;
 	struct rw_fn fn;
 	bool oom;
-	bool collide; /* the user's text names gpux_ */
+	/* The first name of the user's that gpux adds too (a function, a
+	 * variable or a %gpux_ register), NUL-terminated: the module cannot
+	 * take the probes (instrumented by gpux already, or named as gpux
+	 * names its own). Other names with gpux_ in them are the user's. */
+	char clash[64];
 	/* The user's header lines, the probes module's values. */
 	struct ptx_tok ver, tgt, asz;
 	char pver[16], ptgt[16];
@@ -49,6 +53,10 @@ void rw_warn(struct rw *rw, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Queue text[t0, text.len) as an edit. */
 void rw_edit(struct rw *rw, size_t off, size_t del, int prio, size_t t0);
+
+/* ptx_tramp.c: the names a trampoline declares inside a user function
+ * (besides %gpux_ registers), NULL-ended. */
+extern const char *const rw_tramp_names[];
 
 /* ptx_walk.c: the module and function bodies. */
 int rw_walk(struct rw *rw);

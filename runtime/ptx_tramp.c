@@ -11,6 +11,8 @@
 
 #include "ptx_rw_priv.h"
 
+const char *const rw_tramp_names[] = { "gpux_site_ctx", "gpux_p", "gpux_r", NULL };
+
 void rw_decls(struct rw *rw, size_t off)
 {
 	size_t t0 = rw->text.len;

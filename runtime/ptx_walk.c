@@ -1,10 +1,53 @@
 /* Walking the user's module: header lines, top-level declarations,
  * function definitions, and inside those the statements that are
  * probe sites. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ptx_rw_priv.h"
+
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '$';
+}
+
+/* Whether [name, name + n) stands as a whole identifier in the probes
+ * module or among the trampolines' names: a name gpux puts into the
+ * module. */
+static bool ours(const struct rw *rw, const char *name, size_t n)
+{
+	for (int i = 0; rw_tramp_names[i]; i++)
+		if (strlen(rw_tramp_names[i]) == n && !memcmp(rw_tramp_names[i], name, n))
+			return true;
+	const char *p = rw->in->probes_ptx, *end = p + rw->in->probes_len;
+	while ((p = memmem(p, (size_t)(end - p), name, n))) {
+		if ((p == rw->in->probes_ptx || !ident_char(p[-1])) &&
+		    (p + n == end || !ident_char(p[n])))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* The first identifier of s that gpux adds too, into rw->clash: one
+ * beginning with gpux_ (a mangled _Z9gpux_stepv or a my_gpux_x is
+ * another name) that is a %register or one of ours. */
+static void find_clash(struct rw *rw, const char *s)
+{
+	for (const char *p = strstr(s, "gpux_"); p && !rw->clash[0]; p = strstr(p + 1, "gpux_")) {
+		bool reg = p > s && p[-1] == '%';
+		if (p > s && !reg && ident_char(p[-1]))
+			continue;
+		size_t n = 0;
+		while (ident_char(p[n]))
+			n++;
+		if (reg || ours(rw, p, n))
+			snprintf(rw->clash, sizeof(rw->clash), "%s%.*s", reg ? "%" : "",
+				 (int)(n < 60 ? n : 60), p);
+	}
+}
 
 static const char *clean(struct rw *rw, const struct ptx_tok *t)
 {
@@ -20,8 +63,7 @@ static const char *clean(struct rw *rw, const struct ptx_tok *t)
 	}
 	ptx_clean(rw->in->user + t->start, n, rw->clean);
 	/* Our names must not collide with the user's (comments aside). */
-	if (strstr(rw->clean, "gpux_"))
-		rw->collide = true;
+	find_clash(rw, rw->clean);
 	return rw->clean;
 }
 
@@ -160,8 +202,9 @@ int rw_walk(struct rw *rw)
 			return rw_fail(rw, "%s", err);
 		if (rw->oom)
 			return rw_fail(rw, "out of memory");
-		if (rw->collide)
-			return rw_fail(rw, "the module already uses gpux_ names (instrumented twice?)");
+		if (rw->clash[0])
+			return rw_fail(rw, "the module has %s, a name gpux adds (instrumented by "
+				       "gpux already, or named as gpux's own)", rw->clash);
 		switch (t.kind) {
 		case PTX_END:
 			return 0;
