@@ -56,6 +56,7 @@ nv devfunc "${ptx_sass[@]}" "$src/devfunc.cu"
 nv multistream "${ptx_sass[@]}" --default-stream per-thread "$src/multistream.cu"
 nv graph "${ptx_sass[@]}" "$src/graph.cu"
 nv constant "${ptx_sass[@]}" "$src/constant.cu"
+nv named "${ptx_sass[@]}" "$src/named.cu"
 nv coop "${ptx_sass[@]}" "$src/coop.cu"
 nv managed "${ptx_sass[@]}" "$src/managed.cu"
 nv sass_only "${sass_only[@]}" "$src/sass_only.cu"
@@ -96,7 +97,7 @@ if [ ${#lister[@]} -eq 0 ]; then
 	echo "$msg" >&2
 else
 	bad=0
-	for b in vecadd vecadd_shared gemm reduce devfunc multistream graph constant coop sass_mixed sass_only; do
+	for b in vecadd vecadd_shared gemm reduce devfunc multistream graph constant named coop sass_mixed sass_only; do
 		l=$("${lister[@]}" "$out/$b" 2>/dev/null) || { echo "e2e build: $kind failed on $b" >&2; bad=1; continue; }
 		nptx=$(grep -c '^PTX file' <<<"$l" || true)
 		nelf=$(grep -c '^ELF file.*sm_90' <<<"$l" || true)

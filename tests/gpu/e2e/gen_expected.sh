@@ -100,6 +100,7 @@ gen graph_access 1 '@["capA(float*, int)"] = sum(4 * 10000 * 2);
 # constant: poly 40 x 256, launched twice, n = 10000: per i < n one
 # ld.global.v4 (in[i]), one st.global (d_out[i]), one atom.global (d_count).
 gen constant_exit 1 '@["poly(float4 const*, int)"] = sum(2 * 40 * 256);'
+gen named_exit 1 '@["gpux_step"] = sum(40 * 256); @["gpux_step(float*)"] = sum(10 * 128);'
 gen constant_access 1 '@["poly(float4 const*, int)"] = sum(2 * 10000 * 3);'
 gen constant_atomic 1 '@["poly(float4 const*, int)"] = sum(2 * 10000);'
 

@@ -92,6 +92,8 @@ add graph_access './graph' "$ACCESS_COUNT" exact
 add constant_exit './constant' "$EXIT_COUNT" exact
 add constant_access './constant' "$ACCESS_COUNT" exact
 add constant_atomic './constant' 'gdev:access /atomic/ { @[kernel] = count(); }' exact
+# the program's own kernels named gpux_step (extern "C" and C++)
+add named_exit './named' "$EXIT_COUNT" exact
 add coop_exit './coop' "$EXIT_COUNT" exact
 add drvapi_exit './drvapi' "$EXIT_COUNT" exact
 add drvapi_access './drvapi' "$ACCESS_COUNT" exact
