@@ -7,6 +7,7 @@
  * rewritten once. Called with rt_lock held. */
 #include "rt.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,9 @@
 #include "kernel_list.h"
 #include "ptx_rewrite.h"
 #include "sass_only.h"
+
+/* Kernels a module's one line names; beyond, it counts them. */
+#define RT_NAMED_KERNELS 3
 
 struct patched {
 	uint64_t hash;   /* of the original image */
@@ -70,21 +74,56 @@ static bool probed(const char *name, bool is_kernel)
 	return false;
 }
 
-/* Reports (once per name) kernels a probe wanted that cannot be patched. */
-static void report_unpatched(const struct gpux_names *k, const char *why, unsigned arch)
+/* The file an image lies in (a library's fatbin), for messages. */
+static const char *image_file(const void *image)
+{
+	Dl_info di;
+	if (!image || !dladdr(image, &di) || !di.dli_fname || !*di.dli_fname)
+		return NULL;
+	const char *slash = strrchr(di.dli_fname, '/');
+	return slash ? slash + 1 : di.dli_fname;
+}
+
+/* Reports kernels a probe wanted that cannot be patched, each name
+ * once: one line per module, which names them when they are few (with
+ * -v, a line each); a library of thousands of SASS-only kernels (cuBLAS,
+ * PyTorch) is one line. */
+static void report_unpatched(const struct gpux_names *k, const char *why, unsigned arch,
+			     const void *image)
 {
 	static struct gpux_names told;
-	char hint[128] = "", dn[512];
+	char hint[128] = "", dn[512], list[768] = "";
 	if (arch)
 		gpux_fb_rebuild_hint(arch, hint, sizeof(hint));
+	bool verbose = rt_sess()->flags & GPUX_SESS_VERBOSE;
+	size_t n = 0, len = 0;
 	for (size_t i = 0; i < k->n; i++) {
 		if (!probed(k->name[i], true) || gpux_names_has(&told, k->name[i]))
 			continue;
 		gpux_names_add(&told, k->name[i], strlen(k->name[i]), 0);
-		rt_warn("kernel %s not instrumented: %s; it runs untouched%s%s",
-			rt_demangle(k->name[i], dn, sizeof(dn)), why,
-			*hint ? ". Rebuild with PTX: nvcc " : "", hint);
+		const char *name = rt_demangle(k->name[i], dn, sizeof(dn));
+		if (verbose)
+			rt_warn("kernel %s not instrumented: %s; it runs untouched%s%s", name, why,
+				*hint ? ". Rebuild with PTX: nvcc " : "", hint);
+		else if (n < RT_NAMED_KERNELS && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+						n ? ", " : "", name);
+		n++;
 	}
+	if (verbose || !n)
+		return;
+	const char *file = image_file(image);
+	if (n == 1)
+		rt_warn("kernel %s not instrumented: %s; it runs untouched%s%s", list, why,
+			*hint ? ". Rebuild with PTX: nvcc " : "", hint);
+	else if (n <= RT_NAMED_KERNELS)
+		rt_warn("kernels %s%s%s not instrumented: %s; they run untouched%s%s", list,
+			file ? " of " : "", file ? file : "", why,
+			*hint ? ". Rebuild with PTX: nvcc " : "", hint);
+	else
+		rt_warn("%zu kernels of %s not instrumented: %s; they run untouched (-v lists "
+			"them)%s%s", n, file ? file : "a module", why,
+			*hint ? ". Rebuild with PTX: nvcc " : "", hint);
 }
 
 enum rt_img_kind rt_image_classify(const void *image, size_t *size)
@@ -140,7 +179,7 @@ static char *fatbin_ptx(const void *image)
 	if (gpux_fb_sass_only(b, len, &sass, &sass_arch) == GPUX_FB_OK && sass.n) {
 		/* the patched module must define every kernel: all or none */
 		report_unpatched(&sass, "the fatbin has SASS but no PTX for it",
-				 sass_arch ? sass_arch : arch);
+				 sass_arch ? sass_arch : arch, image);
 		gpux_names_free(&sass);
 		return NULL;
 	}
@@ -169,7 +208,7 @@ static void report_cubin(const void *image, size_t size)
 	if (gpux_cubin_kernels(image, size, &k) == GPUX_FB_OK &&
 	    !gpux_names_has(&k, GPUX_SYM_CLOCK_SAMPLE))
 		report_unpatched(&k, "it was loaded as a cubin, SASS without PTX (as NVRTC "
-				 "and numba-cuda make them)", 0);
+				 "and numba-cuda make them)", 0, image);
 	gpux_names_free(&k);
 }
 

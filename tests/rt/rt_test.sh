@@ -19,6 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 PTX=$RT_CUDA_DIR/kern.ptx
 FATBIN=$RT_CUDA_DIR/kern_sass.fatbin
+MANY=$RT_CUDA_DIR/kern_many_sass.fatbin
 CUBIN=$RT_CUDA_DIR/kern.cubin
 PTX_FATBIN=$RT_CUDA_DIR/kern_ptx.fatbin
 if [ ! -e "$PTX" ] || [ ! -e "$FATBIN" ] || [ ! -e "$CUBIN" ] || [ ! -e "$PTX_FATBIN" ]; then
@@ -185,6 +186,14 @@ t_sass_only() {
 	count_ctl 0 "" -- "$RT_DRV_APP" image "$FATBIN" &&
 	same "$tmp/out" sass.out && same "$tmp/err" sass.err && same "$tmp/dump" empty.dump &&
 	loaded_untouched 1 bin "$FATBIN" && loaded_untouched 2 bin "$FATBIN"
+}
+# Five SASS-only kernels of one module: one line counts them (a library
+# of thousands is one line); --verbose names each.
+t_sass_many() {
+	count_ctl 0 "" -- "$RT_DRV_APP" image "$MANY" &&
+	same "$tmp/err" sass_many.err && same "$tmp/dump" empty.dump || return 1
+	count_ctl 0 "" --verbose -- "$RT_DRV_APP" image "$MANY" &&
+	same "$tmp/err" sass_many_verbose.err
 }
 # A cubin loaded by itself: reported the same way.
 t_sass_cubin() {

@@ -74,7 +74,8 @@ stubs=$cuda/lib64/stubs
 "$cc" -std=c11 -O2 -Wall -Wextra -Werror -I"$tmp" -I"$cuda/include" \
 	"$src/drvapi.c" -L"$stubs" -lcuda -o "$out/drvapi"
 
-cp "$src/run.sh" "$src/pysum.py" "$src/numba_vecadd.py" "$src/cupy_vecadd.py" "$out/"
+cp "$src/run.sh" "$src/pysum.py" "$src/numba_vecadd.py" "$src/cupy_vecadd.py" \
+	"$src/torch_matmul.py" "$out/"
 cp "$src"/expected/* "$out/expected/"
 # the stdlib policies the policy cases run
 mkdir -p "$out/policies"

@@ -147,6 +147,11 @@ add cupy_vecadd "$py cupy_vecadd.py" "$EXIT_COUNT" exact '' \
 add cupy_vecadd_cubin "$py cupy_vecadd.py" "$EXIT_COUNT" exact '' '' "$py -c '$CUPY'"
 add cupy_cuda_launch "$py cupy_vecadd.py" 'cuda:launch { @[kernel] = count(); }' \
 	"has_map_line '^@\\[vecAdd\\]: 1\$'" '' 'CUPY_COMPILE_WITH_PTX=1' "$py -c '$CUPY'"
+# PyTorch's and cuBLAS's kernels carry no PTX: they run untouched, and
+# gpux says so in a line per library (-v would name every kernel).
+add torch_sass "$py torch_matmul.py" "$EXIT_COUNT" \
+	"stderr_has 'not instrumented' 'lists them'; stderr_lines_at_most 12" '' '' \
+	"$py -c 'import torch; assert torch.cuda.is_available()'"
 add numba_cuda_launch "$py numba_vecadd.py" 'cuda:launch { @ = count(); } cuda:module_load { @mod = count(); }' \
 	"has_map_line '^@: 1\$'" '' 'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
 
@@ -342,6 +347,13 @@ stderr_has() {
 	for w in "$@"; do
 		grep -qi -- "$w" "$err" || { why="gpux stderr does not mention '$w': $(head -c 300 "$err" | tr '\n' ' ')"; return 1; }
 	done
+}
+
+# stderr_lines_at_most N: gpux's stderr has at most N lines.
+stderr_lines_at_most() {
+	local n
+	n=$(wc -l <"$err")
+	[ "$n" -le "$1" ] || { why="gpux stderr has $n lines, want at most $1: $(head -c 300 "$err" | tr '\n' ' ')"; return 1; }
 }
 
 # ---- running ----
