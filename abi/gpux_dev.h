@@ -151,6 +151,11 @@ struct gpux_ctl {
 #define GPUX_SYM_MAP "gpux_map_"            /* + map index: the JIT's descriptors */
 #define GPUX_SYM_CLOCK_OFF "gpux_clock_off" /* u64 the JIT's nsecs subtracts */
 #define GPUX_SYM_CLOCK_SAMPLE "gpux_clock_sample" /* kernel(u64 *m), helpers.cu */
+/* u32 the PTX rewriter defines in every patched module; nonzero: the
+ * probe sites call nothing (the runtime sets it when the controller is
+ * gone). Read once per thread at function entry, so it takes hold at
+ * the next launch. */
+#define GPUX_SYM_OFF "gpux_off"
 
 /* The words m[] of gpux_clock_sample's handshake, in mapped host memory:
  * the kernel sets RUNNING, waits for the host's GO, stamps SEEN, stamps

@@ -69,13 +69,19 @@ struct gpux_sess_hdr {
 	uint32_t pad0;
 	/* Written by the controller. */
 	uint32_t snap_req;    /* bumped to ask every slot for a snapshot */
-	uint32_t stop;        /* the controller is leaving: stop probing */
+	uint32_t stop;        /* the controller is leaving: stop probing (ctl_pid) */
 	/* The runtimes' messages (struct gpux_sess_msg[GPUX_SESS_MAX_MSGS]),
 	 * which the controller prints on its own stderr. */
 	uint64_t msgs_off;
 	uint32_t msgs_used;   /* entries claimed (atomic fetch-add) */
 	uint32_t msgs_lost;   /* messages with no entry left */
-	uint64_t reserved[4];
+	/* The controller's pid (0: none to watch). Once that process is gone,
+	 * or stop is set, a runtime turns its probes off (GPUX_SYM_OFF),
+	 * stops running cuda: programs and publishes nothing more: the
+	 * program goes on at its own speed. */
+	uint32_t ctl_pid;
+	uint32_t pad1;
+	uint64_t reserved[3];
 	/* Host programs (cuda:), version 3. */
 	uint64_t hobj_off, hobj_len;  /* the BPF ELF; len 0: none */
 	uint64_t hbind_off;           /* struct gpux_sess_hbind[nhbind] */

@@ -79,6 +79,8 @@ static int t_open(struct backend *b, struct diags *d)
 	t->sh.ds = &t->ds;
 	if (r->o->verbose) /* the runtime reports each module it patches */
 		t->ds.h->flags |= GPUX_SESS_VERBOSE;
+	/* the runtimes turn their probes off once this process is gone */
+	t->ds.h->ctl_pid = (uint32_t)getpid();
 	/* only then does the runtime launch a kernel of its own per context
 	 * to match the clocks (one a uprobe on cuLaunchKernel would count) */
 	if (t->ds.mod.reads_clock)

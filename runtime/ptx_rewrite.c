@@ -149,7 +149,9 @@ static int probes_header(struct rw *rw)
 		}
 		i = e + 1;
 	}
-	ptx_buf_printf(&rw->text, "// gpux: end of probes\n");
+	/* GPUX_SYM_OFF, which every trampoline reads */
+	ptx_buf_printf(&rw->text, ".visible .global .align 4 .u32 " GPUX_SYM_OFF " = 0;\n"
+		       "// gpux: end of probes\n");
 	rw->probes_t0 = t0;
 	rw->probes_tlen = rw->text.len - t0;
 	if (!rw->pver[0] || version_num(rw->pver) < 0)

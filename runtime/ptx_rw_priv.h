@@ -2,6 +2,7 @@
 #ifndef GPUX_PTX_RW_PRIV_H
 #define GPUX_PTX_RW_PRIV_H
 
+#include "gpux_dev.h" /* GPUX_SYM_OFF */
 #include "ptx_rewrite.h"
 #include "ptx_scan.h"
 #include "ptx_site.h"
@@ -54,9 +55,9 @@ void rw_warn(struct rw *rw, const char *fmt, ...)
 /* Queue text[t0, text.len) as an edit. */
 void rw_edit(struct rw *rw, size_t off, size_t del, int prio, size_t t0);
 
-/* ptx_tramp.c: the names a trampoline declares inside a user function
- * (besides %gpux_ registers), NULL-ended. */
-extern const char *const rw_tramp_names[];
+/* ptx_tramp.c: the names the rewriter itself adds (a trampoline's
+ * locals, GPUX_SYM_OFF; %gpux_ registers besides), NULL-ended. */
+extern const char *const rw_added_names[];
 
 /* ptx_walk.c: the module and function bodies. */
 int rw_walk(struct rw *rw);

@@ -11,16 +11,22 @@
 
 #include "ptx_rw_priv.h"
 
-const char *const rw_tramp_names[] = { "gpux_site_ctx", "gpux_p", "gpux_r", NULL };
+const char *const rw_added_names[] = { "gpux_site_ctx", "gpux_p", "gpux_r", GPUX_SYM_OFF,
+					NULL };
 
+/* The function's trampoline state, and %gpux_on: whether its sites call
+ * their probes (GPUX_SYM_OFF is 0), read once on entry. */
 void rw_decls(struct rw *rw, size_t off)
 {
 	size_t t0 = rw->text.len;
 	ptx_buf_printf(&rw->text,
 		       "\n\t// gpux: trampoline state\n"
 		       "\t.reg .b64 %%gpux_a, %%gpux_c;\n"
-		       "\t.reg .pred %%gpux_g;\n"
-		       "\t.local .align 8 .b8 gpux_site_ctx[%zu];",
+		       "\t.reg .b32 %%gpux_o;\n"
+		       "\t.reg .pred %%gpux_g, %%gpux_on;\n"
+		       "\t.local .align 8 .b8 gpux_site_ctx[%zu];\n"
+		       "\tld.global.u32 %%gpux_o, [" GPUX_SYM_OFF "];\n"
+		       "\tsetp.eq.u32 %%gpux_on, %%gpux_o, 0;",
 		       sizeof(struct gpux_dev_ctx));
 	rw_edit(rw, off, 0, 0, t0);
 }
@@ -120,15 +126,18 @@ void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 		       "\tcvta.local.u64 %%gpux_c, gpux_site_ctx;\n",
 		       w1, (unsigned)(w1 & 0xffffffffu), store, atomic,
 		       w2, f->id, site);
+	/* %gpux_g: the lanes executing the site (its own guard), while
+	 * probes are on, and for a generic access only those whose address
+	 * is global. */
 	const char *guard = in ? in->guard : "";
-	if (access && in->generic) {
-		/* Only lanes whose address is global call the probe. */
-		if (*guard)
-			ptx_buf_printf(b, "\tmov.pred %%gpux_g, 0;\n");
-		ptx_buf_printf(b, "\t%s%sisspacep.global %%gpux_g, %%gpux_a;\n",
-			       guard, *guard ? " " : "");
-		guard = "@%gpux_g";
-	}
+	if (*guard)
+		ptx_buf_printf(b, "\tmov.pred %%gpux_g, 0;\n\t%s mov.pred %%gpux_g, %%gpux_on;\n",
+			       guard);
+	else
+		ptx_buf_printf(b, "\tmov.pred %%gpux_g, %%gpux_on;\n");
+	if (access && in->generic)
+		ptx_buf_printf(b, "\t@%%gpux_g isspacep.global %%gpux_g, %%gpux_a;\n");
+	guard = "@%gpux_g";
 	for (int i = 0; i < n; i++) {
 		const struct ptx_probe *p = &rw->in->probes[fn->probes[kind][i]];
 		if (access && !wants(p, in))

@@ -14,12 +14,12 @@ static bool ident_char(char c)
 }
 
 /* Whether [name, name + n) stands as a whole identifier in the probes
- * module or among the trampolines' names: a name gpux puts into the
+ * module or among the rewriter's own names: a name gpux puts into the
  * module. */
 static bool ours(const struct rw *rw, const char *name, size_t n)
 {
-	for (int i = 0; rw_tramp_names[i]; i++)
-		if (strlen(rw_tramp_names[i]) == n && !memcmp(rw_tramp_names[i], name, n))
+	for (int i = 0; rw_added_names[i]; i++)
+		if (strlen(rw_added_names[i]) == n && !memcmp(rw_added_names[i], name, n))
 			return true;
 	const char *p = rw->in->probes_ptx, *end = p + rw->in->probes_len;
 	while ((p = memmem(p, (size_t)(end - p), name, n))) {

@@ -134,6 +134,11 @@ void rt_ctx_poll(bool snapshot, bool final);
 /* A snapshot of the current context now (after a synchronize: what it
  * waited for is then in the maps cuda: probes read). */
 void rt_ctx_snap_current(void);
+/* The controller is gone (rt_drain.c watches it): every patched module's
+ * sites call nothing from their next launch on (GPUX_SYM_OFF), cuda:
+ * programs stop, images load untouched. Called with rt_lock held. */
+void rt_ctx_detach(void);
+bool rt_detached(void);
 /* At exit and after fork. */
 void rt_ctx_shutdown(void);
 void rt_ctx_forget(void);

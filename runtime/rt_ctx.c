@@ -20,6 +20,7 @@ struct rt_ctx ctxs[MAX_CTX];
 int nctx;
 /* Any module patched in this process: launches need looking at. */
 static int any_patched;
+static int detached;
 static bool atexit_done;
 
 
@@ -191,6 +192,43 @@ static void calibrate(struct rt_ctx *x, CUfunction f)
 	x->clock_done = best != UINT64_MAX;
 }
 
+/* The module's sites call nothing from its next launch on. */
+static void set_off(struct rt_ctx *x, void *handle, global_fn get)
+{
+	static const uint32_t one = 1;
+	CUdeviceptr d;
+	size_t sz;
+	if (get(&d, &sz, handle, GPUX_SYM_OFF) == CUDA_SUCCESS && sz == sizeof(one))
+		rt_cu.MemcpyHtoDAsync(d, &one, sizeof(one), x->stream);
+}
+
+bool rt_detached(void)
+{
+	return __atomic_load_n(&detached, __ATOMIC_ACQUIRE);
+}
+
+void rt_ctx_detach(void)
+{
+	if (__atomic_exchange_n(&detached, 1, __ATOMIC_ACQ_REL))
+		return;
+	__atomic_store_n(&rt_cev_wanted, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&any_patched, 0, __ATOMIC_RELEASE);
+	CUcontext prev = NULL;
+	rt_cu.CtxGetCurrent(&prev);
+	for (int i = 0; i < nctx; i++) {
+		struct rt_ctx *x = &ctxs[i];
+		if (x->dead || rt_cu.CtxSetCurrent(x->ctx) != CUDA_SUCCESS)
+			continue;
+		for (int j = 0; j < x->nmods; j++)
+			set_off(x, x->mods[j], rt_mod_global);
+		for (int j = 0; j < x->nlibs; j++)
+			set_off(x, x->libs[j], rt_lib_global);
+		rt_cu.StreamSynchronize(x->stream);
+	}
+	rt_cu.CtxSetCurrent(prev);
+	RT_TRACE("the controller is gone: probes off in %d contexts", nctx);
+}
+
 /* Points one module's descriptors, control block and clock at x. */
 static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 {
@@ -230,6 +268,8 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 	}
 	if (get(&d, &sz, handle, GPUX_SYM_CLOCK_OFF) == CUDA_SUCCESS && sz == 8)
 		ok(rt_cu.MemcpyHtoDAsync(d, &x->clock_off, 8, x->stream), "writing the clock offset");
+	if (rt_detached())
+		set_off(x, handle, get);
 	return ok(rt_cu.StreamSynchronize(x->stream), "setting up a module");
 }
 

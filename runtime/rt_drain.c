@@ -1,10 +1,17 @@
 /* The runtime's one thread: every millisecond it forwards printf records
  * (host memory only, no CUDA call), and every 100 ms, or when the
  * controller asks, it publishes map snapshots (a copy on the runtime's
- * own non-blocking stream: the program's streams are never synchronised). */
+ * own non-blocking stream: the program's streams are never synchronised).
+ * It watches the controller too: once that is gone, it turns the probes
+ * off (rt_ctx_detach) and ends. */
 #include "rt.h"
 
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -26,10 +33,36 @@ double rt_ms_since(uint64_t t0)
 	return (double)(rt_now_ns() - t0) / 1e6;
 }
 
+/* A descriptor that polls readable once the controller has exited
+ * (pidfd), or -1: then kill(pid, 0) says. */
+static int watch(uint32_t pid)
+{
+#ifdef SYS_pidfd_open
+	if (pid)
+		return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#endif
+	(void)pid;
+	return -1;
+}
+
+/* The controller is leaving (stop) or gone (SIGKILL, the OOM killer, a
+ * closed terminal): nobody reads what the runtime publishes any more. */
+static bool controller_gone(const struct gpux_sess_hdr *h, int pfd)
+{
+	if (__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE))
+		return true;
+	if (pfd >= 0) {
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+		return poll(&p, 1, 0) > 0;
+	}
+	return h->ctl_pid && kill((pid_t)h->ctl_pid, 0) && errno == ESRCH;
+}
+
 static void *loop(void *arg)
 {
 	(void)arg;
 	struct gpux_sess_hdr *h = rt_sess();
+	int pfd = watch(h->ctl_pid);
 	uint64_t last = rt_now_ns();
 	uint32_t req = __atomic_load_n(&h->snap_req, __ATOMIC_ACQUIRE);
 	/* snapshots must not fail while the program captures a graph */
@@ -37,6 +70,12 @@ static void *loop(void *arg)
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		struct timespec ms = { 0, 1000000 };
 		nanosleep(&ms, NULL);
+		if (controller_gone(h, pfd)) {
+			pthread_mutex_lock(&rt_lock);
+			rt_ctx_detach();
+			pthread_mutex_unlock(&rt_lock);
+			break;
+		}
 		uint64_t t = rt_now_ns();
 		uint32_t r = __atomic_load_n(&h->snap_req, __ATOMIC_ACQUIRE);
 		bool snap = t - last >= SNAP_NS || r != req;
@@ -49,6 +88,8 @@ static void *loop(void *arg)
 			req = r;
 		}
 	}
+	if (pfd >= 0)
+		close(pfd);
 	return NULL;
 }
 

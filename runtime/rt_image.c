@@ -284,7 +284,7 @@ static void remember(uint64_t hash, size_t len, char *ptx)
 
 const char *rt_image_patch(const void *image, size_t size)
 {
-	if (!image || !rt_sess() || !rt_cu_ready())
+	if (!image || !rt_sess() || !rt_cu_ready() || rt_detached())
 		return NULL;
 	enum rt_img_kind kind = rt_image_classify(image, &size);
 	if (kind == RT_IMG_ELF) {

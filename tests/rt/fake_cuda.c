@@ -1802,6 +1802,17 @@ static void emulate_exit(struct fk_func *f)
 	flog("launch %s: exit", f->name);
 }
 
+/* The rewriter's switch (GPUX_SYM_OFF): nonzero, the sites call nothing. */
+static bool probes_off(struct fk_mod *m)
+{
+	CUdeviceptr d;
+	size_t sz;
+	uint32_t v = 0;
+	if (!get_global(m, &d, &sz, GPUX_SYM_OFF) && sz == 4)
+		memcpy(&v, (const void *)(uintptr_t)d, 4);
+	return v != 0;
+}
+
 /* What the runtime has set up in a patched module, for the log:
  * " ctl=ring+exit clock=ok", or "" when the module is not patched. A
  * clock offset is ok within a second of the fake timer's lead. */
@@ -1820,8 +1831,9 @@ static const char *setup_state(struct fk_mod *m)
 		int64_t err = off - (int64_t)FK_CLOCK_BASE;
 		clock = off == 0 ? "unset" : err > -1000000000 && err < 1000000000 ? "ok" : "wrong";
 	}
-	snprintf(buf, sizeof(buf), " ctl=%s%s%s clock=%s", ctl->ring_ptr ? "ring" : "-",
-		 ctl->exit_ptr ? "+exit" : "", ctl->ring.data ? "+inline" : "", clock);
+	snprintf(buf, sizeof(buf), " ctl=%s%s%s clock=%s%s", ctl->ring_ptr ? "ring" : "-",
+		 ctl->exit_ptr ? "+exit" : "", ctl->ring.data ? "+inline" : "", clock,
+		 probes_off(m) ? " off" : "");
 	return buf;
 }
 
@@ -1848,7 +1860,7 @@ static CUresult launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, uns
 	flog("%s %s grid=%u,%u,%u block=%u,%u,%u sites=%d%s", api, f->name, gx, gy, gz, bx, by, bz,
 	     f->neff, setup_state(f->mod));
 	bool once[2] = { false, false }; /* entry and exit act once per thread */
-	for (int i = 0; i < f->neff; i++) {
+	for (int i = 0; i < f->neff && !probes_off(f->mod); i++) {
 		const struct fk_effect *ef = &f->eff[i];
 		if (ef->kind == 0 || ef->kind == 1) {
 			if (once[ef->kind])

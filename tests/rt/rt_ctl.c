@@ -8,6 +8,8 @@
  *     --preload LIBS    LD_PRELOAD for the command (unset: left alone)
  *     --no-session      do not set GPUX_SESSION_FD
  *     --verbose         GPUX_SESS_VERBOSE
+ *     --controller-dies MS  a stand-in controller process (ctl_pid) is
+ *                       SIGKILLed MS ms after the command starts
  *     --dump FILE       where the report goes (default stdout)
  *     --count           records are counted, not listed
  *     --consume         read the event rings while the command runs, as
@@ -29,6 +31,7 @@
  *   consumed slot I records=N lanes=L bad=B live_snapshots=yes|no */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,7 +212,7 @@ int main(int argc, char **argv)
 	struct gpux_sess_map maps[16];
 	uint32_t np = 0, nm = 0;
 	const char *ptx_file = NULL, *preload = NULL, *dump = NULL;
-	int session = 1, verbose = 0, i;
+	int session = 1, verbose = 0, dies_ms = -1, i;
 	memset(probes, 0, sizeof(probes));
 	memset(maps, 0, sizeof(maps));
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
@@ -239,6 +242,8 @@ int main(int argc, char **argv)
 			preload = v;
 		} else if (!strcmp(a, "--dump")) {
 			dump = v;
+		} else if (!strcmp(a, "--controller-dies")) {
+			dies_ms = atoi(v);
 		} else if (!strcmp(a, "--probe") && np < 16) {
 			char *c1 = strchr(v, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 			if (!c2 || (size_t)(c2 - c1 - 1) >= sizeof(probes[0].glob) ||
@@ -279,6 +284,15 @@ int main(int argc, char **argv)
 	free(ptx);
 
 	fflush(NULL);
+	pid_t ctl = 0;
+	if (dies_ms >= 0) {
+		if ((ctl = fork()) < 0)
+			die("fork: %s", strerror(errno));
+		if (ctl == 0)
+			for (;;)
+				pause();
+		h->ctl_pid = (uint32_t)ctl;
+	}
 	pid_t pid = fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
@@ -297,7 +311,12 @@ int main(int argc, char **argv)
 	}
 	int status;
 	for (int tick = 0;; tick++) {
-		pid_t r = waitpid(pid, &status, consuming ? WNOHANG : 0);
+		if (ctl && tick >= dies_ms) {
+			kill(ctl, SIGKILL);
+			waitpid(ctl, NULL, 0);
+			ctl = 0;
+		}
+		pid_t r = waitpid(pid, &status, consuming || ctl ? WNOHANG : 0);
 		if (r < 0 && errno != EINTR)
 			die("waitpid: %s", strerror(errno));
 		if (r == pid)
@@ -306,8 +325,13 @@ int main(int argc, char **argv)
 			consume(h, seen);
 			if (tick % 20 == 19)
 				__atomic_add_fetch(&h->snap_req, 1, __ATOMIC_RELEASE);
-			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 		}
+		if (consuming || ctl)
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	if (ctl) { /* the command ended first */
+		kill(ctl, SIGKILL);
+		waitpid(ctl, NULL, 0);
 	}
 	if (consuming)
 		consume(h, seen);

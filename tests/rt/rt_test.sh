@@ -98,7 +98,7 @@ loaded_untouched() { cmp -s "$tmp/save/load_$1.$2" "$3" || fail "load $1 is not 
 t_drv_module() {
 	count_ctl 0 "" -- "$RT_DRV_APP" module "$PTX" &&
 	same "$tmp/out" drv_module.out && err_empty && same "$tmp/dump" drv_count.dump &&
-	log_has '^load 1 cuModuleLoadDataEx ptx patched entries=gpux_clock_sample,add_one,_Z5scalePffi globals=3$' &&
+	log_has '^load 1 cuModuleLoadDataEx ptx patched entries=gpux_clock_sample,add_one,_Z5scalePffi globals=4$' &&
 	log_lacks ' plain ' &&
 	set_up
 }
@@ -270,6 +270,22 @@ t_ring_full() {
 	FAKE_CUDA_PRINTF=0:32:0,l ctl 0 --count --ptx "$tmp/emit/device.ptx" \
 		--probe 1::gpux_probe_0 --map 8:8:4096 -- "$RT_DRV_APP" many "$PTX" &&
 	same "$tmp/out" many.out && err_empty && same "$tmp/dump" ring_full.dump
+}
+# The controller dies (SIGKILL) 100 ms into 5000 launches: the runtime
+# sees it and turns the probes off (the rewriter's gpux_off; the fake
+# then runs the kernels without their probes), and the program runs to
+# its end. The counts published before stay; none after.
+t_controller_dies() {
+	count_ctl 0 "" --controller-dies 100 -- "$RT_DRV_APP" many "$PTX" &&
+	same "$tmp/out" many.out && err_empty || return 1
+	local on off
+	on=$(grep -c 'add_one grid=1,1,1 block=32,1,1 .*clock=[a-z]*$' "$tmp/log")
+	off=$(grep -c 'add_one grid=1,1,1 block=32,1,1 .* off$' "$tmp/log")
+	echo "probed launches $on, unprobed $off"
+	[ "$on" -gt 0 ] && [ "$off" -gt 0 ] && [ $((on + off)) = 5000 ] ||
+		fail "launches with probes on $on, off $off: want both, 5000 in all" || return 1
+	grep 'add_one grid=1,1,1 block=32,1,1' "$tmp/log" | tail -n1 | grep -q ' off$' ||
+		fail "the last launch still probed"
 }
 # The program exits without unloading or destroying anything: the
 # runtime's exit handler writes the final snapshot.
