@@ -14,8 +14,9 @@
 const char *const rw_added_names[] = { "gpux_site_ctx", "gpux_p", "gpux_r", GPUX_SYM_OFF,
 					NULL };
 
-/* The function's trampoline state, and %gpux_on: whether its sites call
- * their probes (GPUX_SYM_OFF is 0), read once on entry. */
+/* The function's trampoline state, and %gpux_on: whether its sites run
+ * (GPUX_SYM_OFF is 0), read once on entry; each site branches over
+ * itself when it is off. */
 void rw_decls(struct rw *rw, size_t off)
 {
 	size_t t0 = rw->text.len;
@@ -100,6 +101,8 @@ void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 	unsigned site = fn->next_site;
 	bool access = kind == PTX_SITE_ACCESS;
 	ptx_buf_printf(b, "// gpux: site %u, %s\n", site, ptx_site_name(kind));
+	/* probes off (GPUX_SYM_OFF): the whole site is one uniform branch */
+	ptx_buf_printf(b, "\t@!%%gpux_on bra $gpux_skip%u;\n", site);
 	if (access && !address(rw, in)) {
 		b->len = t0; /* drop what was written */
 		if (b->p)
@@ -126,18 +129,15 @@ void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 		       "\tcvta.local.u64 %%gpux_c, gpux_site_ctx;\n",
 		       w1, (unsigned)(w1 & 0xffffffffu), store, atomic,
 		       w2, f->id, site);
-	/* %gpux_g: the lanes executing the site (its own guard), while
-	 * probes are on, and for a generic access only those whose address
-	 * is global. */
 	const char *guard = in ? in->guard : "";
-	if (*guard)
-		ptx_buf_printf(b, "\tmov.pred %%gpux_g, 0;\n\t%s mov.pred %%gpux_g, %%gpux_on;\n",
-			       guard);
-	else
-		ptx_buf_printf(b, "\tmov.pred %%gpux_g, %%gpux_on;\n");
-	if (access && in->generic)
-		ptx_buf_printf(b, "\t@%%gpux_g isspacep.global %%gpux_g, %%gpux_a;\n");
-	guard = "@%gpux_g";
+	if (access && in->generic) {
+		/* Only lanes whose address is global call the probe. */
+		if (*guard)
+			ptx_buf_printf(b, "\tmov.pred %%gpux_g, 0;\n");
+		ptx_buf_printf(b, "\t%s%sisspacep.global %%gpux_g, %%gpux_a;\n",
+			       guard, *guard ? " " : "");
+		guard = "@%gpux_g";
+	}
 	for (int i = 0; i < n; i++) {
 		const struct ptx_probe *p = &rw->in->probes[fn->probes[kind][i]];
 		if (access && !wants(p, in))
@@ -152,7 +152,7 @@ void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 			       "\t}\n",
 			       guard, *guard ? " " : "", func);
 	}
-	ptx_buf_printf(b, "\t");
+	ptx_buf_printf(b, "$gpux_skip%u:\n\t", site);
 	count(f, kind, in);
 	rw_edit(rw, off, 0, 1, t0);
 }

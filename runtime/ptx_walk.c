@@ -33,18 +33,18 @@ static bool ours(const struct rw *rw, const char *name, size_t n)
 
 /* The first identifier of s that gpux adds too, into rw->clash: one
  * beginning with gpux_ (a mangled _Z9gpux_stepv or a my_gpux_x is
- * another name) that is a %register or one of ours. */
+ * another name) that is a %register, a $label or one of ours. */
 static void find_clash(struct rw *rw, const char *s)
 {
 	for (const char *p = strstr(s, "gpux_"); p && !rw->clash[0]; p = strstr(p + 1, "gpux_")) {
-		bool reg = p > s && p[-1] == '%';
+		bool reg = p > s && (p[-1] == '%' || p[-1] == '$');
 		if (p > s && !reg && ident_char(p[-1]))
 			continue;
 		size_t n = 0;
 		while (ident_char(p[n]))
 			n++;
 		if (reg || ours(rw, p, n))
-			snprintf(rw->clash, sizeof(rw->clash), "%s%.*s", reg ? "%" : "",
+			snprintf(rw->clash, sizeof(rw->clash), "%s%.*s", reg ? (p[-1] == '%' ? "%" : "$") : "",
 				 (int)(n < 60 ? n : 60), p);
 	}
 }
