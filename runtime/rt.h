@@ -141,6 +141,9 @@ void rt_ctx_detach(void);
 bool rt_detached(void);
 /* At exit and after fork. */
 void rt_ctx_shutdown(void);
+/* rt_crash.c: the final snapshot on a fatal signal too (SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL, SIGABRT), then the signal goes where it went before. */
+void rt_crash_arm(void);
 void rt_ctx_forget(void);
 
 /* ---- rt_host.c: cuda: events run the session's host programs ---- */

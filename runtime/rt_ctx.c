@@ -139,6 +139,7 @@ static struct rt_ctx *current(void)
 		 * while the driver still works */
 		atexit(shutdown_hook);
 		atexit_done = true;
+		rt_crash_arm();
 		rt_drain_start();
 	}
 	return x;

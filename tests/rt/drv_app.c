@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|"
-			"libctx|noclean|primary|many|extra|mem FILE [N]\n");
+			"libctx|noclean|primary|many|segv|abort|extra|mem FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "module") || !strcmp(mode, "noclean") || !strcmp(mode, "many") ||
-	    !strcmp(mode, "primary")) {
+	    !strcmp(mode, "primary") || !strcmp(mode, "segv") || !strcmp(mode, "abort")) {
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
 	} else if (!strcmp(mode, "modex")) {
 		char info[256] = "";
@@ -226,6 +226,20 @@ int main(int argc, char **argv)
 	check(cuMemcpyHtoD(buf, host, sizeof(host)), "cuMemcpyHtoD");
 	void *args1[] = { &buf, &n };
 	void *args2[] = { &buf, &a, &n };
+	if (!strcmp(mode, "segv") || !strcmp(mode, "abort")) {
+		/* 10 synchronised launches, then the program crashes */
+		for (int i = 0; i < 10; i++) {
+			check(cuLaunchKernel(add_one, 4, 1, 1, 64, 1, 1, 0, NULL, args1, NULL),
+			      "cuLaunchKernel");
+			check(cuCtxSynchronize(), "cuCtxSynchronize");
+		}
+		printf("drv_app: add_one<<<4, 64>>> x10, then %s\n", mode);
+		fflush(stdout);
+		if (!strcmp(mode, "abort"))
+			abort();
+		*(volatile int *)(uintptr_t)argc = 0; /* SIGSEGV */
+		return 1;
+	}
 	if (!strcmp(mode, "many")) {
 		long times = argc == 4 ? atol(argv[3]) : 5000;
 		for (long i = 0; i < times; i++) {

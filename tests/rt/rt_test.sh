@@ -287,6 +287,19 @@ t_controller_dies() {
 	grep 'add_one grid=1,1,1 block=32,1,1' "$tmp/log" | tail -n1 | grep -q ' off$' ||
 		fail "the last launch still probed"
 }
+# The program crashes right after 10 synchronised launches (a SIGSEGV,
+# an abort): the runtime's handler takes the final snapshot, every
+# launch is counted (4 x 64 x 10), and the signal still ends the program.
+t_crash_segv() {
+	# (under ASan, its own SIGSEGV report would end the program instead)
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0 \
+		count_ctl 139 "" -- "$RT_DRV_APP" segv "$PTX" &&
+	same "$tmp/out" crash_segv.out && same "$tmp/dump" crash.dump
+}
+t_crash_abort() {
+	count_ctl 134 "" -- "$RT_DRV_APP" abort "$PTX" &&
+	same "$tmp/out" crash_abort.out && same "$tmp/dump" crash.dump
+}
 # The program exits without unloading or destroying anything: the
 # runtime's exit handler writes the final snapshot.
 t_exit_without_cleanup() {
