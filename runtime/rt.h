@@ -161,6 +161,9 @@ static inline bool rt_cev_on(enum gpux_cev ev)
 void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx_name);
 /* From the runtime thread: a map dump when snap is set. */
 void rt_host_poll(bool snap);
+/* At exit, or on a fatal signal (rt_crash.c): the last records and the
+ * final dump of the cuda: programs' maps. */
+void rt_host_final(void);
 /* The host table of device map dev_map (a map cuda: probes write and
  * gdev: probes read: the canonical copy), or NULL. */
 void *rt_host_table(uint32_t dev_map);

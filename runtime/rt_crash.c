@@ -1,7 +1,8 @@
 /* A program that crashes (SIGSEGV, SIGABRT, ...) keeps what its kernels
  * did: a handler of the fatal signals takes the final snapshot of every
- * context, as the exit handler would, then hands the signal to what was
- * there before (the program's own handler, or the default action). */
+ * context and dumps the cuda: programs' maps, as the exit handlers
+ * would, then hands the signal to what was there before (the program's
+ * own handler, or the default action). */
 #include "rt.h"
 
 #include <signal.h>
@@ -27,6 +28,7 @@ static void on_fatal(int sig)
 			if (pthread_mutex_trylock(&rt_lock) == 0) {
 				rt_ctx_shutdown();
 				pthread_mutex_unlock(&rt_lock);
+				rt_host_final();
 				break;
 			}
 			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);

@@ -146,7 +146,7 @@ static void claim_region(struct gpux_sess_hdr *h)
 	__atomic_store_n(&rt_h.region->state, GPUX_SLOT_LIVE, __ATOMIC_RELEASE);
 }
 
-static void at_exit(void)
+void rt_host_final(void)
 {
 	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1 || !rt_h.region)
 		return;
@@ -174,7 +174,7 @@ static bool load(void)
 		rt_cev_wanted = h->cev_mask;
 		rt_h.ring = vm_map_by_name(rt_h.vm, HOST_EVENTS_MAP) != NULL;
 		claim_region(h);
-		atexit(at_exit);
+		atexit(rt_host_final);
 		/* periodic dumps and snap_req; the thread needs the driver's
 		 * entry points, which a first event before any launch or
 		 * module load has not resolved yet */

@@ -14,8 +14,8 @@
 #       (bench/gpu/run.sh; a table, not a test; logs in $OUT/bench/)
 # With no arguments the core cases run, then the e2e stage when gpux is
 # built (else it says it is skipped), then the fault injection
-# (tests/gpu/e2e/killed.sh: gpux SIGKILLed mid-run); the exit status
-# covers them all.
+# (tests/gpu/e2e/faults.sh: a program that crashes, gpux SIGKILLed
+# mid-run); the exit status covers them all.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${GPU_BUILD:-build-gpu}
@@ -96,7 +96,7 @@ fi
 say "e2e stage (log: ${OUT:-$dir/e2e/logs}${OUT:+/e2e}/e2e_results.txt)"
 e2e_stage
 e2e=$?
-say "fault injection (tests/gpu/e2e/killed.sh)"
-GPUX=$e2e_gpux E2E_DIR=$dir/e2e bash tests/gpu/e2e/killed.sh 2>&1 | tee -a "$log"
-killed=${PIPESTATUS[0]}
-[ "$core" -eq 0 ] && [ "$e2e" -eq 0 ] && [ "$killed" -eq 0 ]
+say "fault injection (tests/gpu/e2e/faults.sh)"
+GPUX=$e2e_gpux E2E_DIR=$dir/e2e bash tests/gpu/e2e/faults.sh 2>&1 | tee -a "$log"
+faults=${PIPESTATUS[0]}
+[ "$core" -eq 0 ] && [ "$e2e" -eq 0 ] && [ "$faults" -eq 0 ]

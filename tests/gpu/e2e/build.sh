@@ -58,6 +58,7 @@ nv graph "${ptx_sass[@]}" "$src/graph.cu"
 nv constant "${ptx_sass[@]}" "$src/constant.cu"
 nv named "${ptx_sass[@]}" "$src/named.cu"
 nv loop "${ptx_sass[@]}" "$src/loop.cu"
+nv crash "${ptx_sass[@]}" "$src/crash.cu"
 nv coop "${ptx_sass[@]}" "$src/coop.cu"
 nv managed "${ptx_sass[@]}" "$src/managed.cu"
 nv sass_only "${sass_only[@]}" "$src/sass_only.cu"
@@ -75,7 +76,7 @@ stubs=$cuda/lib64/stubs
 "$cc" -std=c11 -O2 -Wall -Wextra -Werror -I"$tmp" -I"$cuda/include" \
 	"$src/drvapi.c" -L"$stubs" -lcuda -o "$out/drvapi"
 
-cp "$src/run.sh" "$src/killed.sh" "$src/pysum.py" "$src/numba_vecadd.py" "$src/cupy_vecadd.py" \
+cp "$src/run.sh" "$src/faults.sh" "$src/pysum.py" "$src/numba_vecadd.py" "$src/cupy_vecadd.py" \
 	"$src/torch_matmul.py" "$out/"
 cp "$src"/expected/* "$out/expected/"
 # the stdlib policies the policy cases run

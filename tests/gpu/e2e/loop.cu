@@ -1,4 +1,4 @@
-// A launch-bound loop for the fault-injection check (killed.sh): N
+// A launch-bound loop for the fault-injection check (faults.sh): N
 // launches of a tiny kernel over 1M floats, each followed by a
 // synchronize. stdout is the result alone (deterministic); with
 // LOOP_TIMES=FILE, every 2000 launches "LAUNCHES NS" (since the first)

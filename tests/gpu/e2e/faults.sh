@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Fault injection: gpux dies (SIGKILL) while it traces a program that
+# Fault injection. A program that crashes (SIGSEGV, SIGABRT) right after
+# 10 synchronised launches of 1024 x 1024 threads: gpux exits with its
+# status, its output is its own, and the maps hold every exit and launch.
+# Then gpux dies (SIGKILL) while it traces a program that
 # launches a kernel in a loop under a printf probe (a record per block).
 # The program must run to its end with its own output, and from the
 # moment the runtime sees its controller gone it must run at its own
 # speed: the launches after the kill (past a grace of 4000) take at most
 # 1.2x the time the same launches take alone.
-#   tests/gpu/e2e/killed.sh     env: E2E_DIR (built e2e folder), GPUX,
+#   tests/gpu/e2e/faults.sh     env: E2E_DIR (built e2e folder), GPUX,
 #                               KILL_LAUNCHES (default 300000), OUT
 # Prints PASS/FAIL lines and "N passed, N failed"; exit 1 on a failure.
 set -uo pipefail
@@ -29,6 +32,24 @@ rate() { awk -v from="$2" '$1 > from { if (!k0) { k0 = $1; t0 = $2 } k1 = $1; t1
 	END { if (k1 > k0) printf "%.1f", (t1 - t0) / (k1 - k0); else print 0 }' "$1"; }
 
 cd "$dir" || exit 2
+CRASH='gdev:kernel_exit { @exits = count(); } cuda:launch { @launches = count(); }'
+for how in segv abort; do
+	./crash "$how" >"$t/crash.out" 2>/dev/null
+	want=$?
+	"$gpux" -o "$t/crash.maps" -e "$CRASH" -c "./crash $how" >"$t/crash.gpux.out" 2>"$t/crash.err"
+	rc=$?
+	cp "$t/crash.maps" "$logs/crash-$how.maps" 2>/dev/null
+	if [ "$rc" != "$want" ] || [ "$want" -lt 128 ]; then
+		bad "crash $how" "gpux exited $rc, the program alone $want"
+	elif ! cmp -s "$t/crash.out" "$t/crash.gpux.out"; then
+		bad "crash $how" "the program's output differs under gpux"
+	elif ! grep -qx '@exits: 10485760' "$t/crash.maps" || ! grep -qx '@launches: 10' "$t/crash.maps"; then
+		bad "crash $how" "maps: $(grep '^@' "$t/crash.maps" | tr '\n' ' ')"
+	else
+		ok "crash $how: exit $rc, 10485760 exits and 10 launches counted"
+	fi
+done
+
 LOOP_TIMES=$t/alone.times ./loop "$n" >"$t/alone.out" 2>&1 || { bad killed "the program fails alone"; exit 1; }
 PRINTF='gdev:kernel_exit /threadIdx.x == 0/ { printf("%d\n", blockIdx.x); }'
 "$gpux" -e "$PRINTF" -c "LOOP_TIMES=$t/gpux.times exec ./loop $n >$t/gpux.out 2>&1" \
