@@ -171,7 +171,7 @@ static bool load(void)
 	ok = ok && programs() && binds(h);
 	if (ok) {
 		rt_actions_attach(rt_h.vm);
-		rt_cev_wanted = h->cev_mask;
+		rt_cev_wanted = rt_detached() ? 0 : h->cev_mask; /* no controller: no events */
 		rt_h.ring = vm_map_by_name(rt_h.vm, HOST_EVENTS_MAP) != NULL;
 		claim_region(h);
 		atexit(rt_host_final);
@@ -231,7 +231,7 @@ static void failed(int rc, int prog)
 
 void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx_name)
 {
-	if ((unsigned)ev >= GPUX_CEV_COUNT || !ready() || rt_h.exited)
+	if ((unsigned)ev >= GPUX_CEV_COUNT || rt_detached() || !ready() || rt_h.exited)
 		return;
 	const struct host_ev *e = &rt_h.ev[ev];
 	bool ran = false;
