@@ -59,6 +59,7 @@ nv constant "${ptx_sass[@]}" "$src/constant.cu"
 nv named "${ptx_sass[@]}" "$src/named.cu"
 nv loop "${ptx_sass[@]}" "$src/loop.cu"
 nv crash "${ptx_sass[@]}" "$src/crash.cu"
+nv edge "${ptx_sass[@]}" "$src/edge.cu" -lpthread
 nv coop "${ptx_sass[@]}" "$src/coop.cu"
 nv managed "${ptx_sass[@]}" "$src/managed.cu"
 nv sass_only "${sass_only[@]}" "$src/sass_only.cu"

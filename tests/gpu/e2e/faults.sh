@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Fault injection. A program that crashes (SIGSEGV, SIGABRT) right after
+# Fault injection. A device fault, exit() from a second thread and a
+# fork() keep the program's status and output. A program that crashes
+# (SIGSEGV, SIGABRT) right after
 # 10 synchronised launches of 1024 x 1024 threads: gpux exits with its
 # status, its output is its own, and the maps hold every exit and launch.
 # Then gpux dies (SIGKILL) while it traces a program that
@@ -47,6 +49,27 @@ for how in segv abort; do
 		bad "crash $how" "maps: $(grep '^@' "$t/crash.maps" | tr '\n' ' ')"
 	else
 		ok "crash $how: exit $rc, 10485760 exits and 10 launches counted"
+	fi
+done
+
+# a device fault, exit() from a second thread, fork(): the same status
+# and output as alone, and the maps printed
+for how in devfault thread_exit fork; do
+	./edge "$how" >"$t/edge.out" 2>/dev/null
+	want=$?
+	"$gpux" -o "$t/edge.maps" -e 'gdev:kernel_exit { @exits = count(); }' -c "./edge $how" \
+		>"$t/edge.gpux.out" 2>"$t/edge.err"
+	rc=$?
+	cp "$t/edge.maps" "$logs/edge-$how.maps" 2>/dev/null
+	cp "$t/edge.err" "$logs/edge-$how.stderr" 2>/dev/null
+	if [ "$rc" != "$want" ]; then
+		bad "edge $how" "gpux exited $rc, the program alone $want: $(head -c 300 "$t/edge.err" | tr '\n' ' ')"
+	elif ! cmp -s "$t/edge.out" "$t/edge.gpux.out"; then
+		bad "edge $how" "output differs: $(diff "$t/edge.out" "$t/edge.gpux.out" | head -c 300 | tr '\n' ' ')"
+	elif ! grep -q '^@exits: [1-9]' "$t/edge.maps"; then
+		bad "edge $how" "no exits counted: $(head -c 200 "$t/edge.maps" | tr '\n' ' ')"
+	else
+		ok "edge $how: exit $rc, output unchanged, $(grep '^@exits' "$t/edge.maps")"
 	fi
 done
 
