@@ -2,7 +2,8 @@
  * events.
  *   Writer: the runtime in the traced process (runtime/rt_api.c,
  *   rt_launch_ev.c) builds one per CUDA call and runs the event's
- *   programs on it.
+ *   programs on it; rt_kernel_end.c builds one per launch once the GPU
+ *   has run it.
  *   Readers: the programs host lowering compiles (codegen/host_probe.c
  *   reads by the layout of codegen/llvm_host.h: the catalog's fields in
  *   order, each 8-aligned; strings inline as char[64]; dim3 as three u32
@@ -18,6 +19,9 @@
 
 #define GPUX_CEV_STR 64 /* HOST_STR_MAX */
 #define GPUX_CEV_ARGS 12 /* cuda:launch's arg0.. */
+/* Launches cuda:kernel_end waits on at once, per process: more are not
+ * timed (counted in the host region: abi/session.h) */
+#define GPUX_CEV_KEND_PENDING 16384
 
 enum gpux_cev {
 	GPUX_CEV_LAUNCH,
@@ -26,11 +30,13 @@ enum gpux_cev {
 	GPUX_CEV_MEMCPY,
 	GPUX_CEV_SYNC,
 	GPUX_CEV_MODULE_LOAD,
+	GPUX_CEV_KERNEL_END,
 	GPUX_CEV_COUNT
 };
 
 /* The catalog's event names, by enum gpux_cev. */
-#define GPUX_CEV_NAMES { "launch", "malloc", "free", "memcpy", "sync", "module_load" }
+#define GPUX_CEV_NAMES { "launch", "malloc", "free", "memcpy", "sync", "module_load", \
+			"kernel_end" }
 
 struct gpux_cev_launch {
 	char kernel[GPUX_CEV_STR]; /* demangled, as the name table has it */
@@ -71,6 +77,20 @@ struct gpux_cev_module_load {
 	uint64_t module;
 	uint64_t bytes;
 	uint64_t ptx;
+};
+
+/* A launch the GPU has run (start and end from CUDA events around it,
+ * in CLOCK_MONOTONIC ns: the clock nsecs reads). */
+struct gpux_cev_kernel_end {
+	char kernel[GPUX_CEV_STR]; /* as cuda:launch has it */
+	uint64_t stream;
+	uint32_t grid[4];
+	uint32_t block[4];
+	uint64_t shmem;
+	uint64_t start;
+	uint64_t end;
+	uint64_t duration;  /* end - start */
+	uint64_t kernel_id; /* hidden, as cuda:launch's */
 };
 
 #endif

@@ -133,7 +133,11 @@ struct gpux_sess_host {
 	char error[128];      /* the first failure's message */
 	/* memory actions of this process's cuda: probes, version 5 */
 	struct gpux_act_count acts[GPUX_ACT_COUNT];
-	uint64_t reserved[4];
+	/* cuda:kernel_end (once reserved words: 0 from older runtimes) */
+	uint64_t kend_done;  /* completions whose programs ran */
+	uint64_t kend_drops; /* launches not timed: GPUX_CEV_KEND_PENDING were pending */
+	uint64_t kend_lost;  /* timed launches the driver could not say the end of */
+	uint64_t reserved[1];
 };
 
 struct gpux_sess_hrec {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_events.h"
 #include "dev_print.h"
 #include "output.h"
 #include "umaps.h"
@@ -184,6 +185,24 @@ static void report_acts(const struct gpux_sess_host *r, FILE *err, bool verbose)
 	}
 }
 
+/* cuda:kernel_end of one process: launches it could not time always
+ * (their events are missing from the maps), the completions under -v. */
+static void report_kend(const struct gpux_sess_host *r, FILE *err, bool verbose)
+{
+	unsigned long long done = __atomic_load_n(&r->kend_done, __ATOMIC_RELAXED),
+			   drops = __atomic_load_n(&r->kend_drops, __ATOMIC_RELAXED),
+			   lost = __atomic_load_n(&r->kend_lost, __ATOMIC_RELAXED);
+	if (drops)
+		fprintf(err, "gpux: WARNING: pid %u: cuda:kernel_end: %llu launches not timed "
+			"(%d were waiting for their kernels already)\n", r->pid, drops,
+			GPUX_CEV_KEND_PENDING);
+	if (lost)
+		fprintf(err, "gpux: WARNING: pid %u: cuda:kernel_end: %llu launches whose end the "
+			"driver could not tell\n", r->pid, lost);
+	if (verbose && (done || drops || lost))
+		fprintf(err, "gpux: pid %u: cuda:kernel_end: %llu kernels timed\n", r->pid, done);
+}
+
 void sess_host_report(struct sess_host *sh, FILE *err, bool verbose)
 {
 	uint32_t n = sh->obj ? sess_host_regions(sh) : 0;
@@ -201,6 +220,7 @@ void sess_host_report(struct sess_host *sh, FILE *err, bool verbose)
 			fprintf(err, "gpux: WARNING: pid %u: %llu records of cuda: probes dropped\n",
 				r->pid, (unsigned long long)d);
 		report_acts(r, err, verbose);
+		report_kend(r, err, verbose);
 	}
 }
 

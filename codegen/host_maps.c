@@ -310,15 +310,16 @@ int hl_maps_layout(struct hctx *h)
 /* ---- operations ---- */
 
 /* One key word of a device-layout map: integers as i64, 'kernel' as the
- * launched kernel's id. */
+ * launched kernel's id (the events that carry one: llvm_host.h). */
 static LLVMValueRef device_key_word(struct hctx *h, const struct host_map *p, struct node *k)
 {
 	if (k->type.kind != TY_STR)
 		return hl_expr_int(h, k);
-	if (k->kind != N_IDENT || strcmp(k->u.ident.name, "kernel") || !h->cuda ||
-	    strcmp(h->at->events[0]->name, "launch")) {
+	const char *ev = h->cuda ? h->at->events[0]->name : "";
+	if (k->kind != N_IDENT || strcmp(k->u.ident.name, "kernel") ||
+	    (strcmp(ev, "launch") && strcmp(ev, "kernel_end"))) {
 		host_err(h, k, "@%s is used by gdev: probes too: its only string key is "
-			 "'kernel', in cuda:launch", p->name);
+			 "'kernel', in cuda:launch and cuda:kernel_end", p->name);
 		return NULL;
 	}
 	return hl_cuda_kernel_id(h);

@@ -166,7 +166,8 @@ unsigned hl_str_size(struct hctx *h, const struct node *e);
 
 /* host_expr.c */
 struct hval hl_expr(struct hctx *h, struct node *e);
-/* host_probe.c: cuda:launch's hidden kernel id (llvm_host.h), as i64. */
+/* host_probe.c: the hidden kernel id of cuda:launch and cuda:kernel_end
+ * (llvm_host.h), as i64. */
 LLVMValueRef hl_cuda_kernel_id(struct hctx *h);
 /* An integer expression as i64, or NULL after an error. */
 LLVMValueRef hl_expr_int(struct hctx *h, struct node *e);

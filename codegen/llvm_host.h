@@ -21,8 +21,8 @@
  * Context of gpux/cuda/ programs (the VM builds it): the catalog's fields
  * in order, each at an 8-byte aligned offset: integers as u64, strings
  * inline as char[HOST_STR_MAX], dim3 as three u32 (16 bytes); cuda:launch
- * then has the kernel's u64 id (abi/cuda_events.h), the key word of
- * 'kernel' in maps gdev: probes use too.
+ * and cuda:kernel_end then have the kernel's u64 id (abi/cuda_events.h),
+ * the key word of 'kernel' in maps gdev: probes use too.
  *
  * Output records: printf, exit and the map actions a probe cannot do in
  * BPF (print, clear, zero, time) are written to the ring buffer map

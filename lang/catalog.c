@@ -120,6 +120,19 @@ static const struct field cuda_module_fields[] = {
 	FIELDS_END,
 };
 
+static const struct field cuda_kend_fields[] = {
+	{ "kernel", TYPE_STR, UNIF_UNIFORM, "name of the kernel that ran" },
+	{ "stream", TYPE_U64, UNIF_UNIFORM, "stream handle (0: default)" },
+	{ "grid", TYPE_DIM3, UNIF_UNIFORM, "grid dimensions, in blocks" },
+	{ "block", TYPE_DIM3, UNIF_UNIFORM, "block dimensions, in threads" },
+	{ "shmem", TYPE_U32, UNIF_UNIFORM, "dynamic shared memory, bytes" },
+	{ "start", TYPE_U64, UNIF_UNIFORM,
+	  "when the kernel started on the GPU, ns of CLOCK_MONOTONIC (nsecs' clock)" },
+	{ "end", TYPE_U64, UNIF_UNIFORM, "when it ended, ns of CLOCK_MONOTONIC" },
+	{ "duration", TYPE_U64, UNIF_UNIFORM, "end - start, ns" },
+	FIELDS_END,
+};
+
 static const struct field mem_chunk_fields[] = {
 	{ "chunk", TYPE_PTR("chunk"), UNIF_UNIFORM,
 	  "the memory chunk (block)" },
@@ -238,6 +251,10 @@ static const struct event events[] = {
 	  "stream or device synchronization" },
 	{ "cuda", "module_load", PLACE_HOST, FILTER_NONE, cuda_module_fields,
 	  0, MEM_ACTS, "module (cubin/PTX image) load" },
+	/* no memory actions: it runs on the runtime's thread, after the
+	 * kernel, unordered with the program's streams */
+	{ "cuda", "kernel_end", PLACE_HOST, FILTER_KERNEL, cuda_kend_fields, 0, 0,
+	  "a launched kernel finished on the GPU (timed by CUDA events; no instrumentation)" },
 
 	{ "uprobe", NULL, PLACE_HOST, FILTER_NONE, uprobe_fields, 0, 0,
 	  "entry of SYMBOL in TARGET (a path or library name)" },

@@ -17,6 +17,7 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_entry.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_api.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_launch_ev.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_kernel_end.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_cev_util.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_nvjitlink.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_host.c

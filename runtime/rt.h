@@ -10,6 +10,13 @@
  *   rt_drain.c     the thread that forwards printf records, publishes
  *                  snapshots and notices exit()
  *   rt_session.c   the session segment, kernel names, messages
+ *   rt_host.c, rt_host_out.c, rt_api.c, rt_launch_ev.c, rt_cev_util.c
+ *                  cuda: events: the hooks, their contexts, the VM
+ *   rt_kernel_end.c  cuda:kernel_end: CUDA events around launches,
+ *                  polled, timed against an anchor, delivered
+ *   rt_actions.c, rt_allocs.c, rt_mirror.c, rt_push.c, rt_crash.c
+ *                  memory actions, allocations, maps shared with the
+ *                  device, fatal signals
  * Library code: no exit(), nothing printed unless something is wrong. */
 #ifndef GPUX_RT_H
 #define GPUX_RT_H
@@ -58,6 +65,9 @@ struct rt_cu {
 	CUresult (*EventRecord)(CUevent, CUstream);
 	CUresult (*EventQuery)(CUevent);
 	CUresult (*StreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+	/* Optional (cuda:kernel_end, rt_kernel_end.c) */
+	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+	CUresult (*EventDestroy)(CUevent);
 };
 
 /* Resolved on first need; false if libcuda is not loaded (or too old). */
@@ -159,6 +169,9 @@ static inline bool rt_cev_on(enum gpux_cev ev)
  * launch, ptx_name is the function's PTX (mangled) name, matched against
  * cuda:launch:GLOB filters; NULL for the other events. */
 void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx_name);
+/* Loads the programs at the first event (then rt_cev_wanted is the
+ * session's); false when there are none, or no controller. */
+bool rt_cev_ready(void);
 /* From the runtime thread: a map dump when snap is set. */
 void rt_host_poll(bool snap);
 /* At exit, or on a fatal signal (rt_crash.c): the last records and the
@@ -193,6 +206,20 @@ void rt_actions_attach(struct vm *vm);
 void rt_actions_event(enum gpux_cev ev, const void *ctx);
 /* Where the counts go: the process's host region, once it has one. */
 void rt_actions_counts(struct gpux_act_count *acts);
+
+/* ---- rt_kernel_end.c: cuda:kernel_end (the launch side is in rt_hooks.h) ---- */
+/* One look at the pending launches, never waiting (the runtime thread). */
+void rt_kend_poll(void);
+/* After a synchronize of the program's: what it waited for is delivered. */
+void rt_kend_sync(void);
+/* Before a context goes (dev >= 0: the primary context of that device,
+ * released or reset; ctx otherwise): its work is waited for and
+ * delivered, its events and stream destroyed. */
+void rt_kend_ctx_ending(CUcontext ctx, int dev);
+/* At exit (and on a fatal signal, crash set: then nothing is destroyed
+ * and the wait for another thread is bounded): every context's work
+ * delivered; nothing is timed after. */
+void rt_kend_final(bool crash);
 
 /* ---- rt_drain.c ---- */
 /* CLOCK_MONOTONIC in ns, and milliseconds since t0 (for -v reports). */

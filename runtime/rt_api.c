@@ -377,6 +377,8 @@ static inline CUresult stream_sync(enum hook_id id, const char *sym, CUstream s)
 {
 	stream_sync_fn fn = REAL(id, sym, stream_sync_fn);
 	CUresult rc = fn ? fn(s) : NO_CUDA;
+	if (rc == CUDA_SUCCESS) /* what it waited for reaches cuda:kernel_end first */
+		rt_kend_sync();
 	if (ON(GPUX_CEV_SYNC))
 		sync_ev(s);
 	return rc;
@@ -389,6 +391,8 @@ CUresult cuCtxSynchronize(void)
 {
 	ctx_sync_fn fn = REAL(H_CTX_SYNC, "cuCtxSynchronize", ctx_sync_fn);
 	CUresult rc = fn ? fn() : NO_CUDA;
+	if (rc == CUDA_SUCCESS)
+		rt_kend_sync();
 	if (ON(GPUX_CEV_SYNC))
 		sync_ev(NULL);
 	return rc;
@@ -400,6 +404,8 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx)
 {
 	ctx_sync2_fn fn = REAL(H_CTX_SYNC2, "cuCtxSynchronize_v2", ctx_sync2_fn);
 	CUresult rc = fn ? fn(ctx) : NO_CUDA;
+	if (rc == CUDA_SUCCESS)
+		rt_kend_sync();
 	if (ON(GPUX_CEV_SYNC))
 		sync_ev(NULL);
 	return rc;

@@ -46,6 +46,15 @@ static void trace_fields(enum gpux_cev ev, const void *ctx)
 			(ull)c->bytes, (ull)c->ptx);
 		break;
 	}
+	case GPUX_CEV_KERNEL_END: {
+		const struct gpux_cev_kernel_end *c = ctx;
+		rt_log("cev kernel_end kernel=%s grid=%u,%u,%u block=%u,%u,%u shmem=%llu "
+			"stream=0x%llx start=%llu end=%llu duration=%llu", c->kernel, c->grid[0],
+			c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
+			(ull)c->shmem, (ull)c->stream, (ull)c->start, (ull)c->end,
+			(ull)c->duration);
+		break;
+	}
 	default:
 		break;
 	}

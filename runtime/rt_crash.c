@@ -50,6 +50,7 @@ static void on_fatal(int sig)
 		sigemptyset(&st.sa_mask);
 		sigaction(SIGALRM, &st, NULL);
 		alarm(3);
+		rt_kend_final(true); /* completions first: the snapshot carries them */
 		/* The runtime thread may be mid-snapshot: wait for it a little.
 		 * If this thread holds the lock (the crash is the runtime's),
 		 * give up rather than deadlock. */

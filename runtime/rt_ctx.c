@@ -26,6 +26,7 @@ static bool atexit_done;
 
 static void shutdown_hook(void)
 {
+	rt_kend_final(false); /* into the maps before their final snapshot */
 	rt_drain_stop();
 	pthread_mutex_lock(&rt_lock);
 	rt_ctx_shutdown();

@@ -79,6 +79,10 @@ static bool resolve(void)
 	*(void **)&rt_cu.EventRecord = rt_cuda_sym("cuEventRecord");
 	*(void **)&rt_cu.EventQuery = rt_cuda_sym("cuEventQuery");
 	*(void **)&rt_cu.StreamIsCapturing = rt_cuda_sym("cuStreamIsCapturing");
+	/* CUDA 12.8 added _v2 (what cuda.h 13 names cuEventElapsedTime) */
+	if (!(*(void **)&rt_cu.EventElapsedTime = rt_cuda_sym("cuEventElapsedTime_v2")))
+		*(void **)&rt_cu.EventElapsedTime = rt_cuda_sym("cuEventElapsedTime");
+	*(void **)&rt_cu.EventDestroy = rt_cuda_sym("cuEventDestroy_v2");
 	return true;
 }
 

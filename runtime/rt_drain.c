@@ -1,5 +1,6 @@
 /* The runtime's one thread: every millisecond it forwards printf records
- * (host memory only, no CUDA call), and every 100 ms, or when the
+ * (host memory only, no CUDA call) and looks at cuda:kernel_end's
+ * pending launches (rt_kernel_end.c), and every 100 ms, or when the
  * controller asks, it publishes map snapshots (a copy on the runtime's
  * own non-blocking stream: the program's streams are never synchronised).
  * It watches the controller too: once that is gone, it turns the probes
@@ -83,6 +84,7 @@ static void *loop(void *arg)
 		rt_ctx_poll(snap, false);
 		pthread_mutex_unlock(&rt_lock);
 		rt_host_poll(snap);
+		rt_kend_poll();
 		if (snap) {
 			last = t;
 			req = r;

@@ -13,6 +13,7 @@
 
 static void ending(CUcontext ctx, int dev)
 {
+	rt_kend_ctx_ending(ctx, dev); /* cuda:kernel_end's events go first */
 	if (!rt_sess())
 		return;
 	pthread_mutex_lock(&rt_lock);
@@ -36,6 +37,7 @@ static CUresult primary_end(enum hook_id id, const char *sym, CUdevice dev)
 {
 	dev_fn fn = REAL(id, sym, dev_fn);
 	CUresult rc;
+	rt_kend_ctx_ending(NULL, dev);
 	if (!rt_sess()) {
 		rc = fn ? fn(dev) : NO_CUDA;
 	} else {
@@ -90,6 +92,24 @@ static inline CUresult done(CUresult rc, CUstream s, bool per_thread)
 		rt_host_push(s, pt);                                  \
 	} while (0)
 
+/* cuda:kernel_end: events on the launch's stream right around it
+ * (after cuda:launch's copies), a ticket (or -1) between them. */
+#define KEND(pt) \
+	(rt_cev_on(GPUX_CEV_KERNEL_END) ? rt_kend_before(LAUNCH_PASS, pt) : -1)
+#define KEND_EX(c, pt)                                                               \
+	(rt_cev_on(GPUX_CEV_KERNEL_END) && (c)                                        \
+		 ? rt_kend_before(f, (c)->gridDimX, (c)->gridDimY, (c)->gridDimZ,     \
+				  (c)->blockDimX, (c)->blockDimY, (c)->blockDimZ,     \
+				  (c)->sharedMemBytes, (c)->hStream, pt)              \
+		 : -1)
+
+static inline CUresult kend(int ticket, CUresult rc)
+{
+	if (ticket >= 0)
+		rt_kend_after(ticket, rc);
+	return rc;
+}
+
 static inline void launch_ex_ev(const CUlaunchConfig *c, CUfunction f, bool pt, void **p,
 				void **e)
 {
@@ -103,8 +123,9 @@ CUresult cuLaunchKernel(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
 	LAUNCH_EV(false, p, e);
+	int k = KEND(false);
 	launch_fn fn = REAL(H_LAUNCH, "cuLaunchKernel", launch_fn);
-	return done(fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA, s, false);
+	return done(kend(k, fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA), s, false);
 }
 
 CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e);
@@ -112,16 +133,18 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
 	LAUNCH_EV(true, p, e);
+	int k = KEND(true);
 	launch_fn fn = REAL(H_LAUNCH_PT, "cuLaunchKernel_ptsz", launch_fn);
-	return done(fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA, s, true);
+	return done(kend(k, fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA), s, true);
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
 {
 	seen();
 	launch_ex_ev(c, f, false, p, e);
+	int k = KEND_EX(c, false);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX, "cuLaunchKernelEx", launch_ex_fn);
-	return done(fn ? fn(c, f, p, e) : NO_CUDA, c ? c->hStream : NULL, false);
+	return done(kend(k, fn ? fn(c, f, p, e) : NO_CUDA), c ? c->hStream : NULL, false);
 }
 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **e);
@@ -129,16 +152,18 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 {
 	seen();
 	launch_ex_ev(c, f, true, p, e);
+	int k = KEND_EX(c, true);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX_PT, "cuLaunchKernelEx_ptsz", launch_ex_fn);
-	return done(fn ? fn(c, f, p, e) : NO_CUDA, c ? c->hStream : NULL, true);
+	return done(kend(k, fn ? fn(c, f, p, e) : NO_CUDA), c ? c->hStream : NULL, true);
 }
 
 CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **p)
 {
 	seen();
 	LAUNCH_EV(false, p, NULL);
+	int k = KEND(false);
 	coop_fn fn = REAL(H_COOP, "cuLaunchCooperativeKernel", coop_fn);
-	return done(fn ? fn(LAUNCH_PASS, p) : NO_CUDA, s, false);
+	return done(kend(k, fn ? fn(LAUNCH_PASS, p) : NO_CUDA), s, false);
 }
 
 CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p);
@@ -146,8 +171,9 @@ CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p)
 {
 	seen();
 	LAUNCH_EV(true, p, NULL);
+	int k = KEND(true);
 	coop_fn fn = REAL(H_COOP_PT, "cuLaunchCooperativeKernel_ptsz", coop_fn);
-	return done(fn ? fn(LAUNCH_PASS, p) : NO_CUDA, s, true);
+	return done(kend(k, fn ? fn(LAUNCH_PASS, p) : NO_CUDA), s, true);
 }
 
 /* Graph kernels are the patched functions themselves (the program got

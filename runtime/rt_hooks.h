@@ -94,5 +94,24 @@ void rt_launch_ev(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 /* Forgets the kernel names of function handles, which the driver may
  * reuse once their module, library or context is gone. */
 void rt_launch_names_forget(void);
+/* f's name as cuda:launch has it: kernel (GPUX_CEV_STR bytes,
+ * zero-padded), the name table's id, the PTX name; the strings live as
+ * long as the process (interned records). */
+struct rt_kname {
+	const char *kernel;
+	uint32_t id;
+	const char *ptx;
+};
+struct rt_kname rt_launch_name(CUfunction f);
+
+/* ---- cuda:kernel_end (rt_kernel_end.c) ---- */
+/* Around a launch on stream s (per_thread: a _ptsz call) while the
+ * event is on: rt_kend_before records the start event and returns a
+ * ticket (-1: nothing recorded: off, capturing, full); rt_kend_after
+ * records the end event once the launch went in (rc CUDA_SUCCESS), else
+ * gives the ticket back. */
+int rt_kend_before(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+		   unsigned by, unsigned bz, unsigned shmem, CUstream s, bool per_thread);
+void rt_kend_after(int ticket, CUresult rc);
 
 #endif

@@ -57,7 +57,7 @@ static int event_of(const char *sec, const char **glob)
 
 static bool programs(void)
 {
-	int launch_bits = 0;
+	int glob_bits = 0;
 	for (int i = 0; i < vm_prog_count(rt_h.vm); i++) {
 		const char *glob;
 		int e = event_of(vm_prog_section(rt_h.vm, i), &glob);
@@ -69,13 +69,13 @@ static bool programs(void)
 			return false;
 		ev->p = p;
 		p[ev->n] = (struct host_prog){ i, glob ? strdup(glob) : NULL, -1 };
-		if (glob && launch_bits < 31)
-			p[ev->n].bit = launch_bits++;
+		if (glob && glob_bits < 31)
+			p[ev->n].bit = glob_bits++;
 		ev->n++;
 	}
-	if (launch_bits)
+	if (glob_bits)
 		rt_h.glob_ok = calloc(GPUX_SESS_MAX_NAMES, sizeof(uint32_t));
-	return !launch_bits || rt_h.glob_ok;
+	return !glob_bits || rt_h.glob_ok;
 }
 
 /* A program changed (or may change) slot of shared device map dev_map:
@@ -148,6 +148,7 @@ static void claim_region(struct gpux_sess_hdr *h)
 
 void rt_host_final(void)
 {
+	rt_kend_final(false); /* the completions still pending run first */
 	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1 || !rt_h.region)
 		return;
 	rt_host_records();
@@ -194,22 +195,39 @@ static inline bool ready(void)
 	return s > 0 || (s == 0 && load());
 }
 
-/* Whether launch program p matches the kernel, cached per kernel id. */
-static bool matches(const struct host_prog *p, const struct gpux_cev_launch *c,
-		    const char *ptx_name)
+bool rt_cev_ready(void)
+{
+	return !rt_detached() && ready();
+}
+
+/* The kernel id of the events a cuda:EVENT:GLOB may filter. */
+static uint64_t kernel_id_of(enum gpux_cev ev, const void *ctx)
+{
+	if (ev == GPUX_CEV_LAUNCH)
+		return ((const struct gpux_cev_launch *)ctx)->kernel_id;
+	if (ev == GPUX_CEV_KERNEL_END)
+		return ((const struct gpux_cev_kernel_end *)ctx)->kernel_id;
+	return UINT64_MAX;
+}
+
+/* Whether kernel-filtered program p (cuda:launch:GLOB,
+ * cuda:kernel_end:GLOB) matches the kernel, cached per kernel id. */
+static bool matches(const struct host_prog *p, uint64_t id, const char *ptx_name)
 {
 	if (!ptx_name)
 		return false;
-	if (p->bit < 0 || c->kernel_id >= GPUX_SESS_MAX_NAMES)
+	if (p->bit < 0 || id >= GPUX_SESS_MAX_NAMES)
 		return rt_glob_matches(p->glob, ptx_name);
-	uint32_t *w = &rt_h.glob_ok[c->kernel_id];
+	uint32_t *w = &rt_h.glob_ok[id];
 	uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
 	if (!(v & (1u << 31))) {
 		v = 1u << 31;
-		const struct host_ev *ev = &rt_h.ev[GPUX_CEV_LAUNCH];
-		for (int i = 0; i < ev->n; i++)
-			if (ev->p[i].bit >= 0 && rt_glob_matches(ev->p[i].glob, ptx_name))
-				v |= 1u << ev->p[i].bit;
+		for (int e = 0; e < GPUX_CEV_COUNT; e++) {
+			const struct host_ev *ev = &rt_h.ev[e];
+			for (int i = 0; i < ev->n; i++)
+				if (ev->p[i].bit >= 0 && rt_glob_matches(ev->p[i].glob, ptx_name))
+					v |= 1u << ev->p[i].bit;
+		}
 		__atomic_store_n(w, v, __ATOMIC_RELAXED);
 	}
 	return v >> p->bit & 1;
@@ -241,7 +259,7 @@ void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx
 		rt_ctx_snap_current();
 	for (int i = 0; i < e->n; i++) {
 		const struct host_prog *p = &e->p[i];
-		if (p->glob && !matches(p, ctx, ptx_name))
+		if (p->glob && !matches(p, kernel_id_of(ev, ctx), ptx_name))
 			continue;
 		int rc = vm_run_prog(rt_h.vm, p->idx, ctx, size, NULL);
 		if (rc)

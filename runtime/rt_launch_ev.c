@@ -212,6 +212,14 @@ static void read_args(const struct name_rec *r, void **p, void **e, struct gpux_
 	}
 }
 
+struct rt_kname rt_launch_name(CUfunction f)
+{
+	const struct name_rec *r = f ? lookup(f) : &unnamed;
+	if (!r)
+		r = miss(f);
+	return (struct rt_kname){ r->kernel, r->id, r->ptx };
+}
+
 void rt_launch_ev(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 		  unsigned by, unsigned bz, unsigned shmem, CUstream s, void **p, void **e)
 {

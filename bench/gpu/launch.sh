@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cost of gpux's cuda:launch path per launch (bench/gpu/README.md):
 # launch_bench alone, then under gpux with the runtime loaded but no
-# launch probe (cuda:malloc), then with counting cuda:launch probes. Each
+# launch probe (cuda:malloc), then with counting cuda:launch probes, and
+# with cuda:kernel_end (CUDA events around each launch). Each
 # mode runs RUNS times (fresh processes); prints each run's median ns per
 # launch and a markdown table of the medians and the differences.
 #   bench/gpu/launch.sh [capture]  env: BENCH_DIR, GPUX, RUNS (default 5),
@@ -28,8 +29,11 @@ declare -A PROG=(
 	# pointer): the VM's call, the allocation lookup, the driver's
 	# pointer query; under capture, the capture check
 	[prefetch_noop]='cuda:launch { prefetch(arg0, 4096); }'
+	# two cuEventRecord calls and the pending list per launch (under
+	# capture: the capture check alone, nothing is timed)
+	[kend]='cuda:kernel_end { @ = count(); }'
 )
-modes="base runtime count count_kernel prefetch_noop"
+modes="base runtime count count_kernel prefetch_noop kend"
 declare -A MED VALS
 # rounds of every mode, so that a drift of the machine spreads over all
 for r in $(seq "$runs"); do

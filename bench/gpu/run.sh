@@ -9,7 +9,8 @@
 #   env: BENCH_DIR   built folder (default: this script's folder when it
 #                    holds vecadd_bench, else build-gpu/bench of the repo)
 #        GPUX        gpux binary (default BENCH_DIR/../gpux/gpux)
-#        MODES       default "base empty count hist printf access"
+#        MODES       default "base empty count hist printf access"; also
+#                    kend (cuda:kernel_end, the cost of timing each launch)
 #        PRINTF_LINES  cap on printf lines per printf-mode run (default
 #                    2000000): its iterations are cut to fit, at least 10
 #        BENCH_MAX_S seconds of timed loop per run at most (default 8)
@@ -34,6 +35,8 @@ declare -A PROG=(
 	[hist]='gdev:kernel_exit { @[gtid % 1024] = count(); }'
 	[printf]='gdev:kernel_exit { printf("%d\n", nsecs); }'
 	[access]='gdev:access { @ = count(); }'
+	# no instrumentation: CUDA events around each launch (opt-in: MODES)
+	[kend]='cuda:kernel_end { @ = count(); }'
 )
 if [ "${1:-}" = -P ]; then # the one-liners, for tests/gpu/e2e/dryrun.sh
 	printf '%s\n' "${PROG[@]}"
@@ -138,13 +141,15 @@ for p in "${presets[@]}"; do
 		[ "$m" = base ] && base=$med
 		ratio=-
 		[ -n "$base" ] && ratio=$(awk -v a="$med" -v b="$base" 'BEGIN { printf "%.2fx", a / b }')
-		# The maps must hold one event per thread (per access for access)
-		# of every launch that ran: warmup + timed iterations.
+		# The maps must hold one event per thread (per access for access,
+		# per launch for kend) of every launch that ran: warmup + timed
+		# iterations.
 		pc=-
 		launches=$((w + ran))
 		case $m in
 		count | hist) want=$((launches * threads)) ;;
 		access) want=$((launches * elems * per_elem)) ;;
+		kend) want=$launches ;; # one completion per launch
 		*) want= ;;
 		esac
 		if [ -n "$want" ]; then

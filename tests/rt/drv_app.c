@@ -26,9 +26,18 @@
  *                memory (n = 256, on a stream of its own), a synchronize of
  *                that stream, then on 4 KiB of device memory (n = 64,
  *                stream 0); prints the sums
+ *       streams  as module, but on two streams of its own: add_one<<<4, 64>>>
+ *                x3 (cuLaunchKernel) and add_one<<<3, 32>>>
+ *                (cuLaunchCooperativeKernel) on the first, scale<<<2,
+ *                (8, 4), 128>>> x2 (cuLaunchKernelEx) on the second,
+ *                add_one<<<5, 32>>> on the per-thread default stream
+ *                (cuLaunchKernel_ptsz); both streams synchronised, then
+ *                scale<<<1, (8, 4), 128>>> on the second, left for the
+ *                context's end (N = "exit": exit(0) right after it)
  * Prints what it did; exits 1 on any CUDA error. */
 #include <cuda.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,11 +85,46 @@ static void mem_launches(CUfunction add_one)
 	check(cuStreamDestroy(s), "cuStreamDestroy");
 }
 
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			     unsigned by, unsigned bz, unsigned shm, CUstream s, void **p,
+			     void **e);
+
+/* streams mode. */
+static void stream_launches(CUfunction add_one, CUfunction scale, CUdeviceptr buf, bool quit)
+{
+	CUstream s1, s2;
+	int n = 256;
+	float a = 2.0f;
+	void *a1[] = { &buf, &n }, *a2[] = { &buf, &a, &n };
+	check(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+	check(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+	for (int i = 0; i < 3; i++)
+		check(cuLaunchKernel(add_one, 4, 1, 1, 64, 1, 1, 0, s1, a1, NULL), "cuLaunchKernel");
+	CUlaunchConfig c = { .gridDimX = 2, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 8,
+			     .blockDimY = 4, .blockDimZ = 1, .sharedMemBytes = 128, .hStream = s2 };
+	for (int i = 0; i < 2; i++)
+		check(cuLaunchKernelEx(&c, scale, a2, NULL), "cuLaunchKernelEx");
+	check(cuLaunchCooperativeKernel(add_one, 3, 1, 1, 32, 1, 1, 0, s1, a1),
+	      "cuLaunchCooperativeKernel");
+	check(cuLaunchKernel_ptsz(add_one, 5, 1, 1, 32, 1, 1, 0, NULL, a1, NULL),
+	      "cuLaunchKernel_ptsz");
+	check(cuStreamSynchronize(s1), "cuStreamSynchronize");
+	check(cuStreamSynchronize(s2), "cuStreamSynchronize");
+	c.gridDimX = 1;
+	check(cuLaunchKernelEx(&c, scale, a2, NULL), "cuLaunchKernelEx");
+	printf("drv_app: 8 launches on two streams and the per-thread one\n");
+	fflush(stdout);
+	if (quit)
+		exit(0);
+	check(cuStreamDestroy(s1), "cuStreamDestroy");
+	check(cuStreamDestroy(s2), "cuStreamDestroy");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|"
-			"libctx|noclean|primary|many|segv|abort|extra|mem FILE [N]\n");
+			"libctx|noclean|primary|many|segv|abort|extra|mem|streams FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -182,7 +226,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "module") || !strcmp(mode, "noclean") || !strcmp(mode, "many") ||
-	    !strcmp(mode, "primary") || !strcmp(mode, "segv") || !strcmp(mode, "abort")) {
+	    !strcmp(mode, "primary") || !strcmp(mode, "segv") || !strcmp(mode, "abort") ||
+	    !strcmp(mode, "streams")) {
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
 	} else if (!strcmp(mode, "modex")) {
 		char info[256] = "";
@@ -226,6 +271,15 @@ int main(int argc, char **argv)
 	check(cuMemcpyHtoD(buf, host, sizeof(host)), "cuMemcpyHtoD");
 	void *args1[] = { &buf, &n };
 	void *args2[] = { &buf, &a, &n };
+	if (!strcmp(mode, "streams")) {
+		stream_launches(add_one, scale, buf, argc == 4 && !strcmp(argv[3], "exit"));
+		check(cuMemFree(buf), "cuMemFree");
+		check(cuModuleUnload(mod), "cuModuleUnload");
+		check(cuCtxDestroy(ctx), "cuCtxDestroy");
+		printf("drv_app: done\n");
+		free(image);
+		return 0;
+	}
 	if (!strcmp(mode, "segv") || !strcmp(mode, "abort")) {
 		/* 10 synchronised launches, then the program crashes */
 		for (int i = 0; i < 10; i++) {

@@ -162,6 +162,8 @@ static int primary_refs;
 static struct fk_ctx *ctxs; /* created ones */
 static __thread struct fk_ctx *cur;
 
+static void ev_ctx_gone(const struct fk_ctx *c); /* its events go with it */
+
 static bool ctx_valid(const struct fk_ctx *c)
 {
 	if (c == &primary)
@@ -261,6 +263,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
 	for (struct fk_ctx **cp = &ctxs; *cp; cp = &(*cp)->next)
 		if (*cp == c) {
 			*cp = c->next;
+			ev_ctx_gone(c);
 			pthread_mutex_unlock(&lock);
 			if (cur == c)
 				cur = NULL;
@@ -323,36 +326,157 @@ CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 	return CUDA_SUCCESS;
 }
 
-/* Events: work is done when it is launched here, so every event is
- * complete; records are counted for the log. */
-static int event_records;
+/* Events. The fake GPU's clock (gpu_ns) moves only with kernels: each
+ * launch takes FK_BLOCK_NS per block of its grid, so the time between
+ * events around it is known exactly. An event records that clock; work
+ * is done when it is launched here, so a recorded event is complete
+ * (FAKE_CUDA_EVENT_LATE=1: only once something synchronises: the
+ * context or any stream). Events are the context's: destroyed with it.
+ * Counts for the log at exit: "events created=C destroyed=D recorded=R"
+ * (destroyed: by cuEventDestroy). */
+#define EV_MAGIC 0x76657466u
+#define FK_GPU_BASE 7000000000000ull /* far from the host's clock */
+#define FK_BLOCK_NS 1000ull
+
+struct fk_event {
+	uint32_t magic;
+	unsigned flags;
+	bool recorded, done;
+	uint64_t t;
+	struct fk_ctx *ctx;
+	struct fk_event *prev, *next;
+};
+static struct fk_event *events; /* every live event, under lock */
+static uint64_t gpu_ns = FK_GPU_BASE;
+static int ev_created, ev_destroyed, ev_recorded;
+
+static bool ev_valid(const struct fk_event *e)
+{
+	return e && e->magic == EV_MAGIC;
+}
+
+static void ev_unlink(struct fk_event *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		events = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	e->magic = 0;
+	free(e);
+}
+
+/* (under lock) A synchronize: every recorded event is complete. */
+static void ev_all_done(void)
+{
+	for (struct fk_event *e = events; e; e = e->next)
+		e->done = e->recorded;
+}
+
+/* (under lock) The events of a context that is gone. */
+static void ev_ctx_gone(const struct fk_ctx *c)
+{
+	for (struct fk_event *e = events, *n; e; e = n) {
+		n = e->next;
+		if (e->ctx == c)
+			ev_unlink(e);
+	}
+}
 
 CUresult cuEventCreate(CUevent *ev, unsigned flags)
 {
-	(void)flags;
-	static int dummy;
-	*ev = (CUevent)&dummy;
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	struct fk_event *e = calloc(1, sizeof(*e));
+	if (!e)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	e->magic = EV_MAGIC;
+	e->flags = flags;
+	e->ctx = cur;
+	pthread_mutex_lock(&lock);
+	e->next = events;
+	if (events)
+		events->prev = e;
+	events = e;
+	ev_created++;
+	pthread_mutex_unlock(&lock);
+	*ev = (CUevent)e;
 	return CUDA_SUCCESS;
 }
 
 CUresult cuEventRecord(CUevent ev, CUstream s)
 {
-	(void)ev;
 	(void)s;
-	event_records++;
+	struct fk_event *e = (struct fk_event *)ev;
+	if (!ev_valid(e))
+		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&lock);
+	e->recorded = true;
+	e->done = !getenv("FAKE_CUDA_EVENT_LATE");
+	e->t = gpu_ns;
+	ev_recorded++;
+	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;
 }
 
 CUresult cuEventQuery(CUevent ev)
 {
-	(void)ev;
-	return CUDA_SUCCESS;
+	struct fk_event *e = (struct fk_event *)ev;
+	if (!ev_valid(e))
+		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&lock);
+	bool done = !e->recorded || e->done;
+	pthread_mutex_unlock(&lock);
+	return done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+static CUresult elapsed(float *ms, CUevent a, CUevent b)
+{
+	struct fk_event *x = (struct fk_event *)a, *y = (struct fk_event *)b;
+	if (!ms || !ev_valid(x) || !ev_valid(y))
+		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&lock);
+	CUresult rc = CUDA_SUCCESS;
+	if (!x->recorded || !y->recorded || ((x->flags | y->flags) & CU_EVENT_DISABLE_TIMING))
+		rc = CUDA_ERROR_INVALID_HANDLE;
+	else if (!x->done || !y->done)
+		rc = CUDA_ERROR_NOT_READY;
+	else
+		*ms = (float)((double)(int64_t)(y->t - x->t) / 1e6);
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+/* CUDA 12.8's (what cuda.h 13 calls cuEventElapsedTime), and the first. */
+CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+	return elapsed(ms, a, b);
+}
+
+#undef cuEventElapsedTime
+CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b);
+CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+	return elapsed(ms, a, b);
 }
 
 CUresult cuEventDestroy_v2(CUevent ev)
 {
-	(void)ev;
+	struct fk_event *e = (struct fk_event *)ev;
+	if (!ev_valid(e))
+		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&lock);
+	ev_unlink(e);
+	ev_destroyed++;
+	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;
+}
+
+__attribute__((destructor)) static void ev_report(void)
+{
+	flog("events created=%d destroyed=%d recorded=%d", ev_created, ev_destroyed,
+	     ev_recorded);
 }
 
 /* FAKE_CUDA_CAPTURING=1: every stream but the default one is being
@@ -380,6 +504,9 @@ CUresult cuCtxGetDevice(CUdevice *d)
 
 CUresult cuCtxSynchronize(void)
 {
+	pthread_mutex_lock(&lock);
+	ev_all_done();
+	pthread_mutex_unlock(&lock);
 	return cur ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
@@ -388,6 +515,9 @@ CUresult cuCtxSynchronize(void)
 CUresult cuCtxSynchronize_v2(CUcontext ctx)
 {
 	flog("call %s", __func__);
+	pthread_mutex_lock(&lock);
+	ev_all_done();
+	pthread_mutex_unlock(&lock);
 	return ctx || cur ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
@@ -813,6 +943,9 @@ CUresult cuStreamDestroy_v2(CUstream s)
 CUresult cuStreamSynchronize(CUstream s)
 {
 	(void)s;
+	pthread_mutex_lock(&lock);
+	ev_all_done();
+	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;
 }
 
@@ -821,6 +954,9 @@ CUresult cuStreamSynchronize_ptsz(CUstream s)
 {
 	(void)s;
 	flog("call %s", __func__);
+	pthread_mutex_lock(&lock);
+	ev_all_done();
+	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;
 }
 
@@ -1857,6 +1993,9 @@ static CUresult launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, uns
 		return CUDA_SUCCESS;
 	}
 	uint64_t threads = (uint64_t)gx * gy * gz * bx * by * bz;
+	pthread_mutex_lock(&lock);
+	gpu_ns += FK_BLOCK_NS * gx * gy * gz;
+	pthread_mutex_unlock(&lock);
 	flog("%s %s grid=%u,%u,%u block=%u,%u,%u sites=%d%s", api, f->name, gx, gy, gz, bx, by, bz,
 	     f->neff, setup_state(f->mod));
 	bool once[2] = { false, false }; /* entry and exit act once per thread */
@@ -2005,7 +2144,7 @@ static const struct {
 	E(cuMemsetD8Async), E(cuMemsetD32_v2), E(cuMemsetD32Async), E(cuMemcpyHtoDAsync_v2),
 	E(cuCtxPushCurrent_v2), E(cuCtxPopCurrent_v2), E(cuThreadExchangeStreamCaptureMode),
 	E(cuStreamIsCapturing), E(cuStreamQuery), E(cuEventCreate), E(cuEventRecord),
-	E(cuEventQuery), E(cuEventDestroy_v2),
+	E(cuEventQuery), E(cuEventDestroy_v2), E(cuEventElapsedTime), E(cuEventElapsedTime_v2),
 	E(cuStreamDestroy_v2), E(cuStreamSynchronize), E(cuStreamSynchronize_ptsz),
 	E(cuGetErrorString), E(cuGetErrorName), E(cuModuleLoadData), E(cuModuleLoadDataEx),
 	E(cuModuleLoadFatBinary), E(cuModuleLoad), E(cuModuleUnload), E(cuModuleGetGlobal_v2),

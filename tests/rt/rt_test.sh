@@ -668,6 +668,120 @@ t_gpux_mixed() {
 		{ cat "$tmp/out"; fail "mixed maps"; }
 }
 
+# ---- cuda:kernel_end (through gpux) ----
+# CUDA events around each launch; the fake GPU's clock moves FK_BLOCK_NS
+# (1 us) per block of each kernel (fake_cuda.c), so durations are known.
+# drv_app streams: 8 launches on two streams and the per-thread default
+# one, through cuLaunchKernel, Ex, cooperative and _ptsz, the last one
+# pending when the context goes. Every launch completes once, with its
+# name, dims, shared memory and stream; start and end on nsecs' clock,
+# between BEGIN and END; the filter as cuda:launch's.
+KEND='BEGIN { printf("begin %llu\n", nsecs); }
+cuda:launch { @l = count(); }
+cuda:kernel_end { @e = count(); @streams[stream] = count(); @s[stream != 0] = count();
+	@k[kernel, grid.x, grid.y, block.x, block.y, shmem, duration] = count();
+	@exact = min(end - start == duration); @first = min(start); @last = max(end); }
+cuda:kernel_end:add_* { @add = count(); }
+cuda:launch:add_* { @ladd = count(); }
+END { printf("end %llu\n", nsecs); }'
+# The fake's event counts (at its exit): every event the runtime made
+# destroyed, at least RECORDS recorded.
+kend_events() {
+	local c d r
+	read -r c d r < <(sed -n 's/^events created=\([0-9]*\) destroyed=\([0-9]*\) recorded=\([0-9]*\)$/\1 \2 \3/p' "$tmp/log")
+	[ -n "$c" ] && [ "$c" = "$d" ] && [ "$r" -ge "$1" ] ||
+		{ grep '^events' "$tmp/log"; fail "events created ${c:-?}, destroyed ${d:-?}, recorded ${r:-?} (want >= $1)"; }
+}
+t_gpux_kernel_end() {
+	gpux_run 0 "$KEND" "'$RT_DRV_APP' streams '$PTX'" || return
+	same "$tmp/app.out" streams.out && err_empty || return 1
+	local begin end first last
+	begin=$(sed -n 's/^begin //p' "$tmp/out") end=$(sed -n 's/^end //p' "$tmp/out")
+	first=$(sed -n 's/^@first: //p' "$tmp/out") last=$(sed -n 's/^@last: //p' "$tmp/out")
+	[ -n "$begin" ] && [ -n "$first" ] && [ -n "$last" ] && [ -n "$end" ] &&
+	[ "$begin" -le "$first" ] && [ "$first" -lt "$last" ] && [ "$last" -le "$end" ] ||
+		{ cat "$tmp/out"; fail "times: BEGIN $begin, first start $first, last end $last, END $end"; return 1; }
+	[ "$(grep -c '^@streams\[' "$tmp/out")" = 3 ] || { cat "$tmp/out"; fail "three streams"; return 1; }
+	grep -v -e '^begin ' -e '^end ' -e '^@first: ' -e '^@last: ' -e '^@streams\[' "$tmp/out" >"$tmp/out.s"
+	same "$tmp/out.s" kernel_end.out && kend_events 17
+}
+# Nobody probes it: no event is made or recorded.
+t_gpux_kernel_end_off() {
+	gpux_run 0 'cuda:launch { @l = count(); }' "'$RT_DRV_APP' streams '$PTX'" &&
+	same "$tmp/app.out" streams.out && err_empty &&
+	log_has '^events created=0 destroyed=0 recorded=0$'
+}
+# Events that complete only when something synchronises: the program's
+# stream synchronize delivers the seven launches before it (before
+# cuda:sync fires), the context's end (or the exit, without one) the
+# last.
+KEND_SYNC='cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); @d = sum(duration); }
+cuda:sync { @seen = max(@e); }'
+t_gpux_kernel_end_late() {
+	local want
+	want=$(printf '%s\n' 'Attaching 3 probes...' '' '' '@d: 25000' '@e: 8' '@l: 8' '@seen: 7')
+	FAKE_CUDA_EVENT_LATE=1 gpux_run 0 "$KEND_SYNC" "'$RT_DRV_APP' streams '$PTX'" || return
+	same "$tmp/app.out" streams.out && err_empty || return 1
+	[ "$(cat "$tmp/out")" = "$want" ] || { cat "$tmp/out"; fail "context end"; return 1; }
+	kend_events 17 || return 1
+	rm -f "$tmp/log"
+	FAKE_CUDA_EVENT_LATE=1 gpux_run 0 "$KEND_SYNC" "'$RT_DRV_APP' streams '$PTX' exit" &&
+	err_empty && [ "$(cat "$tmp/out")" = "$want" ] || { cat "$tmp/out"; fail "exit"; return 1; }
+	kend_events 17
+}
+# 17000 launches with no synchronize until the end: the first 16384 wait
+# for their kernels, the 620 after them are not timed (said at exit),
+# the synchronize delivers the 16384 (1 us each).
+t_gpux_kernel_end_full() {
+	if [ "${RT_SANITIZED:-OFF}" = ON ]; then
+		echo "SKIP: sanitizer build (gpux preloads the runtime before the ASan runtime)"
+		return 77
+	fi
+	FAKE_CUDA_EVENT_LATE=1 GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -v \
+		-e 'cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); @d = sum(duration); }' \
+		-c "'$RT_DRV_APP' many '$PTX' 17000 >'$tmp/app.out'" >"$tmp/out" 2>"$tmp/err" </dev/null ||
+		{ cat "$tmp/err"; fail "gpux exited $?"; return 1; }
+	printf '%s\n' 'Attaching 2 probes...' '' '' '@d: 16384000' '@e: 16384' '@l: 17004' >"$tmp/want"
+	cmp -s "$tmp/want" "$tmp/out" || { diff -u "$tmp/want" "$tmp/out"; fail "maps"; return 1; }
+	sed 's/pid [0-9]*/pid N/' "$tmp/err" >"$tmp/err.n"
+	grep -qxF 'gpux: WARNING: pid N: cuda:kernel_end: 620 launches not timed (16384 were waiting for their kernels already)' "$tmp/err.n" &&
+	grep -qxF 'gpux: pid N: cuda:kernel_end: 16384 kernels timed' "$tmp/err.n" ||
+		{ cat "$tmp/err"; fail "the drops, said at exit"; return 1; }
+	kend_events 32768
+}
+# Launches into a stream being captured are not timed (FAKE_CUDA_CAPTURING:
+# every stream but stream 0): drv_app mem's first launch is on its own
+# stream, the second on stream 0.
+t_gpux_kernel_end_captured() {
+	FAKE_CUDA_CAPTURING=1 gpux_run 0 'cuda:launch { @l[stream != 0] = count(); }
+		cuda:kernel_end { @e[stream != 0] = count(); }' "'$RT_DRV_APP' mem '$PTX'" || return
+	same "$tmp/app.out" drv_mem.out && err_empty || return 1
+	printf '%s\n' 'Attaching 2 probes...' '' '' '@e[0]: 1' '@l[0]: 1' '@l[1]: 1' >"$tmp/want"
+	cmp -s "$tmp/want" "$tmp/out" || { diff -u "$tmp/want" "$tmp/out"; fail "maps"; return 1; }
+	kend_events 3
+}
+# The runtime's side under valgrind (the sanitizer build cannot run it
+# through gpux): no invalid access, no leak (the events, the pools and
+# the context's stream go at its end, or at exit), late completions.
+t_gpux_kernel_end_valgrind() {
+	command -v valgrind >/dev/null || { echo "SKIP: valgrind not installed"; return 77; }
+	local vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect"
+	local n
+	for n in "" exit; do
+		FAKE_CUDA_EVENT_LATE=1 gpux_run 0 "$KEND_SYNC" "$vg '$RT_DRV_APP' streams '$PTX' $n" || return
+		grep -qx '@e: 8' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail "valgrind ($n)"; return 1; }
+	done
+}
+# 'kernel' keys a map gdev: probes read as cuda:launch's does (the
+# hidden kernel id), with the kernels' durations in it.
+t_gpux_kernel_end_cross_layer() {
+	gpux_run 0 'cuda:kernel_end { @d[kernel] = duration; }
+		gdev:kernel_entry { @y[kernel] = @d[kernel]; }' "'$RT_DRV_APP' module '$PTX'" || return
+	same "$tmp/app.out" drv_module.out && err_empty || return 1
+	grep -qxF '@d[add_one]: 4000' "$tmp/out" && grep -qxF '@d[scale(float*, float, int)]: 2000' "$tmp/out" ||
+		{ cat "$tmp/out"; fail "durations by kernel"; }
+}
+
 if [ $# -ge 1 ]; then
 	"t_$1"
 	exit

@@ -82,11 +82,14 @@ static void test_events(void)
 			CHECK(catalog_event(p, e[i].name) == &e[i]);
 		/* Only driver hooks return decisions; device probes act
 		 * by prefetch(addr) alone, cuda: probes by the memory
-		 * actions, the others not at all. */
+		 * actions (but cuda:kernel_end, which runs after the
+		 * kernel on the runtime's thread), the others not at all. */
 		if (e[i].place != PLACE_DRIVER)
 			CHECK(!e[i].decisions);
 		if (p->id == PROV_GDEV)
 			CHECK(e[i].actions == ACTION_BIT(ACT_DEV_PREFETCH));
+		else if (p->id == PROV_CUDA && !strcmp(e[i].name, "kernel_end"))
+			CHECK(!e[i].actions);
 		else if (p->id == PROV_CUDA)
 			CHECK(e[i].actions == (ACTION_BIT(ACT_PREFETCH) | ACTION_BIT(ACT_EVICT) |
 					       ACTION_BIT(ACT_ADVISE)));
@@ -125,6 +128,10 @@ static void test_events(void)
 		catalog_event(catalog_provider("cuda"), "launch");
 	CHECK(launch && event_field(launch, "kernel")->type.kind == TY_STR);
 	CHECK(event_field(launch, "grid")->type.kind == TY_DIM3);
+	const struct event *kend = catalog_event(catalog_provider("cuda"), "kernel_end");
+	CHECK(kend && kend->filter == FILTER_KERNEL && kend->place == PLACE_HOST);
+	CHECK(event_field(kend, "block")->type.kind == TY_DIM3);
+	CHECK(event_field(kend, "duration")->type.bits == 64);
 
 	const struct event *gacc =
 		catalog_event(catalog_provider("gpu_mem"), "access");
@@ -361,7 +368,7 @@ static void test_listing(void)
 	CHECK(listing("gdev:*", false, &t) == 5);
 	CHECK(t && strstr(t, "gdev:kernel_entry\n") && !strstr(t, "cuda:"));
 	free(t);
-	CHECK(listing(NULL, false, &t) == 25);
+	CHECK(listing(NULL, false, &t) == 26);
 	CHECK(t && strstr(t, "uprobe:TARGET:SYMBOL\n") &&
 	      strstr(t, "\nBEGIN\n") && strstr(t, "interval:s:N\n"));
 	free(t);

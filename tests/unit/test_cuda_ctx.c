@@ -1,7 +1,7 @@
 /* The cuda: event contexts the runtime builds (abi/cuda_events.h)
  * against the layout the host codegen reads (llvm_host.h: the catalog's
  * fields in order, 8-aligned, strings char[HOST_STR_MAX], dim3 in 16
- * bytes; cuda:launch's kernel id after them). Prints "N passed, N
+ * bytes; cuda:launch's and cuda:kernel_end's kernel id after them). Prints "N passed, N
  * failed"; exits non-zero on any failure. */
 #include <stddef.h>
 #include <stdio.h>
@@ -40,6 +40,12 @@ static const struct member sync_[] = { M(gpux_cev_sync, stream), { NULL, 0 } };
 static const struct member module[] = { M(gpux_cev_module_load, module),
 	M(gpux_cev_module_load, bytes), M(gpux_cev_module_load, ptx), { NULL, 0 } };
 
+static const struct member kend[] = { M(gpux_cev_kernel_end, kernel),
+	M(gpux_cev_kernel_end, stream), M(gpux_cev_kernel_end, grid),
+	M(gpux_cev_kernel_end, block), M(gpux_cev_kernel_end, shmem),
+	M(gpux_cev_kernel_end, start), M(gpux_cev_kernel_end, end),
+	M(gpux_cev_kernel_end, duration), M(gpux_cev_kernel_end, kernel_id), { NULL, 0 } };
+
 static const struct layout layouts[GPUX_CEV_COUNT] = {
 	[GPUX_CEV_LAUNCH] = { "launch", launch, sizeof(struct gpux_cev_launch) },
 	[GPUX_CEV_MALLOC] = { "malloc", malloc_, sizeof(struct gpux_cev_malloc) },
@@ -47,6 +53,7 @@ static const struct layout layouts[GPUX_CEV_COUNT] = {
 	[GPUX_CEV_MEMCPY] = { "memcpy", memcpy_, sizeof(struct gpux_cev_memcpy) },
 	[GPUX_CEV_SYNC] = { "sync", sync_, sizeof(struct gpux_cev_sync) },
 	[GPUX_CEV_MODULE_LOAD] = { "module_load", module, sizeof(struct gpux_cev_module_load) },
+	[GPUX_CEV_KERNEL_END] = { "kernel_end", kend, sizeof(struct gpux_cev_kernel_end) },
 };
 
 static void expect(int ok, const char *ev, const char *what, size_t want, size_t got)
@@ -81,7 +88,7 @@ int main(void)
 				expect(m->off == off, l->event, f->name, off, m->off);
 			off += f->type.kind == TY_STR ? GPUX_CEV_STR : f->type.kind == TY_DIM3 ? 16 : 8;
 		}
-		if (e == GPUX_CEV_LAUNCH) { /* the hidden kernel id */
+		if (e == GPUX_CEV_LAUNCH || e == GPUX_CEV_KERNEL_END) { /* the hidden kernel id */
 			expect(m->name && !strcmp(m->name, "kernel_id") && m->off == off, l->event,
 			       "kernel_id", off, m->name ? m->off : 0);
 			off += 8;

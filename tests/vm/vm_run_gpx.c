@@ -1,6 +1,6 @@
 /* Test driver for the userspace BPF VM: compiles FILE.gpx with
- * host_compile, loads the object into the VM, runs BEGIN, each cuda:
- * section on hand-built contexts, each interval section N times, then
+ * host_compile, loads the object into the VM, runs BEGIN, each cuda:launch
+ * and cuda:kernel_end section on hand-built contexts, each interval section N times, then
  * END, decoding the ring records after every run; finally dumps every
  * map sorted by key. A first line "// vm: intervals=N budget=N" sets
  * the counts; "patch=I:D" adds D to the offset of instruction I of
@@ -35,6 +35,22 @@ static const struct cuda_launch_ctx launches[] = {
 	{ "vecadd", { 40, 1, 1, 0 }, { 256, 1, 1, 0 }, 0, 0 },
 	{ "gemm_tile", { 8, 8, 2, 0 }, { 16, 16, 1, 0 }, 4096, 7 },
 	{ "vecadd", { 80, 1, 1, 0 }, { 128, 1, 1, 0 }, 0, 0 },
+};
+
+/* The gpux/cuda/kernel_end context (abi/cuda_events.h): the catalog's
+ * fields, then the hidden kernel id. */
+struct cuda_kend_ctx {
+	char kernel[HOST_STR_MAX];
+	uint64_t stream;
+	uint32_t grid[4];
+	uint32_t block[4];
+	uint64_t shmem, start, end, duration, kernel_id;
+};
+
+static const struct cuda_kend_ctx kends[] = {
+	{ "vecadd", 0, { 40, 1, 1, 0 }, { 256, 1, 1, 0 }, 0, 5000000000, 5000004500, 4500, 0 },
+	{ "gemm_tile", 7, { 8, 8, 2, 0 }, { 16, 16, 1, 0 }, 4096, 6000000000, 6000250000, 250000, 1 },
+	{ "vecadd", 0, { 80, 1, 1, 0 }, { 128, 1, 1, 0 }, 0, 7000000000, 7000002000, 2000, 0 },
 };
 
 static void put_str(const unsigned char *p, size_t max)
@@ -321,6 +337,11 @@ static void run_all(struct vm *vm, const struct host_obj *o, int intervals, int 
 			for (size_t k = 0; k < sizeof(launches) / sizeof(launches[0]); k++)
 				if (!fnmatch(filter, launches[k].kernel, 0))
 					run(vm, o, sec, &launches[k], sizeof(launches[k]));
+		} else if (!strncmp(sec, "gpux/cuda/kernel_end", 20)) {
+			const char *filter = sec[20] == ':' ? sec + 21 : "*";
+			for (size_t k = 0; k < sizeof(kends) / sizeof(kends[0]); k++)
+				if (!fnmatch(filter, kends[k].kernel, 0))
+					run(vm, o, sec, &kends[k], sizeof(kends[k]));
 		} else if (!strncmp(sec, "gpux/interval/", 14)) {
 			for (int k = 0; k < intervals; k++)
 				run(vm, o, sec, NULL, 0);

@@ -29,7 +29,7 @@ py=${PYTHON:-python3}
 #   APP       shell command line run in $dir, alone and as gpux -c APP
 #   CHECKS    ';'-separated calls of the check functions below (exact,
 #             head_is, map_total, hist_total, only_maps, one_map_line,
-#             printf_lines, stderr_has)
+#             printf_lines, stderr_has, same_values, ...)
 #   REQUIRES  a command that must succeed, else the case is skipped
 names=() apps=() progs=() checks=() opts=() envs=() reqs=()
 add() {
@@ -129,6 +129,15 @@ add gemm_cuda_filter './gemm' 'cuda:launch:*gemm* { @gemm[grid.x, grid.y, block.
 # whatever the timing, the printed counts add up to the launches' totals
 add vecadd_interval './vecadd' 'gdev:kernel_exit { @exits[kernel] = count(); } interval:ms:100 { print(@exits); clear(@exits); }' 'map_total exits 10240 32'
 add multistream_interval './multistream' 'cuda:launch { @l = count(); } interval:ms:50 { print(@l); clear(@l); } END { printf("end\n"); }' 'map_total l 9 1; has_line end'
+# cuda:kernel_end: each launch's completion, timed by CUDA events (no
+# instrumentation): as many as cuda:launch sees, each kernel's own count,
+# durations above 0 and below 4 s; end on the host's clock, before the
+# event is delivered (100 us of slack: the GPU's clock drifts from the
+# host's between anchors) and less than a second before it
+add multistream_kernel_end './multistream' 'cuda:kernel_end { @[kernel] = count(); @d = hist(duration); }' \
+	"map_total '' 9 1; has_line '@[fillK(float*, int)]: 1'; has_line '@[scaleK(float*, float, int)]: 3'; has_line '@[addK(float const*, float*, int)]: 5'; hist_total d 9 1; hist_positive d; only_maps '' d"
+add multistream_kernel_end_times './multistream' 'cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); @exact = min(end - start == duration); } cuda:kernel_end /end > nsecs + 100000/ { @future = count(); } cuda:kernel_end /nsecs > end + 1000000000/ { @stale = count(); }' \
+	'same_values l e; last_value e 9; last_value exact 1; lacks_map future; lacks_map stale; only_maps l e exact'
 
 add sass_only './sass_only' "$EXIT_COUNT" 'exact; stderr_has sassOnlyKernel PTX'
 add sass_mixed './sass_mixed' "$EXIT_COUNT" 'exact; stderr_has sassPart PTX'
@@ -151,6 +160,10 @@ add cupy_cuda_launch "$py cupy_vecadd.py" 'cuda:launch { @[kernel] = count(); }'
 # gpux says so in a line per library (-v would name every kernel).
 add torch_sass "$py torch_matmul.py" "$EXIT_COUNT" \
 	"stderr_has 'not instrumented' 'lists them'; stderr_lines_at_most 12" '' '' \
+	"$py -c 'import torch; assert torch.cuda.is_available()'"
+# ... and timed all the same: every launch PyTorch and cuBLAS make completes once
+add torch_kernel_end "$py torch_matmul.py" 'cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); @us = hist((end - start) / 1000); }' \
+	"same_values l e; positive e; only_maps l e us; stderr_lacks 'not timed'" '' '' \
 	"$py -c 'import torch; assert torch.cuda.is_available()'"
 add numba_cuda_launch "$py numba_vecadd.py" 'cuda:launch { @ = count(); } cuda:module_load { @mod = count(); }' \
 	"has_map_line '^@: 1\$'" '' 'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
@@ -282,6 +295,14 @@ has_line() {
 # has_map_line ERE: some "@" line matches ERE.
 has_map_line() {
 	grep '^@' "$out" | grep -Eq "$1" || { why="no map line matches $1"; return 1; }
+}
+
+# same_values A B: the last "@A: v" and "@B: v" lines hold the same v.
+same_values() {
+	local a b
+	a=$(grep -E "^@$1: " "$out" | tail -n1 | sed 's/^[^:]*: //')
+	b=$(grep -E "^@$2: " "$out" | tail -n1 | sed 's/^[^:]*: //')
+	[ -n "$a" ] && [ "$a" = "$b" ] || { why="@$1 is '$a', @$2 '$b': want them equal"; return 1; }
 }
 
 # only_maps NAME...: every "@..." line belongs to one of these maps.
