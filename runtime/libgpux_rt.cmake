@@ -20,6 +20,8 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_kernel_end.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_cev_util.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_nvjitlink.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_original.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_relink.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_host.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_host_out.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_actions.c

@@ -143,6 +143,16 @@ static int probes_header(struct rw *rw)
 					       ver ? ".version" : ".target");
 			memcpy(dst, s + a, alen);
 			dst[alen] = 0;
+		} else if (!asz && rw->in->unit != PTX_WHOLE_MODULE && e - k > 9 &&
+			   !memcmp(s + k, ".visible ", 9)) {
+			bool fn = e - k > 15 && !memcmp(s + k + 9, ".func ", 6);
+			ptx_buf_put(&rw->text, s + i, k - i);
+			if (!fn && rw->in->unit == PTX_LATER_UNIT)
+				ptx_buf_put(&rw->text, ".weak ", 6);
+			else if (!fn)
+				ptx_buf_put(&rw->text, ".visible ", 9);
+			ptx_buf_put(&rw->text, s + k + 9, e - k - 9);
+			ptx_buf_put(&rw->text, "\n", 1);
 		} else if (!asz) {
 			ptx_buf_put(&rw->text, s + i, e - i);
 			ptx_buf_put(&rw->text, "\n", 1);
@@ -150,8 +160,9 @@ static int probes_header(struct rw *rw)
 		i = e + 1;
 	}
 	/* GPUX_SYM_OFF, which every trampoline reads */
-	ptx_buf_printf(&rw->text, ".visible .global .align 4 .u32 " GPUX_SYM_OFF " = 0;\n"
-		       "// gpux: end of probes\n");
+	ptx_buf_printf(&rw->text, "%s .global .align 4 .u32 " GPUX_SYM_OFF " = 0;\n"
+		       "// gpux: end of probes\n",
+		       rw->in->unit == PTX_LATER_UNIT ? ".weak" : ".visible");
 	rw->probes_t0 = t0;
 	rw->probes_tlen = rw->text.len - t0;
 	if (!rw->pver[0] || version_num(rw->pver) < 0)

@@ -54,6 +54,7 @@ struct ptx_func_sites {
 	 * counts those also checked with isspacep.global at run time. */
 	unsigned loads, stores, atomics, reds, generic;
 	unsigned skipped; /* accesses it could not instrument (see warnings) */
+	unsigned max_regs; /* the .maxnreg it was given, 0 if none */
 };
 
 struct ptx_rewrite_in {
@@ -69,6 +70,15 @@ struct ptx_rewrite_in {
 	/* Whether probe p applies to the function named name; NULL: p->glob
 	 * on the PTX name. (The runtime also tries demangled names.) */
 	bool (*match)(void *arg, const struct ptx_probe *p, const char *name);
+	/* The most registers per thread kernel name may use (its original
+	 * code's count), 0 for no cap; NULL: no caps. */
+	unsigned (*max_regs)(void *arg, const char *name);
+	/* The user's PTX is a unit of a relocatable link (-rdc): every
+	 * unit carries the probes module, its functions internal to the
+	 * unit (so that ptxas compiles them within each kernel's register
+	 * cap, which it cannot do for a function others may call) and its
+	 * data and entry defined by the first unit, weak in the others. */
+	enum ptx_unit { PTX_WHOLE_MODULE, PTX_FIRST_UNIT, PTX_LATER_UNIT } unit;
 	void *arg;
 	size_t max_out;
 };

@@ -142,6 +142,37 @@ static int begin_fn(struct rw *rw, char *name, bool is_kernel)
 	return 0;
 }
 
+/* A kernel keeps the register budget its original code had (the
+ * caller's max_regs): ".maxnreg N" before its body, or a lower value in
+ * the .maxnreg it has, so that a launch that fits uninstrumented still
+ * fits; ptxas spills what does not fit. */
+static void cap_regs(struct rw *rw, const struct ptx_tok *head, size_t open)
+{
+	unsigned cap = rw->in->max_regs ? rw->in->max_regs(rw->in->arg, rw->fn.sites->name) : 0;
+	if (!cap)
+		return;
+	const char *u = rw->in->user;
+	const char *m = memmem(u + head->start, head->end - head->start, ".maxnreg", 8);
+	size_t t0 = rw->text.len;
+	if (m) {
+		const char *d = m + 8;
+		while (*d == ' ' || *d == '\t')
+			d++;
+		size_t n = 0;
+		unsigned have = 0;
+		for (; d[n] >= '0' && d[n] <= '9' && n < 9; n++)
+			have = have * 10 + (unsigned)(d[n] - '0');
+		if (!n || have <= cap)
+			return;
+		ptx_buf_printf(&rw->text, "%u", cap);
+		rw_edit(rw, (size_t)(d - u), n, 0, t0);
+	} else {
+		ptx_buf_printf(&rw->text, ".maxnreg %u\n", cap);
+		rw_edit(rw, open, 0, 0, t0);
+	}
+	rw->fn.sites->max_regs = cap;
+}
+
 /* One function body, from its '{' to the matching '}'. */
 static int walk_body(struct rw *rw, struct ptx_scan *sc, size_t open_end)
 {
@@ -236,10 +267,13 @@ int rw_walk(struct rw *rw)
 					       ptx_line_of(rw->in->user, t.start));
 			if (begin_fn(rw, name, is_kernel))
 				return -1;
+			struct ptx_tok head = t;
 			if (ptx_scan_next(&sc, &t, err, sizeof(err)) ||
 			    t.kind != PTX_OPEN)
 				return rw_fail(rw, "%s: no body",
 					       rw->fn.sites->name);
+			if (is_kernel)
+				cap_regs(rw, &head, t.start);
 			if (walk_body(rw, &sc, t.end))
 				return -1;
 			break;

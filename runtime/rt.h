@@ -5,6 +5,8 @@
  *                  functions that lead every module load here
  *   rt_image.c     a loaded image -> the PTX to load instead (fatbin and
  *                  PTX parsing, probe matching, rewriting, cache)
+ *   rt_relink.c    relocatable device code: the module linked again
+ *   rt_original.c  occupancy and attribute queries the original answers
  *   rt_ctx.c       per CUDA context: slot, map storage, ring, clock,
  *                  descriptors of each patched module, snapshots
  *   rt_drain.c     the thread that forwards printf records, publishes
@@ -116,6 +118,26 @@ enum rt_img_kind rt_image_classify(const void *image, size_t *size);
 const char *rt_image_patch(const void *image, size_t size);
 /* Whether a pointer is PTX text we produced. */
 bool rt_image_is_ours(const void *p);
+/* The image the program gave for patched text rt_image_patch returned
+ * (false if it is not kept). */
+bool rt_image_original(const char *patched, const void **image);
+struct gpux_cubin_regs;
+struct gpux_fb_wrapper;
+/* Whether PTX defines a function some probe fires in. */
+bool rt_image_probed(const char *ptx);
+/* ptx rewritten with the session's probes (malloc'd), kernels capped at
+ * regs (may be NULL); unit: enum ptx_unit (ptx_rewrite.h). NULL when
+ * nothing is probed or it cannot be (said). */
+char *rt_image_rewrite(const char *ptx, size_t len, const struct gpux_cubin_regs *regs,
+		       int unit);
+
+/* ---- rt_relink.c ---- */
+/* A linked module of relocatable device code (wrapper w, version 2, at
+ * wrapper) linked again with its units instrumented, for a device of
+ * arch: the cubin (malloc'd, *size bytes), or NULL (said, unless nothing
+ * is probed). *rdc: whether the wrapper is such a module. */
+void *rt_relink(const void *wrapper, const struct gpux_fb_wrapper *w, unsigned arch,
+		size_t *size, bool *rdc);
 
 /* ---- rt_ctx.c ---- */
 /* A module (or library) now loaded from patched PTX, or an ELF image

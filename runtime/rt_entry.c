@@ -26,6 +26,8 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
 	ending(ctx, -1);
 	ctx_destroy_fn fn = REAL(H_CTX_DESTROY, "cuCtxDestroy_v2", ctx_destroy_fn);
 	CUresult rc = fn ? fn(ctx) : NO_CUDA;
+	if (rc == CUDA_SUCCESS)
+		rt_original_ctx_gone(ctx);
 	rt_launch_names_forget(); /* its functions' handles may come back */
 	return rc;
 }
@@ -46,6 +48,9 @@ static CUresult primary_end(enum hook_id id, const char *sym, CUdevice dev)
 		rc = fn ? fn(dev) : NO_CUDA;
 		rt_ctx_ended(dev);
 		pthread_mutex_unlock(&rt_lock);
+		/* the primary context may be gone: its originals went with it */
+		if (rc == CUDA_SUCCESS && id == H_PRIM_RESET)
+			rt_original_ctx_gone(NULL);
 	}
 	rt_launch_names_forget(); /* the context may be gone, and its functions */
 	return rc;
@@ -279,7 +284,8 @@ static const size_t nhooks = sizeof(hooks) / sizeof(hooks[0]);
 static const struct {
 	const struct rt_hook *v;
 	const size_t *n;
-} tables[] = { { hooks, &nhooks }, { rt_api_hooks, &rt_api_nhooks } };
+} tables[] = { { hooks, &nhooks }, { rt_api_hooks, &rt_api_nhooks },
+		{ rt_original_hooks, &rt_original_nhooks } };
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
 
 #define EACH_HOOK(h)                                                                   \

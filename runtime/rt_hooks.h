@@ -42,6 +42,10 @@ enum hook_id {
 	H_DTOH_ASYNC_PT, H_DTOD_ASYNC, H_DTOD_ASYNC_PT, H_PEER, H_PEER_PT, H_PEER_ASYNC,
 	H_PEER_ASYNC_PT, H_2D, H_2D_PT, H_2D_ASYNC, H_2D_ASYNC_PT, H_3D, H_3D_PT, H_3D_ASYNC,
 	H_3D_ASYNC_PT, H_STREAM_SYNC, H_STREAM_SYNC_PT, H_CTX_SYNC, H_CTX_SYNC2,
+	/* rt_original.c: queries the original kernels answer */
+	H_FN_GET_ATTR, H_K_GET_ATTR, H_FN_SET_ATTR, H_FN_SET_CACHE, H_K_SET_ATTR,
+	H_K_SET_CACHE, H_OCC_BLOCKS, H_OCC_BLOCKS_FL, H_OCC_SIZE, H_OCC_SIZE_FL, H_OCC_SMEM,
+	H_OCC_CLUSTER_SIZE, H_OCC_CLUSTERS,
 	H_COUNT
 };
 
@@ -77,9 +81,19 @@ struct rt_hook {
 	enum hook_id id;
 	void *fn;
 };
-/* rt_api.c's hooks (rt_entry.c has the others). */
+/* rt_api.c's hooks and rt_original.c's (rt_entry.c has the others). */
 extern const struct rt_hook rt_api_hooks[];
 extern const size_t rt_api_nhooks;
+extern const struct rt_hook rt_original_hooks[];
+extern const size_t rt_original_nhooks;
+
+/* ---- rt_original.c ---- */
+/* handle (a CUmodule, or a CUlibrary) was loaded from patched text. */
+void rt_original_note(const void *handle, bool library, const char *patched);
+/* handle is unloaded / ctx destroyed (NULL: a primary context ended):
+ * their originals go too. */
+void rt_original_unloaded(const void *handle);
+void rt_original_ctx_gone(CUcontext ctx);
 
 /* ---- cuda: events (rt_cev_util.c, rt_launch_ev.c) ---- */
 /* rt_cev_fire, after logging ctx's fields under GPUX_RT_TRACE=1. */

@@ -26,6 +26,9 @@ struct patched {
 	uint64_t hash;   /* of the original image */
 	size_t len;
 	char *ptx;       /* NULL: load the original */
+	const void *orig; /* what the program loaded: for the queries that the
+			   * original kernels answer (rt_original.c) */
+	void *orig_copy;  /* orig, when the program's buffer may not outlive it */
 };
 
 static struct patched *cache;
@@ -158,9 +161,31 @@ enum rt_img_kind rt_image_classify(const void *image, size_t *size)
 	return RT_IMG_UNKNOWN;
 }
 
+/* The register counts of the SASS the driver would load on this device
+ * instead of JIT-compiling the PTX: an ELF element of the device's major
+ * arch, the highest minor not above the device's. */
+static void sass_regs(const void *b, size_t len, unsigned arch, struct gpux_cubin_regs *r)
+{
+	struct gpux_fb_iter it;
+	struct gpux_fb_elem e, best = { 0 };
+	gpux_fb_iter_init(&it, b, len);
+	while (gpux_fb_next(&it, &e) == GPUX_FB_OK)
+		if (e.kind == GPUX_FB_ELF && e.arch / 10 == arch / 10 && e.arch <= arch &&
+		    e.arch > best.arch)
+			best = e;
+	uint8_t *elf;
+	size_t n;
+	if (!best.arch || gpux_fb_elem_data(&best, &elf, &n) != GPUX_FB_OK)
+		return;
+	if (gpux_cubin_regs(elf, n, r) != GPUX_FB_OK)
+		gpux_cubin_regs_free(r);
+	free(elf);
+}
+
 /* The fatbin's PTX for this device in *ptx (malloc'd), or NULL when
- * the image must load untouched (reported). */
-static char *fatbin_ptx(const void *image)
+ * the image must load untouched (reported). *regs gets the register
+ * counts of its SASS for this device, if it has some. */
+static char *fatbin_ptx(const void *image, struct gpux_cubin_regs *regs)
 {
 	const unsigned char *b = image;
 	uint32_t magic;
@@ -198,6 +223,7 @@ static char *fatbin_ptx(const void *image)
 				gpux_fb_strerror(rc));
 		return NULL;
 	}
+	sass_regs(b, len, arch, regs);
 	return text;
 }
 
@@ -226,16 +252,29 @@ static bool match(void *arg, const struct ptx_probe *p, const char *name)
 	return rt_glob_matches(p->glob, name);
 }
 
-static char *rewrite(const char *user, size_t len)
+static unsigned max_regs(void *arg, const char *name)
 {
-	struct gpux_sess_hdr *h = rt_sess();
+	return arg ? gpux_cubin_regs_of(arg, name) : 0;
+}
+
+/* user rewritten with the session's probes, kernels capped at regs
+ * (may be NULL); NULL when nothing in it is probed or it cannot be. */
+bool rt_image_probed(const char *ptx)
+{
 	struct gpux_names fns = { 0 };
 	bool any = false;
-	if (gpux_ptx_names(user, &fns) == GPUX_FB_OK)
+	if (gpux_ptx_names(ptx, &fns) == GPUX_FB_OK)
 		for (size_t i = 0; !any && i < fns.n; i++)
 			any = probed(fns.name[i], fns.kind[i] == GPUX_SYM_ENTRY);
 	gpux_names_free(&fns);
-	if (!any)
+	return any;
+}
+
+char *rt_image_rewrite(const char *user, size_t len, const struct gpux_cubin_regs *regs,
+		       int unit)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	if (!rt_image_probed(user))
 		return NULL;
 	const struct gpux_sess_probe *sp = gpux_sess_probes(h);
 	struct ptx_probe *probes = calloc(h->nprobes ? h->nprobes : 1, sizeof(*probes));
@@ -249,6 +288,8 @@ static char *rewrite(const char *user, size_t len)
 		.probes_ptx = (const char *)h + h->ptx_off, .probes_len = h->ptx_len,
 		.probes = probes, .nprobes = (int)h->nprobes,
 		.func_id = func_id, .match = match,
+		.max_regs = regs && regs->n ? max_regs : NULL, .arg = (void *)regs,
+		.unit = unit,
 	};
 	struct ptx_rewrite_out out;
 	uint64_t t0 = rt_now_ns();
@@ -260,26 +301,99 @@ static char *rewrite(const char *user, size_t len)
 		out.ptx = NULL;
 		for (int i = 0; i < out.nwarnings; i++)
 			rt_warn("%s", out.warnings[i]);
-		if (h->flags & GPUX_SESS_VERBOSE)
-			rt_warn("patched a module of %d functions in %.2f ms", out.nfuncs,
-				rt_ms_since(t0));
+		if (h->flags & GPUX_SESS_VERBOSE) {
+			int capped = 0;
+			for (int i = 0; i < out.nfuncs; i++)
+				capped += out.funcs[i].max_regs != 0;
+			if (capped)
+				rt_warn("patched a module of %d functions in %.2f ms; %d kernels "
+					"kept to the register count of their SASS", out.nfuncs,
+					rt_ms_since(t0), capped);
+			else
+				rt_warn("patched a module of %d functions in %.2f ms", out.nfuncs,
+					rt_ms_since(t0));
+		}
 	}
 	ptx_rewrite_free(&out);
 	free(probes);
 	return ptx;
 }
 
-static void remember(uint64_t hash, size_t len, char *ptx)
+bool rt_image_original(const char *patched, const void **image)
+{
+	for (size_t i = 0; i < ncache; i++)
+		if (cache[i].ptx && cache[i].ptx == patched) {
+			*image = cache[i].orig;
+			return *image != NULL;
+		}
+	return false;
+}
+
+/* What the original kernels can be loaded from later: a fatbin wrapper
+ * lies in the program's image (cudart registers those), anything else
+ * is copied. */
+static void keep_original(struct patched *p, const void *image, size_t size,
+			  enum rt_img_kind kind)
+{
+	uint32_t magic;
+	memcpy(&magic, image, 4);
+	if (magic == GPUX_FB_WRAPPER_MAGIC) {
+		p->orig = image;
+		return;
+	}
+	size_t n = size;
+	if (kind == RT_IMG_FATBIN && gpux_fb_container_size(image, GPUX_FB_HEADER_SIZE, &n))
+		return;
+	if (kind == RT_IMG_PTX)
+		n = strnlen(image, size ? size : SIZE_MAX) + 1;
+	if (!n || !(p->orig_copy = malloc(n)))
+		return;
+	memcpy(p->orig_copy, image, n);
+	if (kind == RT_IMG_PTX)
+		((char *)p->orig_copy)[n - 1] = 0;
+	p->orig = p->orig_copy;
+}
+
+static struct patched *remember(uint64_t hash, size_t len, char *ptx)
 {
 	if (ncache == capcache) {
 		size_t c = capcache ? 2 * capcache : 16;
 		struct patched *v = realloc(cache, c * sizeof(*v));
 		if (!v)
-			return; /* not cached: rewritten again next time (leaks nothing: ptx kept alive below) */
+			return NULL; /* not cached: rewritten again next time */
 		cache = v;
 		capcache = c;
 	}
-	cache[ncache++] = (struct patched){ hash, len, ptx };
+	cache[ncache] = (struct patched){ hash, len, ptx, NULL, NULL };
+	return &cache[ncache++];
+}
+
+/* A module of relocatable device code (rt_relink.c), cached by its
+ * linked container: the cubin, or NULL to load it untouched. *rdc:
+ * whether image is one. */
+static const char *relinked(const void *image, bool *rdc)
+{
+	struct gpux_fb_wrapper w;
+	size_t len;
+	*rdc = false;
+	if (gpux_fb_wrapper_parse(image, GPUX_FB_WRAPPER_SIZE, &w) || w.version != 2 || !w.extra ||
+	    !w.data || gpux_fb_container_size((const void *)(uintptr_t)w.data, GPUX_FB_HEADER_SIZE,
+					       &len))
+		return NULL;
+	uint64_t hash = fnv((const void *)(uintptr_t)w.data, len);
+	for (size_t i = 0; i < ncache; i++)
+		if (cache[i].hash == hash && cache[i].len == len) {
+			*rdc = true;
+			return cache[i].ptx;
+		}
+	size_t size = 0;
+	char *cubin = rt_relink(image, &w, device_arch(), &size, rdc);
+	if (!*rdc)
+		return NULL;
+	struct patched *p = remember(hash, len, cubin);
+	if (p && cubin)
+		p->orig = image; /* a wrapper: in the program's image */
+	return cubin;
 }
 
 const char *rt_image_patch(const void *image, size_t size)
@@ -293,11 +407,18 @@ const char *rt_image_patch(const void *image, size_t size)
 	}
 	if (kind == RT_IMG_UNKNOWN)
 		return NULL;
+	if (kind == RT_IMG_FATBIN) {
+		bool rdc;
+		const char *cubin = relinked(image, &rdc);
+		if (rdc)
+			return cubin;
+	}
 	/* the content, for the cache key */
 	char *user = NULL;
 	size_t ulen;
+	struct gpux_cubin_regs regs = { 0 };
 	if (kind == RT_IMG_FATBIN) {
-		if (!(user = fatbin_ptx(image)))
+		if (!(user = fatbin_ptx(image, &regs)))
 			return NULL;
 		ulen = strlen(user);
 	} else {
@@ -310,15 +431,19 @@ const char *rt_image_patch(const void *image, size_t size)
 	for (size_t i = 0; i < ncache; i++)
 		if (cache[i].hash == hash && cache[i].len == ulen) {
 			free(user);
+			gpux_cubin_regs_free(&regs);
 			return cache[i].ptx;
 		}
 	char *copy = NULL;
 	if (!user && !(copy = strndup(text, ulen)))
 		return NULL;
-	char *ptx = rewrite(user ? user : copy, ulen);
+	char *ptx = rt_image_rewrite(user ? user : copy, ulen, &regs, PTX_WHOLE_MODULE);
 	free(user);
 	free(copy);
+	gpux_cubin_regs_free(&regs);
 	/* kept for the process's life: a library may JIT it lazily later */
-	remember(hash, ulen, ptx);
+	struct patched *p = remember(hash, ulen, ptx);
+	if (p && ptx)
+		keep_original(p, image, size, kind);
 	return ptx;
 }

@@ -112,6 +112,7 @@ static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_optio
 	const char *ptx = rt_patch(image, 0);
 	if (ptx && load_patched(m, ptx, n, opt, val) == CUDA_SUCCESS) {
 		loaded_module(*m);
+		rt_original_note(*m, false, ptx);
 		return module_ev(CUDA_SUCCESS, *m, image, 0);
 	}
 	CUresult rc = orig(m, image, n, opt, val, orig_arg);
@@ -191,6 +192,7 @@ CUresult cuModuleLoad(CUmodule *m, const char *path)
 	CUresult rc;
 	if (ptx && load_patched(m, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
 		loaded_module(*m);
+		rt_original_note(*m, false, ptx);
 		rc = CUDA_SUCCESS;
 	} else {
 		load_file_fn fn = REAL(H_LOAD_FILE, "cuModuleLoad", load_file_fn);
@@ -220,6 +222,8 @@ CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, v
 		if (rc != CUDA_SUCCESS)
 			rt_warn("the driver refused a patched library (%s); it runs untouched",
 				rt_cu_err(rc));
+		else
+			rt_original_note(*lib, true, ptx);
 	}
 	if (rc != CUDA_SUCCESS)
 		rc = fn(lib, code, jo, jv, nj, lo, lv, nl);
@@ -241,7 +245,7 @@ static CUresult link_add(enum hook_id id, const char *sym, CUlinkState st, CUjit
 	const char *ptx = NULL;
 	if (type == CU_JIT_INPUT_PTX || type == CU_JIT_INPUT_FATBINARY)
 		ptx = rt_patch(data, type == CU_JIT_INPUT_PTX ? size : 0);
-	if (ptx) {
+	if (ptx && !is_elf(ptx)) {
 		CUresult rc = fn(st, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, name, n, o, v);
 		if (rc == CUDA_SUCCESS)
 			return rc;
@@ -272,6 +276,8 @@ CUresult cuModuleUnload(CUmodule m)
 	}
 	mod_unload_fn fn = REAL(H_MOD_UNLOAD, "cuModuleUnload", mod_unload_fn);
 	CUresult rc = fn ? fn(m) : NO_CUDA;
+	if (rc == CUDA_SUCCESS)
+		rt_original_unloaded(m);
 	rt_launch_names_forget(); /* its functions' handles may come back */
 	return rc;
 }
@@ -285,6 +291,8 @@ CUresult cuLibraryUnload(CUlibrary l)
 	}
 	lib_unload_fn fn = REAL(H_LIB_UNLOAD, "cuLibraryUnload", lib_unload_fn);
 	CUresult rc = fn ? fn(l) : NO_CUDA;
+	if (rc == CUDA_SUCCESS)
+		rt_original_unloaded(l);
 	rt_launch_names_forget(); /* its kernels' handles may come back */
 	return rc;
 }

@@ -16,6 +16,8 @@ g="-gencode arch=compute_80,code=[sm_80,compute_80] -gencode arch=compute_90,cod
 	"$nvcc" $g -compress-mode=speed -c "$k" -o k_speed.o
 	"$nvcc" $g -compress-mode=speed -Xfatbin -compress-all -c "$k" -o k_speed_all.o
 	"$nvcc" -gencode arch=compute_80,code=sm_80 -c "$k" -o k_sass.o
+	# the register counts ptxas reports, the oracle for the cubin's
+	"$nvcc" $g -Xptxas -v -c "$k" -o k_v.o 2>ptxas_v.txt
 	"$nvcc" $g -rdc=true -c "$k" -o k_rdc.o
 	"$nvcc" $g "$k" "$s" -o two
 	"$nvcc" $g -rdc=true "$k" "$s" -o two_rdc

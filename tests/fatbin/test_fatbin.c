@@ -407,6 +407,64 @@ static void case_rdc(void)
 	free(fb);
 }
 
+/* Register counts from the cubins: what ptxas -v said for each kernel
+ * ("Compiling entry function 'K' for 'sm_NN'" ... "Used N registers"). */
+static void case_regs(void)
+{
+	char line[512], kernel[256] = "";
+	unsigned arch = 0, seen = 0;
+	FILE *f = fopen(path_of("ptxas_v.txt"), "r");
+	size_t len;
+	uint8_t *fb = fatbin_of("k_v.o", ".nv_fatbin", &len);
+
+	CHECK(f && fb);
+	if (!f || !fb) {
+		if (f)
+			fclose(f);
+		free(fb);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		const char *c = strstr(line, "Compiling entry function '");
+		unsigned regs;
+		if (c && sscanf(c, "Compiling entry function '%255[^']' for 'sm_%u'", kernel, &arch) == 2)
+			continue;
+		const char *u = strstr(line, "Used ");
+		if (!u || sscanf(u, "Used %u registers", &regs) != 1 || !kernel[0])
+			continue;
+		/* the ELF element of that arch */
+		struct gpux_fb_iter it;
+		struct gpux_fb_elem e;
+		unsigned found = 0;
+		gpux_fb_iter_init(&it, fb, len);
+		while (gpux_fb_next(&it, &e) == GPUX_FB_OK) {
+			uint8_t *elf;
+			size_t n;
+			struct gpux_cubin_regs r = {0};
+			if (e.kind != GPUX_FB_ELF || e.arch != arch)
+				continue;
+			CHECK(gpux_fb_elem_data(&e, &elf, &n) == GPUX_FB_OK);
+			CHECK(gpux_cubin_regs(elf, n, &r) == GPUX_FB_OK);
+			found = gpux_cubin_regs_of(&r, kernel);
+			if (found != regs)
+				fprintf(stderr, "%s sm_%u: %u registers, ptxas said %u\n", kernel,
+					arch, found, regs);
+			gpux_cubin_regs_free(&r);
+			free(elf);
+		}
+		CHECK(found == regs);
+		seen++;
+		kernel[0] = 0;
+	}
+	fclose(f);
+	free(fb);
+	/* three kernels for sm_80 and sm_90 */
+	CHECK(seen == 6);
+	struct gpux_cubin_regs r = {0};
+	CHECK(gpux_cubin_regs((const uint8_t *)"\177ELF", 4, &r) == GPUX_FB_ETRUNC);
+	gpux_cubin_regs_free(&r);
+}
+
 /* Wrappers: in an object the data pointer is a relocation against the
  * start of .nv_fatbin; in a program each points at one container. */
 static void case_wrapper(void)
@@ -630,7 +688,7 @@ int main(int argc, char **argv)
 	static const struct { const char *name; void (*fn)(void); } cases[] = {
 		{"layout", case_layout}, {"decompress", case_decompress},
 		{"ptx", case_ptx}, {"names", case_names}, {"lz4", case_lz4},
-		{"sass_only", case_sass_only}, {"rdc", case_rdc},
+		{"sass_only", case_sass_only}, {"rdc", case_rdc}, {"regs", case_regs},
 		{"wrapper", case_wrapper}, {"multi", case_multi},
 		{"fuzz", case_fuzz},
 	};

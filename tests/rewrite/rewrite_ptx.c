@@ -1,8 +1,11 @@
 /* Test driver for the PTX rewriter:
- *   rewrite_ptx -p PROBES.ptx [-P KIND:GLOB:FUNC]... [-s SITES] IN.ptx
+ *   rewrite_ptx -p PROBES.ptx [-P KIND:GLOB:FUNC]... [-R KERNEL=N]...
+ *               [-u 1|2] [-s SITES] IN.ptx
  * prints the rewritten module, writes per-function site counts and the
  * warnings to SITES (or stderr). KIND is a ptx_site_name; GLOB "*"
- * matches every function. Exit 1 with the error if the rewrite fails. */
+ * matches every function; -R caps KERNEL at N registers (max_regs);
+ * -u makes IN the first (1) or a later (2) unit of a relocatable link.
+ * Exit 1 with the error if the rewrite fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +55,28 @@ static int parse_probe(char *spec, struct ptx_probe *p)
 	return -1;
 }
 
+struct cap {
+	const char *name;
+	unsigned regs;
+};
+static struct cap caps[64];
+static int ncaps;
+
+static unsigned max_regs(void *arg, const char *name)
+{
+	(void)arg;
+	for (int i = 0; i < ncaps; i++)
+		if (!strcmp(caps[i].name, name))
+			return caps[i].regs;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ptx_probe probes[64];
 	int nprobes = 0;
 	const char *probes_path = NULL, *sites_path = NULL, *in_path = NULL;
+	int unit = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-p") && i + 1 < argc)
 			probes_path = argv[++i];
@@ -67,6 +87,16 @@ int main(int argc, char **argv)
 				fprintf(stderr, "bad probe %s\n", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "-u") && i + 1 < argc) {
+			unit = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "-R") && i + 1 < argc && ncaps < 64) {
+			char *eq = strchr(argv[++i], '=');
+			if (!eq) {
+				fprintf(stderr, "bad cap %s\n", argv[i]);
+				return 2;
+			}
+			*eq = 0;
+			caps[ncaps++] = (struct cap){ argv[i], (unsigned)strtoul(eq + 1, NULL, 10) };
 		} else
 			in_path = argv[i];
 	}
@@ -74,7 +104,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: rewrite_ptx -p PROBES.ptx [-P KIND:GLOB:FUNC]... [-s SITES] IN.ptx\n");
 		return 2;
 	}
-	struct ptx_rewrite_in in = { .probes = probes, .nprobes = nprobes };
+	struct ptx_rewrite_in in = { .probes = probes, .nprobes = nprobes,
+				     .max_regs = ncaps ? max_regs : NULL, .unit = (enum ptx_unit)unit };
 	in.user = slurp(in_path, &in.user_len);
 	in.probes_ptx = slurp(probes_path, &in.probes_len);
 	if (!in.user || !in.probes_ptx) {
@@ -96,9 +127,12 @@ int main(int argc, char **argv)
 				f->name, f->id);
 			for (int k = 0; k < PTX_SITE_COUNT; k++)
 				fprintf(s, " %s=%u", ptx_site_name(k), f->sites[k]);
-			fprintf(s, " ld=%u st=%u atom=%u red=%u generic=%u skipped=%u\n",
+			fprintf(s, " ld=%u st=%u atom=%u red=%u generic=%u skipped=%u",
 				f->loads, f->stores, f->atomics, f->reds,
 				f->generic, f->skipped);
+			if (f->max_regs)
+				fprintf(s, " maxnreg=%u", f->max_regs);
+			fputc('\n', s);
 		}
 		for (int i = 0; i < out.nwarnings; i++)
 			fprintf(s, "warning: %s\n", out.warnings[i]);

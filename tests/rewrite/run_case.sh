@@ -13,6 +13,9 @@ args=()
 for p in $(sed -n 's,^// probes: ,,p' "$case_file"); do
 	args+=(-P "$p")
 done
+for r in $(sed -n 's,^// maxregs: ,,p' "$case_file"); do
+	args+=(-R "$r")
+done
 if [[ $name == err_* ]]; then
 	if "$rw" -p "$stub" "${args[@]}" "$case_file" >"$tmp/out" 2>"$tmp/err"; then
 		echo "FAIL: $name was accepted"

@@ -22,6 +22,15 @@
  *                5000), pausing 2 ms after every 20
  *       extra    as module, but add_one<<<1, 64>>>(buf, 256) once, its
  *                parameters packed in extra's CU_LAUNCH_PARAM_BUFFER_POINTER
+ *       occupancy    as module, then sets add_one's dynamic shared memory
+ *                limit and prints its registers, that limit and the
+ *                occupancy API's blocks per SM for 256 threads
+ *       liboccupancy the same through cuLibraryLoadData and a CUkernel
+ *                (cuKernelSetAttribute, cuKernelGetAttribute)
+ *       rdc      FILE is nvlink's linked fatbin, the files after it the
+ *                units' fatbins: loads them as cudart loads relocatable
+ *                device code (a version-2 wrapper listing the units) and
+ *                launches _Z8rdc_vaddPKfS0_Pfi and _Z8rdc_fillPfi <<<1, 64>>>
  *       mem      as module, but add_one<<<1, 64>>> on 1 MiB of managed
  *                memory (n = 256, on a stream of its own), a synchronize of
  *                that stream, then on 4 KiB of device memory (n = 64,
@@ -122,8 +131,8 @@ static void stream_launches(CUfunction add_one, CUfunction scale, CUdeviceptr bu
 
 int main(int argc, char **argv)
 {
-	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|"
+	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc"))) {
+		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|rdc|"
 			"libctx|noclean|primary|many|segv|abort|extra|mem|streams FILE [N]\n");
 		return 2;
 	}
@@ -213,6 +222,73 @@ int main(int argc, char **argv)
 		check(cuMemFree(buf), "cuMemFree");
 		check(cuModuleUnload(mod), "cuModuleUnload");
 		check(cuCtxDestroy(ctx), "cuCtxDestroy");
+		free(image);
+		return 0;
+	}
+	if (!strcmp(mode, "occupancy") || !strcmp(mode, "liboccupancy")) {
+		bool viaLib = mode[0] == 'l';
+		CUkernel k = NULL;
+		int regs = 0, smem = 0, blocks = 0, n = 64;
+		if (viaLib) {
+			check(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0),
+			      "cuLibraryLoadData");
+			check(cuLibraryGetKernel(&k, lib, "add_one"), "cuLibraryGetKernel");
+			add_one = (CUfunction)k;
+			check(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+						   4096, k, dev), "cuKernelSetAttribute");
+			check(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, k, dev),
+			      "cuKernelGetAttribute");
+		} else {
+			check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
+			check(cuModuleGetFunction(&add_one, mod, "add_one"), "cuModuleGetFunction");
+			check(cuFuncSetAttribute(add_one, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+						 4096), "cuFuncSetAttribute");
+			check(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, add_one),
+			      "cuFuncGetAttribute");
+		}
+		check(cuFuncGetAttribute(&smem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+					 add_one), "cuFuncGetAttribute");
+		check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, add_one, 256, 0),
+		      "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+		printf("drv_app: add_one: %d registers, %d bytes of dynamic shared memory, "
+		       "%d blocks of 256 per SM\n", regs, smem, blocks);
+		CUdeviceptr buf = 0;
+		void *args[] = { &buf, &n };
+		check(cuLaunchKernel(add_one, 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL),
+		      "cuLaunchKernel");
+		check(cuCtxSynchronize(), "cuCtxSynchronize");
+		if (lib)
+			check(cuLibraryUnload(lib), "cuLibraryUnload");
+		else
+			check(cuModuleUnload(mod), "cuModuleUnload");
+		check(cuCtxDestroy(ctx), "cuCtxDestroy");
+		free(image);
+		return 0;
+	}
+	if (!strcmp(mode, "rdc")) {
+		const void *units[8] = { 0 };
+		char *bufs[8] = { 0 };
+		for (int i = 3; i < argc && i - 3 < 7; i++)
+			units[i - 3] = bufs[i - 3] = slurp(argv[i]);
+		struct {
+			uint32_t magic, version;
+			const void *data;
+			const void **units;
+		} w = { 0x466243B1u, 2, image, units };
+		check(cuModuleLoadData(&mod, &w), "cuModuleLoadData");
+		CUfunction vadd, fill;
+		check(cuModuleGetFunction(&vadd, mod, "_Z8rdc_vaddPKfS0_Pfi"), "cuModuleGetFunction");
+		check(cuModuleGetFunction(&fill, mod, "_Z8rdc_fillPfi"), "cuModuleGetFunction");
+		CUdeviceptr buf = 0;
+		int n = 64;
+		void *va[] = { &buf, &buf, &buf, &n }, *fa[] = { &buf, &n };
+		check(cuLaunchKernel(vadd, 1, 1, 1, 64, 1, 1, 0, NULL, va, NULL), "cuLaunchKernel");
+		check(cuLaunchKernel(fill, 1, 1, 1, 64, 1, 1, 0, NULL, fa, NULL), "cuLaunchKernel");
+		printf("drv_app: rdc_vadd and rdc_fill<<<1, 64>>> from relocatable device code\n");
+		check(cuModuleUnload(mod), "cuModuleUnload");
+		check(cuCtxDestroy(ctx), "cuCtxDestroy");
+		for (int i = 0; i < 8; i++)
+			free(bufs[i]);
 		free(image);
 		return 0;
 	}

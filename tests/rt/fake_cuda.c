@@ -1028,6 +1028,7 @@ struct fk_func {
 	uint32_t kernel_id;
 	struct fk_effect *eff;
 	int neff;
+	int dyn_smem;      /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
 };
 
 struct fk_mod {
@@ -1435,14 +1436,35 @@ static int classify(const void *image, size_t *len)
 
 #define LINK_MAGIC 0x6b6e696cu
 
+/* A link: one PTX input (numba's), or units of relocatable device code
+ * (PTX and relocatable cubins) that ptxas -c and nvlink link for real
+ * (FAKE_CUDA_PTXAS; nvlink beside it). ptx: the PTX inputs one after
+ * the other, what a module loaded from the result runs. */
+#define MAX_LINK_IN 16
 struct fk_link {
 	uint32_t magic;
 	char *ptx;
+	int nptx;
+	char *unit_ptx[MAX_LINK_IN];
+	void *unit_cubin[MAX_LINK_IN];
+	size_t unit_cubin_len[MAX_LINK_IN];
+	int ncubin;
+	unsigned maxreg;   /* CU_JIT_MAX_REGISTERS */
 	void *cubin;
 	size_t cubin_len;
 	struct fk_link *next;
 };
 static struct fk_link *links;
+
+/* Cubins of relocatable links, kept after their link is destroyed (the
+ * runtime loads its copy later), with the PTX they were linked from. */
+struct fk_linked {
+	void *cubin;
+	size_t len;
+	char *ptx;
+	struct fk_linked *next;
+};
+static struct fk_linked *linked_all;
 
 static const char *linked_ptx(const void *image)
 {
@@ -1451,17 +1473,22 @@ static const char *linked_ptx(const void *image)
 	for (struct fk_link *l = links; l && !ptx; l = l->next)
 		if (l->cubin == image)
 			ptx = l->ptx;
+	for (struct fk_linked *k = linked_all; k && !ptx; k = k->next)
+		if (!memcmp(k->cubin, image, k->len))
+			ptx = k->ptx;
 	pthread_mutex_unlock(&lock);
 	return ptx;
 }
 
 CUresult cuLinkCreate_v2(unsigned n, CUjit_option *o, void **v, CUlinkState *st)
 {
-	(void)n, (void)o, (void)v;
 	struct fk_link *l = calloc(1, sizeof(*l));
 	if (!l)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	l->magic = LINK_MAGIC;
+	for (unsigned i = 0; i < n; i++)
+		if (o[i] == CU_JIT_MAX_REGISTERS)
+			l->maxreg = (unsigned)(uintptr_t)v[i];
 	pthread_mutex_lock(&lock);
 	l->next = links;
 	links = l;
@@ -1477,12 +1504,32 @@ CUresult cuLinkAddData_v2(CUlinkState st, CUjitInputType type, void *data, size_
 	struct fk_link *l = (struct fk_link *)st;
 	if (!l || l->magic != LINK_MAGIC)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (type != CU_JIT_INPUT_PTX || l->ptx)
-		return CUDA_ERROR_NOT_SUPPORTED; /* one PTX input only */
-	if (!(l->ptx = strndup(data, size)))
+	if (l->nptx + l->ncubin == MAX_LINK_IN)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (type == CU_JIT_INPUT_CUBIN) {
+		if (!(l->unit_cubin[l->ncubin] = malloc(size)))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(l->unit_cubin[l->ncubin], data, size);
+		l->unit_cubin_len[l->ncubin++] = size;
+		flog("cuLinkAddData cubin");
+		return CUDA_SUCCESS;
+	}
+	if (type != CU_JIT_INPUT_PTX)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	char *text = strndup(data, size);
+	size_t have = l->ptx ? strlen(l->ptx) : 0;
+	char *all = text ? realloc(l->ptx, have + strlen(text) + 2) : NULL;
+	if (!all) {
+		free(text);
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	flog("cuLinkAddData ptx %s", strstr(l->ptx, "call (gpux_r), gpux_probe_") ? "patched"
-										     : "plain");
+	}
+	if (!have)
+		all[0] = 0;
+	strcat(strcat(all, have ? "\n" : ""), text);
+	l->ptx = all;
+	l->unit_ptx[l->nptx++] = text;
+	flog("cuLinkAddData ptx %s", strstr(text, "call (gpux_r), gpux_probe_") ? "patched"
+										 : "plain");
 	return CUDA_SUCCESS;
 }
 
@@ -1495,14 +1542,118 @@ CUresult cuLinkAddData(CUlinkState st, CUjitInputType type, void *data, size_t s
 	return cuLinkAddData_v2(st, type, data, size, name, n, o, v);
 }
 
+static int run(char *const argv[])
+{
+	pid_t pid;
+	int status = 1;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	posix_spawn_file_actions_destroy(&fa);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static bool write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	bool ok = f && fwrite(p, 1, n, f) == n;
+	if (f && fclose(f))
+		ok = false;
+	return ok;
+}
+
+/* ptxas -c each PTX unit (within maxreg) and nvlink them all for sm_90,
+ * the fake device; stderr of both goes to the test's. */
+static int link_units(struct fk_link *l)
+{
+	const char *ptxas = getenv("FAKE_CUDA_PTXAS");
+	if (!ptxas || !*ptxas)
+		return -1;
+	char dir[] = "/tmp/fake_link_XXXXXX", nvlink[4096], out[64], reg[32];
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(nvlink, sizeof(nvlink), "%s", ptxas);
+	char *slash = strrchr(nvlink, '/');
+	snprintf(slash ? slash + 1 : nvlink, sizeof(nvlink) - (size_t)(slash ? slash + 1 - nvlink : 0),
+		 "nvlink");
+	snprintf(reg, sizeof(reg), "-maxrregcount=%u", l->maxreg);
+	char obj[MAX_LINK_IN][64];
+	char *largv[MAX_LINK_IN + 6];
+	int n = 0, rc = 0;
+	largv[n++] = nvlink;
+	largv[n++] = "-arch=sm_90";
+	for (int i = 0; i < l->nptx + l->ncubin && !rc; i++) {
+		char src[64];
+		snprintf(obj[i], sizeof(obj[i]), "%s/u%d.o", dir, i);
+		if (i < l->nptx) {
+			snprintf(src, sizeof(src), "%s/u%d.ptx", dir, i);
+			char *pargv[] = { (char *)ptxas, "-arch=sm_90", "-c", l->maxreg ? reg : "-O3",
+					  "-o", obj[i], src, NULL };
+			rc = write_file(src, l->unit_ptx[i], strlen(l->unit_ptx[i])) ? run(pargv) : -1;
+			unlink(src);
+		} else {
+			int c = i - l->nptx;
+			rc = write_file(obj[i], l->unit_cubin[c], l->unit_cubin_len[c]) ? 0 : -1;
+		}
+		largv[n++] = obj[i];
+	}
+	snprintf(out, sizeof(out), "%s/linked.cubin", dir);
+	largv[n++] = "-o";
+	largv[n++] = out;
+	largv[n] = NULL;
+	if (!rc)
+		rc = run(largv);
+	FILE *f = rc ? NULL : fopen(out, "rb");
+	if (f && !fseek(f, 0, SEEK_END)) {
+		long sz = ftell(f);
+		rewind(f);
+		l->cubin = sz > 0 ? malloc((size_t)sz) : NULL;
+		if (l->cubin && fread(l->cubin, 1, (size_t)sz, f) == (size_t)sz)
+			l->cubin_len = (size_t)sz;
+	}
+	if (f)
+		fclose(f);
+	for (int i = 2; i < n - 2; i++)
+		unlink(largv[i]);
+	unlink(out);
+	rmdir(dir);
+	struct fk_linked *k = l->cubin_len ? calloc(1, sizeof(*k)) : NULL;
+	if (!k || !(k->cubin = malloc(l->cubin_len)) || !(k->ptx = strdup(l->ptx ? l->ptx : ""))) {
+		if (k)
+			free(k->cubin);
+		free(k);
+		return -1;
+	}
+	memcpy(k->cubin, l->cubin, l->cubin_len);
+	k->len = l->cubin_len;
+	pthread_mutex_lock(&lock);
+	k->next = linked_all;
+	linked_all = k;
+	pthread_mutex_unlock(&lock);
+	flog("cuLinkComplete units=%d maxreg=%u", l->nptx + l->ncubin, l->maxreg);
+	return 0;
+}
+
 CUresult cuLinkComplete(CUlinkState st, void **cubin, size_t *size)
 {
 	struct fk_link *l = (struct fk_link *)st;
 	char log[256] = "";
 	if (!l || l->magic != LINK_MAGIC)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (!l->ptx || l->cubin)
+	if ((!l->ptx && !l->ncubin) || l->cubin)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (l->nptx + l->ncubin > 1) {
+		if (link_units(l)) {
+			flog("cuLinkComplete: the link failed");
+			return CUDA_ERROR_INVALID_PTX;
+		}
+		*cubin = l->cubin;
+		*size = l->cubin_len;
+		return CUDA_SUCCESS;
+	}
 	if (run_ptxas(l->ptx, log, sizeof(log), &l->cubin, &l->cubin_len)) {
 		flog("cuLinkComplete: ptxas failed: %s", log);
 		return CUDA_ERROR_INVALID_PTX;
@@ -1522,6 +1673,10 @@ CUresult cuLinkDestroy(CUlinkState st)
 			pthread_mutex_unlock(&lock);
 			free(l->ptx);
 			free(l->cubin);
+			for (int i = 0; i < l->nptx; i++)
+				free(l->unit_ptx[i]);
+			for (int i = 0; i < l->ncubin; i++)
+				free(l->unit_cubin[i]);
 			free(l);
 			return CUDA_SUCCESS;
 		}
@@ -2097,6 +2252,111 @@ CUresult cuKernelGetName(const char **name, CUkernel k)
 	return func_name(name, k, true, "cuKernelGetName");
 }
 
+/* Attributes and occupancy. The fake's "registers" of a function are
+ * the statements of its body, so an instrumented kernel has more than
+ * its original; blocks per SM follow from them (65536 per SM). */
+static struct fk_func *func_of(const void *h)
+{
+	struct fk_func *f = (struct fk_func *)h;
+	return f && f->magic == FN_MAGIC && mod_of(f->mod, f->mod->lib) ? f : NULL;
+}
+
+static int fake_regs(const struct fk_func *f)
+{
+	const char *t = f->mod->text, *p;
+	char pat[300];
+	snprintf(pat, sizeof(pat), ".entry %s(", f->name);
+	if (!t || !(p = strstr(t, pat)) || !(p = strchr(p, '{')))
+		return 32;
+	int n = 0, depth = 0;
+	for (; *p; p++) {
+		depth += (*p == '{') - (*p == '}');
+		n += *p == ';';
+		if (!depth)
+			break;
+	}
+	return n;
+}
+
+CUresult cuFuncGetModule(CUmodule *m, CUfunction h)
+{
+	struct fk_func *f = func_of(h);
+	if (!f || f->mod->lib)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*m = (CUmodule)f->mod;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetLibrary(CUlibrary *l, CUkernel h)
+{
+	struct fk_func *f = func_of(h);
+	if (!f || !f->mod->lib)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*l = (CUlibrary)f->mod;
+	return CUDA_SUCCESS;
+}
+
+static CUresult get_attr(int *v, CUfunction_attribute a, const void *h, const char *api)
+{
+	struct fk_func *f = func_of(h);
+	if (!f || !v)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (a == CU_FUNC_ATTRIBUTE_NUM_REGS)
+		*v = fake_regs(f);
+	else if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+		*v = f->dyn_smem;
+	else
+		return CUDA_ERROR_NOT_SUPPORTED;
+	flog("%s %s load %d attr %d = %d", api, f->name, f->mod->seq, (int)a, *v);
+	return CUDA_SUCCESS;
+}
+
+static CUresult set_attr(CUfunction_attribute a, int v, const void *h, const char *api)
+{
+	struct fk_func *f = func_of(h);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	f->dyn_smem = v;
+	flog("%s %s load %d attr %d := %d", api, f->name, f->mod->seq, (int)a, v);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+	return get_attr(v, a, f, "cuFuncGetAttribute");
+}
+
+CUresult cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel k, CUdevice d)
+{
+	(void)d;
+	return get_attr(v, a, k, "cuKernelGetAttribute");
+}
+
+CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
+{
+	return set_attr(a, v, f, "cuFuncSetAttribute");
+}
+
+CUresult cuKernelSetAttribute(CUfunction_attribute a, int v, CUkernel k, CUdevice d)
+{
+	(void)d;
+	return set_attr(a, v, k, "cuKernelSetAttribute");
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction h, int bs, size_t smem)
+{
+	struct fk_func *f = func_of(h);
+	(void)smem;
+	if (!f || !n || bs <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*n = 65536 / (fake_regs(f) * bs);
+	flog("cuOccupancyMaxActiveBlocksPerMultiprocessor %s load %d = %d", f->name, f->mod->seq,
+	     *n);
+	return CUDA_SUCCESS;
+}
+
 /* A function's parameters (CUDA 12.4+), from its PTX: a module's
  * functions through cuFuncGetParamInfo, a library's through
  * cuKernelGetParamInfo, as for names. */
@@ -2163,7 +2423,9 @@ static const struct {
 	E(cuMemcpy2DAsync_v2), E(cuMemcpy2DAsync_v2_ptsz), E(cuMemcpy3D_v2), E(cuMemcpy3D_v2_ptds),
 	E(cuMemcpy3DAsync_v2), E(cuMemcpy3DAsync_v2_ptsz), E(cuLaunchKernelEx),
 	E(cuLaunchKernelEx_ptsz), E(cuLaunchCooperativeKernel), E(cuLaunchCooperativeKernel_ptsz),
-	E(cuFuncGetName), E(cuKernelGetName), E(cuFuncGetParamInfo), E(cuKernelGetParamInfo),
+	E(cuFuncGetName), E(cuKernelGetName), E(cuFuncGetModule), E(cuKernelGetLibrary),
+	E(cuFuncGetAttribute), E(cuKernelGetAttribute), E(cuFuncSetAttribute),
+	E(cuKernelSetAttribute), E(cuOccupancyMaxActiveBlocksPerMultiprocessor), E(cuFuncGetParamInfo), E(cuKernelGetParamInfo),
 	E(cuMemPrefetchAsync_v2), E(cuMemAdvise_v2), E(cuPointerGetAttribute), E(cuMemGetInfo_v2),
 #undef E
 };

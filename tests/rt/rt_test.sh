@@ -114,6 +114,26 @@ t_drv_file() {
 	log_has '^load 1 cuModuleLoadDataEx ptx patched ' && log_lacks ' plain ' &&
 	set_up
 }
+# Occupancy and attribute queries about an instrumented kernel are the
+# original's: the same answers as without gpux (the fake counts an
+# instrumented body's statements as more registers), the attribute the
+# program set is set on the original too, and the launch goes to the
+# instrumented one.
+occupancy_case() {
+	local mode=$1
+	FAKE_CUDA_LOG=$tmp/alone.log "$RT_DRV_APP" "$mode" "$PTX" >"$tmp/alone" 2>&1 || { cat "$tmp/alone"; fail "alone"; return 1; }
+	count_ctl 0 "" -- "$RT_DRV_APP" "$mode" "$PTX" &&
+	{ cmp -s "$tmp/alone" "$tmp/out" || { diff -u "$tmp/alone" "$tmp/out"; fail "answers differ"; }; } &&
+	grep -q ': [0-9]* registers, 4096 bytes of dynamic shared memory, [1-9][0-9]* blocks' "$tmp/out" ||
+		{ cat "$tmp/out"; fail "no answers"; return 1; }
+	log_has 'Attribute add_one load 2 attr 4 = ' && log_lacks 'Attribute add_one load 1 attr 4 = ' &&
+	log_has 'SetAttribute add_one load 1 attr 8 := 4096' &&
+	log_has 'SetAttribute add_one load 2 attr 8 := 4096' &&
+	log_has '^cuOccupancyMaxActiveBlocksPerMultiprocessor add_one load 2 = ' &&
+	log_has '^load 2 .* plain ' && set_up
+}
+t_occupancy() { occupancy_case occupancy; }
+t_library_occupancy() { occupancy_case liboccupancy; }
 # Loaded before any context: set up at the first launch.
 t_drv_library() {
 	count_ctl 0 "" -- "$RT_DRV_APP" library "$PTX" &&
@@ -225,6 +245,47 @@ t_ptxas() {
 	FAKE_CUDA_PTXAS=$RT_PTXAS count_ctl 0 "" -- "$RT_DRV_APP" module "$PTX" &&
 	same "$tmp/out" drv_module.out && err_empty && same "$tmp/dump" drv_count.dump &&
 	log_has '^load 1 cuModuleLoadDataEx ptx patched ' && log_lacks 'ptxas failed'
+}
+# A fatbin with SASS and PTX: the patched PTX keeps each kernel to the
+# registers its SASS uses (.maxnreg), and ptxas (for sm_90, the fake
+# device) compiles it within them.
+t_register_cap() {
+	local regs
+	regs=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' "$RT_CUDA_DIR/kern_regs.ptxas")
+	[ -n "$regs" ] || { fail "no register count from ptxas"; return 1; }
+	probes 'gdev:access { @[kernel] = count(); }' &&
+	ctl 0 --ptx "$tmp/emit/device.ptx" --probe "2::gpux_probe_0" --map 8:8:4096 --verbose \
+		-- "$RT_DRV_APP" image "$RT_CUDA_DIR/kern_regs.fatbin" &&
+	log_has '^load 1 cuModuleLoadDataEx ptx patched entries=gpux_clock_sample,heavy ' &&
+	grep -q "kernels kept to the register count of their SASS" "$tmp/err" &&
+	{ grep -qx ".maxnreg $regs" "$tmp/save/load_1.ptx" || { grep -n maxnreg "$tmp/save/load_1.ptx"; fail "no .maxnreg $regs"; }; } || return 1
+	[ -x "${RT_PTXAS:-}" ] || { echo "SKIP: no ptxas to compile the capped module"; return 77; }
+	"$RT_PTXAS" -arch=sm_90 -v "$tmp/save/load_1.ptx" -o "$tmp/capped.cubin" 2>"$tmp/ptxas" ||
+		{ cat "$tmp/ptxas"; fail "ptxas refused the capped module"; return 1; }
+	local used
+	used=$(awk "/entry function 'heavy'/ { on = 1 } on && /Used [0-9]+ registers/ { sub(/.*Used /, \"\"); print \$1; exit }" "$tmp/ptxas")
+	[ -n "$used" ] && [ "$used" -le "$regs" ] || { cat "$tmp/ptxas"; fail "heavy uses ${used:-?} registers, its SASS $regs"; }
+}
+# Relocatable device code: the module is linked again from both units'
+# rewritten PTX (the fake's link runs ptxas -c and nvlink for real, the
+# functions within the lowest register count of the linked SASS) and the
+# launches of kernels from both files count.
+t_rdc() {
+	if [ ! -x "${RT_PTXAS:-}" ] || [ ! -x "$(dirname "$RT_PTXAS")/nvlink" ]; then
+		echo "SKIP: no ptxas and nvlink"; return 77
+	fi
+	local c=$RT_CUDA_DIR
+	FAKE_CUDA_PTXAS=$RT_PTXAS count_ctl 0 "" --verbose -- "$RT_DRV_APP" rdc \
+		"$c/rdc_linked.fatbin" "$c/rdc_main.fatbin" "$c/rdc_lib.fatbin" &&
+	grep -qx 'drv_app: rdc_vadd and rdc_fill<<<1, 64>>> from relocatable device code' "$tmp/out" &&
+	[ "$(grep -c '^cuLinkAddData ptx patched$' "$tmp/log")" = 2 ] &&
+	log_has '^cuLinkComplete units=2 maxreg=[1-9][0-9]*$' &&
+	log_has '^load 1 cuModuleLoadDataEx elf patched entries=.*_Z8rdc_vaddPKfS0_Pfi' &&
+	grep -q 'linked a module of relocatable device code again: 2 units, 2 of them instrumented' "$tmp/err" &&
+	grep -q '_Z8rdc_vaddPKfS0_Pfi.*64\|rdc_vadd.*64' "$tmp/dump" &&
+	grep -q 'rdc_fill.*64' "$tmp/dump" &&
+	set_up || { cat "$tmp/err" "$tmp/dump" "$tmp/log"; fail "rdc"; }
+	[ -z "${RT_SHOW:-}" ] || cat "$tmp/dump" "$tmp/log"
 }
 t_verbose() {
 	count_ctl 0 "" --verbose -- "$RT_DRV_APP" module "$PTX" &&

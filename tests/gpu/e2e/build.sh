@@ -61,6 +61,10 @@ nv loop "${ptx_sass[@]}" "$src/loop.cu"
 nv crash "${ptx_sass[@]}" "$src/crash.cu"
 nv edge "${ptx_sass[@]}" "$src/edge.cu" -lpthread
 nv coop "${ptx_sass[@]}" "$src/coop.cu"
+nv coop_occ "${ptx_sass[@]}" "$src/coop_occ.cu"
+# relocatable device code: two files; the device runtime
+nv rdc -rdc=true "${ptx_sass[@]}" "$src/rdc_main.cu" "$src/rdc_lib.cu"
+nv rdc_dp -rdc=true "${ptx_sass[@]}" "$src/rdc_dp.cu"
 nv managed "${ptx_sass[@]}" "$src/managed.cu"
 nv sass_only "${sass_only[@]}" "$src/sass_only.cu"
 "$nvcc" "${common[@]}" "${sass_only[@]}" -c "$src/sass_part.cu" -o "$tmp/sass_part.o"

@@ -51,6 +51,7 @@ LATENCY='cuda:launch { @t[kernel] = nsecs; } gdev:kernel_entry { @lat[kernel] = 
 # uprobe on libcuda and cuda:launch count the same launches.
 MIXED='uprobe:libcuda:cuLaunchKernel* { @u = count(); } cuda:launch { @l = count(); } gdev:kernel_exit { @e = count(); } tracepoint:syscalls:sys_enter_ioctl /pid == cpid/ { @i = count(); } interval:ms:100 { @t = count(); } END { print(@u); }'
 NUMBA='import numba.cuda, numpy'
+RDC_VADD='rdc_vadd(float const*, float const*, float*, int)'
 CUPY='import cupy, numpy'
 
 add vecadd_exit './vecadd' "$EXIT_COUNT" exact
@@ -95,6 +96,23 @@ add constant_atomic './constant' 'gdev:access /atomic/ { @[kernel] = count(); }'
 # the program's own kernels named gpux_step (extern "C" and C++)
 add named_exit './named' "$EXIT_COUNT" exact
 add coop_exit './coop' "$EXIT_COUNT" exact
+# A cooperative launch at the occupancy limit (1024 threads, the blocks
+# the occupancy API allows): the same configuration, attributes and sum
+# under gpux (stdout), and one exit per thread launched.
+add coop_occ_access './coop_occ' 'gdev:kernel_exit { @e = count(); } gdev:access { @a = count(); }' \
+	"config_exits e; positive a; only_maps e a; stderr_lacks refused"
+# -rdc=true (CMake's CUDA_SEPARABLE_COMPILATION): the module is linked
+# again from each file's rewritten PTX; calls and variables across files
+add rdc_exit './rdc' "$EXIT_COUNT" \
+	"has_line '@[$RDC_VADD]: 10240'; has_line '@[rdc_fill(float*, int)]: 10240'; only_maps ''; stderr_lacks 'not instrumented'"
+# rdc_twice is a call from the other file (10000 threads); nvcc inlines
+# it into rdc_fill, its own file's kernel
+add rdc_funcs './rdc' 'gdev:func_entry:*rdc_twice* { @twice = count(); }' "has_line '@twice: 10000'; only_maps twice"
+add rdc_store_bytes './rdc' "$STORE_BYTES" \
+	"has_line '@bytes[$RDC_VADD]: 40000'; has_line '@bytes[rdc_fill(float*, int)]: 40000'; only_maps bytes"
+# with the device runtime (libcudadevrt's units go in as their SASS)
+add rdc_dp_exit './rdc_dp' "$EXIT_COUNT" \
+	"has_line '@[rdc_parent(int*)]: 256'; has_line '@[rdc_child(int*)]: 256'; only_maps ''"
 add drvapi_exit './drvapi' "$EXIT_COUNT" exact
 add drvapi_access './drvapi' "$ACCESS_COUNT" exact
 
@@ -279,6 +297,15 @@ positive() {
 	local v
 	v=$(grep -E "^@$1: " "$out" | tail -n1 | sed 's/^[^:]*: //')
 	[ -n "$v" ] && [ "$v" -gt 0 ] 2>/dev/null || { why="@$1 is '$v', want > 0"; return 1; }
+}
+
+# config_exits NAME: "@NAME: v" is the threads times the blocks the
+# program printed ("threads T blocks B").
+config_exits() {
+	local t b v
+	read -r t b < <(sed -n 's/^threads \([0-9]*\) blocks \([0-9]*\).*/\1 \2/p' "$B.stdout")
+	v=$(grep -E "^@$1: " "$out" | tail -n1 | sed 's/^[^:]*: //')
+	[ -n "$t" ] && [ "$v" = $((t * b)) ] || { why="@$1 is '$v', the program launched ${t:-?} x ${b:-?}"; return 1; }
 }
 
 # has_line TEXT: some line of the output is TEXT.

@@ -1,0 +1,247 @@
+/* Relocatable device code (nvcc -rdc=true, CMake's
+ * CUDA_SEPARABLE_COMPILATION). nvlink's linked module has SASS only; its
+ * fatbin wrapper (version 2) also lists the fatbin of every unit linked
+ * into it, device runtime objects included: relocatable SASS per arch
+ * and, for the program's own files, PTX compiled --compile-only. The
+ * driver uses that list to link a module itself when no SASS fits the
+ * device; the runtime links it again the same way, from each unit's
+ * rewritten PTX where the unit has probed functions and from its
+ * relocatable SASS for this device (or its PTX) where not, and loads
+ * that cubin instead. The first rewritten unit defines the probes
+ * module's data; later ones carry it weak, so the link keeps one copy
+ * (ptx_rewrite.h, enum ptx_unit). Kernels keep the register counts of
+ * the linked SASS. */
+#include "rt_hooks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cubin.h"
+#include "fatbin.h"
+#include "ptx_rewrite.h"
+
+#define MAX_UNITS 4096
+
+typedef CUresult (*link_create_fn)(unsigned, CUjit_option *, void **, CUlinkState *);
+typedef CUresult (*link_complete_fn)(CUlinkState, void **, size_t *);
+typedef CUresult (*link_destroy_fn)(CUlinkState);
+
+/* What a unit goes into the link as. */
+struct input {
+	CUjitInputType type;
+	void *data;   /* malloc'd */
+	size_t size;
+	bool patched;
+};
+
+/* The unit's relocatable SASS for exactly this arch (a link takes no
+ * other), malloc'd, or NULL. */
+static void *unit_sass(const void *unit, size_t len, unsigned arch, size_t *size)
+{
+	struct gpux_fb_iter it;
+	struct gpux_fb_elem e;
+	gpux_fb_iter_init(&it, unit, len);
+	while (gpux_fb_next(&it, &e) == GPUX_FB_OK) {
+		uint8_t *elf;
+		if (e.kind == GPUX_FB_ELF && e.arch == arch &&
+		    gpux_fb_elem_data(&e, &elf, size) == GPUX_FB_OK)
+			return elf;
+	}
+	return NULL;
+}
+
+/* One unit as a link input: 1 when it has probed functions (patched),
+ * 0 when it goes in as it is, -1 when it cannot be linked here. */
+static int unit_input(const void *unit, unsigned arch, const struct gpux_cubin_regs *regs,
+		      bool later, struct input *in)
+{
+	size_t len;
+	if (gpux_fb_container_size(unit, GPUX_FB_HEADER_SIZE, &len))
+		return -1;
+	struct gpux_fb_elem e;
+	unsigned lowest = 0;
+	char *ptx = NULL;
+	if (gpux_fb_best_ptx(unit, len, arch, &e, &lowest) == GPUX_FB_OK &&
+	    gpux_fb_elem_ptx(&e, &ptx) != GPUX_FB_OK)
+		ptx = NULL;
+	if (ptx && rt_image_probed(ptx)) {
+		char *out = rt_image_rewrite(ptx, strlen(ptx), regs,
+					     later ? PTX_LATER_UNIT : PTX_FIRST_UNIT);
+		free(ptx);
+		if (!out)
+			return -1;
+		*in = (struct input){ CU_JIT_INPUT_PTX, out, strlen(out) + 1, true };
+		return 1;
+	}
+	if ((in->data = unit_sass(unit, len, arch, &in->size))) {
+		free(ptx);
+		in->type = CU_JIT_INPUT_CUBIN;
+		in->patched = false;
+		return 0;
+	}
+	if (!ptx)
+		return -1;
+	*in = (struct input){ CU_JIT_INPUT_PTX, ptx, strlen(ptx) + 1, false };
+	return 0;
+}
+
+/* The linked cubin of the inputs (malloc'd), or NULL with the driver's
+ * message in err. maxreg (0: none) caps every function compiled from
+ * PTX: nvlink checks a kernel's cap against each function it calls by
+ * name, and every unit has the probes' functions under the same names,
+ * so they must all fit the lowest cap. A link needs a context: without
+ * a current one, the device's primary context is taken (the program's
+ * cudart would take it anyway). */
+static void *link_all(const struct input *in, int n, unsigned maxreg, size_t *size,
+		      char *err, size_t errlen)
+{
+	link_create_fn create = (link_create_fn)rt_cuda_sym("cuLinkCreate_v2");
+	link_add_fn add = REAL(H_LINK_ADD2, "cuLinkAddData_v2", link_add_fn);
+	link_complete_fn complete = (link_complete_fn)rt_cuda_sym("cuLinkComplete");
+	link_destroy_fn destroy = (link_destroy_fn)rt_cuda_sym("cuLinkDestroy");
+	if (!create || !add || !complete || !destroy) {
+		snprintf(err, errlen, "libcuda has no cuLink*");
+		return NULL;
+	}
+	CUcontext cur = NULL, primary = NULL;
+	CUdevice dev;
+	if (rt_cu.CtxGetCurrent(&cur) != CUDA_SUCCESS || !cur) {
+		if (rt_cu.DeviceGet(&dev, 0) != CUDA_SUCCESS ||
+		    rt_cu.DevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS ||
+		    rt_cu.CtxSetCurrent(primary) != CUDA_SUCCESS)
+			primary = NULL;
+	}
+	char log[2048] = "";
+	CUjit_option o[] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+			     CU_JIT_MAX_REGISTERS };
+	void *v[] = { log, (void *)(uintptr_t)sizeof(log), (void *)(uintptr_t)maxreg };
+	CUlinkState st;
+	void *cubin = NULL, *copy = NULL;
+	CUresult rc = create(maxreg ? 3 : 2, o, v, &st);
+	if (rc == CUDA_SUCCESS) {
+		for (int i = 0; rc == CUDA_SUCCESS && i < n; i++)
+			rc = add(st, in[i].type, in[i].data, in[i].size, "gpux_unit", 0, NULL, NULL);
+		if (rc == CUDA_SUCCESS)
+			rc = complete(st, &cubin, size);
+		if (rc == CUDA_SUCCESS && (copy = malloc(*size)))
+			memcpy(copy, cubin, *size);
+		destroy(st);
+	}
+	if (primary)
+		rt_cu.CtxSetCurrent(NULL); /* the primary context stays retained */
+	if (rc != CUDA_SUCCESS) {
+		log[strcspn(log, "\n")] = 0;
+		snprintf(err, errlen, "%s%s%s", rt_cu_err(rc), *log ? ": " : "", log);
+	}
+	return copy;
+}
+
+static void inputs_free(struct input *in, int n)
+{
+	for (int i = 0; in && i < n; i++)
+		free(in[i].data);
+	free(in);
+}
+
+/* Every unit as a link input, kernels capped at regs (NULL: none); NULL
+ * when a unit cannot go in (said). */
+static struct input *inputs(const void *const *units, int n, unsigned arch,
+			    const struct gpux_cubin_regs *regs, int *patched)
+{
+	struct input *in = calloc((size_t)n, sizeof(*in));
+	if (!in) {
+		rt_warn("out of memory: a module of relocatable device code runs untouched");
+		return NULL;
+	}
+	*patched = 0;
+	for (int i = 0; i < n; i++) {
+		int rc = unit_input(units[i], arch, regs, *patched > 0, &in[i]);
+		if (rc < 0) {
+			rt_warn("unit %d of %d of a module of relocatable device code cannot be "
+				"instrumented, or has no code for sm_%u to link; the module runs "
+				"untouched", i + 1, n, arch);
+			inputs_free(in, n);
+			return NULL;
+		}
+		*patched += rc > 0;
+	}
+	return in;
+}
+
+void *rt_relink(const void *wrapper, const struct gpux_fb_wrapper *w, unsigned arch,
+		size_t *size, bool *rdc)
+{
+	(void)wrapper;
+	const void *const *units = (const void *const *)(uintptr_t)w->extra;
+	*rdc = false;
+	if (w->version != 2 || !units || !w->data)
+		return NULL;
+	int n = 0;
+	uint32_t magic;
+	while (n < MAX_UNITS && units[n] && (memcpy(&magic, units[n], 4), magic == GPUX_FB_MAGIC))
+		n++;
+	if (!n)
+		return NULL;
+	*rdc = true;
+	/* anything to probe? */
+	bool any = false;
+	for (int i = 0; i < n && !any; i++) {
+		size_t len;
+		struct gpux_fb_elem e;
+		char *ptx;
+		if (gpux_fb_container_size(units[i], GPUX_FB_HEADER_SIZE, &len) ||
+		    gpux_fb_best_ptx(units[i], len, arch, &e, NULL) != GPUX_FB_OK ||
+		    gpux_fb_elem_ptx(&e, &ptx) != GPUX_FB_OK)
+			continue;
+		any = rt_image_probed(ptx);
+		free(ptx);
+	}
+	if (!any)
+		return NULL;
+	/* the register counts of nvlink's SASS for this device */
+	struct gpux_cubin_regs regs = { 0 };
+	size_t llen;
+	const void *linked = (const void *)(uintptr_t)w->data;
+	if (!gpux_fb_container_size(linked, GPUX_FB_HEADER_SIZE, &llen)) {
+		size_t n_elf;
+		void *elf = unit_sass(linked, llen, arch, &n_elf);
+		if (elf && gpux_cubin_regs(elf, n_elf, &regs) != GPUX_FB_OK)
+			gpux_cubin_regs_free(&regs);
+		free(elf);
+	}
+	unsigned lowest = 0;
+	for (size_t i = 0; i < regs.n; i++)
+		if (regs.regs[i] && (!lowest || regs.regs[i] < lowest))
+			lowest = regs.regs[i];
+	int patched = 0;
+	char err[2300] = "";
+	void *cubin = NULL;
+	struct input *in = inputs(units, n, arch, regs.n ? &regs : NULL, &patched);
+	bool linkable = in != NULL;
+	if (in)
+		cubin = link_all(in, n, lowest, size, err, sizeof(err));
+	inputs_free(in, n);
+	bool capped = cubin && regs.n;
+	if (!cubin && regs.n && linkable) {
+		/* without the caps: the kernels may then need more registers
+		 * than their SASS, but they are instrumented */
+		rt_warn("cannot keep the kernels of a module of relocatable device code to the "
+			"registers of their SASS (%s); they are linked without", err);
+		in = inputs(units, n, arch, NULL, &patched);
+		linkable = in != NULL;
+		if (in)
+			cubin = link_all(in, n, 0, size, err, sizeof(err));
+		inputs_free(in, n);
+	}
+	if (!cubin && linkable)
+		rt_warn("cannot link a module of relocatable device code again (%s); it runs "
+			"untouched", err);
+	else if (cubin && (rt_sess()->flags & GPUX_SESS_VERBOSE))
+		rt_warn("linked a module of relocatable device code again: %d units, %d of them "
+			"instrumented%s", n, patched,
+			capped ? ", every function kept within the fewest registers of its kernels'"
+				 " SASS" : "");
+	gpux_cubin_regs_free(&regs);
+	return cubin;
+}
