@@ -398,7 +398,8 @@ static const char *relinked(const void *image, bool *rdc)
 
 const char *rt_image_patch(const void *image, size_t size)
 {
-	if (!image || !rt_sess() || !rt_cu_ready() || rt_detached())
+	/* nothing to splice without device probes (cuda:-only programs) */
+	if (!image || !rt_sess() || !rt_sess()->nprobes || !rt_cu_ready() || rt_detached())
 		return NULL;
 	enum rt_img_kind kind = rt_image_classify(image, &size);
 	if (kind == RT_IMG_ELF) {
