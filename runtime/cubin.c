@@ -25,22 +25,40 @@ static int in_bounds(uint64_t off, uint64_t size, size_t len)
 	return off <= len && size <= len - off;
 }
 
-int gpux_cubin_kernels(const uint8_t *elf, size_t len, struct gpux_names *out)
-{
+/* The cubin's section headers, bounds-checked. */
+struct elf_view {
+	const uint8_t *elf;
+	size_t len;
 	uint64_t shoff, shentsize, shnum;
+};
 
+static int view(const uint8_t *elf, size_t len, struct elf_view *v)
+{
 	if (len < 64)
 		return GPUX_FB_ETRUNC;
 	/* ELF64 little-endian only: every cubin nvcc makes for x86 hosts. */
 	if (memcmp(elf, "\177ELF", 4) || elf[4] != 2 || elf[5] != 1)
 		return GPUX_FB_EMAGIC;
-	shoff = rd(elf + 0x28, 8);
-	shentsize = rd(elf + 0x3a, 2);
-	shnum = rd(elf + 0x3c, 2);
-	if (shentsize < 64 || !in_bounds(shoff, shentsize * shnum, len))
+	*v = (struct elf_view){ elf, len, rd(elf + 0x28, 8), rd(elf + 0x3a, 2), rd(elf + 0x3c, 2) };
+	if (v->shentsize < 64 || !in_bounds(v->shoff, v->shentsize * v->shnum, len))
 		return GPUX_FB_EFORMAT;
+	return GPUX_FB_OK;
+}
+
+static const uint8_t *shdr(const struct elf_view *v, uint64_t i)
+{
+	return v->elf + v->shoff + i * v->shentsize;
+}
+
+int gpux_cubin_kernels(const uint8_t *elf, size_t len, struct gpux_names *out)
+{
+	struct elf_view v;
+	int vrc = view(elf, len, &v);
+	if (vrc)
+		return vrc;
+	uint64_t shnum = v.shnum;
 	for (uint64_t i = 0; i < shnum; i++) {
-		const uint8_t *sh = elf + shoff + i * shentsize, *str;
+		const uint8_t *sh = shdr(&v, i), *str;
 		uint64_t off, size, entsize, link, stroff, strsize;
 
 		if (rd(sh + 4, 4) != SHT_SYMTAB_)
@@ -51,7 +69,7 @@ int gpux_cubin_kernels(const uint8_t *elf, size_t len, struct gpux_names *out)
 		entsize = rd(sh + 0x38, 8);
 		if (entsize < 24 || link >= shnum || !in_bounds(off, size, len))
 			return GPUX_FB_EFORMAT;
-		str = elf + shoff + link * shentsize;
+		str = shdr(&v, link);
 		stroff = rd(str + 0x18, 8);
 		strsize = rd(str + 0x20, 8);
 		if (!in_bounds(stroff, strsize, len) || !strsize ||
@@ -75,30 +93,6 @@ int gpux_cubin_kernels(const uint8_t *elf, size_t len, struct gpux_names *out)
 		}
 	}
 	return GPUX_FB_OK;
-}
-
-/* The cubin's section headers, bounds-checked. */
-struct elf_view {
-	const uint8_t *elf;
-	size_t len;
-	uint64_t shoff, shentsize, shnum;
-};
-
-static int view(const uint8_t *elf, size_t len, struct elf_view *v)
-{
-	if (len < 64)
-		return GPUX_FB_ETRUNC;
-	if (memcmp(elf, "\177ELF", 4) || elf[4] != 2 || elf[5] != 1)
-		return GPUX_FB_EMAGIC;
-	*v = (struct elf_view){ elf, len, rd(elf + 0x28, 8), rd(elf + 0x3a, 2), rd(elf + 0x3c, 2) };
-	if (v->shentsize < 64 || !in_bounds(v->shoff, v->shentsize * v->shnum, len))
-		return GPUX_FB_EFORMAT;
-	return GPUX_FB_OK;
-}
-
-static const uint8_t *shdr(const struct elf_view *v, uint64_t i)
-{
-	return v->elf + v->shoff + i * v->shentsize;
 }
 
 /* A section's NUL-terminated name, or "" when it is out of bounds. */

@@ -337,6 +337,18 @@ struct busy {
 	struct { int kx; CUstream s; } v[BLOCKED];
 };
 
+/* Takes entry i (after last, before next) out of the runtime thread's
+ * list. */
+static void unlink_mine(int i, int last, int next)
+{
+	if (last >= 0)
+		ent[last].next = next;
+	else
+		m_head = next;
+	if (m_tail == i)
+		m_tail = last;
+}
+
 static bool is_busy(const struct busy *b, int kx, CUstream s)
 {
 	for (int i = 0; i < b->n; i++)
@@ -391,12 +403,7 @@ static int pass(bool drop)
 			gone = true;
 		}
 		if (gone) { /* unlinked from mine */
-			if (last >= 0)
-				ent[last].next = next;
-			else
-				m_head = next;
-			if (m_tail == i)
-				m_tail = last;
+			unlink_mine(i, last, next);
 			e->next = done;
 			done = i;
 		} else {
@@ -466,12 +473,7 @@ static void finish(struct kctx *x, bool dispose)
 			last = i;
 			continue;
 		}
-		if (last >= 0)
-			ent[last].next = next;
-		else
-			m_head = next;
-		if (m_tail == i)
-			m_tail = last;
+		unlink_mine(i, last, next);
 		__atomic_add_fetch(&n_lost, 1, __ATOMIC_RELAXED);
 		release(i);
 	}
