@@ -64,7 +64,7 @@ void rt_original_note(const void *handle, bool library, const char *patched)
 		rt_cu.CtxGetCurrent(&m->ctx);
 	pthread_mutex_lock(&lock);
 	m->next = mods;
-	mods = m;
+	__atomic_store_n(&mods, m, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -109,7 +109,7 @@ static void drop(bool (*match)(const struct orig_mod *, const void *), const voi
 	for (struct orig_mod **p = &mods; *p;) {
 		struct orig_mod *m = *p;
 		if (match(m, arg)) {
-			*p = m->next;
+			__atomic_store_n(p, m->next, __ATOMIC_RELEASE);
 			unload(m, ctx_alive);
 			free(m);
 		} else {
@@ -237,8 +237,8 @@ static struct orig_fn *entry(const void *f)
 /* The original of f, or f. */
 static CUfunction orig(CUfunction f)
 {
-	if (!f || !rt_sess() || !mods)
-		return f;
+	if (!f || !rt_sess() || !__atomic_load_n(&mods, __ATOMIC_ACQUIRE))
+		return f; /* no patched module: nothing to look up */
 	pthread_mutex_lock(&lock);
 	struct orig_fn *e = entry(f);
 	if (e && e->mod && !e->o)
@@ -281,7 +281,7 @@ static void replay(struct orig_fn *e, int i)
  * successfully: remembered, and set on the original if it is loaded. */
 static void set(const void *f, int attr, int val, int dev)
 {
-	if (!f || !rt_sess() || !mods)
+	if (!f || !rt_sess() || !__atomic_load_n(&mods, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&lock);
 	struct orig_fn *e = entry(f);
