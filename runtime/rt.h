@@ -132,12 +132,11 @@ char *rt_image_rewrite(const char *ptx, size_t len, const struct gpux_cubin_regs
 		       int unit);
 
 /* ---- rt_relink.c ---- */
-/* A linked module of relocatable device code (wrapper w, version 2, at
- * wrapper) linked again with its units instrumented, for a device of
+/* A linked module of relocatable device code (its fatbin wrapper w,
+ * version 2) linked again with its units instrumented, for a device of
  * arch: the cubin (malloc'd, *size bytes), or NULL (said, unless nothing
  * is probed). *rdc: whether the wrapper is such a module. */
-void *rt_relink(const void *wrapper, const struct gpux_fb_wrapper *w, unsigned arch,
-		size_t *size, bool *rdc);
+void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bool *rdc);
 
 /* ---- rt_ctx.c ---- */
 /* A module (or library) now loaded from patched PTX, or an ELF image

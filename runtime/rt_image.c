@@ -257,8 +257,6 @@ static unsigned max_regs(void *arg, const char *name)
 	return arg ? gpux_cubin_regs_of(arg, name) : 0;
 }
 
-/* user rewritten with the session's probes, kernels capped at regs
- * (may be NULL); NULL when nothing in it is probed or it cannot be. */
 bool rt_image_probed(const char *ptx)
 {
 	struct gpux_names fns = { 0 };
@@ -387,7 +385,7 @@ static const char *relinked(const void *image, bool *rdc)
 			return cache[i].ptx;
 		}
 	size_t size = 0;
-	char *cubin = rt_relink(image, &w, device_arch(), &size, rdc);
+	char *cubin = rt_relink(&w, device_arch(), &size, rdc);
 	if (!*rdc)
 		return NULL;
 	struct patched *p = remember(hash, len, cubin);

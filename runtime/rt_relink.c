@@ -169,10 +169,8 @@ static struct input *inputs(const void *const *units, int n, unsigned arch,
 	return in;
 }
 
-void *rt_relink(const void *wrapper, const struct gpux_fb_wrapper *w, unsigned arch,
-		size_t *size, bool *rdc)
+void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bool *rdc)
 {
-	(void)wrapper;
 	const void *const *units = (const void *const *)(uintptr_t)w->extra;
 	*rdc = false;
 	if (w->version != 2 || !units || !w->data)
