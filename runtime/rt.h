@@ -123,6 +123,11 @@ bool rt_image_is_ours(const void *p);
 bool rt_image_original(const char *patched, const void **image);
 struct gpux_cubin_regs;
 struct gpux_fb_wrapper;
+/* The register counts of each kernel of the SASS the driver would load
+ * from fatbin b on a device of arch rather than compile PTX: an ELF
+ * element of the device's major arch, the highest minor not above it.
+ * r stays empty when there is none. */
+void rt_image_sass_regs(const void *b, size_t len, unsigned arch, struct gpux_cubin_regs *r);
 /* Whether PTX defines a function some probe fires in. */
 bool rt_image_probed(const char *ptx);
 /* ptx rewritten with the session's probes (malloc'd), kernels capped at

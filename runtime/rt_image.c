@@ -161,10 +161,7 @@ enum rt_img_kind rt_image_classify(const void *image, size_t *size)
 	return RT_IMG_UNKNOWN;
 }
 
-/* The register counts of the SASS the driver would load on this device
- * instead of JIT-compiling the PTX: an ELF element of the device's major
- * arch, the highest minor not above the device's. */
-static void sass_regs(const void *b, size_t len, unsigned arch, struct gpux_cubin_regs *r)
+void rt_image_sass_regs(const void *b, size_t len, unsigned arch, struct gpux_cubin_regs *r)
 {
 	struct gpux_fb_iter it;
 	struct gpux_fb_elem e, best = { 0 };
@@ -223,7 +220,7 @@ static char *fatbin_ptx(const void *image, struct gpux_cubin_regs *regs)
 				gpux_fb_strerror(rc));
 		return NULL;
 	}
-	sass_regs(b, len, arch, regs);
+	rt_image_sass_regs(b, len, arch, regs);
 	return text;
 }
 

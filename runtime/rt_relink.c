@@ -201,13 +201,8 @@ void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bo
 	struct gpux_cubin_regs regs = { 0 };
 	size_t llen;
 	const void *linked = (const void *)(uintptr_t)w->data;
-	if (!gpux_fb_container_size(linked, GPUX_FB_HEADER_SIZE, &llen)) {
-		size_t n_elf;
-		void *elf = unit_sass(linked, llen, arch, &n_elf);
-		if (elf && gpux_cubin_regs(elf, n_elf, &regs) != GPUX_FB_OK)
-			gpux_cubin_regs_free(&regs);
-		free(elf);
-	}
+	if (!gpux_fb_container_size(linked, GPUX_FB_HEADER_SIZE, &llen))
+		rt_image_sass_regs(linked, llen, arch, &regs);
 	unsigned lowest = 0;
 	for (size_t i = 0; i < regs.n; i++)
 		if (regs.regs[i] && (!lowest || regs.regs[i] < lowest))

@@ -1333,6 +1333,24 @@ static void save_image(int seq, int kind, const void *image, size_t len)
 
 /* ptxas on the text: 0, or -1 with its first line of complaint in log.
  * With cubin, the output is kept there (malloc'd, *cubin_len bytes). */
+/* Runs argv[0] with stdout to /dev/null and stderr to errf (NULL: the
+ * test's): 0 when it exits 0. */
+static int run(char *const argv[], const char *errf)
+{
+	pid_t pid;
+	int status = 1;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	if (errf)
+		posix_spawn_file_actions_addopen(&fa, 2, errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	posix_spawn_file_actions_destroy(&fa);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
 static int run_ptxas(const char *text, char *log, size_t loglen, void **cubin, size_t *cubin_len)
 {
 	const char *ptxas = getenv("FAKE_CUDA_PTXAS");
@@ -1348,18 +1366,8 @@ static int run_ptxas(const char *text, char *log, size_t loglen, void **cubin, s
 	char errf[64], outf[64];
 	snprintf(errf, sizeof(errf), "%s.err", in);
 	snprintf(outf, sizeof(outf), "%s.cubin", in);
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 2, errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	char *argv[] = { (char *)ptxas, "-arch=sm_90", "-o", cubin ? outf : "/dev/null", in, NULL };
-	pid_t pid;
-	int status = 1;
-	if (wrote && posix_spawn(&pid, ptxas, &fa, NULL, argv, environ) == 0)
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-	posix_spawn_file_actions_destroy(&fa);
-	int rc = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	int rc = wrote ? run(argv, errf) : -1;
 	if (rc && log && loglen) {
 		FILE *f = fopen(errf, "r");
 		log[0] = 0;
@@ -1542,20 +1550,6 @@ CUresult cuLinkAddData(CUlinkState st, CUjitInputType type, void *data, size_t s
 	return cuLinkAddData_v2(st, type, data, size, name, n, o, v);
 }
 
-static int run(char *const argv[])
-{
-	pid_t pid;
-	int status = 1;
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0)
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-	posix_spawn_file_actions_destroy(&fa);
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
 static bool write_file(const char *path, const void *p, size_t n)
 {
 	FILE *f = fopen(path, "wb");
@@ -1592,7 +1586,7 @@ static int link_units(struct fk_link *l)
 			snprintf(src, sizeof(src), "%s/u%d.ptx", dir, i);
 			char *pargv[] = { (char *)ptxas, "-arch=sm_90", "-c", l->maxreg ? reg : "-O3",
 					  "-o", obj[i], src, NULL };
-			rc = write_file(src, l->unit_ptx[i], strlen(l->unit_ptx[i])) ? run(pargv) : -1;
+			rc = write_file(src, l->unit_ptx[i], strlen(l->unit_ptx[i])) ? run(pargv, NULL) : -1;
 			unlink(src);
 		} else {
 			int c = i - l->nptx;
@@ -1605,7 +1599,7 @@ static int link_units(struct fk_link *l)
 	largv[n++] = out;
 	largv[n] = NULL;
 	if (!rc)
-		rc = run(largv);
+		rc = run(largv, NULL);
 	FILE *f = rc ? NULL : fopen(out, "rb");
 	if (f && !fseek(f, 0, SEEK_END)) {
 		long sz = ftell(f);
