@@ -32,7 +32,7 @@ struct gpux_map_desc {
 	uint32_t key_size;    /* bytes, a multiple of 8 */
 	uint32_t value_size;  /* bytes, a multiple of 8 */
 	uint32_t max_entries; /* a power of two */
-	uint32_t kind;        /* GPUX_MAP_HASH | log2(shards) << 8 */
+	uint32_t kind;        /* GPUX_MAP_HASH or _ARRAY | log2(shards) << 8 */
 	uint64_t drops;       /* inserts lost to a full table */
 	int64_t lhist_min;    /* lhist(): first bucket's lower bound */
 	int64_t lhist_step;   /* lhist(): bucket width (> 0) */
@@ -40,6 +40,17 @@ struct gpux_map_desc {
 
 #define GPUX_MAP_DESC_SIZE 64
 #define GPUX_MAP_HASH 0
+/* An array map: an aggregation whose one integer key the compiler bounds
+ * below max_entries, so the key is the slot: no hash, no key words and
+ * no state to claim. The device never writes its keys; the host reads
+ * slot j as key j. An entry is present when its state is GPUX_SLOT_FULL
+ * (sum() sets it, a sum may be 0) or a value word is nonzero (count,
+ * hist, lhist, avg and stats only ever add). */
+#define GPUX_MAP_ARRAY 1
+/* Kernel ids (the `kernel` builtin, gpux_dev_ctx.kernel_id) are below
+ * this: the session's name table (GPUX_SESS_MAX_NAMES) has that many. */
+#define GPUX_KERNEL_IDS 4096
+#define GPUX_MAP_KIND_MASK 0xffu
 /* kind >> GPUX_MAP_SHARD_SHIFT = log2 of the shards: an aggregation map
  * may keep 2^n whole tables, one per group of SMs (shard = %smid mod
  * 2^n), so warps of different SMs neither read nor update the same lines;
@@ -130,7 +141,13 @@ struct gpux_ring {
 	 * the device (the runtime's rings): writers read it there; 0 means
 	 * the tail field above. */
 	uint64_t tail_ptr;
-	uint64_t reserved[2];
+	/* With tail_ptr: the last tail a writer read there, and the
+	 * %globaltimer before which no writer reads it again. Host memory
+	 * is read across the bus behind every write queued there, so a
+	 * writer that finds the ring full drops its record without looking
+	 * unless the last look is old: a full ring never stalls a kernel. */
+	uint64_t tail_seen;
+	uint64_t next_look;
 };
 
 /* The module's control block, `gpux_ctl` in the helper library's PTX.

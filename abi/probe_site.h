@@ -34,6 +34,13 @@ enum ptx_site_kind {
 #define GPUX_SITE_STORES 1u  /* st, atom, red (store == 1) */
 #define GPUX_SITE_LOADS 2u   /* ld (store == 0) */
 #define GPUX_SITE_ATOMICS 4u /* atom, red (atomic == 1) */
+/* The probe only counts accesses (`@m = count()` or `@m[kernel] =
+ * count()`, nothing else settled at run time): the rewriter may count
+ * the sites each thread executes in a register instead of calling it,
+ * and at every ret and exit call its counted form, FUNC "_n", with the
+ * thread's count in context word 0 (addr) when it is not 0. */
+#define GPUX_SITE_COUNT 8u
+#define GPUX_COUNTED_SUFFIX "_n"
 
 /* r1 on entry to a probe: one context per lane, 8-byte aligned, in
  * memory generic loads reach (the trampoline's .local buffer). */

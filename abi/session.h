@@ -34,7 +34,7 @@
 #define GPUX_SESS_VERSION 5
 #define GPUX_SESS_ENV "GPUX_SESSION_FD"
 #define GPUX_SESS_MAX_SLOTS 16
-#define GPUX_SESS_MAX_NAMES 4096
+#define GPUX_SESS_MAX_NAMES GPUX_KERNEL_IDS
 #define GPUX_SESS_NAME_LEN 248
 #define GPUX_SESS_RING_SIZE (1u << 20) /* per slot, a power of two */
 #define GPUX_SESS_MAX_HOSTS 16
@@ -164,7 +164,7 @@ struct gpux_sess_map {
 	uint64_t area_size;
 	uint32_t shards;   /* whole tables, a power of two (0 means 1): see
 			    * GPUX_MAP_SHARD_SHIFT in gpux_dev.h */
-	uint32_t pad;
+	uint32_t kind;     /* GPUX_MAP_HASH or GPUX_MAP_ARRAY (gpux_dev.h) */
 };
 
 /* The runtime's snapshot of one device map, followed by its shard

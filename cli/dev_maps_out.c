@@ -69,6 +69,14 @@ static void host_key(const struct dev_session *ds, int map, const unsigned char 
 	}
 }
 
+static bool nonzero(const unsigned char *v, uint32_t size)
+{
+	for (uint32_t i = 0; i < size; i++)
+		if (v[i])
+			return true;
+	return false;
+}
+
 /* Every live entry of every slot as [printed key][u64 order][value];
  * order (slot, then table index) lets the last slot win for plain maps. */
 static int gather(const struct dev_session *ds, int map, struct recs *r, size_t ks)
@@ -91,19 +99,23 @@ static int gather(const struct dev_session *ds, int map, struct recs *r, size_t 
 			const unsigned char *keys = t + GPUX_SHARD_KEYS(m->max_entries);
 			const unsigned char *vals =
 				t + GPUX_SHARD_VALUES(m->max_entries, m->key_size);
+			bool array = m->kind == GPUX_MAP_ARRAY;
 			for (uint32_t j = 0; j < m->max_entries; j++) {
-				if (state[j] != GPUX_SLOT_FULL)
+				const unsigned char *v = vals + (uint64_t)j * m->value_size;
+				if (state[j] != GPUX_SLOT_FULL && !(array && nonzero(v, m->value_size)))
 					continue; /* empty, being inserted, or deleted */
 				unsigned char *e = recs_add(r);
 				if (!e) {
 					rc = -1;
 					break;
 				}
-				host_key(ds, map, keys + (uint64_t)j * m->key_size, e);
+				/* an array's slot is its key (one word, or none) */
+				uint64_t slot_key[8] = { j };
+				host_key(ds, map, array ? (const unsigned char *)slot_key
+							: keys + (uint64_t)j * m->key_size, e);
 				uint64_t order = (uint64_t)i << 32 | j;
 				memcpy(e + ks, &order, 8);
-				memcpy(e + ks + 8, vals + (uint64_t)j * m->value_size,
-				       m->value_size);
+				memcpy(e + ks + 8, v, m->value_size);
 			}
 		}
 	}

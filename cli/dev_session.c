@@ -77,6 +77,8 @@ static struct gpux_sess_probe *probe_table(struct dev_session *ds, uint32_t *n,
 					continue;
 				t[k].site = (uint32_t)site;
 				t[k].only = site == PTX_SITE_ACCESS ? p->access_only : 0;
+				if (site == PTX_SITE_ACCESS && p->counted.ninsns)
+					t[k].only |= GPUX_SITE_COUNT;
 				strcpy(t[k].glob, glob);
 				strcpy(t[k].func, p->func_name);
 				k++;
@@ -199,7 +201,8 @@ int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 		const struct dev_map *dm = &ds->mod.maps[i];
 		maps[i] = (struct gpux_sess_map){ dm->key_size, dm->value_size, dm->max_entries,
 						  (uint32_t)dm->agg, dm->lhist_min, dm->lhist_step,
-						  0, 0, shards_for(dm, ds->mod.map_meta[i].read_on_device), 0 };
+						  0, 0, shards_for(dm, ds->mod.map_meta[i].read_on_device),
+						  dm->array ? GPUX_MAP_ARRAY : GPUX_MAP_HASH };
 	}
 	spec.maps = maps;
 	if (rc == 0 && sh)

@@ -1,8 +1,11 @@
 /* Facts about a device module's maps that the controller needs and that
  * only the compiler can tell (dev_lower.h: struct dev_map_meta): which
- * maps the device reads or writes, which only add up, and whether the
- * device reads the host's clock. */
+ * maps the device reads or writes, which only add up, which are arrays,
+ * and whether the device reads the host's clock. */
+#include <stdint.h>
 #include <string.h>
+
+#include "gpux_dev.h"
 
 #include "dev_lower.h"
 
@@ -108,6 +111,168 @@ static unsigned access_only(const struct node *e)
 	return !neg && !strcmp(e->u.ident.name, "atomic") ? GPUX_SITE_ATOMICS : 0;
 }
 
+/* Whether e, an integer key, lies in [0, *hi]: what makes a map an
+ * array (GPUX_MAP_ARRAY). Only what holds whatever the program's data:
+ * kernel ids, lane and warp indices, constants, and `%`, `&` and `/` by
+ * a constant of something never negative. */
+static bool key_bound(const struct node *e, uint64_t *hi)
+{
+	uint64_t a, c;
+	switch (e->kind) {
+	case N_INT:
+		*hi = e->u.num.value;
+		return !e->type.is_signed || e->u.num.value <= INT64_MAX;
+	case N_IDENT:
+		if (e->u.ident.kind != ID_BUILTIN || !e->u.ident.builtin)
+			return false;
+		if (!strcmp(e->u.ident.builtin->name, "kernel"))
+			*hi = GPUX_KERNEL_IDS - 1;
+		else if (!strcmp(e->u.ident.builtin->name, "lane") ||
+			 !strcmp(e->u.ident.builtin->name, "warp"))
+			*hi = 31;
+		else
+			return false;
+		return true;
+	case N_BINOP: {
+		const struct node *l = e->u.binop.lhs, *r = e->u.binop.rhs;
+		if (r->kind != N_INT || (r->type.is_signed && r->u.num.value > INT64_MAX))
+			return false;
+		c = r->u.num.value;
+		bool bounded = key_bound(l, &a);
+		bool nonneg = bounded || (l->type.kind == TY_INT && !l->type.is_signed);
+		if (!bounded)
+			a = UINT64_MAX;
+		switch (e->u.binop.op) {
+		case OP_MOD:
+			if (!nonneg || c == 0)
+				return false;
+			*hi = a < c - 1 ? a : c - 1;
+			return true;
+		case OP_BAND: /* a nonnegative mask clears the sign */
+			*hi = a < c ? a : c;
+			return true;
+		case OP_DIV:
+			if (!nonneg || c == 0)
+				return false;
+			*hi = a / c;
+			return true;
+		default:
+			return false;
+		}
+	}
+	default:
+		return false;
+	}
+}
+
+struct bound {
+	const struct map_info *mi;
+	uint64_t hi;
+	bool ok;
+};
+
+static void scan_keys(struct node *n, void *arg)
+{
+	struct bound *b = arg;
+	uint64_t hi;
+	if (n->kind == N_MAP && n->u.map.info == b->mi) {
+		if (n->u.map.nkeys == 1 && key_bound(n->u.map.keys, &hi))
+			b->hi = hi > b->hi ? hi : b->hi;
+		else if (n->u.map.nkeys != 0)
+			b->ok = false;
+	}
+	ast_visit_children(n, scan_keys, arg);
+}
+
+struct host_use {
+	const struct map_info *mi;
+	bool data;
+};
+
+/* print(@m), clear(@m) and zero(@m) in host probes go through the
+ * controller's view of the snapshots, never the device's tables; any
+ * other use on the host reads or writes the table itself. */
+static void scan_host(struct node *n, void *arg)
+{
+	struct host_use *u = arg;
+	if (n->kind == N_CALL && n->u.call.args && n->u.call.args->kind == N_MAP &&
+	    (!strcmp(n->u.call.name, "print") || !strcmp(n->u.call.name, "clear") ||
+	     !strcmp(n->u.call.name, "zero"))) {
+		for (struct node *a = n->u.call.args->next; a; a = a->next)
+			scan_host(a, arg);
+		return;
+	}
+	if (n->kind == N_MAP && n->u.map.info == u->mi)
+		u->data = true;
+	ast_visit_children(n, scan_host, arg);
+}
+
+/* An aggregation the device only adds into, keyed by nothing or by one
+ * bounded integer, becomes an array of the bound's size (a power of two,
+ * at most the hash table's 4096 entries): its updates are single
+ * reductions (helpers.cu, "Array maps"). min() and max() stay hashed:
+ * their first value seeds the slot, which an array has no moment for. */
+static void choose_arrays(const struct program *prog, struct dev_module *mod)
+{
+	for (int k = 0; k < mod->nmaps; k++) {
+		struct dev_map_meta *meta = &mod->map_meta[k];
+		struct dev_map *dm = &mod->maps[k];
+		dm->array = false;
+		if (meta->read_on_device || meta->nkeys > 1 ||
+		    meta->agg == AGG_NONE || meta->agg == AGG_MIN || meta->agg == AGG_MAX)
+			continue;
+		struct bound b = { meta->info, 0, true };
+		struct host_use u = { meta->info, false };
+		for (struct node *p = prog->probes; p && b.ok && !u.data; p = p->next) {
+			if (p->u.probe.place & PLACE_DEVICE)
+				ast_visit_children(p, scan_keys, &b);
+			else
+				ast_visit_children(p, scan_host, &u);
+		}
+		if (!b.ok || u.data || b.hi >= dm->max_entries)
+			continue;
+		uint32_t n = 1;
+		while (n <= b.hi)
+			n <<= 1;
+		dm->array = true;
+		dm->max_entries = n;
+	}
+}
+
+/* Whether the predicate is all store/atomic terms (access_only settles
+ * every one of them per instruction). */
+static bool settled(const struct node *e)
+{
+	if (!e)
+		return true;
+	if (e->kind == N_BINOP && e->u.binop.op == OP_LAND)
+		return settled(e->u.binop.lhs) && settled(e->u.binop.rhs);
+	return access_only(e) != 0;
+}
+
+bool dev_only_counts(const struct node *p)
+{
+	for (const struct node *at = p->u.probe.attach; at; at = at->next)
+		for (int e = 0; e < at->u.attach.nevents; e++)
+			if (!at->u.attach.events[e]->name ||
+			    strcmp(at->u.attach.events[e]->name, "access"))
+				return false;
+	const struct node *b = p->u.probe.body;
+	const struct node *st = b && b->kind == N_BLOCK ? b->u.block.stmts : NULL;
+	if (!st || st->next || st->kind != N_ASSIGN || st->u.assign.op != OP_ASSIGN ||
+	    !settled(p->u.probe.pred))
+		return false;
+	const struct node *m = st->u.assign.target, *v = st->u.assign.value;
+	if (m->kind != N_MAP || v->kind != N_CALL || strcmp(v->u.call.name, "count") ||
+	    v->u.call.nargs)
+		return false;
+	const struct node *k = m->u.map.keys;
+	/* no key, or the kernel: the same for every site of a function */
+	return m->u.map.nkeys == 0 ||
+	       (m->u.map.nkeys == 1 && k->kind == N_IDENT && k->u.ident.kind == ID_BUILTIN &&
+		k->u.ident.builtin && !strcmp(k->u.ident.builtin->name, "kernel"));
+}
+
 void dev_map_facts(struct program *prog, struct dev_module *mod)
 {
 	for (int i = 0; i < mod->nprobes; i++)
@@ -121,4 +286,5 @@ void dev_map_facts(struct program *prog, struct dev_module *mod)
 		struct dev_map_meta *meta = &mod->map_meta[k];
 		meta->additive = meta->agg == AGG_NONE && only_added(prog, meta->info);
 	}
+	choose_arrays(prog, mod);
 }

@@ -88,6 +88,11 @@ static int lower_probe(struct lw *L, struct node *p, struct dev_probe *dp)
 	L->stack_full = false;
 	L->vars = arena_zalloc(&L->prog->arena, sizeof(*L->vars) * (BPF_STACK_SIZE / 8));
 	L->nvars = 0;
+	if (L->counted) {
+		/* the sites passed the predicate; the count is in the context */
+		pred = NULL;
+		ctx = true;
+	}
 	scan(L, pred, &ctx);
 	scan(L, p->u.probe.body, &ctx);
 	L->sp = 8 * L->nvars;
@@ -145,13 +150,28 @@ int dev_lower(struct program *prog, struct dev_module *mod, struct diags *diags)
 		if (!place_is_device(p->u.probe.place))
 			continue;
 		L.probe_no = mod->nprobes;
-		if (lower_probe(&L, p, &mod->probes[mod->nprobes++]) < 0)
+		struct dev_probe *dp = &mod->probes[mod->nprobes++];
+		if (lower_probe(&L, p, dp) < 0) {
 			rc = -1;
+			continue;
+		}
+		if (!dev_only_counts(p))
+			continue;
+		struct dev_probe form = { 0 };
+		L.counted = true;
+		if (lower_probe(&L, p, &form) < 0)
+			rc = -1;
+		L.counted = false;
+		dp->counted = form.prog;
+		dp->counted_name = arena_printf(&prog->arena, "%s" GPUX_COUNTED_SUFFIX,
+						dp->func_name);
 	}
 	/* Every program sees the final, shared map table. */
 	for (int k = 0; k < mod->nprobes; k++) {
 		mod->probes[k].prog.maps = mod->maps;
 		mod->probes[k].prog.nmaps = mod->nmaps;
+		mod->probes[k].counted.maps = mod->maps;
+		mod->probes[k].counted.nmaps = mod->nmaps;
 	}
 	return rc;
 }

@@ -75,6 +75,11 @@ struct dev_probe {
 	/* GPUX_SITE_* (abi/probe_site.h) its predicate requires of an
 	 * access instruction: the runtime splices it at those alone */
 	unsigned access_only;
+	/* An access probe that only counts (GPUX_SITE_COUNT): its counted
+	 * form, count() as sum(addr) without the predicate, named
+	 * func_name + GPUX_COUNTED_SUFFIX; ninsns 0 when there is none. */
+	struct dev_prog counted;
+	const char *counted_name;
 };
 
 struct dev_module {
@@ -121,5 +126,9 @@ int dev_emit_dir(const char *dir, const struct program *prog,
 /* Fills the facts of dev_map_meta and dev_module.reads_clock
  * (dev_facts.c); dev_compile calls it. */
 void dev_map_facts(struct program *prog, struct dev_module *mod);
+/* Whether device probe p is an access probe that only counts, keyed by
+ * nothing or the kernel, its predicate settled per instruction: it gets
+ * a counted form (struct dev_probe.counted). */
+bool dev_only_counts(const struct node *p);
 
 #endif

@@ -228,6 +228,11 @@ static int lower_agg(struct lw *L, struct node *m, struct node *call, int helper
 	dl_emit_stack_ptr(L, 2, key);
 	if (a)
 		dl_emit_alu_x(L, BPF_MOV, 3, r);
+	if (L->counted && helper == DH_AGG_COUNT) {
+		/* a count of many sites at once: its value layout is sum's */
+		dl_emit_ldx(L, 8, 3, DR_CTX, 0);
+		helper = DH_AGG_SUM;
+	}
 	dl_emit_call(L, helper);
 	L->cur = saved;
 	return 0;

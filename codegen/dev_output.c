@@ -13,9 +13,13 @@ int dev_compile(struct program *prog, struct dev_module *mod, struct diags *diag
 		return -1;
 	dev_map_facts(prog, mod);
 	int rc = 0;
-	for (int k = 0; k < mod->nprobes; k++)
+	for (int k = 0; k < mod->nprobes; k++) {
 		if (simt_verify(&mod->probes[k].prog, diags, NULL) < 0)
 			rc = -1;
+		if (mod->probes[k].counted.ninsns &&
+		    simt_verify(&mod->probes[k].counted, diags, NULL) < 0)
+			rc = -1;
+	}
 	return rc;
 }
 
@@ -72,8 +76,9 @@ void dev_dump_bpf(FILE *out, const struct program *prog, const struct dev_module
 			for (int k = 0; k < meta->nkeys; k++)
 				fprintf(out, "%s%s", k ? ", " : " [",
 					meta->keys[k].kind == DEV_VAL_KERNEL ? "kernel id" : "int");
-			fprintf(out, "%s%s\n", meta->nkeys ? "]" : "",
-				meta->cross_layer ? " cross-layer" : "");
+			fprintf(out, "%s%s%s\n", meta->nkeys ? "]" : "",
+				meta->cross_layer ? " cross-layer" : "",
+				maps[m].array ? " array" : "");
 		}
 		/* Each source line once, before the first instruction from it. */
 		int nlines = 0;
@@ -127,9 +132,13 @@ int dev_write_ptx(FILE *out, const struct dev_module *mod, const char *target,
 	int rc = 0;
 	ptx_jit_module_header(out, ver, target, link);
 	ptx_jit_map_decls(out, &table, link);
-	for (int k = 0; k < mod->nprobes; k++)
-		if (ptx_jit(&mod->probes[k].prog, mod->probes[k].func_name, out, diags) < 0)
+	for (int k = 0; k < mod->nprobes; k++) {
+		const struct dev_probe *dp = &mod->probes[k];
+		if (ptx_jit(&dp->prog, dp->func_name, out, diags) < 0)
 			rc = -1;
+		if (dp->counted.ninsns && ptx_jit(&dp->counted, dp->counted_name, out, diags) < 0)
+			rc = -1;
+	}
 	if (lib && link == PTX_LINK_SAME_MODULE)
 		ptx_jit_append_library(out, lib, lib_len);
 	return rc;

@@ -41,6 +41,9 @@ struct lw {
 	bool stack_full;
 	int exit_label;
 	int guard; /* inside a lane-varying if: slot of the 0/1 guard, else 0 */
+	/* lowering a counted form (dev_lower.h): count() adds the context's
+	 * addr word, the thread's count of sites */
+	bool counted;
 	/* module-wide tables grow as probes are lowered */
 	int capmaps, capfmts;
 };

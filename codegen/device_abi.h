@@ -130,6 +130,8 @@ struct dev_map {
 	int64_t lhist_min;   /* lhist(): buckets below min, [min, max) by */
 	int64_t lhist_max;   /* step, and at or above max; value_size is */
 	int64_t lhist_step;  /* (ceil((max - min) / step) + 2) * 8 */
+	bool array;          /* GPUX_MAP_ARRAY: the one key is the slot, below
+			      * max_entries (dev_facts.c) */
 };
 
 /* Per-hook budgets (docs/ARCHITECTURE.md, "The device execution model"). */

@@ -3,6 +3,7 @@
  * function in the helper library, with r1..r5 as .b64 parameters and r0
  * as the result. */
 #include <stddef.h>
+#include <string.h>
 
 #include "gpux_dev.h"
 #include "ptx_emit.h"
@@ -31,6 +32,23 @@ static const struct {
 	{ DH_EXIT, "gpux_h_exit", 0 },
 };
 
+/* Array maps' updates (helpers.cu, "Array maps"): (map, key, value) with
+ * the one key word by value; by the aggregation helper they stand for. */
+static const struct {
+	int id;
+	const char *symbol;
+	int nargs;
+} arr[] = {
+	{ DH_AGG_COUNT, "gpux_h_arr_count", 2 },
+	{ DH_AGG_SUM, "gpux_h_arr_sum", 3 },
+	{ DH_AGG_AVG, "gpux_h_arr_avg", 3 },
+	{ DH_AGG_STATS, "gpux_h_arr_avg", 3 },
+	{ DH_AGG_HIST, "gpux_h_arr_hist", 3 },
+	{ DH_AGG_LHIST, "gpux_h_arr_lhist", 3 },
+};
+
+#define NLIB (sizeof(lib) / sizeof(lib[0]))
+
 const char *ptx_helper_symbol(int id, int *nargs)
 {
 	for (size_t k = 0; k < sizeof(lib) / sizeof(lib[0]); k++) {
@@ -43,13 +61,39 @@ const char *ptx_helper_symbol(int id, int *nargs)
 	return NULL;
 }
 
-/* Every helper the library has, in table order, for the prototypes. */
+/* Every helper the library has, in table order, for the prototypes
+ * (gpux_h_arr_avg once, though it stands for two). */
 const char *ptx_helper_nth(int n, int *nargs)
 {
-	if (n < 0 || (size_t)n >= sizeof(lib) / sizeof(lib[0]))
+	if (n < 0)
 		return NULL;
-	*nargs = lib[n].nargs;
-	return lib[n].symbol;
+	if ((size_t)n < NLIB) {
+		*nargs = lib[n].nargs;
+		return lib[n].symbol;
+	}
+	for (size_t k = 0; k < sizeof(arr) / sizeof(arr[0]); k++) {
+		if (k > 0 && !strcmp(arr[k].symbol, arr[k - 1].symbol))
+			continue;
+		if ((size_t)n-- == NLIB) {
+			*nargs = arr[k].nargs;
+			return arr[k].symbol;
+		}
+	}
+	return NULL;
+}
+
+/* The array helper for helper id on map r1_map, or NULL when the map
+ * is hashed (or unknown here). */
+static const char *array_helper(const struct ptx_fn *f, int id, int r1_map, int *nargs)
+{
+	if (r1_map < 0 || r1_map >= f->prog->nmaps || !f->prog->maps[r1_map].array)
+		return NULL;
+	for (size_t k = 0; k < sizeof(arr) / sizeof(arr[0]); k++)
+		if (arr[k].id == id) {
+			*nargs = arr[k].nargs;
+			return arr[k].symbol;
+		}
+	return NULL;
 }
 
 /* A 32-bit special register into r0. */
@@ -152,8 +196,9 @@ static int builtin(struct ptx_fn *f, int i)
 		warp_in_block(f);
 		break;
 	case DB_KERNEL_ID:
-		ptx_line(f, "ld.u32 %%r0, [%%ctx+%zu];",
-			 offsetof(struct gpux_dev_ctx, kernel_id));
+		/* gpux_dev_ctx.kernel_id: the low half of the third word */
+		ptx_line(f, "and.b64 %%r0, %%c%zu, 0xffffffff;",
+			 offsetof(struct gpux_dev_ctx, kernel_id) / 8);
 		break;
 	default:
 		sreg(f, regs[f->r1_value]);
@@ -196,6 +241,12 @@ static void prefetch(struct ptx_fn *f)
 	ptx_line(f, "mov.b64 %%r0, 0;");
 }
 
+bool ptx_call_by_value(const struct ptx_fn *f, int i, int r1_map)
+{
+	int nargs;
+	return array_helper(f, f->prog->insns[i].imm, r1_map, &nargs) != NULL;
+}
+
 int ptx_emit_call(struct ptx_fn *f, int i)
 {
 	const struct bpf_insn *in = &f->prog->insns[i];
@@ -212,7 +263,14 @@ int ptx_emit_call(struct ptx_fn *f, int i)
 		return 0;
 	}
 	int nargs;
-	const char *sym = ptx_helper_symbol(in->imm, &nargs);
+	const char *sym = array_helper(f, in->imm, f->r1_map, &nargs);
+	bool by_value = sym != NULL;
+	if (by_value) {
+		/* the key's one word in place of its address */
+		ptx_stack_key(f);
+	} else {
+		sym = ptx_helper_symbol(in->imm, &nargs);
+	}
 	if (!sym) {
 		const struct dev_helper_info *h = dev_helper_info(in->imm);
 		if (!h)
@@ -226,8 +284,12 @@ int ptx_emit_call(struct ptx_fn *f, int i)
 	for (int a = 0; a < nargs; a++)
 		ptx_line(f, ".param .b64 gpux_a%d;", a);
 	ptx_line(f, ".param .b64 gpux_rv;");
-	for (int a = 0; a < nargs; a++)
-		ptx_line(f, "st.param.b64 [gpux_a%d], %%r%d;", a, a + 1);
+	for (int a = 0; a < nargs; a++) {
+		if (by_value && a == 1)
+			ptx_line(f, "st.param.b64 [gpux_a1], %%t0;");
+		else
+			ptx_line(f, "st.param.b64 [gpux_a%d], %%r%d;", a, a + 1);
+	}
 	fprintf(f->out, "\tcall (gpux_rv), %s, (", sym);
 	for (int a = 0; a < nargs; a++)
 		fprintf(f->out, "%sgpux_a%d", a ? ", " : "", a);

@@ -3,7 +3,8 @@
  *
  * Registers of the emitted function:
  *   %r0..%r10  the eBPF registers (.b64)
- *   %ctx       the context pointer as passed in (r1 is overwritten)
+ *   %c0..%c2   the context's three words as passed in
+ *   %ctx       a pointer to a copy of them, when the program needs one
  *   %t0..%t1   64-bit scratch, %w0..%w3 32-bit scratch, %p a predicate
  * Scratch never lives across eBPF instructions. */
 #ifndef GPUX_PTX_EMIT_H
@@ -23,8 +24,33 @@ struct ptx_fn {
 	bool *is_target;  /* per instruction: some jump lands here */
 	bool r1_known;    /* r1 holds a known constant (builtin ids) */
 	int64_t r1_value;
+	int r1_map;       /* the map whose descriptor r1 holds, or -1 */
+	bool r2_fp_known; /* r2 = r10 + r2_fp (a key on the stack) */
+	int r2_fp;
 	bool needs_leave; /* lane_filter branches to $Lgpux_leave */
+	/* The context arrives as three words (%c0..%c2). ctx_reg >= 0: the
+	 * program copies r1 there first and only ever loads through it, so
+	 * each load is a register extract and no copy lives in memory. */
+	int ctx_reg;
+	bool ctx_mem;     /* r1 may be read as a pointer to the context: it
+			   * gets one to a copy in local memory */
+	/* Every stack access is a whole aligned word at a constant slot and
+	 * no pointer to the stack leaves the function (a key's address only
+	 * reaches an array helper, which takes the word itself): slot k is
+	 * register %s<k> and nothing is in local memory (ptx_stack.c). */
+	bool stack_regs;
 };
+
+/* Whether the helper call at i takes its key by value (an array map's
+ * update, ptx_call.c), given the map r1 points at there. */
+bool ptx_call_by_value(const struct ptx_fn *f, int i, int r1_map);
+
+/* ptx_stack.c: decide f->stack_regs (before the prologue); a load or
+ * store through r10 in that mode. */
+void ptx_stack_plan(struct ptx_fn *f);
+int ptx_stack_access(struct ptx_fn *f, int i);
+/* The key word for a by-value helper whose key r2 points at, into %t0. */
+void ptx_stack_key(struct ptx_fn *f);
 
 /* Each returns 0, or -1 after a diagnostic at instruction i. */
 int ptx_emit_alu(struct ptx_fn *f, int i);

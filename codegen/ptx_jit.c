@@ -75,15 +75,39 @@ static int find_targets(struct ptx_fn *f)
 	return rc;
 }
 
-/* Keep track of a constant in r1 within a basic block, for the builtin
- * ids the verifier requires to be constants. */
-static void track_r1(struct ptx_fn *f, const struct bpf_insn *in)
+static void forget(struct ptx_fn *f)
+{
+	f->r1_known = false;
+	f->r1_map = -1;
+	f->r2_fp_known = false;
+}
+
+/* Keep track, within a basic block, of a constant in r1 (the builtin
+ * ids the verifier requires to be constants), of the map r1 points at
+ * and of r2 as an offset from r10 (a key on the stack), which pick the
+ * array maps' by-value helpers. */
+static void track_regs(struct ptx_fn *f, const struct bpf_insn *in)
 {
 	uint8_t cls = BPF_CLASS(in->code);
 	if (cls == BPF_JMP && BPF_OP(in->code) == BPF_CALL) {
-		f->r1_known = false;
+		forget(f);
 		return;
 	}
+	bool alu64 = cls == BPF_ALU64;
+	if (in->dst == 2 && (cls == BPF_ALU || alu64 || cls == BPF_LDX || cls == BPF_LD)) {
+		uint8_t op = BPF_OP(in->code);
+		if (alu64 && op == BPF_MOV && (in->code & BPF_X) && in->src == BPF_REG_FP &&
+		    in->off == 0) {
+			f->r2_fp_known = true;
+			f->r2_fp = 0;
+		} else if (alu64 && op == BPF_ADD && !(in->code & BPF_X) && f->r2_fp_known) {
+			f->r2_fp += in->imm;
+		} else {
+			f->r2_fp_known = false;
+		}
+	}
+	if (in->dst == 1 && (cls == BPF_ALU || alu64 || cls == BPF_LDX || cls == BPF_LD))
+		f->r1_map = bpf_is_lddw(in) && in->src == BPF_PSEUDO_MAP_IDX ? in->imm : -1;
 	bool writes = in->dst == 1 &&
 		      (cls == BPF_ALU || cls == BPF_ALU64 || cls == BPF_LDX ||
 		       cls == BPF_LD);
@@ -96,13 +120,110 @@ static void track_r1(struct ptx_fn *f, const struct bpf_insn *in)
 		f->r1_value = cls == BPF_ALU ? (int64_t)(uint32_t)in->imm : in->imm;
 }
 
+static bool writes_reg(const struct bpf_insn *in, int r)
+{
+	uint8_t cls = BPF_CLASS(in->code);
+	if (cls == BPF_JMP && BPF_OP(in->code) == BPF_CALL)
+		return r <= 5;
+	return in->dst == r && (cls == BPF_ALU || cls == BPF_ALU64 || cls == BPF_LDX ||
+				cls == BPF_LD);
+}
+
+static bool reads_reg(const struct bpf_insn *in, int r)
+{
+	uint8_t cls = BPF_CLASS(in->code);
+	bool x = (in->code & BPF_X) != 0;
+	switch (cls) {
+	case BPF_LDX:
+		return in->src == r;
+	case BPF_ST:
+		return in->dst == r;
+	case BPF_STX:
+		return in->dst == r || in->src == r;
+	case BPF_ALU: case BPF_ALU64:
+		return (BPF_OP(in->code) != BPF_MOV && in->dst == r) || (x && in->src == r);
+	case BPF_JMP: case BPF_JMP32:
+		if (BPF_OP(in->code) == BPF_CALL)
+			return r >= 1 && r <= 5;
+		if (BPF_OP(in->code) == BPF_EXIT)
+			return r == 0;
+		return BPF_OP(in->code) != BPF_JA && (in->dst == r || (x && in->src == r));
+	default:
+		return false;
+	}
+}
+
+/* Whether r1 may still hold the context (the value it enters with)
+ * where some instruction reads it: a forward pass over the jumps, to a
+ * fixed point (a bit per instruction: "r1 may be the entry value"). */
+static bool entry_r1_read(const struct dev_prog *p, int from)
+{
+	bool *live = calloc((size_t)p->ninsns, sizeof(*live));
+	if (!live)
+		return true;
+	live[0] = true;
+	bool read = false, changed = true;
+	while (changed && !read) {
+		changed = false;
+		for (int i = 0; i < p->ninsns && !read; i++) {
+			const struct bpf_insn *x = &p->insns[i];
+			int next = i + (bpf_is_lddw(x) ? 2 : 1);
+			if (!live[i])
+				continue;
+			if (i >= from && reads_reg(x, 1)) {
+				read = true;
+				break;
+			}
+			if (writes_reg(x, 1))
+				continue;
+			uint8_t cls = BPF_CLASS(x->code), op = BPF_OP(x->code);
+			bool jmp = (cls == BPF_JMP || cls == BPF_JMP32) && op != BPF_CALL;
+			int to[2] = { -1, -1 };
+			if (!jmp || op != BPF_JA)
+				to[0] = op == BPF_EXIT && jmp ? -1 : next;
+			if (jmp && op != BPF_EXIT)
+				to[1] = i + 1 + x->off;
+			for (int k = 0; k < 2; k++)
+				if (to[k] >= 0 && to[k] < p->ninsns && !live[to[k]])
+					changed = live[to[k]] = true;
+		}
+	}
+	free(live);
+	return read;
+}
+
+/* The register that holds the context for the whole program, if the
+ * program's first instruction copies r1 into a callee-saved register
+ * that nothing writes again and that only loads read (what device
+ * lowering emits), else -1. */
+static int find_ctx_reg(const struct dev_prog *p)
+{
+	const struct bpf_insn *in = &p->insns[0];
+	if (in->code != (BPF_ALU64 | BPF_MOV | BPF_X) || in->src != 1 || in->dst < 6 ||
+	    in->dst > 9 || in->off != 0)
+		return -1;
+	int r = in->dst;
+	for (int i = 1; i < p->ninsns; i++) {
+		const struct bpf_insn *x = &p->insns[i];
+		if (writes_reg(x, r))
+			return -1;
+		if (reads_reg(x, r) && !(BPF_CLASS(x->code) == BPF_LDX && x->src == r &&
+					 BPF_MODE(x->code) == BPF_MEM))
+			return -1;
+		if (bpf_is_lddw(x))
+			i++;
+	}
+	return r;
+}
+
 static void prologue(struct ptx_fn *f, const char *name)
 {
 	fprintf(f->out,
-		".visible .func (.param .b64 gpux_ret) %s(.param .b64 gpux_ctx)\n"
+		".visible .func (.param .b64 gpux_ret) %s(.param .b64 gpux_c0, "
+		".param .b64 gpux_c1, .param .b64 gpux_c2)\n"
 		"{\n", name);
 	ptx_line(f, ".reg .b64 %%r<%d>;", BPF_NREGS);
-	ptx_line(f, ".reg .b64 %%ctx, %%t<2>;");
+	ptx_line(f, ".reg .b64 %%c<3>, %%ctx, %%t<2>;");
 	ptx_line(f, ".reg .b32 %%w<4>;");
 	ptx_line(f, ".reg .pred %%p;");
 	/* The lanes taking part: those that called together, narrowed by
@@ -110,7 +231,10 @@ static void prologue(struct ptx_fn *f, const char *name)
 	 * by a bar.warp.sync on this mask, so they start converged and
 	 * agree on __activemask(). */
 	ptx_line(f, ".reg .b32 %%gpux_m;");
-	ptx_line(f, ".local .align 8 .b8 gpux_stack[%d];", BPF_STACK_SIZE);
+	if (f->stack_regs)
+		ptx_line(f, ".reg .b64 %%s<%d>;", BPF_STACK_SIZE / 8);
+	else
+		ptx_line(f, ".local .align 8 .b8 gpux_stack[%d];", BPF_STACK_SIZE);
 	for (int i = 0; i < f->prog->ninsns; i++) {
 		const struct bpf_insn *in = &f->prog->insns[i];
 		if (in->code == (BPF_JMP | BPF_CALL) && in->imm == DH_PREFETCH) {
@@ -119,11 +243,26 @@ static void prologue(struct ptx_fn *f, const char *name)
 			break;
 		}
 	}
+	if (f->ctx_mem)
+		ptx_line(f, ".local .align 8 .b64 gpux_ctxbuf[3];");
 	ptx_line(f, "activemask.b32 %%gpux_m;");
-	/* r10 is a generic pointer to the top of the stack, so pointers to
-	 * the stack and to the context are loaded with the same ld. */
-	ptx_line(f, "ld.param.u64 %%ctx, [gpux_ctx];");
-	ptx_line(f, "mov.b64 %%r1, %%ctx;");
+	for (int w = 0; w < 3; w++)
+		ptx_line(f, "ld.param.u64 %%c%d, [gpux_c%d];", w, w);
+	if (f->ctx_mem) {
+		/* r1 may be used as a pointer: give it one to a copy, generic
+		 * like r10, so pointers to the stack and to the context are
+		 * loaded with the same ld */
+		for (int w = 0; w < 3; w++)
+			ptx_line(f, "st.local.u64 [gpux_ctxbuf+%d], %%c%d;", 8 * w, w);
+		ptx_line(f, "cvta.local.u64 %%ctx, gpux_ctxbuf;");
+		ptx_line(f, "mov.b64 %%r1, %%ctx;");
+	} else {
+		ptx_line(f, "mov.b64 %%r1, 0; // the context is %%c0..%%c2");
+	}
+	if (f->stack_regs) {
+		ptx_line(f, "mov.b64 %%r10, 0; // the stack is %%s0..%%s%d", BPF_STACK_SIZE / 8 - 1);
+		return;
+	}
 	ptx_line(f, "cvta.local.u64 %%r10, gpux_stack;");
 	ptx_line(f, "add.s64 %%r10, %%r10, %d;", BPF_STACK_SIZE);
 }
@@ -163,12 +302,18 @@ int ptx_jit(const struct dev_prog *prog, const char *func_name, FILE *out,
 		diag_error_nospan(diags, "PTX JIT: %s has no instructions", prog->name);
 		return -1;
 	}
+	f.ctx_reg = find_ctx_reg(prog);
+	/* past the copy (if any), r1 must not be read as the context */
+	f.ctx_mem = entry_r1_read(prog, f.ctx_reg >= 0 ? 1 : 0);
+	f.r1_map = -1;
 	f.is_target = calloc((size_t)prog->ninsns, sizeof(*f.is_target));
 	if (!f.is_target) {
 		diag_error_nospan(diags, "PTX JIT: out of memory");
 		return -1;
 	}
 	int rc = find_targets(&f);
+	if (rc == 0)
+		ptx_stack_plan(&f);
 	/* The verifier rejects falling off the end; PTX would run into
 	 * whatever follows, so refuse it here too. */
 	const struct bpf_insn *last = &prog->insns[prog->ninsns - 1];
@@ -181,7 +326,7 @@ int ptx_jit(const struct dev_prog *prog, const char *func_name, FILE *out,
 		const struct bpf_insn *in = &prog->insns[i];
 		if (f.is_target[i]) {
 			fprintf(out, "$L%d:\n", i);
-			f.r1_known = false;
+			forget(&f);
 		}
 		/* The eBPF instruction as a comment keeps the PTX readable. */
 		fprintf(out, "\t// %d: ", i);
@@ -190,7 +335,7 @@ int ptx_jit(const struct dev_prog *prog, const char *func_name, FILE *out,
 		fputc('\n', out);
 		if (emit_insn(&f, i))
 			rc = -1;
-		track_r1(&f, in);
+		track_regs(&f, in);
 		if (bpf_is_lddw(in))
 			i++;
 	}

@@ -35,6 +35,25 @@ static int address(struct ptx_fn *f, int i, int base, char *space,
 	return 0;
 }
 
+/* A load through the context register: bytes of one of %c0..%c2. */
+static int ctx_field(struct ptx_fn *f, int i)
+{
+	const struct bpf_insn *in = &f->prog->insns[i];
+	int size = bpf_size_bytes(in->code), off = in->off;
+	if (off < 0 || off + size > 24 || off % size)
+		return ptx_fail(f, i, "context access at %+d (%d bytes) is outside "
+				"its 24 bytes or misaligned", off, size);
+	int w = off / 8, shift = (off % 8) * 8;
+	if (size == 8) {
+		ptx_line(f, "mov.b64 %%r%d, %%c%d;", in->dst, w);
+		return 0;
+	}
+	ptx_line(f, "shr.b64 %%r%d, %%c%d, %d;", in->dst, w, shift);
+	ptx_line(f, "and.b64 %%r%d, %%r%d, 0x%" PRIx64 ";", in->dst, in->dst,
+		 (UINT64_C(1) << (8 * size)) - 1);
+	return 0;
+}
+
 static int lddw(struct ptx_fn *f, int i)
 {
 	const struct dev_prog *p = f->prog;
@@ -79,12 +98,18 @@ int ptx_emit_mem(struct ptx_fn *f, int i)
 	if (cls == BPF_LDX) {
 		if (in->dst == BPF_REG_FP)
 			return ptx_fail(f, i, "r10 is read-only");
+		if (in->src == f->ctx_reg)
+			return ctx_field(f, i);
+		if (in->src == BPF_REG_FP && f->stack_regs)
+			return ptx_stack_access(f, i);
 		if (address(f, i, in->src, space, addr, sizeof(addr)))
 			return -1;
 		ptx_line(f, "ld%s.%s %%r%d, %s;", space, width(in->code), in->dst,
 			 addr);
 		return 0;
 	}
+	if (in->dst == BPF_REG_FP && f->stack_regs)
+		return ptx_stack_access(f, i);
 	if (address(f, i, in->dst, space, addr, sizeof(addr)))
 		return -1;
 	if (cls == BPF_ST) {

@@ -295,6 +295,7 @@ int ptx_rewrite(const struct ptx_rewrite_in *in, struct ptx_rewrite_out *out)
 	}
 	free(rw.regs);
 	free(rw.edits);
+	free(rw.fn.flush);
 	free(rw.clean);
 	free(rw.text.p);
 	if (rc)

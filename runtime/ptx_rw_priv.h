@@ -18,12 +18,24 @@ struct rw_edit {
 	size_t t0, tlen;
 };
 
+/* A ret or exit of the function: where counted accesses are handed to
+ * their probes (GPUX_SITE_COUNT), under the instruction's own guard. */
+struct rw_flush {
+	size_t off;
+	char guard[72];
+};
+
 /* The function being walked. */
 struct rw_fn {
 	struct ptx_func_sites *sites; /* its entry in out->funcs */
 	int probes[PTX_SITE_COUNT][RW_MAX_PROBES]; /* matching probe indices */
 	int nprobes[PTX_SITE_COUNT];
 	unsigned next_site;
+	/* probe i counts this function's accesses in %gpux_n<i> */
+	bool counted[RW_MAX_PROBES];
+	bool any_counted;
+	struct rw_flush *flush; /* every ret and exit, kept across functions */
+	size_t nflush, capflush;
 };
 
 struct rw {
@@ -68,5 +80,9 @@ void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 	     const struct ptx_insn *in);
 /* The per-function declarations, right after its '{' at off. */
 void rw_decls(struct rw *rw, size_t off);
+/* A ret or exit at off: remember it; rw_flushes hands the counted
+ * accesses to their probes there once the body is walked. */
+void rw_exit_point(struct rw *rw, size_t off, const struct ptx_insn *in);
+void rw_flushes(struct rw *rw);
 
 #endif

@@ -1,18 +1,21 @@
-/* Trampolines. At each site the lane's struct gpux_dev_ctx
- * (abi/probe_site.h: addr @0, size @8, store @12, atomic @13,
- * kernel_id @16, site_id @20; 24 bytes) is written to a .local buffer
- * declared once per function, and each matching probe is called with a
- * generic pointer to it. The call is a plain `call`, predicated like the
- * site, so exactly the lanes executing the site call the probe, together:
- * the probe is warp-collective and must not be called under `.uni`
- * (whose promise, all lanes of the warp, we cannot make). */
+/* Trampolines. At each site every matching probe is called with the
+ * lane's struct gpux_dev_ctx (abi/probe_site.h: addr @0, size @8, store
+ * @12, atomic @13, kernel_id @16, site_id @20) as three 64-bit words by
+ * value, so nothing is written to memory: the ABI passes them in
+ * registers and the probe extracts its fields from them. The call is a
+ * plain `call`, predicated like the site, so exactly the lanes executing
+ * the site call the probe, together: the probe is warp-collective and
+ * must not be called under `.uni` (whose promise, all lanes of the warp,
+ * we cannot make). */
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ptx_rw_priv.h"
 
-const char *const rw_added_names[] = { "gpux_site_ctx", "gpux_p", "gpux_r", GPUX_SYM_OFF,
-					NULL };
+const char *const rw_added_names[] = { "gpux_p0", "gpux_p1", "gpux_p2", "gpux_r",
+					GPUX_SYM_OFF, NULL };
 
 /* The function's trampoline state, and %gpux_on: whether its sites run
  * (GPUX_SYM_OFF is 0), read once on entry; each site branches over
@@ -22,14 +25,78 @@ void rw_decls(struct rw *rw, size_t off)
 	size_t t0 = rw->text.len;
 	ptx_buf_printf(&rw->text,
 		       "\n\t// gpux: trampoline state\n"
-		       "\t.reg .b64 %%gpux_a, %%gpux_c;\n"
+		       "\t.reg .b64 %%gpux_a, %%gpux_c1, %%gpux_c2;\n"
 		       "\t.reg .b32 %%gpux_o;\n"
-		       "\t.reg .pred %%gpux_g, %%gpux_on;\n"
-		       "\t.local .align 8 .b8 gpux_site_ctx[%zu];\n"
+		       "\t.reg .pred %%gpux_g, %%gpux_on, %%gpux_f;\n"
 		       "\tld.global.u32 %%gpux_o, [" GPUX_SYM_OFF "];\n"
-		       "\tsetp.eq.u32 %%gpux_on, %%gpux_o, 0;",
-		       sizeof(struct gpux_dev_ctx));
+		       "\tsetp.eq.u32 %%gpux_on, %%gpux_o, 0;");
+	for (int i = 0; i < rw->in->nprobes && i < RW_MAX_PROBES; i++)
+		if (rw->fn.counted[i])
+			ptx_buf_printf(&rw->text, "\n\t.reg .b64 %%gpux_n%d;\n"
+				       "\tmov.b64 %%gpux_n%d, 0;", i, i);
 	rw_edit(rw, off, 0, 0, t0);
+}
+
+void rw_exit_point(struct rw *rw, size_t off, const struct ptx_insn *in)
+{
+	struct rw_fn *fn = &rw->fn;
+	if (fn->nflush == fn->capflush) {
+		size_t cap = fn->capflush ? 2 * fn->capflush : 16;
+		struct rw_flush *v = realloc(fn->flush, cap * sizeof(*v));
+		if (!v) {
+			rw->oom = true;
+			return;
+		}
+		fn->flush = v;
+		fn->capflush = cap;
+	}
+	struct rw_flush *p = &fn->flush[fn->nflush++];
+	p->off = off;
+	snprintf(p->guard, sizeof(p->guard), "%s", in->guard);
+}
+
+/* At every ret and exit of a function with counted accesses: each
+ * counting probe's counted form gets the lanes' counts, from the lanes
+ * that leave here and have counted something. */
+void rw_flushes(struct rw *rw)
+{
+	struct rw_fn *fn = &rw->fn;
+	if (!fn->any_counted)
+		return;
+	for (size_t k = 0; k < fn->nflush; k++) {
+		const struct rw_flush *at = &fn->flush[k];
+		struct ptx_buf *b = &rw->text;
+		size_t t0 = b->len;
+		unsigned site = fn->next_site++;
+		const char *g = at->guard;
+		ptx_buf_printf(b, "// gpux: site %u, counted accesses\n"
+			       "\t@!%%gpux_on bra $gpux_skip%u;\n"
+			       "\tmov.b64 %%gpux_c1, 0;\n"
+			       "\tmov.b64 %%gpux_c2, 0x%" PRIx64 "; // kernel_id %u, site_id %u\n",
+			       site, site, fn->sites->id | (uint64_t)site << 32, fn->sites->id, site);
+		for (int i = 0; i < rw->in->nprobes && i < RW_MAX_PROBES; i++) {
+			if (!fn->counted[i])
+				continue;
+			if (*g)
+				ptx_buf_printf(b, "\tmov.pred %%gpux_f, 0;\n");
+			ptx_buf_printf(b,
+				       "\t%s%ssetp.ne.u64 %%gpux_f, %%gpux_n%d, 0;\n"
+				       "\t{\n"
+				       "\t.param .b64 gpux_p0;\n"
+				       "\t.param .b64 gpux_p1;\n"
+				       "\t.param .b64 gpux_p2;\n"
+				       "\t.param .b64 gpux_r;\n"
+				       "\tst.param.b64 [gpux_p0], %%gpux_n%d;\n"
+				       "\tst.param.b64 [gpux_p1], %%gpux_c1;\n"
+				       "\tst.param.b64 [gpux_p2], %%gpux_c2;\n"
+				       "\t@%%gpux_f call (gpux_r), %s" GPUX_COUNTED_SUFFIX
+				       ", (gpux_p0, gpux_p1, gpux_p2);\n"
+				       "\t}\n",
+				       g, *g ? " " : "", i, i, rw->in->probes[i].func);
+		}
+		ptx_buf_printf(b, "$gpux_skip%u:\n\t", site);
+		rw_edit(rw, at->off, 0, 1, t0);
+	}
 }
 
 /* %gpux_a = the effective address; false if it cannot be formed. */
@@ -121,12 +188,8 @@ void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 		      (uint64_t)atomic << 40;
 	uint64_t w2 = f->id | (uint64_t)site << 32;
 	ptx_buf_printf(b,
-		       "\tst.local.b64 [gpux_site_ctx+0], %%gpux_a;\n"
-		       "\tmov.b64 %%gpux_c, 0x%" PRIx64 "; // size %u, store %d, atomic %d\n"
-		       "\tst.local.b64 [gpux_site_ctx+8], %%gpux_c;\n"
-		       "\tmov.b64 %%gpux_c, 0x%" PRIx64 "; // kernel_id %u, site_id %u\n"
-		       "\tst.local.b64 [gpux_site_ctx+16], %%gpux_c;\n"
-		       "\tcvta.local.u64 %%gpux_c, gpux_site_ctx;\n",
+		       "\tmov.b64 %%gpux_c1, 0x%" PRIx64 "; // size %u, store %d, atomic %d\n"
+		       "\tmov.b64 %%gpux_c2, 0x%" PRIx64 "; // kernel_id %u, site_id %u\n",
 		       w1, (unsigned)(w1 & 0xffffffffu), store, atomic,
 		       w2, f->id, site);
 	const char *guard = in ? in->guard : "";
@@ -139,16 +202,28 @@ void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 		guard = "@%gpux_g";
 	}
 	for (int i = 0; i < n; i++) {
-		const struct ptx_probe *p = &rw->in->probes[fn->probes[kind][i]];
+		int pi = fn->probes[kind][i];
+		const struct ptx_probe *p = &rw->in->probes[pi];
 		if (access && !wants(p, in))
 			continue;
+		if (access && (p->only & GPUX_SITE_COUNT) && pi < RW_MAX_PROBES) {
+			/* counted here, handed over at the function's exits */
+			ptx_buf_printf(b, "\t%s%sadd.u64 %%gpux_n%d, %%gpux_n%d, 1; // %s\n",
+				       guard, *guard ? " " : "", pi, pi, p->func);
+			fn->counted[pi] = fn->any_counted = true;
+			continue;
+		}
 		const char *func = p->func;
 		ptx_buf_printf(b,
 			       "\t{\n"
-			       "\t.param .b64 gpux_p;\n"
+			       "\t.param .b64 gpux_p0;\n"
+			       "\t.param .b64 gpux_p1;\n"
+			       "\t.param .b64 gpux_p2;\n"
 			       "\t.param .b64 gpux_r;\n"
-			       "\tst.param.b64 [gpux_p], %%gpux_c;\n"
-			       "\t%s%scall (gpux_r), %s, (gpux_p);\n"
+			       "\tst.param.b64 [gpux_p0], %%gpux_a;\n"
+			       "\tst.param.b64 [gpux_p1], %%gpux_c1;\n"
+			       "\tst.param.b64 [gpux_p2], %%gpux_c2;\n"
+			       "\t%s%scall (gpux_r), %s, (gpux_p0, gpux_p1, gpux_p2);\n"
 			       "\t}\n",
 			       guard, *guard ? " " : "", func);
 	}

@@ -122,6 +122,9 @@ static int begin_fn(struct rw *rw, char *name, bool is_kernel)
 	out->nfuncs++;
 	struct rw_fn *fn = &rw->fn;
 	memset(fn->nprobes, 0, sizeof(fn->nprobes));
+	memset(fn->counted, 0, sizeof(fn->counted));
+	fn->any_counted = false;
+	fn->nflush = 0;
 	fn->sites = f;
 	fn->next_site = 0;
 	for (int i = 0; i < rw->in->nprobes; i++) {
@@ -217,7 +220,10 @@ static int walk_body(struct rw *rw, struct ptx_scan *sc, size_t open_end)
 			rw_site(rw, t.start, PTX_SITE_KERNEL_EXIT, &in);
 		else if (in.kind == PI_MEM)
 			rw_site(rw, t.start, PTX_SITE_ACCESS, &in);
+		if (in.kind == PI_RET || in.kind == PI_EXIT)
+			rw_exit_point(rw, t.start, &in);
 	}
+	rw_flushes(rw);
 	if (rw->fn.next_site)
 		rw_decls(rw, open_end);
 	return 0;

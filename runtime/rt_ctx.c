@@ -259,7 +259,8 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 			.values = table + GPUX_SHARD_VALUES(m->max_entries, m->key_size),
 			.key_size = m->key_size, .value_size = m->value_size,
 			.max_entries = m->max_entries,
-			.kind = GPUX_MAP_HASH | (uint32_t)__builtin_ctz(gpux_sess_shards(m))
+			.kind = (m->kind & GPUX_MAP_KIND_MASK) |
+				(uint32_t)__builtin_ctz(gpux_sess_shards(m))
 						       << GPUX_MAP_SHARD_SHIFT,
 			.lhist_min = m->lhist_min, .lhist_step = m->lhist_step,
 		};

@@ -298,6 +298,89 @@ HELPER gpux_h_agg_lhist(u64 map, u64 key, u64 v)
 	return aggregate(map, key, (s64)v, AGG_LHIST);
 }
 
+/* Array maps (GPUX_MAP_ARRAY): the key is the slot. The compiler picks
+ * them for aggregations whose one integer key it can bound (`kernel`,
+ * `x % N`, ...), so the update needs no hash, no probe of the state and
+ * no fence: one fire-and-forget reduction in L2 per group of lanes. The
+ * key is passed by value; the host reads the slot index as the key. */
+static __device__ __forceinline__ void red_add(void *p, u64 v)
+{
+	asm volatile("red.global.add.u64 [%0], %1;"
+		     :: "l"(__cvta_generic_to_global(p)), "l"(v) : "memory");
+}
+
+static __device__ __forceinline__ u64 arr_update(u64 map, u64 idx, s64 v, int op)
+{
+	struct gpux_map_desc *m = (struct gpux_map_desc *)map;
+	unsigned active = peers(map, (u64)op), lane = lane_id();
+	if (idx >= m->max_entries) {
+		/* the compiler's bound held no key out of range; count one
+		 * anyway rather than write past the table */
+		atomicAdd((u64 *)&m->drops, 1ull);
+		return 0;
+	}
+	unsigned mine = __match_any_sync(active, idx);
+	u64 off = shard_off(m);
+	unsigned char *val = (unsigned char *)m->values + off + idx * m->value_size;
+	if (op == AGG_COUNT) {
+		if (lane == lowest(mine))
+			red_add(val, (u64)__popc(mine));
+		return 0;
+	}
+	if (op == AGG_HIST || op == AGG_LHIST) {
+		unsigned b = op == AGG_HIST ? hist_bucket(v, m->value_size / 8)
+					    : lhist_bucket(m, v);
+		unsigned same = __match_any_sync(active, b) & mine;
+		if (lane == lowest(same))
+			red_add(val + 8 * (u64)b, (u64)__popc(same));
+		return 0;
+	}
+	/* sum, avg, stats: one reduction per key group */
+	for (unsigned todo = active; todo;) {
+		unsigned leader = lowest(todo);
+		unsigned g = __shfl_sync(active, mine, (int)leader);
+		s64 x = warp_reduce(active, (g >> lane) & 1 ? v : 0, AGG_SUM);
+		if (lane == leader) {
+			if (op == AGG_SUM) {
+				red_add(val, (u64)x);
+				/* a sum may be 0: the state says the key was seen */
+				*(volatile unsigned *)((unsigned *)(m->state + off) + idx) =
+					GPUX_SLOT_FULL;
+			} else {
+				red_add(val, (u64)__popc(g));
+				red_add(val + 8, (u64)x);
+			}
+		}
+		todo &= ~g;
+	}
+	return 0;
+}
+
+HELPER gpux_h_arr_count(u64 map, u64 idx)
+{
+	return arr_update(map, idx, 0, AGG_COUNT);
+}
+
+HELPER gpux_h_arr_sum(u64 map, u64 idx, u64 v)
+{
+	return arr_update(map, idx, (s64)v, AGG_SUM);
+}
+
+HELPER gpux_h_arr_avg(u64 map, u64 idx, u64 v)
+{
+	return arr_update(map, idx, (s64)v, AGG_AVG);
+}
+
+HELPER gpux_h_arr_hist(u64 map, u64 idx, u64 v)
+{
+	return arr_update(map, idx, (s64)v, AGG_HIST);
+}
+
+HELPER gpux_h_arr_lhist(u64 map, u64 idx, u64 v)
+{
+	return arr_update(map, idx, (s64)v, AGG_LHIST);
+}
+
 /* Lookups have no side effect: every lane probes for its own key. */
 HELPER gpux_h_map_lookup(u64 map, u64 key)
 {
@@ -344,16 +427,41 @@ HELPER gpux_h_map_delete(u64 map, u64 key)
 	return found ? 0 : (u64)-1;
 }
 
-/* Room for len bytes in the ring, or ~0 when it is full (or absent). */
+/* The tail as far as a writer may know it: the ring's own, or, for a
+ * ring in host memory, the last one read there (gpux_ring.tail_seen),
+ * read again when fresh is set and no other writer did in the last
+ * 20 µs. */
+#define RING_LOOK_NS 20000ull
+
+static __device__ u64 ring_tail(struct gpux_ring *r, bool fresh)
+{
+	if (!r->tail_ptr)
+		return *(volatile u64 *)&r->tail;
+	u64 seen = *(volatile u64 *)&r->tail_seen;
+	if (!fresh)
+		return seen;
+	u64 now, next = *(volatile u64 *)&r->next_look;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+	if (now < next || atomicCAS((u64 *)&r->next_look, next, now + RING_LOOK_NS) != next)
+		return seen;
+	u64 t = *(const volatile u64 *)r->tail_ptr;
+	atomicMax((u64 *)&r->tail_seen, t);
+	return t > seen ? t : seen;
+}
+
+/* Room for len bytes in the ring, or ~0 when it is full (or absent):
+ * then the record is dropped and counted, never waited for. */
 static __device__ u64 ring_reserve(struct gpux_ring *r, u64 len)
 {
 	if (!r->data)
 		return ~0ull;
 	u64 head = *(volatile u64 *)&r->head;
-	const volatile u64 *tailp = r->tail_ptr ? (const volatile u64 *)r->tail_ptr
-						: (const volatile u64 *)&r->tail;
+	u64 tail = ring_tail(r, false);
+	/* past half full, as far as writers know: someone looks again, so
+	 * the known tail keeps up with the host's before the ring fills */
+	if (head + len - tail > r->size / 2)
+		tail = ring_tail(r, true);
 	for (;;) {
-		u64 tail = *tailp;
 		/* head may be older than tail (the host consumed records
 		 * reserved after our read of head): then the CAS below
 		 * fails and brings a newer head */

@@ -3,6 +3,7 @@
 #ifndef GPUX_TEST_HARNESS_H
 #define GPUX_TEST_HARNESS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kparams.h"
@@ -15,6 +16,7 @@ struct map_meta {
 	char agg[64]; /* the comment after ';' */
 	uint32_t key_size, value_size, max_entries;
 	int64_t lhist_min, lhist_max, lhist_step; /* lhist() only */
+	bool array; /* GPUX_MAP_ARRAY: the slot is the key (" array" in the line) */
 };
 
 /* A map after the launch: its FULL slots, in slot order. */

@@ -106,6 +106,7 @@ static int parse_maps(struct run *r, const char *bpf)
 		if (semi && (!nl || semi < nl))
 			snprintf(m->agg, sizeof(m->agg), "%.*s",
 				 (int)((nl ? nl : semi + strlen(semi)) - semi - 1), semi + 1);
+		m->array = strstr(m->agg, " array") != NULL;
 		const char *lh = strstr(m->agg, "lhist(");
 		long long lo, hi, st;
 		if (lh && sscanf(lh, "lhist(%lld, %lld, %lld)", &lo, &hi, &st) == 3) {
@@ -169,7 +170,8 @@ static int probe_mem_setup(struct run *r, CUmodule mod, struct probe_mem *pm)
 		CU(cuMemsetD8(pm->dkeys[i], 0, n * mm->key_size));
 		CU(cuMemsetD8(pm->dvals[i], 0, n * mm->value_size));
 		struct gpux_map_desc d = { pm->dstate[i], pm->dkeys[i], pm->dvals[i], mm->key_size,
-					   mm->value_size, mm->max_entries, GPUX_MAP_HASH,
+					   mm->value_size, mm->max_entries,
+					   mm->array ? GPUX_MAP_ARRAY : GPUX_MAP_HASH,
 					   0, mm->lhist_min, mm->lhist_step };
 		char sym[32];
 		snprintf(sym, sizeof(sym), "gpux_map_%d", i);
@@ -238,7 +240,16 @@ static int probe_mem_read(struct run *r, CUmodule mod, struct probe_mem *pm)
 		CUresult e2 = p_cuMemcpyDtoH(keys, pm->dkeys[i], (size_t)n * kw * 8);
 		CUresult e3 = p_cuMemcpyDtoH(vals, pm->dvals[i], (size_t)n * vw * 8);
 		for (uint32_t s = 0; s < n; s++) {
-			if (pm->states[s] == GPUX_SLOT_FULL) {
+			bool any = false;
+			for (uint32_t w = 0; w < vw; w++)
+				any |= vals[(size_t)s * vw + w] != 0;
+			if (m->meta.array && (pm->states[s] == GPUX_SLOT_FULL || any)) {
+				/* an array's slot is its one key word (gpux_dev.h) */
+				memset(m->keys + (size_t)m->n * kw, 0, kw * 8);
+				m->keys[(size_t)m->n * kw] = s;
+				memcpy(m->vals + (size_t)m->n * vw, vals + (size_t)s * vw, vw * 8);
+				m->n++;
+			} else if (!m->meta.array && pm->states[s] == GPUX_SLOT_FULL) {
 				memcpy(m->keys + (size_t)m->n * kw, keys + (size_t)s * kw, kw * 8);
 				memcpy(m->vals + (size_t)m->n * vw, vals + (size_t)s * vw, vw * 8);
 				m->n++;

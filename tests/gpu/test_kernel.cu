@@ -1,10 +1,22 @@
-/* The test kernel: plays the trampoline the device runtime will insert.
- * Each thread builds its own gpux_dev_ctx in local memory and calls the
- * JIT'ed probe (gpux_probe_0, defined by device.ptx, linked at load time)
- * as one converged warp call. Compiled with nvcc -rdc=true -ptx. */
+/* The test kernel: plays the trampoline the device runtime inserts.
+ * Each thread builds its own gpux_dev_ctx and calls the JIT'ed probe
+ * (gpux_probe_0, defined by device.ptx, linked at load time) with its
+ * three words by value, as one converged warp call. Compiled with nvcc
+ * -rdc=true -ptx. */
+#include <string.h>
+
 #include "kparams.h"
 
-extern "C" __device__ unsigned long long gpux_probe_0(void *ctx);
+extern "C" __device__ unsigned long long gpux_probe_0(unsigned long long c0,
+						      unsigned long long c1,
+						      unsigned long long c2);
+
+static __device__ __forceinline__ void call_probe(const struct gpux_dev_ctx &ctx)
+{
+	unsigned long long w[3];
+	memcpy(w, &ctx, sizeof(w));
+	gpux_probe_0(w[0], w[1], w[2]);
+}
 
 static __device__ __forceinline__ unsigned smid(void)
 {
@@ -47,12 +59,12 @@ extern "C" __global__ void gpux_test_kernel(struct kparams p)
 	case KMODE_EXIT:
 		__syncwarp(present_mask());
 		record(p, gtid);
-		gpux_probe_0(&ctx);
+		call_probe(ctx);
 		break;
 	case KMODE_DIVERGENT:
 		if (threadIdx.x < 7) {
 			record(p, gtid);
-			gpux_probe_0(&ctx);
+			call_probe(ctx);
 		}
 		break;
 	case KMODE_ACCESS: {
@@ -71,7 +83,7 @@ extern "C" __global__ void gpux_test_kernel(struct kparams p)
 		}
 		__syncwarp(present_mask());
 		record(p, gtid);
-		gpux_probe_0(&ctx);
+		call_probe(ctx);
 		break;
 	}
 	}

@@ -14,8 +14,9 @@
 #include "bpf_asm.h"
 #include "ptx_jit.h"
 
-/* A stand-in for the trampoline: every thread calls the probe with a
- * context pointer, so ptxas compiles the probe and the helpers it calls. */
+/* A stand-in for the trampoline: every thread calls the probe with the
+ * context's three words, so ptxas compiles the probe and the helpers it
+ * calls. */
 static void test_kernel(FILE *out)
 {
 	fputs("\n.visible .entry gpux_test_kernel(.param .u64 gpux_test_ctx)\n"
@@ -24,9 +25,13 @@ static void test_kernel(FILE *out)
 	      "\tld.param.u64 %c, [gpux_test_ctx];\n"
 	      "\t{\n"
 	      "\t.param .b64 gpux_a0;\n"
+	      "\t.param .b64 gpux_a1;\n"
+	      "\t.param .b64 gpux_a2;\n"
 	      "\t.param .b64 gpux_rv;\n"
 	      "\tst.param.b64 [gpux_a0], %c;\n"
-	      "\tcall (gpux_rv), gpux_probe, (gpux_a0);\n"
+	      "\tst.param.b64 [gpux_a1], %c;\n"
+	      "\tst.param.b64 [gpux_a2], %c;\n"
+	      "\tcall (gpux_rv), gpux_probe, (gpux_a0, gpux_a1, gpux_a2);\n"
 	      "\t}\n"
 	      "\tret;\n"
 	      "}\n\n", out);

@@ -1,8 +1,9 @@
 /* Test driver for the PTX rewriter:
- *   rewrite_ptx -p PROBES.ptx [-P KIND:GLOB:FUNC]... [-R KERNEL=N]...
+ *   rewrite_ptx -p PROBES.ptx [-P KIND:GLOB:FUNC[:ONLY]]... [-R KERNEL=N]...
  *               [-u 1|2] [-s SITES] IN.ptx
  * prints the rewritten module, writes per-function site counts and the
- * warnings to SITES (or stderr). KIND is a ptx_site_name; GLOB "*"
+ * warnings to SITES (or stderr). KIND is a ptx_site_name; ONLY the
+ * probe's GPUX_SITE_* bits (abi/probe_site.h, default 0); GLOB "*"
  * matches every function; -R caps KERNEL at N registers (max_regs);
  * -u makes IN the first (1) or a later (2) unit of a relocatable link.
  * Exit 1 with the error if the rewrite fails. */
@@ -44,12 +45,15 @@ static int parse_probe(char *spec, struct ptx_probe *p)
 		return -1;
 	*glob++ = 0;
 	*func++ = 0;
+	char *only = strchr(func, ':');
+	if (only)
+		*only++ = 0;
 	for (int k = 0; k < PTX_SITE_COUNT; k++)
 		if (!strcmp(spec, ptx_site_name(k))) {
 			p->kind = k;
 			p->glob = strcmp(glob, "*") ? glob : NULL;
 			p->func = func;
-			p->only = 0;
+			p->only = only ? (unsigned)strtoul(only, NULL, 0) : 0;
 			return 0;
 		}
 	return -1;

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "gpux_dev.h"
+#include "probe_site.h"
 
 extern char **environ;
 
@@ -1013,6 +1014,7 @@ struct fk_global {
 struct fk_effect {
 	int kind;      /* enum ptx_site_kind's order: 0 entry, 1 exit, 2 access, ... */
 	int count_map; /* gpux_map_M it counts in, or -1 */
+	bool by_kernel; /* its key is the kernel id (else the probe has none) */
 	bool printf_;
 	bool exit_;
 };
@@ -1189,8 +1191,10 @@ static void probe_effect(const struct fk_mod *m, const char *probe, struct fk_ef
 		return;
 	size_t n = (size_t)(e - b);
 	const char *mp = memmem(b, n, GPUX_SYM_MAP, strlen(GPUX_SYM_MAP));
-	if (memmem(b, n, "gpux_h_agg_count", 16) && mp)
+	if ((memmem(b, n, "gpux_h_agg_count", 16) || memmem(b, n, "gpux_h_arr_count", 16)) && mp)
 		ef->count_map = atoi(mp + strlen(GPUX_SYM_MAP));
+	/* the JIT's `kernel`: the low half of the third context word */
+	ef->by_kernel = memmem(b, n, "%c2, 0xffffffff", 15) != NULL;
 	ef->printf_ = memmem(b, n, "gpux_h_printf", 13) != NULL;
 	ef->exit_ = memmem(b, n, "gpux_h_exit", 11) != NULL;
 }
@@ -1214,25 +1218,38 @@ static void parse_sites(struct fk_func *f)
 				kind = k;
 		const char *next = memmem(p, (size_t)(e - p), site_tag, sizeof(site_tag) - 1);
 		const char *end = next ? next : e;
-		/* mov.b64 %gpux_c, 0xW2; then st.local.b64 [gpux_site_ctx+16] */
-		const char *st = memmem(p, (size_t)(end - p), "[gpux_site_ctx+16]", 18);
-		if (st) {
-			const char *mv = st;
-			while (mv > p && strncmp(mv, "%gpux_c, 0x", 11))
-				mv--;
-			if (mv > p) {
-				uint64_t w2 = strtoull(mv + 9, NULL, 16);
-				f->kernel_id = (uint32_t)w2;
-				f->has_id = true;
-			}
+		/* mov.b64 %gpux_c2, 0xW2: the third context word */
+		const char *mv = memmem(p, (size_t)(end - p), "%gpux_c2, 0x", 12);
+		if (mv) {
+			uint64_t w2 = strtoull(mv + 10, NULL, 16);
+			f->kernel_id = (uint32_t)w2;
+			f->has_id = true;
 		}
-		for (const char *c = p; (c = memmem(c, (size_t)(end - c), "call (gpux_r), ", 15));) {
-			c += 15;
+		/* a probe call, or a counted access (its probe in a comment);
+		 * the counted form's call at an exit is neither */
+		for (const char *c = p; c < end;) {
+			const char *call = memmem(c, (size_t)(end - c), "call (gpux_r), ", 15);
+			const char *inc = memmem(c, (size_t)(end - c), "add.u64 %gpux_n", 15);
+			const char *at = call && (!inc || call < inc) ? call : inc;
+			if (!at)
+				break;
+			if (at == call) {
+				c = call + 15;
+			} else {
+				const char *nl = memchr(inc, '\n', (size_t)(end - inc));
+				const char *cm = memmem(inc, (size_t)((nl ? nl : end) - inc), "// ", 3);
+				c = cm ? cm + 3 : (nl ? nl : end);
+				if (!cm)
+					continue;
+			}
 			char probe[64];
 			size_t k = 0;
 			while (k < sizeof(probe) - 1 && ident_char(c[k]) && c[k] != '.')
 				probe[k] = c[k], k++;
 			probe[k] = 0;
+			size_t sl = strlen(GPUX_COUNTED_SUFFIX);
+			if (k > sl && !strcmp(probe + k - sl, GPUX_COUNTED_SUFFIX))
+				continue;
 			struct fk_effect *ef = realloc(f->eff, (size_t)(f->neff + 1) * sizeof(*ef));
 			if (!ef)
 				return;
@@ -1954,7 +1971,7 @@ static struct gpux_ctl *ctl_of(struct fk_mod *m)
 }
 
 /* count() on an 8-byte key: the map's open-addressing table. */
-static void emulate_count(struct fk_func *f, int map, uint64_t threads)
+static void emulate_count(struct fk_func *f, int map, bool by_kernel, uint64_t threads)
 {
 	char name[32];
 	CUdeviceptr d;
@@ -1983,6 +2000,18 @@ static void emulate_count(struct fk_func *f, int map, uint64_t threads)
 	keys = (uint64_t *)(uintptr_t)(desc->keys + off);
 	vals = (uint64_t *)(uintptr_t)(desc->values + off);
 	uint32_t n = desc->max_entries;
+	if ((desc->kind & GPUX_MAP_KIND_MASK) == GPUX_MAP_ARRAY) {
+		/* gpux_h_arr_count: the key is the slot; keys and state untouched */
+		key = by_kernel ? key : 0;
+		if (key < n) {
+			__atomic_add_fetch(&vals[key], threads, __ATOMIC_RELAXED);
+			flog("launch %s: array map %d key %llu += %llu", f->name, map,
+			     (unsigned long long)key, (unsigned long long)threads);
+		} else {
+			__atomic_add_fetch(&desc->drops, 1, __ATOMIC_RELAXED);
+		}
+		return;
+	}
 	for (uint32_t i = 0, at = (uint32_t)gpux_key_hash(&key, 1) & (n - 1); i < n;
 	     i++, at = (at + 1) & (n - 1)) {
 		uint32_t s = __atomic_load_n(&state[at], __ATOMIC_ACQUIRE);
@@ -2156,7 +2185,7 @@ static CUresult launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, uns
 			once[ef->kind] = true;
 		}
 		if (ef->count_map >= 0)
-			emulate_count(f, ef->count_map, threads);
+			emulate_count(f, ef->count_map, ef->by_kernel, threads);
 		if (ef->printf_)
 			emulate_printf(f, threads);
 		if (ef->exit_)

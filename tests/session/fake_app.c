@@ -90,6 +90,24 @@ static void put_state(struct gpux_sess_slot *s, uint32_t map, uint32_t idx, uint
 {
 	struct gpux_sess_map *m = &gpux_sess_maps(h)[map];
 	struct gpux_sess_map_area *a = gpux_sess_area(h, s, map);
+	if (m->kind == GPUX_MAP_ARRAY) {
+		/* as the device writes an array map: the key is the slot, and
+		 * only sum() sets the state (a half-inserted or deleted slot
+		 * has no counterpart) */
+		uint64_t k;
+		memcpy(&k, key, 8);
+		if (k >= m->max_entries) {
+			fprintf(stderr, "fake_app: key %llu past array map %u\n",
+				(unsigned long long)k, map);
+			exit(99);
+		}
+		if (state != GPUX_SLOT_FULL)
+			return;
+		if (m->agg == AGG_SUM)
+			gpux_area_state(a)[k] = state;
+		memcpy(gpux_area_values(a, m) + (size_t)k * m->value_size, val, m->value_size);
+		return;
+	}
 	gpux_area_state(a)[idx] = state;
 	memcpy(gpux_area_keys(a, m) + (size_t)idx * m->key_size, key, m->key_size);
 	memcpy(gpux_area_values(a, m) + (size_t)idx * m->value_size, val, m->value_size);
@@ -210,7 +228,9 @@ static void hist(struct gpux_sess_slot *s)
 	bk[6] = 4; /* [16, 32) */
 	put(s, 1, 7, &(uint64_t){ k }, bk);
 	memset(bk, 0, sizeof(bk));
-	put(s, 1, 8, &(uint64_t){ 42 }, bk); /* an all-zero key */
+	/* an all-zero entry of a hashed map (@l2's key is unbounded): an
+	 * array map's all-zero entries are the ones nothing touched */
+	put(s, 3, 8, &(uint64_t){ 42 }, bk);
 	memset(bk, 0, sizeof(bk));
 	bk[1] = 5; /* [0, 4) */
 	bk[4] = 2; /* [12, 16) */
@@ -374,10 +394,13 @@ int main(int argc, char **argv)
 		unsigned char *t = gpux_area_table(gpux_sess_area(h, s, 0), m, last);
 		uint64_t key = v;
 		int64_t three = 3;
-		uint32_t full = GPUX_SLOT_FULL;
-		memcpy(t + 4 * 7, &full, 4);
-		memcpy(t + GPUX_SHARD_KEYS(m->max_entries) + 7 * m->key_size, &key, 8);
-		memcpy(t + GPUX_SHARD_VALUES(m->max_entries, m->key_size) + 7 * m->value_size,
+		uint32_t full = GPUX_SLOT_FULL, at = 7;
+		if (m->kind == GPUX_MAP_ARRAY)
+			at = v; /* the slot is the key; no state, no key words */
+		else
+			memcpy(t + 4 * at, &full, 4);
+		memcpy(t + GPUX_SHARD_KEYS(m->max_entries) + at * m->key_size, &key, 8);
+		memcpy(t + GPUX_SHARD_VALUES(m->max_entries, m->key_size) + at * m->value_size,
 		       &three, 8);
 		end(s);
 	} else if (!strcmp(sc, "aggs")) {
