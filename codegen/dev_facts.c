@@ -114,7 +114,7 @@ static unsigned access_only(const struct node *e)
 /* Whether e, an integer key, lies in [0, *hi]: what makes a map an
  * array (GPUX_MAP_ARRAY). Only what holds whatever the program's data:
  * kernel ids, lane and warp indices, constants, and `%`, `&` and `/` by
- * a constant of something never negative. */
+ * a constant of something never negative; threadIdx's parts. */
 static bool key_bound(const struct node *e, uint64_t *hi)
 {
 	uint64_t a, c;
@@ -133,6 +133,15 @@ static bool key_bound(const struct node *e, uint64_t *hi)
 		else
 			return false;
 		return true;
+	case N_FIELD: {
+		/* threadIdx.x, .y, .z: a block has at most 1024 threads */
+		const struct node *b = e->u.field.base;
+		if (b->kind != N_IDENT || b->u.ident.kind != ID_BUILTIN || !b->u.ident.builtin ||
+		    strcmp(b->u.ident.builtin->name, "threadIdx"))
+			return false;
+		*hi = 1023;
+		return true;
+	}
 	case N_BINOP: {
 		const struct node *l = e->u.binop.lhs, *r = e->u.binop.rhs;
 		if (r->kind != N_INT || (r->type.is_signed && r->u.num.value > INT64_MAX))
