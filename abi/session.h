@@ -7,7 +7,7 @@
  * map snapshots and records there; the controller reads those. Plain
  * fixed-width C so both sides agree.
  *
- *   [hdr][probes][maps][ptx][names][slot 0][slot 1]...[hobj][hbind][host 0]...
+ *   [hdr][probes][maps][ptx][link ptx][names][slot 0][slot 1]...[hobj][hbind][host 0]...
  *
  * hobj is the host object (a BPF ELF, codegen/llvm_host.h) whose cuda:
  * programs each traced process runs in its own userspace BPF VM; hbind
@@ -81,7 +81,13 @@ struct gpux_sess_hdr {
 	 * program goes on at its own speed. */
 	uint32_t ctl_pid;
 	uint32_t pad1;
-	uint64_t reserved[3];
+	/* The probe module again, NUL-terminated, in the form that links
+	 * with the helper library's relocatable cubin (PTX_LINK_LIBRARY_CUBIN,
+	 * codegen/ptx_jit.h: helpers extern, no library appended); len 0:
+	 * none, the runtime loads ptx_off's form. Once reserved words. */
+	uint64_t link_ptx_off;
+	uint64_t link_ptx_len;
+	uint64_t reserved[1];
 	/* Host programs (cuda:), version 3. */
 	uint64_t hobj_off, hobj_len;  /* the BPF ELF; len 0: none */
 	uint64_t hbind_off;           /* struct gpux_sess_hbind[nhbind] */

@@ -160,6 +160,21 @@ static int make_segment(struct dev_session *ds, const struct gpux_sess_spec *spe
 	return 0;
 }
 
+/* The probe module in one link form, malloc'd into *text. */
+static int module_text(struct dev_session *ds, const char *lib, size_t lib_len,
+		       enum ptx_link link, char **text, size_t *len, struct diags *diags)
+{
+	FILE *m = open_memstream(text, len);
+	if (!m) {
+		diag_error_nospan(diags, "out of memory");
+		return -1;
+	}
+	int rc = dev_write_ptx(m, &ds->mod, "sm_80", lib, lib_len, link, diags);
+	if (fclose(m))
+		rc = -1;
+	return rc;
+}
+
 int dev_session_fd(void)
 {
 	/* Not close-on-exec: the traced program inherits it. */
@@ -178,17 +193,16 @@ int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 		return -1;
 	size_t lib_len = 0;
 	const char *lib = ptx_helper_library(&lib_len);
-	char *ptx = NULL;
-	size_t ptx_len = 0;
-	FILE *m = open_memstream(&ptx, &ptx_len);
-	if (!m) {
-		diag_error_nospan(diags, "out of memory");
-		return -1;
-	}
-	int rc = dev_write_ptx(m, &ds->mod, "sm_80", lib, lib_len, PTX_LINK_SAME_MODULE, diags);
-	if (fclose(m))
-		rc = -1;
-	struct gpux_sess_spec spec = { .ptx = ptx, .ptx_len = ptx_len };
+	char *ptx = NULL, *link_ptx = NULL;
+	size_t ptx_len = 0, link_len = 0;
+	int rc = module_text(ds, lib, lib_len, PTX_LINK_SAME_MODULE, &ptx, &ptx_len, diags);
+	/* the form the runtime links with the library's cubin; none without
+	 * a library (then there is no cubin either) */
+	if (rc == 0 && lib)
+		rc = module_text(ds, lib, lib_len, PTX_LINK_LIBRARY_CUBIN, &link_ptx, &link_len,
+				 diags);
+	struct gpux_sess_spec spec = { .ptx = ptx, .ptx_len = ptx_len,
+				       .link_ptx = link_ptx, .link_ptx_len = link_len };
 	struct gpux_sess_probe *probes = rc ? NULL : probe_table(ds, &spec.nprobes, diags);
 	if (!probes)
 		rc = -1;
@@ -210,6 +224,7 @@ int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 	if (rc == 0)
 		rc = make_segment(ds, &spec, diags);
 	free(ptx);
+	free(link_ptx);
 	if (rc)
 		dev_session_close(ds);
 	return rc;

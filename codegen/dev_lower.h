@@ -111,13 +111,15 @@ int dev_verify_log(const struct dev_module *mod, struct diags *diags, FILE *log)
 void dev_dump_bpf(FILE *out, const struct program *prog,
 		  const struct dev_module *mod);
 
-/* One PTX module: header, map descriptors, each probe's .func and the
- * helper library lib (nvcc's PTX, may be NULL). 0, or -1 with diags. */
+/* One PTX module: header, map descriptors, each probe's .func and, for
+ * PTX_LINK_SAME_MODULE, the helper library lib (nvcc's PTX, may be
+ * NULL). 0, or -1 with diags. */
 int dev_write_ptx(FILE *out, const struct dev_module *mod, const char *target,
 		  const char *lib, size_t lib_len, enum ptx_link link,
 		  struct diags *diags);
 
-/* `--emit DIR`: DIR/device.ptx (sm_80, the library included) and
+/* `--emit DIR`: DIR/device.ptx (sm_80, the library included),
+ * DIR/device.link.ptx (the same probes, PTX_LINK_LIBRARY_CUBIN) and
  * DIR/device.bpf (the dump). 0, or -1 with a diagnostic. */
 int dev_emit_dir(const char *dir, const struct program *prog,
 		 const struct dev_module *mod, const char *lib, size_t lib_len,

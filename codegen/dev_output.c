@@ -1,6 +1,7 @@
 /* What the device module turns into: verified programs, the `-d bpf`
  * dump, the PTX module and the files of `--emit DIR`. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,7 +127,9 @@ int dev_write_ptx(FILE *out, const struct dev_module *mod, const char *target,
 		  struct diags *diags)
 {
 	char vbuf[16];
-	const char *ver = ptx_jit_version_for(lib, lib_len, vbuf, sizeof(vbuf));
+	/* the library's .version only where its text comes along */
+	bool with_lib = lib && link == PTX_LINK_SAME_MODULE;
+	const char *ver = ptx_jit_version_for(with_lib ? lib : NULL, lib_len, vbuf, sizeof(vbuf));
 	/* The table is the module's; a probe-less dev_prog carries it. */
 	struct dev_prog table = { .maps = mod->maps, .nmaps = mod->nmaps };
 	int rc = 0;
@@ -139,8 +142,27 @@ int dev_write_ptx(FILE *out, const struct dev_module *mod, const char *target,
 		if (dp->counted.ninsns && ptx_jit(&dp->counted, dp->counted_name, out, diags) < 0)
 			rc = -1;
 	}
-	if (lib && link == PTX_LINK_SAME_MODULE)
+	if (with_lib)
 		ptx_jit_append_library(out, lib, lib_len);
+	return rc;
+}
+
+/* DIR/NAME: the module in one of its link forms. */
+static int emit_ptx(const char *dir, const char *name, const struct dev_module *mod,
+		    const char *lib, size_t lib_len, enum ptx_link link, struct diags *diags)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		diag_error_nospan(diags, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	int rc = dev_write_ptx(f, mod, "sm_80", lib, lib_len, link, diags);
+	if (fclose(f) != 0 && rc == 0) {
+		diag_error_nospan(diags, "cannot write %s: %s", path, strerror(errno));
+		rc = -1;
+	}
 	return rc;
 }
 
@@ -148,20 +170,15 @@ int dev_emit_dir(const char *dir, const struct program *prog,
 		 const struct dev_module *mod, const char *lib, size_t lib_len,
 		 struct diags *diags)
 {
+	int rc = emit_ptx(dir, "device.ptx", mod, lib, lib_len, PTX_LINK_SAME_MODULE, diags);
+	/* after a success only: the JIT's diagnostics are said once */
+	if (rc == 0)
+		rc = emit_ptx(dir, "device.link.ptx", mod, lib, lib_len, PTX_LINK_LIBRARY_CUBIN,
+			      diags);
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/device.ptx", dir);
+	snprintf(path, sizeof(path), "%s/device.bpf", dir);
 	FILE *f = fopen(path, "w");
 	if (!f) {
-		diag_error_nospan(diags, "cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
-	int rc = dev_write_ptx(f, mod, "sm_80", lib, lib_len, PTX_LINK_SAME_MODULE, diags);
-	if (fclose(f) != 0 && rc == 0) {
-		diag_error_nospan(diags, "cannot write %s: %s", path, strerror(errno));
-		rc = -1;
-	}
-	snprintf(path, sizeof(path), "%s/device.bpf", dir);
-	if (!(f = fopen(path, "w"))) {
 		diag_error_nospan(diags, "cannot write %s: %s", path, strerror(errno));
 		return -1;
 	}

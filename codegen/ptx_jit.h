@@ -33,6 +33,12 @@ enum ptx_link {
 	/* Separate compilation (ptxas -c, then nvlink): everything is
 	 * .extern and defined by another module. */
 	PTX_LINK_EXTERN,
+	/* Linked with the helper library's relocatable cubin (the runtime's
+	 * cuLink*, nvlink): helpers are .extern, defined by the cubin with
+	 * gpux_ctl and gpux_clock_sample; the map descriptors and the clock
+	 * offset are defined here as with PTX_LINK_SAME_MODULE. No library
+	 * is appended. */
+	PTX_LINK_LIBRARY_CUBIN,
 };
 
 /* The .version for a module holding the JIT's output and the PTX text

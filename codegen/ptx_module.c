@@ -1,5 +1,6 @@
 /* The module around the probe functions: header, helper prototypes, map
  * descriptors, and the helper library's PTX. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "gpux_dev.h"
@@ -47,8 +48,9 @@ void ptx_jit_module_header(FILE *out, const char *version, const char *target,
 	fprintf(out, ".version %s\n.target %s\n.address_size 64\n\n",
 		version ? version : PTX_JIT_VERSION, target);
 	/* In one module a helper is forward-declared and defined later by
-	 * the appended library; ptxas refuses .extern for that case. */
-	const char *linkage = link == PTX_LINK_EXTERN ? ".extern" : ".visible";
+	 * the appended library; ptxas refuses .extern for that case, and
+	 * needs it for one another module defines. */
+	const char *linkage = link == PTX_LINK_SAME_MODULE ? ".visible" : ".extern";
 	const char *sym;
 	int nargs;
 	for (int n = 0; (sym = ptx_helper_nth(n, &nargs)); n++) {
@@ -59,8 +61,9 @@ void ptx_jit_module_header(FILE *out, const char *version, const char *target,
 	}
 	/* nsecs = %globaltimer - gpux_clock_off: the runtime stores the
 	 * offset that puts device times on the host's CLOCK_MONOTONIC. */
-	fprintf(out, "%s .global .align 8 .u64 " GPUX_SYM_CLOCK_OFF "%s;\n\n", linkage,
-		link == PTX_LINK_EXTERN ? "" : " = 0");
+	bool here = link != PTX_LINK_EXTERN;
+	fprintf(out, "%s .global .align 8 .u64 " GPUX_SYM_CLOCK_OFF "%s;\n\n",
+		here ? ".visible" : ".extern", here ? " = 0" : "");
 }
 
 void ptx_jit_map_decls(FILE *out, const struct dev_prog *prog,

@@ -22,6 +22,8 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_nvjitlink.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_original.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_relink.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_link.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_helpers.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_host.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_host_out.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_actions.c
@@ -40,6 +42,7 @@ if(GPUX_CUDA_INCLUDE)
     -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/libgpux_rt.map)
   set_target_properties(gpux-rt PROPERTIES LINK_DEPENDS
     ${CMAKE_CURRENT_LIST_DIR}/libgpux_rt.map)
+  include(${CMAKE_CURRENT_LIST_DIR}/helpers_cubin.cmake)
 else()
   message(WARNING "cuda.h not found: libgpux-rt.so (the device runtime) is not built")
 endif()

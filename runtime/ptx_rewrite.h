@@ -15,7 +15,9 @@
  *
  * probes_ptx is one whole module as dev_write_ptx writes it (header,
  * helper prototypes, map descriptors, the probe .funcs, the helper
- * library, PTX_LINK_SAME_MODULE). Its .version/.target/.address_size
+ * library, PTX_LINK_SAME_MODULE; or without the library, the helpers
+ * .extern, PTX_LINK_LIBRARY_CUBIN, to be linked with the library's
+ * cubin). Its .version/.target/.address_size
  * lines are dropped; the rest goes after the user's header, before the
  * user's code. The output's .version is max(user's, probes'), its
  * .target the user's unless the probes' is a higher sm_NN; either change

@@ -3,9 +3,11 @@
  *   rt_cuda.c      the real driver entry points and the real dlsym
  *   rt_interpose.c dlsym, cuGetProcAddress and the exported driver
  *                  functions that lead every module load here
- *   rt_image.c     a loaded image -> the PTX to load instead (fatbin and
+ *   rt_image.c     a loaded image -> what to load instead (fatbin and
  *                  PTX parsing, probe matching, rewriting, cache)
  *   rt_relink.c    relocatable device code: the module linked again
+ *   rt_link.c      cuLink*, and a patched module linked with the helper
+ *                  library's cubin (rt_helpers.c: the built-in cubins)
  *   rt_original.c  occupancy and attribute queries the original answers
  *   rt_ctx.c       per CUDA context: slot, map storage, ring, clock,
  *                  descriptors of each patched module, snapshots
@@ -112,11 +114,24 @@ enum rt_img_kind { RT_IMG_PTX, RT_IMG_FATBIN, RT_IMG_ELF, RT_IMG_UNKNOWN };
 /* What image is; *size (0: unknown) becomes its size for PTX text (up to
  * the NUL) and ELF (to the end of its last header table). */
 enum rt_img_kind rt_image_classify(const void *image, size_t *size);
+/* What rt_image_patch makes of an image. */
+enum rt_patch_as {
+	/* a module to load: linked with the helper library's cubin where
+	 * it can be (rt_link.c), relocatable code linked again */
+	RT_AS_LOAD,
+	/* a load with JIT options that shape the code (registers,
+	 * optimization, target): PTX carrying the library, which the driver
+	 * compiles under them */
+	RT_AS_JIT,
+	/* an input of the program's own link: PTX carrying the library */
+	RT_AS_PTX,
+};
 /* What to load in place of image: NULL to load image untouched (nothing
  * to probe, or it cannot be instrumented: reported once). The result
- * stays valid for the life of the process. size: bytes if known, else 0. */
-const char *rt_image_patch(const void *image, size_t size);
-/* Whether a pointer is PTX text we produced. */
+ * (PTX text or a cubin) stays valid for the life of the process. size:
+ * bytes if known, else 0. */
+const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as);
+/* Whether a pointer is an image we produced. */
 bool rt_image_is_ours(const void *p);
 /* The image the program gave for patched text rt_image_patch returned
  * (false if it is not kept). */
@@ -131,10 +146,12 @@ void rt_image_sass_regs(const void *b, size_t len, unsigned arch, struct gpux_cu
 /* Whether PTX defines a function some probe fires in. */
 bool rt_image_probed(const char *ptx);
 /* ptx rewritten with the session's probes (malloc'd), kernels capped at
- * regs (may be NULL); unit: enum ptx_unit (ptx_rewrite.h). NULL when
- * nothing is probed or it cannot be (said). */
+ * regs (may be NULL); unit: enum ptx_unit (ptx_rewrite.h); link: the
+ * probes in the form that links with the helper library's cubin
+ * (rt_link.c), else with the library's PTX. NULL when nothing is probed
+ * or it cannot be (said). */
 char *rt_image_rewrite(const char *ptx, size_t len, const struct gpux_cubin_regs *regs,
-		       int unit);
+		       int unit, bool link);
 
 /* ---- rt_relink.c ---- */
 /* A linked module of relocatable device code (its fatbin wrapper w,
@@ -142,6 +159,33 @@ char *rt_image_rewrite(const char *ptx, size_t len, const struct gpux_cubin_regs
  * arch: the cubin (malloc'd, *size bytes), or NULL (said, unless nothing
  * is probed). *rdc: whether the wrapper is such a module. */
 void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bool *rdc);
+
+/* ---- rt_link.c ---- */
+struct rt_link_in {
+	CUjitInputType type;
+	const void *data;
+	size_t size;
+};
+/* cuLink* of in[0..n): the linked cubin (malloc'd, *size bytes), or NULL
+ * with the driver's message in err. maxreg (0: none) caps every function
+ * compiled from PTX. Without a current context, device 0's primary
+ * context is made current for the link. */
+void *rt_link(const struct rt_link_in *in, int n, unsigned maxreg, size_t *size, char *err,
+	      size_t errlen);
+/* Whether modules for a device of arch link with the helper library's
+ * cubin: the session has the probes' link form, the build a cubin for
+ * arch, and every device is of arch. -v says once why not. */
+bool rt_link_lib(unsigned arch);
+/* The lowest nonzero count of regs (NULL or none: 0). */
+unsigned rt_regs_lowest(const struct gpux_cubin_regs *regs);
+/* A link with the library's cubin failed (err): -v says so once. */
+void rt_link_failed(unsigned arch, const char *err);
+/* ptx (rt_image_rewrite's, link set) linked with the library's cubin
+ * for arch whose budget fits the lowest of regs's caps: the cubin
+ * (malloc'd, *size bytes), or NULL (said once with -v): the caller then
+ * loads the library as PTX. */
+void *rt_link_with_lib(const char *ptx, const struct gpux_cubin_regs *regs, unsigned arch,
+		       size_t *size);
 
 /* ---- rt_ctx.c ---- */
 /* A module (or library) now loaded from patched PTX, or an ELF image

@@ -62,7 +62,7 @@ CUresult gpux_cuLinkAddData_v1(CUlinkState st, CUjitInputType type, void *data, 
 	__asm__("cuLinkAddData");
 
 /* rt_image_patch under rt_lock (rt_interpose.c). */
-const char *rt_patch(const void *image, size_t size);
+const char *rt_patch(const void *image, size_t size, enum rt_patch_as as);
 /* The hook for an nvJitLink entry point (rt_nvjitlink.c), or NULL. */
 void *rt_nvjitlink_hook(const char *name, void *real_fn);
 

@@ -1,10 +1,12 @@
 /* What the driver loads instead of a program's image: the image's PTX
- * for this device, rewritten with the session's probes (ptx_rewrite.h).
- * Images with nothing to probe load untouched and cost a parse; images
- * that cannot be instrumented (SASS only, PTX newer than the device,
- * rewriting refused) load untouched and are reported once. Results are
- * cached by content, so a module loaded in several contexts is
- * rewritten once. Called with rt_lock held. */
+ * for this device, rewritten with the session's probes (ptx_rewrite.h)
+ * and linked with the helper library's cubin (rt_link.c), or carrying
+ * the library as PTX where it cannot be. Images with nothing to probe
+ * load untouched and cost a parse; images that cannot be instrumented
+ * (SASS only, PTX newer than the device, rewriting refused) load
+ * untouched and are reported once. Results are cached by content, so a
+ * module loaded in several contexts is rewritten once. Called with
+ * rt_lock held. */
 #include "rt.h"
 
 #include <dlfcn.h>
@@ -25,7 +27,8 @@
 struct patched {
 	uint64_t hash;   /* of the original image */
 	size_t len;
-	char *ptx;       /* NULL: load the original */
+	bool lib_ptx;    /* carrying the library as PTX was asked for */
+	char *ptx;       /* PTX or a cubin; NULL: load the original */
 	const void *orig; /* what the program loaded: for the queries that the
 			   * original kernels answer (rt_original.c) */
 	void *orig_copy;  /* orig, when the program's buffer may not outlive it */
@@ -266,7 +269,7 @@ bool rt_image_probed(const char *ptx)
 }
 
 char *rt_image_rewrite(const char *user, size_t len, const struct gpux_cubin_regs *regs,
-		       int unit)
+		       int unit, bool link)
 {
 	struct gpux_sess_hdr *h = rt_sess();
 	if (!rt_image_probed(user))
@@ -280,7 +283,8 @@ char *rt_image_rewrite(const char *user, size_t len, const struct gpux_cubin_reg
 						sp[i].func, sp[i].only };
 	struct ptx_rewrite_in in = {
 		.user = user, .user_len = len,
-		.probes_ptx = (const char *)h + h->ptx_off, .probes_len = h->ptx_len,
+		.probes_ptx = (const char *)h + (link ? h->link_ptx_off : h->ptx_off),
+		.probes_len = link ? h->link_ptx_len : h->ptx_len,
 		.probes = probes, .nprobes = (int)h->nprobes,
 		.func_id = func_id, .match = match,
 		.max_regs = regs && regs->n ? max_regs : NULL, .arg = (void *)regs,
@@ -349,7 +353,7 @@ static void keep_original(struct patched *p, const void *image, size_t size,
 	p->orig = p->orig_copy;
 }
 
-static struct patched *remember(uint64_t hash, size_t len, char *ptx)
+static struct patched *remember(uint64_t hash, size_t len, bool lib_ptx, char *ptx)
 {
 	if (ncache == capcache) {
 		size_t c = capcache ? 2 * capcache : 16;
@@ -359,7 +363,7 @@ static struct patched *remember(uint64_t hash, size_t len, char *ptx)
 		cache = v;
 		capcache = c;
 	}
-	cache[ncache] = (struct patched){ hash, len, ptx, NULL, NULL };
+	cache[ncache] = (struct patched){ hash, len, lib_ptx, ptx, NULL, NULL };
 	return &cache[ncache++];
 }
 
@@ -377,7 +381,7 @@ static const char *relinked(const void *image, bool *rdc)
 		return NULL;
 	uint64_t hash = fnv((const void *)(uintptr_t)w.data, len);
 	for (size_t i = 0; i < ncache; i++)
-		if (cache[i].hash == hash && cache[i].len == len) {
+		if (cache[i].hash == hash && cache[i].len == len && !cache[i].lib_ptx) {
 			*rdc = true;
 			return cache[i].ptx;
 		}
@@ -385,13 +389,31 @@ static const char *relinked(const void *image, bool *rdc)
 	char *cubin = rt_relink(&w, device_arch(), &size, rdc);
 	if (!*rdc)
 		return NULL;
-	struct patched *p = remember(hash, len, cubin);
+	struct patched *p = remember(hash, len, false, cubin);
 	if (p && cubin)
 		p->orig = image; /* a wrapper: in the program's image */
 	return cubin;
 }
 
-const char *rt_image_patch(const void *image, size_t size)
+/* user rewritten for a load: linked with the helper library's cubin
+ * where it can be (rt_link.c), else as PTX carrying the library. */
+static char *patch_for_load(const char *user, size_t len, const struct gpux_cubin_regs *regs)
+{
+	unsigned arch = device_arch();
+	if (rt_link_lib(arch)) {
+		char *ptx = rt_image_rewrite(user, len, regs, PTX_FIRST_UNIT, true);
+		if (!ptx)
+			return NULL; /* nothing probed, or refused (said) */
+		size_t size;
+		char *cubin = rt_link_with_lib(ptx, regs, arch, &size);
+		free(ptx);
+		if (cubin)
+			return cubin;
+	}
+	return rt_image_rewrite(user, len, regs, PTX_WHOLE_MODULE, false);
+}
+
+const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 {
 	/* nothing to splice without device probes (cuda:-only programs) */
 	if (!image || !rt_sess() || !rt_sess()->nprobes || !rt_cu_ready() || rt_detached())
@@ -403,7 +425,7 @@ const char *rt_image_patch(const void *image, size_t size)
 	}
 	if (kind == RT_IMG_UNKNOWN)
 		return NULL;
-	if (kind == RT_IMG_FATBIN) {
+	if (kind == RT_IMG_FATBIN && as != RT_AS_PTX) {
 		bool rdc;
 		const char *cubin = relinked(image, &rdc);
 		if (rdc)
@@ -424,8 +446,9 @@ const char *rt_image_patch(const void *image, size_t size)
 	}
 	const char *text = user ? user : image;
 	uint64_t hash = fnv(text, ulen);
+	bool lib_ptx = as != RT_AS_LOAD;
 	for (size_t i = 0; i < ncache; i++)
-		if (cache[i].hash == hash && cache[i].len == ulen) {
+		if (cache[i].hash == hash && cache[i].len == ulen && cache[i].lib_ptx == lib_ptx) {
 			free(user);
 			gpux_cubin_regs_free(&regs);
 			return cache[i].ptx;
@@ -433,12 +456,18 @@ const char *rt_image_patch(const void *image, size_t size)
 	char *copy = NULL;
 	if (!user && !(copy = strndup(text, ulen)))
 		return NULL;
-	char *ptx = rt_image_rewrite(user ? user : copy, ulen, &regs, PTX_WHOLE_MODULE);
+	static int told_jit;
+	if (as == RT_AS_JIT && (rt_sess()->flags & GPUX_SESS_VERBOSE) && !told_jit++)
+		rt_warn("a module loaded with JIT options that shape its code carries the helper "
+			"library as PTX, compiled under them");
+	const char *src = user ? user : copy;
+	char *ptx = lib_ptx ? rt_image_rewrite(src, ulen, &regs, PTX_WHOLE_MODULE, false)
+			    : patch_for_load(src, ulen, &regs);
 	free(user);
 	free(copy);
 	gpux_cubin_regs_free(&regs);
 	/* kept for the process's life: a library may JIT it lazily later */
-	struct patched *p = remember(hash, ulen, ptx);
+	struct patched *p = remember(hash, ulen, lib_ptx, ptx);
 	if (p && ptx)
 		keep_original(p, image, size, kind);
 	return ptx;

@@ -33,13 +33,13 @@ void *rt_real_of(enum hook_id id, const char *sym)
 
 /* ---------------- module loading ---------------- */
 
-const char *rt_patch(const void *image, size_t size)
+const char *rt_patch(const void *image, size_t size, enum rt_patch_as as)
 {
 	RT_TRACE("module image %p (%.4s...)", image, image ? (const char *)image : "");
 	if (!image || !rt_sess())
 		return NULL;
 	pthread_mutex_lock(&rt_lock);
-	const char *ptx = rt_image_patch(image, size);
+	const char *ptx = rt_image_patch(image, size, as);
 	pthread_mutex_unlock(&rt_lock);
 	return ptx;
 }
@@ -53,8 +53,40 @@ static void loaded_module(CUmodule m)
 	pthread_mutex_unlock(&rt_lock);
 }
 
-/* Loads patched PTX with the caller's JIT options plus an error log;
- * on failure says why, so the caller can load the original. */
+static bool is_elf(const void *image)
+{
+	return image && !memcmp(image, "\x7f" "ELF", 4);
+}
+
+/* A load whose JIT options shape the code (registers, optimization,
+ * target, debug information...) gets PTX, compiled under them; only
+ * the logs and timings leave a link with the library's cubin alone. */
+static enum rt_patch_as patch_as(unsigned n, const CUjit_option *opt)
+{
+	for (unsigned i = 0; opt && i < n; i++)
+		switch (opt[i]) {
+		case CU_JIT_WALL_TIME:
+		case CU_JIT_INFO_LOG_BUFFER:
+		case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+		case CU_JIT_ERROR_LOG_BUFFER:
+		case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+		case CU_JIT_LOG_VERBOSE:
+			break;
+		default:
+			return RT_AS_JIT;
+		}
+	return RT_AS_LOAD;
+}
+
+/* What -v says was loaded: a linked cubin loads as it is; PTX is
+ * compiled by the driver (its JIT cache aside), the library's with it. */
+static const char *what(const char *patched)
+{
+	return is_elf(patched) ? "a linked cubin" : "PTX with the helper library";
+}
+
+/* Loads a patched module with the caller's JIT options plus an error
+ * log; on failure says why, so the caller can load the original. */
 static CUresult load_patched(CUmodule *m, const char *ptx, unsigned n, CUjit_option *opt,
 			     void **val)
 {
@@ -78,7 +110,8 @@ static CUresult load_patched(CUmodule *m, const char *ptx, unsigned n, CUjit_opt
 	uint64_t t0 = rt_now_ns();
 	CUresult rc = fn(m, ptx, k, o, v);
 	if (rc == CUDA_SUCCESS && (rt_sess()->flags & GPUX_SESS_VERBOSE))
-		rt_warn("the driver loaded a patched module in %.1f ms", rt_ms_since(t0));
+		rt_warn("the driver loaded a patched module (%s) in %.1f ms", what(ptx),
+			rt_ms_since(t0));
 	if (rc != CUDA_SUCCESS) {
 		char *nl = strchr(log, '\n');
 		if (nl)
@@ -87,11 +120,6 @@ static CUresult load_patched(CUmodule *m, const char *ptx, unsigned n, CUjit_opt
 			rt_cu_err(rc), *log ? ": " : "", log);
 	}
 	return rc;
-}
-
-static bool is_elf(const void *image)
-{
-	return image && !memcmp(image, "\x7f" "ELF", 4);
 }
 
 /* cuda:module_load after a successful load: the handle, and what the
@@ -109,7 +137,7 @@ static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_optio
 						      CUjit_option *, void **, void *),
 			 void *orig_arg)
 {
-	const char *ptx = rt_patch(image, 0);
+	const char *ptx = rt_patch(image, 0, patch_as(n, opt));
 	if (ptx && load_patched(m, ptx, n, opt, val) == CUDA_SUCCESS) {
 		loaded_module(*m);
 		rt_original_note(*m, false, ptx);
@@ -188,7 +216,7 @@ CUresult cuModuleLoad(CUmodule *m, const char *path)
 	size_t len = 0;
 	bool want = rt_sess() || rt_cev_on(GPUX_CEV_MODULE_LOAD);
 	char *image = want && path ? read_file(path, &len) : NULL;
-	const char *ptx = image ? rt_patch(image, len) : NULL;
+	const char *ptx = image ? rt_patch(image, len, RT_AS_LOAD) : NULL;
 	CUresult rc;
 	if (ptx && load_patched(m, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
 		loaded_module(*m);
@@ -211,13 +239,13 @@ CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, v
 	lib_load_fn fn = REAL(H_LIB_LOAD, "cuLibraryLoadData", lib_load_fn);
 	if (!fn)
 		return NO_CUDA;
-	const char *ptx = rt_patch(code, 0);
+	const char *ptx = rt_patch(code, 0, patch_as(nj, jo));
 	CUresult rc = CUDA_ERROR_INVALID_IMAGE;
 	if (ptx) {
 		uint64_t t0 = rt_now_ns();
 		rc = fn(lib, ptx, jo, jv, nj, lo, lv, nl);
 		if (rc == CUDA_SUCCESS && (rt_sess()->flags & GPUX_SESS_VERBOSE))
-			rt_warn("the driver loaded a patched library in %.1f ms",
+			rt_warn("the driver loaded a patched library (%s) in %.1f ms", what(ptx),
 				rt_ms_since(t0));
 		if (rc != CUDA_SUCCESS)
 			rt_warn("the driver refused a patched library (%s); it runs untouched",
@@ -244,7 +272,7 @@ static CUresult link_add(enum hook_id id, const char *sym, CUlinkState st, CUjit
 		return NO_CUDA;
 	const char *ptx = NULL;
 	if (type == CU_JIT_INPUT_PTX || type == CU_JIT_INPUT_FATBINARY)
-		ptx = rt_patch(data, type == CU_JIT_INPUT_PTX ? size : 0);
+		ptx = rt_patch(data, type == CU_JIT_INPUT_PTX ? size : 0, RT_AS_PTX);
 	if (ptx && !is_elf(ptx)) {
 		CUresult rc = fn(st, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, name, n, o, v);
 		if (rc == CUDA_SUCCESS)

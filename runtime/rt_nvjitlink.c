@@ -142,7 +142,7 @@ static int jl_add(void *h, int type, const void *data, size_t size, const char *
 	RT_TRACE("nvJitLinkAddData(type %d, %zu bytes, %s)", type, size, name ? name : "");
 	const char *ptx = NULL;
 	if (type == IN_PTX || type == IN_FATBIN || type == IN_ANY)
-		ptx = rt_patch(data, type == IN_FATBIN ? 0 : size);
+		ptx = rt_patch(data, type == IN_FATBIN ? 0 : size, RT_AS_PTX);
 	if (ptx) {
 		int rc = fn(h, IN_PTX, ptx, strlen(ptx) + 1, name);
 		if (rc == 0) {
@@ -214,7 +214,7 @@ static void instrument_lto(struct link *l)
 	char *ptx = NULL;
 	if (relink(l->opts, l->nopts, "-ptx", false, l->in, l->nin, &h2) == 0)
 		ptx = take(h2, true, &n);
-	const char *patched = ptx ? rt_patch(ptx, n) : NULL;
+	const char *patched = ptx ? rt_patch(ptx, n, RT_AS_PTX) : NULL;
 	if (patched) {
 		struct input in = { IN_PTX, (void *)patched, strlen(patched) + 1 };
 		if (relink(l->opts, l->nopts, NULL, true, &in, 1, &h3) == 0)

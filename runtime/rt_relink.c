@@ -10,8 +10,10 @@
  * that cubin instead. The first rewritten unit defines the probes
  * module's data; later ones carry it weak, so the link keeps one copy
  * (ptx_rewrite.h, enum ptx_unit). Kernels keep the register counts of
- * the linked SASS. */
-#include "rt_hooks.h"
+ * the linked SASS. Where it can (rt_link_lib), the units carry the
+ * probes in their link form and the helper library goes into the link
+ * once, as its cubin for this device; else each unit carries it as PTX. */
+#include "rt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +22,9 @@
 #include "cubin.h"
 #include "fatbin.h"
 #include "ptx_rewrite.h"
+#include "rt_helpers.h"
 
 #define MAX_UNITS 4096
-
-typedef CUresult (*link_create_fn)(unsigned, CUjit_option *, void **, CUlinkState *);
-typedef CUresult (*link_complete_fn)(CUlinkState, void **, size_t *);
-typedef CUresult (*link_destroy_fn)(CUlinkState);
 
 /* What a unit goes into the link as. */
 struct input {
@@ -54,7 +53,7 @@ static void *unit_sass(const void *unit, size_t len, unsigned arch, size_t *size
 /* One unit as a link input: 1 when it has probed functions (patched),
  * 0 when it goes in as it is, -1 when it cannot be linked here. */
 static int unit_input(const void *unit, unsigned arch, const struct gpux_cubin_regs *regs,
-		      bool later, struct input *in)
+		      bool later, bool lib, struct input *in)
 {
 	size_t len;
 	if (gpux_fb_container_size(unit, GPUX_FB_HEADER_SIZE, &len))
@@ -67,7 +66,7 @@ static int unit_input(const void *unit, unsigned arch, const struct gpux_cubin_r
 		ptx = NULL;
 	if (ptx && rt_image_probed(ptx)) {
 		char *out = rt_image_rewrite(ptx, strlen(ptx), regs,
-					     later ? PTX_LATER_UNIT : PTX_FIRST_UNIT);
+					     later ? PTX_LATER_UNIT : PTX_FIRST_UNIT, lib);
 		free(ptx);
 		if (!out)
 			return -1;
@@ -86,57 +85,6 @@ static int unit_input(const void *unit, unsigned arch, const struct gpux_cubin_r
 	return 0;
 }
 
-/* The linked cubin of the inputs (malloc'd), or NULL with the driver's
- * message in err. maxreg (0: none) caps every function compiled from
- * PTX: nvlink checks a kernel's cap against each function it calls by
- * name, and every unit has the probes' functions under the same names,
- * so they must all fit the lowest cap. A link needs a context: without
- * a current one, the device's primary context is taken (the program's
- * cudart would take it anyway). */
-static void *link_all(const struct input *in, int n, unsigned maxreg, size_t *size,
-		      char *err, size_t errlen)
-{
-	link_create_fn create = (link_create_fn)rt_cuda_sym("cuLinkCreate_v2");
-	link_add_fn add = REAL(H_LINK_ADD2, "cuLinkAddData_v2", link_add_fn);
-	link_complete_fn complete = (link_complete_fn)rt_cuda_sym("cuLinkComplete");
-	link_destroy_fn destroy = (link_destroy_fn)rt_cuda_sym("cuLinkDestroy");
-	if (!create || !add || !complete || !destroy) {
-		snprintf(err, errlen, "libcuda has no cuLink*");
-		return NULL;
-	}
-	CUcontext cur = NULL, primary = NULL;
-	CUdevice dev;
-	if (rt_cu.CtxGetCurrent(&cur) != CUDA_SUCCESS || !cur) {
-		if (rt_cu.DeviceGet(&dev, 0) != CUDA_SUCCESS ||
-		    rt_cu.DevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS ||
-		    rt_cu.CtxSetCurrent(primary) != CUDA_SUCCESS)
-			primary = NULL;
-	}
-	char log[2048] = "";
-	CUjit_option o[] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-			     CU_JIT_MAX_REGISTERS };
-	void *v[] = { log, (void *)(uintptr_t)sizeof(log), (void *)(uintptr_t)maxreg };
-	CUlinkState st;
-	void *cubin = NULL, *copy = NULL;
-	CUresult rc = create(maxreg ? 3 : 2, o, v, &st);
-	if (rc == CUDA_SUCCESS) {
-		for (int i = 0; rc == CUDA_SUCCESS && i < n; i++)
-			rc = add(st, in[i].type, in[i].data, in[i].size, "gpux_unit", 0, NULL, NULL);
-		if (rc == CUDA_SUCCESS)
-			rc = complete(st, &cubin, size);
-		if (rc == CUDA_SUCCESS && (copy = malloc(*size)))
-			memcpy(copy, cubin, *size);
-		destroy(st);
-	}
-	if (primary)
-		rt_cu.CtxSetCurrent(NULL); /* the primary context stays retained */
-	if (rc != CUDA_SUCCESS) {
-		log[strcspn(log, "\n")] = 0;
-		snprintf(err, errlen, "%s%s%s", rt_cu_err(rc), *log ? ": " : "", log);
-	}
-	return copy;
-}
-
 static void inputs_free(struct input *in, int n)
 {
 	for (int i = 0; in && i < n; i++)
@@ -144,10 +92,11 @@ static void inputs_free(struct input *in, int n)
 	free(in);
 }
 
-/* Every unit as a link input, kernels capped at regs (NULL: none); NULL
- * when a unit cannot go in (said). */
+/* Every unit as a link input, kernels capped at regs (NULL: none), the
+ * probes in their link form when lib; NULL when a unit cannot go in
+ * (said). */
 static struct input *inputs(const void *const *units, int n, unsigned arch,
-			    const struct gpux_cubin_regs *regs, int *patched)
+			    const struct gpux_cubin_regs *regs, bool lib, int *patched)
 {
 	struct input *in = calloc((size_t)n, sizeof(*in));
 	if (!in) {
@@ -156,7 +105,7 @@ static struct input *inputs(const void *const *units, int n, unsigned arch,
 	}
 	*patched = 0;
 	for (int i = 0; i < n; i++) {
-		int rc = unit_input(units[i], arch, regs, *patched > 0, &in[i]);
+		int rc = unit_input(units[i], arch, regs, *patched > 0, lib, &in[i]);
 		if (rc < 0) {
 			rt_warn("unit %d of %d of a module of relocatable device code cannot be "
 				"instrumented, or has no code for sm_%u to link; the module runs "
@@ -167,6 +116,42 @@ static struct input *inputs(const void *const *units, int n, unsigned arch,
 		*patched += rc > 0;
 	}
 	return in;
+}
+
+/* One link of every unit: kernels capped at regs (NULL: none), every
+ * function compiled from PTX within their lowest count (nvlink checks a
+ * kernel's cap against each function it calls by name, and every unit
+ * has the probes' functions under the same names); with the helper
+ * library's cubin within that count when lib. NULL with err; *linkable
+ * false when a unit cannot go in at all (said). */
+static void *link_units(const void *const *units, int n, unsigned arch,
+			const struct gpux_cubin_regs *regs, bool lib, int *patched, size_t *size,
+			char *err, size_t errlen, bool *linkable)
+{
+	struct input *in = inputs(units, n, arch, regs, lib, patched);
+	struct rt_link_in *li = in ? calloc((size_t)n + 1, sizeof(*li)) : NULL;
+	void *cubin = NULL;
+	*linkable = in != NULL;
+	if (in && !li)
+		snprintf(err, errlen, "out of memory");
+	if (li) {
+		unsigned lowest = rt_regs_lowest(regs), lib_regs;
+		for (int i = 0; i < n; i++)
+			li[i] = (struct rt_link_in){ in[i].type, in[i].data, in[i].size };
+		int m = n;
+		size_t lib_size = 0;
+		const void *lc = lib && *patched ? rt_helper_cubin(arch, lowest, &lib_size, &lib_regs)
+						 : NULL;
+		if (lc)
+			li[m++] = (struct rt_link_in){ CU_JIT_INPUT_CUBIN, lc, lib_size };
+		if (lib && *patched && !lc)
+			snprintf(err, errlen, "cannot unpack it");
+		else
+			cubin = rt_link(li, m, lowest, size, err, errlen);
+	}
+	free(li);
+	inputs_free(in, n);
+	return cubin;
 }
 
 void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bool *rdc)
@@ -203,38 +188,40 @@ void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bo
 	const void *linked = (const void *)(uintptr_t)w->data;
 	if (!gpux_fb_container_size(linked, GPUX_FB_HEADER_SIZE, &llen))
 		rt_image_sass_regs(linked, llen, arch, &regs);
-	unsigned lowest = 0;
-	for (size_t i = 0; i < regs.n; i++)
-		if (regs.regs[i] && (!lowest || regs.regs[i] < lowest))
-			lowest = regs.regs[i];
+	const struct gpux_cubin_regs *caps = regs.n ? &regs : NULL;
 	int patched = 0;
 	char err[2300] = "";
+	bool linkable = true, lib = rt_link_lib(arch);
+	uint64_t t0 = rt_now_ns();
 	void *cubin = NULL;
-	struct input *in = inputs(units, n, arch, regs.n ? &regs : NULL, &patched);
-	bool linkable = in != NULL;
-	if (in)
-		cubin = link_all(in, n, lowest, size, err, sizeof(err));
-	inputs_free(in, n);
+	if (lib) {
+		cubin = link_units(units, n, arch, caps, true, &patched, size, err, sizeof(err),
+				   &linkable);
+		if (!cubin && linkable)
+			rt_link_failed(arch, err);
+		lib = cubin != NULL;
+	}
+	if (!cubin && linkable)
+		cubin = link_units(units, n, arch, caps, false, &patched, size, err, sizeof(err),
+				   &linkable);
 	bool capped = cubin && regs.n;
 	if (!cubin && regs.n && linkable) {
 		/* without the caps: the kernels may then need more registers
 		 * than their SASS, but they are instrumented */
 		rt_warn("cannot keep the kernels of a module of relocatable device code to the "
 			"registers of their SASS (%s); they are linked without", err);
-		in = inputs(units, n, arch, NULL, &patched);
-		linkable = in != NULL;
-		if (in)
-			cubin = link_all(in, n, 0, size, err, sizeof(err));
-		inputs_free(in, n);
+		cubin = link_units(units, n, arch, NULL, false, &patched, size, err, sizeof(err),
+				   &linkable);
 	}
 	if (!cubin && linkable)
 		rt_warn("cannot link a module of relocatable device code again (%s); it runs "
 			"untouched", err);
 	else if (cubin && (rt_sess()->flags & GPUX_SESS_VERBOSE))
 		rt_warn("linked a module of relocatable device code again: %d units, %d of them "
-			"instrumented%s", n, patched,
+			"instrumented%s%s in %.1f ms", n, patched,
 			capped ? ", every function kept within the fewest registers of its kernels'"
-				 " SASS" : "");
+				 " SASS" : "",
+			lib ? ", the helper library as its cubin" : "", rt_ms_since(t0));
 	gpux_cubin_regs_free(&regs);
 	return cubin;
 }

@@ -24,6 +24,8 @@ static uint64_t layout(const struct gpux_sess_spec *spec, struct gpux_sess_hdr *
 	at = align_up(at + (uint64_t)spec->nmaps * sizeof(struct gpux_sess_map), 64);
 	h->ptx_off = at;
 	at = align_up(at + spec->ptx_len + 1, 64);
+	h->link_ptx_off = at;
+	at = align_up(at + spec->link_ptx_len + 1, 64);
 	h->names_off = at;
 	at = align_up(at + (uint64_t)GPUX_SESS_MAX_NAMES * sizeof(struct gpux_sess_name), 4096);
 	h->slots_off = at;
@@ -79,6 +81,9 @@ void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec)
 	}
 	if (spec->ptx_len)
 		memcpy((char *)h + h->ptx_off, spec->ptx, spec->ptx_len);
+	h->link_ptx_len = spec->link_ptx_len;
+	if (spec->link_ptx_len)
+		memcpy((char *)h + h->link_ptx_off, spec->link_ptx, spec->link_ptx_len);
 	for (uint32_t i = 0; i < h->nslots; i++)
 		gpux_sess_slot_at(h, i)->ring_off = align_up(sizeof(struct gpux_sess_slot), 64);
 	h->hobj_len = spec->hobj_len;
@@ -102,7 +107,8 @@ int gpux_sess_check(const void *seg, uint64_t len)
 	if (len < sizeof(*h) || h->magic != GPUX_SESS_MAGIC ||
 	    h->version != GPUX_SESS_VERSION || h->size > len)
 		return -1;
-	if (h->slots_off + h->slot_size * h->nslots > len || h->ptx_off + h->ptx_len >= len)
+	if (h->slots_off + h->slot_size * h->nslots > len || h->ptx_off + h->ptx_len >= len ||
+	    h->link_ptx_off + h->link_ptx_len >= len)
 		return -1;
 	if (h->hobj_off + h->hobj_len > len || h->hbind_off + (uint64_t)h->nhbind *
 	    sizeof(struct gpux_sess_hbind) > len || h->hosts_off + h->host_size * h->nhosts > len ||

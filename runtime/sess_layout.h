@@ -16,6 +16,8 @@ struct gpux_sess_spec {
 	uint32_t nmaps;
 	const char *ptx;
 	size_t ptx_len;
+	const char *link_ptx; /* the link form (session.h), or NULL */
+	size_t link_ptx_len;
 	const void *hobj; /* host object, or NULL */
 	size_t hobj_len;
 	const struct gpux_sess_hbind *hbind;

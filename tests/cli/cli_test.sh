@@ -329,12 +329,17 @@ t_dump_ptx_prefetch() {
 }
 t_emit() {
 	run 0 --emit "$tmp/em" -e 'cuda:launch { @t[kernel] = nsecs; } gdev:kernel_entry { @lat[kernel] = hist(nsecs - @t[kernel]); }' &&
-	[ -s "$tmp/em/device.ptx" ] && [ -s "$tmp/em/device.bpf" ] && [ -s "$tmp/em/host.bpf.o" ] ||
-		{ ls -l "$tmp/em"; fail "--emit did not write device.ptx, device.bpf and host.bpf.o"; return 1; }
+	[ -s "$tmp/em/device.ptx" ] && [ -s "$tmp/em/device.link.ptx" ] && [ -s "$tmp/em/device.bpf" ] &&
+	[ -s "$tmp/em/host.bpf.o" ] ||
+		{ ls -l "$tmp/em"; fail "--emit did not write device.ptx, device.link.ptx, device.bpf and host.bpf.o"; return 1; }
+	grep -q '^\.extern \.func .* gpux_h_agg_count(' "$tmp/em/device.link.ptx" &&
+	! grep -q '^\.visible \.func .* gpux_h_\|gpux_ctl' "$tmp/em/device.link.ptx" ||
+		{ cat "$tmp/em/device.link.ptx"; fail "device.link.ptx defines or declares the library"; return 1; }
 	file "$tmp/em/host.bpf.o" 2>/dev/null | grep -q 'eBPF' || head -c 4 "$tmp/em/host.bpf.o" | grep -q 'ELF' ||
 		fail "host.bpf.o is not an ELF object"
 	ptxas_ok || { echo "SKIP: ptxas not installed"; return 0; }
 	ptxas -arch=sm_90 -c "$tmp/em/device.ptx" -o "$tmp/d.o" || fail "ptxas rejected device.ptx"
+	ptxas -arch=sm_90 -c "$tmp/em/device.link.ptx" -o "$tmp/l.o" || fail "ptxas rejected device.link.ptx"
 }
 t_dry_run_device_refusal() {
 	run 1 --dry-run -e 'gdev:kernel_exit { if (kernel == "x") { @a = count(); } }' &&

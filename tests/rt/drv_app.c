@@ -3,6 +3,7 @@
  *   drv_app MODE FILE
  * MODE: module   cuModuleLoadData on FILE's bytes
  *       modex    cuModuleLoadDataEx with a JIT info log option
+ *       modexreg cuModuleLoadDataEx with CU_JIT_MAX_REGISTERS (64)
  *       file     cuModuleLoad(FILE)
  *       link     cuLinkAddData(PTX) + cuLinkComplete, cuModuleLoadData on
  *                the cubin (numba's way)
@@ -310,6 +311,10 @@ int main(int argc, char **argv)
 		CUjit_option o[] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES };
 		void *v[] = { info, (void *)(uintptr_t)sizeof(info) };
 		check(cuModuleLoadDataEx(&mod, image, 2, o, v), "cuModuleLoadDataEx");
+	} else if (!strcmp(mode, "modexreg")) {
+		CUjit_option o[] = { CU_JIT_MAX_REGISTERS };
+		void *v[] = { (void *)(uintptr_t)64 };
+		check(cuModuleLoadDataEx(&mod, image, 1, o, v), "cuModuleLoadDataEx");
 	} else if (!strcmp(mode, "file")) {
 		check(cuModuleLoad(&mod, argv[2]), "cuModuleLoad");
 	} else if (!strcmp(mode, "link")) {

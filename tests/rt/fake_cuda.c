@@ -35,6 +35,10 @@
  *                         (CUDA_ERROR_INVALID_PTX, with a JIT log)
  *   FAKE_CUDA_PTXAS=PATH  PTX is checked with ptxas -arch=sm_90 first; the
  *                         linker (one PTX input) needs it to make cubins
+ *   FAKE_CUDA_CC=NN       the device's compute capability (default 90);
+ *                         links are for sm_NN
+ *   FAKE_CUDA_LINK_NO_CUBIN=1  links refuse cubin inputs (as a driver
+ *                         older than the toolkit that made them)
  *   FAKE_CUDA_PRINTF      above */
 #include <cuda.h>
 
@@ -213,13 +217,21 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 	return CUDA_SUCCESS;
 }
 
+/* FAKE_CUDA_CC, or 90. */
+static int fake_cc(void)
+{
+	const char *e = getenv("FAKE_CUDA_CC");
+	int cc = e ? atoi(e) : 0;
+	return cc > 0 ? cc : 90;
+}
+
 CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 {
 	if (d != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	switch (a) {
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = fake_cc() / 10; break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = fake_cc() % 10; break;
 	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 4; break;
 	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
 	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: *v = 1; break;
@@ -1115,6 +1127,22 @@ static bool global_line(const char *line, size_t len, char *name, size_t nlen, s
 	return false;
 }
 
+/* A global of the module: zeroed memory (a library's: per context). */
+static void add_global(struct fk_mod *m, const char *name, size_t size)
+{
+	struct fk_global *g = realloc(m->g, (size_t)(m->ng + 1) * sizeof(*g));
+	if (!g)
+		return;
+	m->g = g;
+	g = &m->g[m->ng];
+	memset(g, 0, sizeof(*g));
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->size = size;
+	g->mem = m->lib ? NULL : block_new(size, false, 0); /* zeroed */
+	if (g->mem || m->lib)
+		m->ng++;
+}
+
 static void parse_globals(struct fk_mod *m)
 {
 	const char *p = m->text;
@@ -1123,19 +1151,8 @@ static void parse_globals(struct fk_mod *m)
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
 		char name[128];
 		size_t size;
-		if (memmem(p, len, ".global", 7) && global_line(p, len, name, sizeof(name), &size)) {
-			struct fk_global *g = realloc(m->g, (size_t)(m->ng + 1) * sizeof(*g));
-			if (g) {
-				m->g = g;
-				g = &m->g[m->ng];
-				memset(g, 0, sizeof(*g));
-				snprintf(g->name, sizeof(g->name), "%s", name);
-				g->size = size;
-				g->mem = m->lib ? NULL : block_new(size, false, 0); /* zeroed */
-				if (g->mem || m->lib)
-					m->ng++;
-			}
-		}
+		if (memmem(p, len, ".global", 7) && global_line(p, len, name, sizeof(name), &size))
+			add_global(m, name, size);
 		p += len + (nl ? 1 : 0);
 	}
 }
@@ -1313,6 +1330,83 @@ static void parse_entries(struct fk_mod *m)
 		parse_params(f, q + n);
 		m->f[m->nf++] = f;
 		parse_sites(f);
+	}
+}
+
+/* The defined symbols of a linked cubin that its PTX inputs lack (those
+ * of a cubin input: the helper library's): globals as zeroed memory,
+ * entries as functions (gpux_clock_sample takes its one pointer). The
+ * gpux_h_ functions it defines go into helpers, comma-separated. */
+static void elf_symbols(struct fk_mod *m, const unsigned char *b, size_t len, char *helpers,
+			size_t hlen)
+{
+	uint64_t shoff;
+	uint16_t shentsize, shnum;
+	size_t at = 0;
+	helpers[0] = 0;
+	if (len < 64)
+		return;
+	memcpy(&shoff, b + 0x28, 8);
+	memcpy(&shentsize, b + 0x3a, 2);
+	memcpy(&shnum, b + 0x3c, 2);
+	if (shentsize < 64 || shoff > len || (uint64_t)shentsize * shnum > len - shoff)
+		return;
+	for (unsigned i = 0; i < shnum; i++) {
+		const unsigned char *sh = b + shoff + (uint64_t)i * shentsize;
+		uint32_t type, link;
+		uint64_t off, size, entsize, soff, ssize;
+		memcpy(&type, sh + 4, 4);
+		if (type != 2) /* SHT_SYMTAB */
+			continue;
+		memcpy(&off, sh + 0x18, 8);
+		memcpy(&size, sh + 0x20, 8);
+		memcpy(&link, sh + 0x28, 4);
+		memcpy(&entsize, sh + 0x38, 8);
+		if (link >= shnum || entsize < 24 || off > len || size > len - off)
+			return;
+		const unsigned char *str = b + shoff + (uint64_t)link * shentsize;
+		memcpy(&soff, str + 0x18, 8);
+		memcpy(&ssize, str + 0x20, 8);
+		if (soff > len || ssize > len - soff)
+			return;
+		for (uint64_t k = 0; k + entsize <= size; k += entsize) {
+			const unsigned char *sym = b + off + k;
+			uint32_t name;
+			uint16_t shndx;
+			uint64_t bytes;
+			memcpy(&name, sym, 4);
+			memcpy(&shndx, sym + 6, 2);
+			memcpy(&bytes, sym + 16, 8);
+			int stype = sym[4] & 0xf;
+			if (!shndx || name >= ssize || !memchr(b + soff + name, 0, ssize - name))
+				continue;
+			const char *nm = (const char *)b + soff + name;
+			if (stype == 2 && !strncmp(nm, "gpux_h_", 7) && at < hlen)
+				at += (size_t)snprintf(helpers + at, hlen - at, "%s%s", at ? "," : "", nm);
+			bool have = false;
+			for (int g = 0; g < m->ng && !have; g++)
+				have = !strcmp(m->g[g].name, nm);
+			for (int g = 0; g < m->nf && !have; g++)
+				have = !strcmp(m->f[g]->name, nm);
+			if (stype == 1 && bytes && !have)
+				add_global(m, nm, bytes);
+			struct fk_func *f, **v;
+			if (stype != 2 || !(sym[5] & 0x10) || have || strlen(nm) >= sizeof(f->name) ||
+			    !(f = calloc(1, sizeof(*f))))
+				continue;
+			if (!(v = realloc(m->f, (size_t)(m->nf + 1) * sizeof(*v)))) {
+				free(f);
+				continue;
+			}
+			m->f = v;
+			f->magic = FN_MAGIC;
+			f->mod = m;
+			strcpy(f->name, nm);
+			f->clock = !strcmp(nm, GPUX_SYM_CLOCK_SAMPLE);
+			f->nparams = f->clock;
+			f->psize[0] = 8;
+			m->f[m->nf++] = f;
+		}
 	}
 }
 
@@ -1532,6 +1626,10 @@ CUresult cuLinkAddData_v2(CUlinkState st, CUjitInputType type, void *data, size_
 	if (l->nptx + l->ncubin == MAX_LINK_IN)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	if (type == CU_JIT_INPUT_CUBIN) {
+		if (getenv("FAKE_CUDA_LINK_NO_CUBIN")) {
+			flog("cuLinkAddData cubin: refused");
+			return CUDA_ERROR_INVALID_IMAGE;
+		}
 		if (!(l->unit_cubin[l->ncubin] = malloc(size)))
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		memcpy(l->unit_cubin[l->ncubin], data, size);
@@ -1576,14 +1674,14 @@ static bool write_file(const char *path, const void *p, size_t n)
 	return ok;
 }
 
-/* ptxas -c each PTX unit (within maxreg) and nvlink them all for sm_90,
- * the fake device; stderr of both goes to the test's. */
+/* ptxas -c each PTX unit (within maxreg) and nvlink them all for the
+ * fake device's sm; stderr of both goes to the test's. */
 static int link_units(struct fk_link *l)
 {
 	const char *ptxas = getenv("FAKE_CUDA_PTXAS");
 	if (!ptxas || !*ptxas)
 		return -1;
-	char dir[] = "/tmp/fake_link_XXXXXX", nvlink[4096], out[64], reg[32];
+	char dir[] = "/tmp/fake_link_XXXXXX", nvlink[4096], out[64], reg[32], arch[24];
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(nvlink, sizeof(nvlink), "%s", ptxas);
@@ -1591,17 +1689,18 @@ static int link_units(struct fk_link *l)
 	snprintf(slash ? slash + 1 : nvlink, sizeof(nvlink) - (size_t)(slash ? slash + 1 - nvlink : 0),
 		 "nvlink");
 	snprintf(reg, sizeof(reg), "-maxrregcount=%u", l->maxreg);
+	snprintf(arch, sizeof(arch), "-arch=sm_%d", fake_cc());
 	char obj[MAX_LINK_IN][64];
 	char *largv[MAX_LINK_IN + 6];
 	int n = 0, rc = 0;
 	largv[n++] = nvlink;
-	largv[n++] = "-arch=sm_90";
+	largv[n++] = arch;
 	for (int i = 0; i < l->nptx + l->ncubin && !rc; i++) {
 		char src[64];
 		snprintf(obj[i], sizeof(obj[i]), "%s/u%d.o", dir, i);
 		if (i < l->nptx) {
 			snprintf(src, sizeof(src), "%s/u%d.ptx", dir, i);
-			char *pargv[] = { (char *)ptxas, "-arch=sm_90", "-c", l->maxreg ? reg : "-O3",
+			char *pargv[] = { (char *)ptxas, arch, "-c", l->maxreg ? reg : "-O3",
 					  "-o", obj[i], src, NULL };
 			rc = write_file(src, l->unit_ptx[i], strlen(l->unit_ptx[i])) ? run(pargv, NULL) : -1;
 			unlink(src);
@@ -1739,6 +1838,9 @@ static CUresult load(struct fk_mod **out, const void *image, const char *api, bo
 		parse_globals(m);
 		parse_entries(m);
 	}
+	char helpers[256] = "";
+	if (linked)
+		elf_symbols(m, image, len, helpers, sizeof(helpers));
 	char entries[512] = "";
 	size_t at = 0;
 	for (int i = 0; i < m->nf && at < sizeof(entries); i++)
@@ -1746,8 +1848,9 @@ static CUresult load(struct fk_mod **out, const void *image, const char *api, bo
 				       m->f[i]->name);
 	if (linked)
 		patched = strstr(linked, "call (gpux_r), gpux_probe_");
-	flog("load %d %s %s %s entries=%s globals=%d", seq, api, kind_names[kind],
-	     !m->text ? "-" : patched ? "patched" : "plain", entries, m->ng);
+	flog("load %d %s %s %s entries=%s globals=%d%s%s", seq, api, kind_names[kind],
+	     !m->text ? "-" : patched ? "patched" : "plain", entries, m->ng,
+	     *helpers ? " helpers=" : "", helpers);
 	pthread_mutex_lock(&lock);
 	m->next = mods;
 	mods = m;

@@ -3,6 +3,8 @@
  * the runtime left in the segment, in a stable text form. Usage:
  *   rt_ctl [OPTIONS] -- CMD ARGS...
  *     --ptx FILE        the probe module (gpux --emit DIR's device.ptx)
+ *     --link-ptx FILE   its form for the helper library's cubin
+ *                       (device.link.ptx; unset: none in the segment)
  *     --probe S:GLOB:F  a probe table entry: site number, glob, function
  *     --map K:V:N       a map: key bytes, value bytes, max entries
  *     --preload LIBS    LD_PRELOAD for the command (unset: left alone)
@@ -211,7 +213,7 @@ int main(int argc, char **argv)
 	struct gpux_sess_probe probes[16];
 	struct gpux_sess_map maps[16];
 	uint32_t np = 0, nm = 0;
-	const char *ptx_file = NULL, *preload = NULL, *dump = NULL;
+	const char *ptx_file = NULL, *link_file = NULL, *preload = NULL, *dump = NULL;
 	int session = 1, verbose = 0, dies_ms = -1, i;
 	memset(probes, 0, sizeof(probes));
 	memset(maps, 0, sizeof(maps));
@@ -238,6 +240,8 @@ int main(int argc, char **argv)
 		i++;
 		if (!strcmp(a, "--ptx")) {
 			ptx_file = v;
+		} else if (!strcmp(a, "--link-ptx")) {
+			link_file = v;
 		} else if (!strcmp(a, "--preload")) {
 			preload = v;
 		} else if (!strcmp(a, "--dump")) {
@@ -266,10 +270,12 @@ int main(int argc, char **argv)
 		die("%s", "no command after --");
 	char **cmd = argv + i + 1;
 
-	size_t ptx_len = 0;
+	size_t ptx_len = 0, link_len = 0;
 	char *ptx = ptx_file ? slurp(ptx_file, &ptx_len) : NULL;
+	char *link = link_file ? slurp(link_file, &link_len) : NULL;
 	struct gpux_sess_spec spec = { .probes = probes, .nprobes = np, .maps = maps, .nmaps = nm,
-				       .ptx = ptx, .ptx_len = ptx_len };
+				       .ptx = ptx, .ptx_len = ptx_len,
+				       .link_ptx = link, .link_ptx_len = link_len };
 	uint64_t size = gpux_sess_size(&spec);
 	int fd = memfd_create("rt-ctl-session", 0); /* inherited */
 	if (fd < 0 || ftruncate(fd, (off_t)size))
@@ -282,6 +288,7 @@ int main(int argc, char **argv)
 		h->flags |= GPUX_SESS_VERBOSE;
 	h->flags |= GPUX_SESS_CLOCK; /* the clock handshake is under test too */
 	free(ptx);
+	free(link);
 
 	fflush(NULL);
 	pid_t ctl = 0;

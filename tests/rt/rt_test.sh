@@ -6,7 +6,8 @@
 # or under gpux itself. Usage: rt_test.sh CASE (ctest's way), or no
 # argument for all. The paths come from the environment (CMakeLists.txt):
 # RT_LIB RT_FAKE_DIR RT_CTL RT_DRV_APP RT_API_APP RT_GPA_APP RT_GPUX RT_CUDA_DIR
-# RT_PTXAS RT_NEXT_LIB; RT_FIRST: libraries to preload before the runtime
+# RT_PTXAS RT_NEXT_LIB RT_LIB_ARCHS (the SMs of the runtime's helper
+# library cubins); RT_FIRST: libraries to preload before the runtime
 # (the ASan runtime and asan_dlsym.c in the sanitizer build, where
 # RT_SANITIZED=ON). Exact outputs: expected/ (RT_BLESS=1 writes the
 # missing ones, to be read before they are kept). RT_KNOWN_BUGS=1 runs
@@ -287,6 +288,120 @@ t_rdc() {
 	set_up || { cat "$tmp/err" "$tmp/dump" "$tmp/log"; fail "rdc"; }
 	[ -z "${RT_SHOW:-}" ] || cat "$tmp/dump" "$tmp/log"
 }
+# ---- the helper library as a cubin (rt_link.c, rt_helpers.c) ----
+# With the probes' link form in the segment (device.link.ptx), a patched
+# module is the user's PTX and the probes linked with the library's
+# cubin for the device (the fake's link runs ptxas -c and nvlink for
+# real): the driver loads that cubin, which defines the helpers,
+# gpux_ctl and gpux_clock_sample; the counts are those of the PTX path.
+lib_tools() {
+	if [ ! -x "${RT_PTXAS:-}" ] || [ ! -x "$(dirname "$RT_PTXAS")/nvlink" ]; then
+		echo "SKIP: no ptxas and nvlink"; return 77
+	fi
+	case " ${RT_LIB_ARCHS:-} " in
+	*" 90 "*) ;;
+	*) echo "SKIP: the runtime has no helper library cubin for sm_90, the fake's"; return 77 ;;
+	esac
+}
+lib_ctl() { # lib_ctl GLOB ARGS... -- CMD: count_ctl with the link form, verbose
+	local glob=$1; shift
+	probes "$COUNT" &&
+	ctl 0 --ptx "$tmp/emit/device.ptx" --link-ptx "$tmp/emit/device.link.ptx" \
+		--probe "1:$glob:gpux_probe_0" --map 8:8:4096 --verbose "$@"
+}
+linked_ok() { # linked_ok API: one link of the patched PTX and the cubin, loaded by API
+	log_has '^cuLinkAddData ptx patched$' && log_has '^cuLinkAddData cubin$' &&
+	log_has '^cuLinkComplete units=2 maxreg=0$' &&
+	log_has "^load 1 $1 elf patched entries=.*gpux_clock_sample.* helpers=(.*,)?gpux_h_[a-z]+_count(,|\$)" &&
+	log_lacks 'ptx patched entries' &&
+	grep -qE "^gpux: linked a patched module with the helper library's sm_90 cubin \([0-9]+ registers\) in [0-9.]+ ms$" "$tmp/err" ||
+		{ cat "$tmp/err"; fail "not linked with the library's cubin"; }
+}
+t_lib_module() {
+	lib_tools || return
+	FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" module "$PTX" &&
+	same "$tmp/out" drv_module.out && same "$tmp/dump" drv_count.dump &&
+	linked_ok cuModuleLoadDataEx &&
+	grep -qE '^gpux: the driver loaded a patched module \(a linked cubin\) in [0-9.]+ ms$' "$tmp/err" &&
+	set_up || { cat "$tmp/err"; fail "lib_module"; }
+}
+# cuLibraryLoadData before any context: the link takes the primary one.
+t_lib_library() {
+	lib_tools || return
+	FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" library "$PTX" &&
+	same "$tmp/out" drv_library.out && same "$tmp/dump" drv_count.dump &&
+	linked_ok cuLibraryLoadData &&
+	grep -qE '^gpux: the driver loaded a patched library \(a linked cubin\) in ' "$tmp/err" &&
+	set_up || { cat "$tmp/err"; fail "lib_library"; }
+}
+# JIT options that shape the code (here CU_JIT_MAX_REGISTERS) are the
+# driver's to apply: the module carries the library as PTX; an info log
+# (modex) leaves the link alone.
+t_lib_jit_options() {
+	lib_tools || return
+	FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" modexreg "$PTX" &&
+	same "$tmp/out" drv_modexreg.out && same "$tmp/dump" drv_count.dump &&
+	log_has '^load 1 cuModuleLoadDataEx ptx patched ' && log_lacks '^cuLink' &&
+	grep -q 'loaded with JIT options that shape its code carries the helper library as PTX' "$tmp/err" &&
+	set_up || return 1
+	: >"$tmp/log"
+	FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" modex "$PTX" &&
+	same "$tmp/out" drv_modex.out && linked_ok cuModuleLoadDataEx
+}
+# A device this build has no cubin for: the library goes as PTX, said once.
+t_lib_no_cubin() {
+	FAKE_CUDA_CC=130 lib_ctl "" -- "$RT_DRV_APP" twoctx "$PTX" &&
+	same "$tmp/out" twoctx.out &&
+	log_has '^load 1 cuModuleLoadDataEx ptx patched ' && log_lacks '^cuLink' &&
+	[ "$(grep -c 'has no helper library cubin for sm_130: patched modules carry the library as PTX' "$tmp/err")" = 1 ] &&
+	grep -qE '^gpux: the driver loaded a patched module \(PTX with the helper library\) in ' "$tmp/err" &&
+	set_up || { cat "$tmp/err"; fail "lib_no_cubin"; }
+}
+# The driver's link refuses the cubin: the module carries the library as
+# PTX, as before, and -v says so once.
+t_lib_link_refused() {
+	lib_tools || return
+	FAKE_CUDA_PTXAS=$RT_PTXAS FAKE_CUDA_LINK_NO_CUBIN=1 lib_ctl "" -- \
+		"$RT_DRV_APP" twoctx "$PTX" &&
+	same "$tmp/out" twoctx.out &&
+	log_has '^cuLinkAddData cubin: refused$' && log_has '^load 1 cuModuleLoadDataEx ptx patched ' &&
+	[ "$(grep -c "cannot link a patched module with the helper library's sm_90 cubin (.*): it carries the library as PTX" "$tmp/err")" = 1 ] &&
+	set_up || { cat "$tmp/err" "$tmp/log"; fail "lib_link_refused"; }
+}
+# Register caps: the kernel keeps its SASS's count, the library comes at
+# the largest budget within it, and nvlink takes the pair.
+t_lib_register_cap() {
+	lib_tools || return
+	local regs lib
+	regs=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' "$RT_CUDA_DIR/kern_regs.ptxas")
+	[ -n "$regs" ] || { fail "no register count from ptxas"; return 1; }
+	probes 'gdev:access { @[kernel] = count(); }' &&
+	FAKE_CUDA_PTXAS=$RT_PTXAS ctl 0 --ptx "$tmp/emit/device.ptx" \
+		--link-ptx "$tmp/emit/device.link.ptx" --probe "2::gpux_probe_0" --map 8:8:4096 \
+		--verbose -- "$RT_DRV_APP" image "$RT_CUDA_DIR/kern_regs.fatbin" &&
+	log_has '^cuLinkComplete units=2 maxreg=0$' &&
+	log_has '^load 1 cuModuleLoadDataEx elf patched entries=heavy,gpux_clock_sample .*helpers=' || return 1
+	lib=$(sed -n "s/.*sm_90 cubin (\([0-9]*\) registers).*/\1/p" "$tmp/err")
+	[ -n "$lib" ] && [ "$lib" -ge 24 ] && [ "$lib" -le "$regs" ] ||
+		{ cat "$tmp/err"; fail "the library at ${lib:-?} registers for a kernel of $regs"; }
+}
+# Relocatable device code: the library goes into the link once, as its
+# cubin, besides both units' rewritten PTX.
+t_lib_rdc() {
+	lib_tools || return
+	local c=$RT_CUDA_DIR
+	FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" rdc \
+		"$c/rdc_linked.fatbin" "$c/rdc_main.fatbin" "$c/rdc_lib.fatbin" &&
+	grep -qx 'drv_app: rdc_vadd and rdc_fill<<<1, 64>>> from relocatable device code' "$tmp/out" &&
+	[ "$(grep -c '^cuLinkAddData ptx patched$' "$tmp/log")" = 2 ] &&
+	[ "$(grep -c '^cuLinkAddData cubin$' "$tmp/log")" = 1 ] &&
+	log_has '^cuLinkComplete units=3 maxreg=[1-9][0-9]*$' &&
+	log_has '^load 1 cuModuleLoadDataEx elf patched entries=.*_Z8rdc_vaddPKfS0_Pfi.* helpers=' &&
+	grep -q 'linked a module of relocatable device code again: 2 units, 2 of them instrumented.*, the helper library as its cubin in' "$tmp/err" &&
+	grep -q '_Z8rdc_vaddPKfS0_Pfi.*64\|rdc_vadd.*64' "$tmp/dump" &&
+	grep -q 'rdc_fill.*64' "$tmp/dump" &&
+	set_up || { cat "$tmp/err" "$tmp/dump" "$tmp/log"; fail "lib_rdc"; }
+}
 t_verbose() {
 	count_ctl 0 "" --verbose -- "$RT_DRV_APP" module "$PTX" &&
 	same "$tmp/out" drv_module.out && same "$tmp/dump" drv_count.dump &&
@@ -436,6 +551,14 @@ gpux_run() {
 t_gpux_count() {
 	gpux_run 0 "$COUNT" "'$RT_DRV_APP' module '$PTX'" &&
 	same "$tmp/out" gpux_count.out && err_empty && same "$tmp/app.out" drv_module.out
+}
+# gpux puts the link form in the segment: with a linker, the module is
+# linked with the library's cubin; the output is the same.
+t_gpux_lib() {
+	lib_tools || return
+	FAKE_CUDA_PTXAS=$RT_PTXAS gpux_run 0 "$COUNT" "'$RT_DRV_APP' module '$PTX'" &&
+	same "$tmp/out" gpux_count.out && err_empty && same "$tmp/app.out" drv_module.out &&
+	log_has '^load 1 cuModuleLoadDataEx elf patched .*helpers='
 }
 t_gpux_library() {
 	gpux_run 0 "$COUNT" "'$RT_DRV_APP' library '$PTX'" &&
