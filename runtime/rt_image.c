@@ -395,12 +395,36 @@ static const char *relinked(const void *image, bool *rdc)
 	return cubin;
 }
 
+/* Whether the probes call helpers beyond the array maps' updates. Those
+ * small ones cost the driver little to compile with every module, and
+ * compiled with the user's code in one program they inline into the
+ * probes: a count or histogram into an array runs at the speed measured
+ * in bench/gpu (a separately compiled library made xlarge counts 1.3
+ * times as slow). The hash tables, printf and the rest are worth the
+ * precompiled cubin: compiling them with each module cost 0.7 s. */
+static bool probes_need_library(void)
+{
+	static int need = -1;
+	if (need >= 0)
+		return need;
+	const struct gpux_sess_hdr *h = rt_sess();
+	const char *p = (const char *)h + h->link_ptx_off, *end = p + h->link_ptx_len;
+	static const char call[] = "call (gpux_rv), gpux_h_", arr[] = "arr_";
+	need = 0;
+	while (!need && (p = memmem(p, (size_t)(end - p), call, sizeof(call) - 1))) {
+		p += sizeof(call) - 1;
+		need = (size_t)(end - p) < sizeof(arr) - 1 || memcmp(p, arr, sizeof(arr) - 1);
+	}
+	return need;
+}
+
 /* user rewritten for a load: linked with the helper library's cubin
- * where it can be (rt_link.c), else as PTX carrying the library. */
+ * where it can be and the probes need more of it than the array
+ * updates (rt_link.c), else as PTX carrying the library. */
 static char *patch_for_load(const char *user, size_t len, const struct gpux_cubin_regs *regs)
 {
 	unsigned arch = device_arch();
-	if (rt_link_lib(arch)) {
+	if (rt_link_lib(arch) && probes_need_library()) {
 		char *ptx = rt_image_rewrite(user, len, regs, PTX_FIRST_UNIT, true);
 		if (!ptx)
 			return NULL; /* nothing probed, or refused (said) */

@@ -1,6 +1,8 @@
 /* The device helper library: the trusted, warp-collective side of device
  * probes (docs/ARCHITECTURE.md, "The device execution model"). Compiled to PTX at build time
- * (nvcc -arch=sm_80 -ptx -rdc=true) and appended to JIT output.
+ * (nvcc -arch=sm_80 -ptx -rdc=true) and appended to JIT output, and that
+ * PTX assembled into relocatable cubins per SM (runtime/helpers_cubin.cmake)
+ * that the runtime links patched modules with (codegen/ptx/README.md).
  *
  * Every helper is called by the active lanes of a warp together, with the
  * eBPF argument registers r1..r5 as 64-bit parameters and r0 as the

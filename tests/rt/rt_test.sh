@@ -35,6 +35,11 @@ mkdir -p "$tmp/save"
 unset GPUX_SESSION_FD FAKE_CUDA_PRINTF FAKE_CUDA_REFUSE FAKE_CUDA_PTXAS
 
 COUNT='gdev:kernel_exit { @[kernel] = count(); }'
+# A count into a hashed map (a key the compiler cannot bound): the probes
+# need the library's hash tables, which is when a patched module is
+# linked with its cubin; COUNT's array update goes with the module as PTX
+# (rt_image.c). The fake counts by kernel whatever the key.
+HCOUNT='gdev:kernel_exit { @[gtid] = count(); }'
 PRINTF='gdev:kernel_exit { printf("%s lane %d\n", kernel, lane); }'
 EXIT='gdev:kernel_exit { @[kernel] = count(); exit(); }'
 
@@ -305,7 +310,7 @@ lib_tools() {
 }
 lib_ctl() { # lib_ctl GLOB ARGS... -- CMD: count_ctl with the link form, verbose
 	local glob=$1; shift
-	probes "$COUNT" &&
+	probes "$HCOUNT" &&
 	ctl 0 --ptx "$tmp/emit/device.ptx" --link-ptx "$tmp/emit/device.link.ptx" \
 		--probe "1:$glob:gpux_probe_0" --map 8:8:4096 --verbose "$@"
 }
@@ -375,7 +380,7 @@ t_lib_register_cap() {
 	local regs lib
 	regs=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' "$RT_CUDA_DIR/kern_regs.ptxas")
 	[ -n "$regs" ] || { fail "no register count from ptxas"; return 1; }
-	probes 'gdev:access { @[kernel] = count(); }' &&
+	probes 'gdev:access { @[gtid] = count(); }' &&
 	FAKE_CUDA_PTXAS=$RT_PTXAS ctl 0 --ptx "$tmp/emit/device.ptx" \
 		--link-ptx "$tmp/emit/device.link.ptx" --probe "2::gpux_probe_0" --map 8:8:4096 \
 		--verbose -- "$RT_DRV_APP" image "$RT_CUDA_DIR/kern_regs.fatbin" &&
@@ -556,9 +561,16 @@ t_gpux_count() {
 # linked with the library's cubin; the output is the same.
 t_gpux_lib() {
 	lib_tools || return
+	FAKE_CUDA_PTXAS=$RT_PTXAS gpux_run 0 "$HCOUNT" "'$RT_DRV_APP' module '$PTX'" &&
+	same "$tmp/out" gpux_hcount.out && err_empty && same "$tmp/app.out" drv_module.out &&
+	log_has '^load 1 cuModuleLoadDataEx elf patched .*helpers='
+}
+# An array count: the module goes as PTX with the library, no link.
+t_gpux_lib_array() {
+	lib_tools || return
 	FAKE_CUDA_PTXAS=$RT_PTXAS gpux_run 0 "$COUNT" "'$RT_DRV_APP' module '$PTX'" &&
 	same "$tmp/out" gpux_count.out && err_empty && same "$tmp/app.out" drv_module.out &&
-	log_has '^load 1 cuModuleLoadDataEx elf patched .*helpers='
+	log_has '^load 1 cuModuleLoadDataEx ptx patched ' && log_lacks '^cuLink'
 }
 t_gpux_library() {
 	gpux_run 0 "$COUNT" "'$RT_DRV_APP' library '$PTX'" &&
