@@ -49,7 +49,10 @@ endif()
 # probes, so a device one-liner or -d ast never pays for loading LLVM.
 add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_module.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_passes.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_index.c
   ${CMAKE_CURRENT_LIST_DIR}/host_btf.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_btf_maps.c
   ${CMAKE_CURRENT_LIST_DIR}/host_maps.c
   ${CMAKE_CURRENT_LIST_DIR}/host_syms.c
   ${CMAKE_CURRENT_LIST_DIR}/host_uses.c

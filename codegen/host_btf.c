@@ -1,7 +1,6 @@
-/* Debug info that the BPF backend turns into .BTF and .BTF.ext. libbpf 1.x
- * reads map definitions only from BTF: a ".maps" variable is a struct
- * whose members are pointers to int arrays, the array's element count
- * carrying the value (what libbpf's __uint(name, val) macro writes). */
+/* Debug info that the BPF backend turns into .BTF and .BTF.ext: the
+ * programs' functions and lines, kfunc prototypes, struct_ops types.
+ * (The maps' definitions gpux writes itself: host_btf_maps.c.) */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,16 +18,28 @@ void hl_btf_init(struct hctx *h)
 		h->di, LLVMDWARFSourceLanguageC, h->di_file, "gpux", 4, true,
 		"", 0, 0, "", 0, LLVMDWARFEmissionFull, 0, false, false, "", 0,
 		"", 0);
-	LLVMAddModuleFlag(h->mod, LLVMModuleFlagBehaviorWarning, "Dwarf Version",
-			  13, LLVMValueAsMetadata(LLVMConstInt(h->i32, 4, false)));
+	if (!h->big) {
+		LLVMAddModuleFlag(h->mod, LLVMModuleFlagBehaviorWarning, "Dwarf Version",
+				  13, LLVMValueAsMetadata(LLVMConstInt(h->i32, 4, false)));
+		h->di_lines = h->di_file;
+	} else {
+		/* A large program: line info without file or text, and no DWARF.
+		 * The BPF backend adds every string of .BTF by a linear search of
+		 * those before it: a line's text is a new one (and the file's name
+		 * comes after every map's), so line info cost lines x strings.
+		 * The empty file, the string at offset 0, has no text to read.
+		 * DWARF, which libbpf does not read, is left out by the
+		 * AsmPrinter's rule for CodeView without a DWARF version. */
+		LLVMAddModuleFlag(h->mod, LLVMModuleFlagBehaviorWarning, "CodeView", 8,
+				  LLVMValueAsMetadata(LLVMConstInt(h->i32, 1, false)));
+		h->di_lines = LLVMDIBuilderCreateFile(h->di, "", 0, "", 0);
+	}
 	LLVMAddModuleFlag(h->mod, LLVMModuleFlagBehaviorWarning,
 			  "Debug Info Version", 18,
 			  LLVMValueAsMetadata(LLVMConstInt(
 				  h->i32, LLVMDebugMetadataVersion(), false)));
 	h->di_long = LLVMDIBuilderCreateBasicType(h->di, "long", 4, 64,
 						  DW_ATE_signed, LLVMDIFlagZero);
-	h->di_int = LLVMDIBuilderCreateBasicType(h->di, "int", 3, 32,
-						 DW_ATE_signed, LLVMDIFlagZero);
 	h->di_voidp = LLVMDIBuilderCreatePointerType(h->di, NULL, 64, 64, 0, "", 0);
 }
 
@@ -42,27 +53,6 @@ static void attach_dbg(struct hctx *h, LLVMValueRef g, const char *name,
 	LLVMGlobalSetMetadata(g, LLVMGetMDKindIDInContext(h->ctx, "dbg", 3), gve);
 }
 
-/* struct { int (*type)[T]; int (*max_entries)[N]; ... } name SEC(".maps") */
-void hl_btf_map_def(struct hctx *h, LLVMValueRef g, const char *name,
-		 const uint32_t *vals, const char *const *names, int n)
-{
-	LLVMMetadataRef members[8];
-	for (int i = 0; i < n && i < 8; i++) {
-		LLVMMetadataRef sub = LLVMDIBuilderGetOrCreateSubrange(h->di, 0, vals[i]);
-		LLVMMetadataRef arr = LLVMDIBuilderCreateArrayType(
-			h->di, (uint64_t)vals[i] * 32, 32, h->di_int, &sub, 1);
-		LLVMMetadataRef p = LLVMDIBuilderCreatePointerType(h->di, arr, 64, 64,
-								   0, "", 0);
-		members[i] = LLVMDIBuilderCreateMemberType(
-			h->di, h->di_file, names[i], strlen(names[i]), h->di_file, 0,
-			64, 64, (uint64_t)i * 64, LLVMDIFlagZero, p);
-	}
-	LLVMMetadataRef st = LLVMDIBuilderCreateStructType(
-		h->di, h->di_file, "", 0, h->di_file, 0, (uint64_t)n * 64, 64,
-		LLVMDIFlagZero, NULL, members, (unsigned)n, 0, NULL, "", 0);
-	attach_dbg(h, g, name, st);
-}
-
 /* long NAME(void *, ...): programs take the context; kfunc declarations
  * get their prototype so that libbpf can match them to the kernel's. */
 LLVMMetadataRef hl_btf_func(struct hctx *h, LLVMValueRef fn, const char *name,
@@ -73,9 +63,11 @@ LLVMMetadataRef hl_btf_func(struct hctx *h, LLVMValueRef fn, const char *name,
 		types[i + 1] = h->di_voidp;
 	LLVMMetadataRef ft = LLVMDIBuilderCreateSubroutineType(
 		h->di, h->di_file, types, (unsigned)nparams + 1, LLVMDIFlagPrototyped);
+	/* a program's lines are in its subprogram's file */
+	LLVMMetadataRef file = definition ? h->di_lines : h->di_file;
 	LLVMMetadataRef sp = LLVMDIBuilderCreateFunction(
-		h->di, h->di_file, name, strlen(name), name, strlen(name),
-		h->di_file, line, ft, false, definition, line,
+		h->di, file, name, strlen(name), name, strlen(name),
+		file, line, ft, false, definition, line,
 		LLVMDIFlagPrototyped, true);
 	LLVMSetSubprogram(fn, sp);
 	/* the kernel wants every FUNC argument named in BTF */

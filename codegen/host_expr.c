@@ -9,10 +9,7 @@
 
 struct hvar *hl_var_find(struct hctx *h, const char *name)
 {
-	for (struct hvar *v = h->vars; v; v = v->next)
-		if (!strcmp(v->name, name))
-			return v;
-	return NULL;
+	return hl_index_get(&h->var_ix, name);
 }
 
 LLVMValueRef hl_to_bool(struct hctx *h, LLVMValueRef v)
@@ -45,8 +42,7 @@ void hl_str_copy(struct hctx *h, LLVMValueRef dst, unsigned dsize, struct hval s
 	unsigned n = s.ssize < dsize ? s.ssize : dsize;
 	LLVMBuildMemCpy(h->b, dst, 1, s.v, 1, host_const(h, n));
 	if (dsize > n)
-		LLVMBuildMemSet(h->b, host_gep(h, dst, n), LLVMConstInt(h->i8, 0, false),
-				host_const(h, dsize - n), 1);
+		host_zero(h, host_gep(h, dst, n), dsize - n, 1);
 	else if (s.ssize > dsize)
 		LLVMBuildStore(h->b, LLVMConstInt(h->i8, 0, false),
 			       host_gep(h, dst, dsize - 1));
@@ -164,8 +160,7 @@ static LLVMValueRef map_read(struct hctx *h, struct node *m, unsigned *ssize)
 		LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "found");
 		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "read");
 		LLVMValueRef buf = host_alloca(h, p->value_str, "mstr");
-		LLVMBuildMemSet(h->b, buf, LLVMConstInt(h->i8, 0, false),
-				host_const(h, p->value_str), 8);
+		host_zero(h, buf, p->value_str, 8);
 		LLVMBuildCondBr(h->b, nn, found, done);
 		LLVMPositionBuilderAtEnd(h->b, found);
 		LLVMBuildMemCpy(h->b, buf, 8, v, 8, host_const(h, p->value_str));
@@ -387,7 +382,7 @@ static struct hval call_value(struct hctx *h, struct node *e)
 		size = (unsigned)len;
 	}
 	LLVMValueRef buf = host_alloca(h, size, "ustr");
-	LLVMBuildMemSet(h->b, buf, LLVMConstInt(h->i8, 0, false), host_const(h, size), 8);
+	host_zero(h, buf, size, 8);
 	LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, size, false),
 				LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
 	host_helper(h, HELPER_PROBE_READ_USER_STR, h->i64, args, 3);

@@ -8,10 +8,7 @@
 
 struct hmap *hl_map_of(struct hctx *h, const struct node *m)
 {
-	for (int i = 0; i < h->nmaps; i++)
-		if (h->maps[i].info == m->u.map.info)
-			return &h->maps[i];
-	return NULL;
+	return m->u.map.info ? hl_index_get(&h->map_ix, m->u.map.info) : NULL;
 }
 
 unsigned hl_str_size(struct hctx *h, const struct node *e)
@@ -51,26 +48,32 @@ struct seen {
 	bool cuda_writes; /* ... and changes it */
 };
 
-static struct seen *seen_of(struct seen *s, int *n, struct map_info *mi)
+struct walk_state {
+	struct hctx *h;
+	struct seen *s;
+	int *ns;
+	struct hindex *ix; /* map_info -> its struct seen */
+	bool cuda;
+};
+
+static struct seen *seen_of(struct walk_state *w, struct map_info *mi)
 {
-	for (int i = 0; i < *n; i++)
-		if (s[i].info == mi)
-			return &s[i];
-	return NULL;
+	return hl_index_get(w->ix, mi);
 }
 
-
-static void note_map(struct hctx *h, struct node *m, struct seen *s, int *ns)
+static void note_map(struct walk_state *w, struct node *m)
 {
 	struct map_info *mi = m->u.map.info;
 	if (!mi)
 		return;
-	struct seen *e = seen_of(s, ns, mi);
+	struct seen *e = seen_of(w, mi);
 	if (!e) {
-		e = &s[(*ns)++];
+		e = &w->s[(*w->ns)++];
 		memset(e, 0, sizeof(*e));
 		e->info = mi;
+		hl_index_put(w->ix, &w->h->obj->arena, mi, e);
 	}
+	struct hctx *h = w->h;
 	int i = 0;
 	for (struct node *k = m->u.map.keys; k && i < 8; k = k->next, i++)
 		if (k->type.kind == TY_STR) {
@@ -80,24 +83,15 @@ static void note_map(struct hctx *h, struct node *m, struct seen *s, int *ns)
 		}
 }
 
-struct walk_state {
-	struct hctx *h;
-	struct seen *s;
-	int *ns;
-	bool cuda;
-};
-
 /* Every map use and what it stores: string sizes, lhist bounds, and
  * whether any call needs the event ring. */
 static void walk_node(struct node *n, void *arg)
 {
 	struct walk_state *w = arg;
 	struct hctx *h = w->h;
-	struct seen *s = w->s;
-	int *ns = w->ns;
 	if (n->kind == N_MAP) {
-		note_map(h, n, s, ns);
-		struct seen *e = seen_of(s, ns, n->u.map.info);
+		note_map(w, n);
+		struct seen *e = seen_of(w, n->u.map.info);
 		if (e && w->cuda)
 			e->cuda = true;
 	}
@@ -119,24 +113,24 @@ static void walk_node(struct node *n, void *arg)
 	else if (n->kind == N_ASSIGN)
 		changed = n->u.assign.target;
 	if (w->cuda && changed && changed->kind == N_MAP && changed->u.map.info)
-		seen_of(s, ns, changed->u.map.info)->cuda_writes = true;
+		seen_of(w, changed->u.map.info)->cuda_writes = true;
 	if (n->kind != N_ASSIGN)
 		return;
 	struct node *t = n->u.assign.target, *v = n->u.assign.value;
 	if (t->kind != N_MAP || !t->u.map.info)
 		return;
-	struct seen *e = seen_of(s, ns, t->u.map.info);
+	struct seen *e = seen_of(w, t->u.map.info);
 	if (v->type.kind == TY_STR && hl_str_size(h, v) > e->value_str)
 		e->value_str = hl_str_size(h, v);
 	if (v->kind == N_CALL && !strcmp(v->u.call.name, "lhist") && !e->lhist)
 		e->lhist = v;
 }
 
-static void walk(struct hctx *h, struct node *n, struct seen *s, int *ns, bool cuda)
+static void walk(struct walk_state *w, struct node *n, bool cuda)
 {
-	struct walk_state w = { h, s, ns, cuda };
+	w->cuda = cuda;
 	if (n)
-		walk_node(n, &w);
+		walk_node(n, w);
 }
 
 LLVMValueRef hl_map_global(struct hctx *h, const char *sym,
@@ -147,7 +141,7 @@ LLVMValueRef hl_map_global(struct hctx *h, const char *sym,
 	LLVMSetInitializer(g, LLVMConstNull(t));
 	LLVMSetSection(g, ".maps");
 	LLVMSetAlignment(g, 8);
-	hl_btf_map_def(h, g, sym, vals, names, n);
+	hl_btf_map_note(h, sym, vals, names, n);
 	return g;
 }
 
@@ -272,14 +266,16 @@ int hl_maps_layout(struct hctx *h)
 		cap++;
 	struct seen *s = arena_zalloc(&h->obj->arena, sizeof(*s) * (size_t)(cap + 1));
 	int ns = 0;
+	struct hindex ix = { 0 };
+	struct walk_state w = { .h = h, .s = s, .ns = &ns, .ix = &ix };
 	for (struct node *p = h->prog->probes; p; p = p->next) {
 		if (!(p->u.probe.place & (PLACE_HOST | PLACE_DRIVER)))
 			continue;
 		if (hl_probe_tp(h, p))
 			return -1;
 		bool cuda = p->u.probe.attach->u.attach.prov->id == PROV_CUDA;
-		walk(h, p->u.probe.pred, s, &ns, cuda);
-		walk(h, p->u.probe.body, s, &ns, cuda);
+		walk(&w, p->u.probe.pred, cuda);
+		walk(&w, p->u.probe.body, cuda);
 	}
 	h->tp = NULL;
 	h->maps = arena_zalloc(&h->obj->arena, sizeof(*h->maps) * (size_t)(ns + 1));
@@ -287,7 +283,7 @@ int hl_maps_layout(struct hctx *h)
 				    sizeof(*h->obj->maps) * (size_t)(ns + 1));
 	/* program order, so record ids do not depend on first use */
 	for (struct map_info *mi = h->prog->maps; mi; mi = mi->next) {
-		struct seen *e = seen_of(s, &ns, mi);
+		struct seen *e = seen_of(&w, mi);
 		if (!e)
 			continue;
 		struct hmap *hm = &h->maps[h->nmaps];
@@ -295,6 +291,7 @@ int hl_maps_layout(struct hctx *h)
 		hm->index = h->nmaps;
 		hm->pub = &h->obj->maps[h->nmaps];
 		h->nmaps++;
+		hl_index_put(&h->map_ix, &h->obj->arena, mi, hm);
 		if (layout_one(h, e, hm))
 			return -1;
 	}
@@ -330,8 +327,7 @@ LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 {
 	struct host_map *p = hm->pub;
 	LLVMValueRef key = host_alloca(h, p->key_size, "key");
-	LLVMBuildMemSet(h->b, key, LLVMConstInt(h->i8, 0, false),
-			host_const(h, p->key_size), 8);
+	host_zero(h, key, p->key_size, 8);
 	int i = 0;
 	for (struct node *k = m->u.map.keys; k && i < p->nkeys; k = k->next, i++) {
 		if (p->device) {

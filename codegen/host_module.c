@@ -1,6 +1,6 @@
 /* The host lowering's driver: one LLVM context and module per compile,
- * the BPF target, the O2 pipeline and the object in memory. Every LLVM
- * object made here is disposed here, whatever happened. */
+ * the BPF target, the passes (host_passes.c) and the object in memory.
+ * Every LLVM object made here is disposed here, whatever happened. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,7 +9,6 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "host_priv.h"
 
@@ -82,6 +81,26 @@ void host_temps_free(struct hctx *h)
 		s->busy = false;
 }
 
+/* A memset of 1, 2, 4 or 8 bytes is the one store InstCombine would
+ * turn it into; written as that store from the start, since rewriting
+ * one in a huge probe revisits the pooled slot's thousands of uses each
+ * time (quadratic: 20 s of InstCombine at 50,000 statements). */
+static void zero_with(struct hctx *h, LLVMBuilderRef b, LLVMValueRef p, unsigned bytes,
+		      unsigned align)
+{
+	if (bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8) {
+		LLVMTypeRef t = LLVMIntTypeInContext(h->ctx, bytes * 8);
+		LLVMSetAlignment(LLVMBuildStore(b, LLVMConstInt(t, 0, false), p), align);
+		return;
+	}
+	LLVMBuildMemSet(b, p, LLVMConstInt(h->i8, 0, false), host_const(h, bytes), align);
+}
+
+void host_zero(struct hctx *h, LLVMValueRef p, unsigned bytes, unsigned align)
+{
+	zero_with(h, h->b, p, bytes, align);
+}
+
 /* A variable's slot, not pooled, zeroed on entry: the verifier refuses reads of stack bytes
  * no path has written, which a variable set in one branch would be. */
 LLVMValueRef host_alloca_zero(struct hctx *h, unsigned bytes, const char *name)
@@ -93,7 +112,7 @@ LLVMValueRef host_alloca_zero(struct hctx *h, unsigned bytes, const char *name)
 		LLVMPositionBuilderBefore(eb, next);
 	else
 		LLVMPositionBuilderAtEnd(eb, h->entry);
-	LLVMBuildMemSet(eb, a, LLVMConstInt(h->i8, 0, false), host_const(h, bytes), 8);
+	zero_with(h, eb, a, bytes, 8);
 	LLVMDisposeBuilder(eb);
 	return a;
 }
@@ -257,17 +276,8 @@ static int finish(struct hctx *h, LLVMTargetMachineRef tm)
 	}
 	LLVMDisposeMessage(err);
 	err = NULL;
-	if (h->opts->optimize) {
-		LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-		LLVMErrorRef e = LLVMRunPasses(h->mod, "default<O2>", tm, po);
-		LLVMDisposePassBuilderOptions(po);
-		if (e) {
-			char *m = LLVMGetErrorMessage(e);
-			host_err(h, NULL, "internal error: LLVM passes: %s", m);
-			LLVMDisposeErrorMessage(m);
-			return -1;
-		}
-	}
+	if (h->opts->optimize && hl_optimize(h, tm))
+		return -1;
 	if (h->opts->keep_ir) {
 		char *s = LLVMPrintModuleToString(h->mod);
 		h->obj->ir = strdup(s);
@@ -291,7 +301,13 @@ static int finish(struct hctx *h, LLVMTargetMachineRef tm)
 		h->obj->size = n;
 	}
 	LLVMDisposeMemoryBuffer(buf);
-	return h->obj->elf ? 0 : -1;
+	if (!h->obj->elf)
+		return -1;
+	if (hl_btf_maps_write(h)) {
+		host_err(h, NULL, "internal error: cannot add the maps' BTF to the object");
+		return -1;
+	}
+	return 0;
 }
 
 static void module_init(struct hctx *h)
@@ -335,7 +351,7 @@ int host_compile(struct program *prog, const struct host_opts *opts,
 	if (!has_host_probes(prog))
 		return 0;
 	struct hctx h = { .prog = prog, .opts = opts ? opts : &defaults,
-			  .diags = diags, .obj = obj };
+			  .diags = diags, .obj = obj, .big = hl_big_program(prog) };
 	LLVMTargetMachineRef tm = target_machine(&h);
 	if (!tm)
 		return -1;

@@ -9,6 +9,7 @@
 
 #include <llvm-c/Core.h>
 #include <llvm-c/DebugInfo.h>
+#include <llvm-c/TargetMachine.h>
 
 #include "llvm_host.h"
 #include "cuda_actions.h"
@@ -58,6 +59,19 @@ struct hvar {
 	unsigned ssize;
 };
 
+/* host_index.c: a table keyed by pointer, or by C string when str. */
+struct hindex_ent {
+	const void *key;
+	void *val;
+};
+struct hindex {
+	struct hindex_ent *e;
+	unsigned cap, n;
+	bool str;
+};
+void *hl_index_get(const struct hindex *ix, const void *key);
+void hl_index_put(struct hindex *ix, struct arena *a, const void *key, void *val);
+
 /* Per map: the public layout and the global that names it. */
 struct hmap {
 	struct map_info *info;
@@ -80,11 +94,15 @@ struct hctx {
 	LLVMBuilderRef b;
 	LLVMDIBuilderRef di;
 	bool di_done; /* finalized */
-	LLVMMetadataRef di_file, di_cu, di_long, di_int, di_voidp;
+	LLVMMetadataRef di_file, di_cu, di_long, di_voidp;
+	LLVMMetadataRef di_lines; /* the programs' file: di_file, "" when big */
+	bool big;                 /* hl_big_program: lighter debug info */
 	LLVMTypeRef i1, i8, i32, i64, ptr;
 
 	struct hmap *maps;
 	int nmaps;
+	struct hindex map_ix;    /* map_info -> struct hmap */
+	struct hbtf_map *btf_maps, *btf_maps_tail; /* hl_btf_map_note */
 	LLVMValueRef events; /* the ring buffer */
 	LLVMValueRef syms;   /* HOST_SYMS_MAP, made on first use */
 	LLVMValueRef capture_map; /* HOST_CAPTURE_MAP, made on first use */
@@ -100,7 +118,15 @@ struct hctx {
 	LLVMMetadataRef sp;
 	LLVMBasicBlockRef entry; /* allocas go at its top */
 	struct hvar *vars;
+	struct hindex var_ix;    /* name -> struct hvar, of vars */
+	struct hindex str_ix;    /* name -> longest string assigned (+1) */
+	const struct node *str_probe; /* ... in this probe */
 	struct hslot *slots;     /* temporaries (host_alloca) */
+	/* a big probe's straight-line code is cut into blocks (host_stmt.c) */
+	bool split_on;
+	int split_n;             /* statements in split_bb so far */
+	LLVMBasicBlockRef split_bb;
+	LLVMValueRef split_flag; /* a zero only the verifier sees through */
 	struct tp_field *tp;     /* tracepoint layout */
 	const struct host_sops_abi *abi;
 	const struct host_sops_hook *hook;
@@ -119,16 +145,29 @@ LLVMValueRef host_alloca(struct hctx *h, unsigned bytes, const char *name);
 /* Pooled temporaries, free again at the next statement. */
 void host_temps_free(struct hctx *h);
 LLVMValueRef host_alloca_zero(struct hctx *h, unsigned bytes, const char *name);
+/* Zeroes bytes at p (align: what p is aligned to). */
+void host_zero(struct hctx *h, LLVMValueRef p, unsigned bytes, unsigned align);
 LLVMValueRef host_const(struct hctx *h, uint64_t v);
 LLVMValueRef host_helper(struct hctx *h, int id, LLVMTypeRef ret,
 			 LLVMValueRef *args, int n);
 LLVMValueRef host_gep(struct hctx *h, LLVMValueRef base, unsigned off);
 bool host_const_int(const struct node *n, int64_t *out);
 
+/* host_passes.c: O2, or for a function too big for it a light
+ * pipeline; and whether prog is big enough for cheaper debug info. */
+int hl_optimize(struct hctx *h, LLVMTargetMachineRef tm);
+bool hl_big_program(struct program *prog);
+/* A probe whose straight-line code is cut into blocks (host_stmt.c). */
+bool hl_big_probe(struct node *probe);
+
 /* host_btf.c */
 void hl_btf_init(struct hctx *h);
-void hl_btf_map_def(struct hctx *h, LLVMValueRef g, const char *name,
-		 const uint32_t *vals, const char *const *names, int n);
+/* host_btf_maps.c: map sym's definition, a struct of n members
+ * names[i] = vals[i] (names outlive the compile), goes into the .BTF
+ * that hl_btf_maps_write adds to the emitted object. */
+void hl_btf_map_note(struct hctx *h, const char *sym, const uint32_t *vals,
+		     const char *const *names, int n);
+int hl_btf_maps_write(struct hctx *h);
 LLVMMetadataRef hl_btf_func(struct hctx *h, LLVMValueRef fn, const char *name,
 			 int nparams, bool definition, unsigned line);
 void hl_btf_struct_ops(struct hctx *h, LLVMValueRef g, const char *var,

@@ -91,8 +91,7 @@ static LLVMValueRef tp_field(struct hctx *h, const struct node *n,
 				off = LLVMBuildAdd(h->b, off, host_const(h, f->offset + 4), "");
 			src = LLVMBuildGEP2(h->b, h->i8, h->ctxarg, &off, 1, "");
 			id = HELPER_PROBE_READ_KERNEL_STR;
-			LLVMBuildMemSet(h->b, buf, LLVMConstInt(h->i8, 0, false),
-					host_const(h, size), 8);
+			host_zero(h, buf, size, 8);
 		}
 		LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, size, false), src };
 		host_helper(h, id, h->i64, args, 3);
@@ -397,7 +396,11 @@ LLVMValueRef hl_begin_fn(struct hctx *h, unsigned line, const char *name,
 	h->sp = hl_btf_func(h, fn, name, 1, true, line);
 	h->entry = LLVMAppendBasicBlockInContext(h->ctx, fn, "entry");
 	h->vars = NULL;
+	h->var_ix = (struct hindex){ .str = true };
 	h->slots = NULL;
+	h->split_on = false;
+	h->split_flag = NULL;
+	h->split_bb = NULL;
 	LLVMPositionBuilderAtEnd(h->b, h->entry);
 	/* no location of the last function's: a composed hook builds before
 	 * its first probe sets one */
@@ -422,6 +425,7 @@ void hl_leave(struct hctx *h, LLVMValueRef v)
  * through hl_leave. */
 static void lower_body(struct hctx *h, struct node *p, const struct node *an)
 {
+	h->split_on = hl_big_probe(p);
 	host_loc(h, an);
 	if (p->u.probe.pred) {
 		LLVMValueRef c = hl_expr_int(h, p->u.probe.pred);
@@ -471,6 +475,7 @@ static LLVMValueRef lower_composed(struct hctx *h, struct hook_probe *hp, int n,
 		h->hook = hp[i].hook;
 		h->abi = hp[i].abi;
 		h->vars = NULL; /* $variables are each probe's own */
+		h->var_ix = (struct hindex){ .str = true };
 		LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(h->ctx, fn, "probe");
 		h->leave = LLVMAppendBasicBlockInContext(h->ctx, fn, "next");
 		LLVMBuildBr(h->b, start);
@@ -502,11 +507,18 @@ static int check_usym(struct hctx *h, const struct node *an)
 	return -1;
 }
 
+/* The array doubles (from 16): a copy per 16 was quadratic in probes. */
+static bool array_full(int n)
+{
+	return n == 0 || (n >= 16 && !(n & (n - 1)));
+}
+
 void hl_prog_append(struct hctx *h, const struct host_prog *p)
 {
 	struct host_obj *o = h->obj;
-	if (o->nprogs % 16 == 0) {
-		struct host_prog *np = arena_zalloc(&o->arena, sizeof(*np) * (size_t)(o->nprogs + 16));
+	if (array_full(o->nprogs)) {
+		size_t cap = o->nprogs ? 2 * (size_t)o->nprogs : 16;
+		struct host_prog *np = arena_zalloc(&o->arena, sizeof(*np) * cap);
 		if (o->nprogs)
 			memcpy(np, o->progs, sizeof(*np) * (size_t)o->nprogs);
 		o->progs = np;

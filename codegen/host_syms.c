@@ -113,7 +113,7 @@ struct hval hl_sym_string(struct hctx *h, bool probe)
 	LLVMValueRef largs[] = { h->syms, key };
 	LLVMValueRef p = host_helper(h, HELPER_MAP_LOOKUP, h->ptr, largs, 2);
 	LLVMValueRef buf = host_alloca(h, size, "sym");
-	LLVMBuildMemSet(h->b, buf, LLVMConstInt(h->i8, 0, false), host_const(h, size), 8);
+	host_zero(h, buf, size, 8);
 	LLVMBasicBlockRef found = LLVMAppendBasicBlock(h->fn, "sym_found");
 	LLVMBasicBlockRef done = LLVMAppendBasicBlock(h->fn, "sym_done");
 	LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntNE, p, LLVMConstNull(h->ptr), ""),

@@ -2,6 +2,7 @@
  * host_map.use_at): the facts the controller places maps by. A data use
  * is any reference but the map argument of print(), clear() and zero(),
  * which the controller carries out wherever the map lives. */
+#include <stdint.h>
 #include <string.h>
 
 #include "host_priv.h"
@@ -9,14 +10,12 @@
 struct scan {
 	struct host_obj *obj;
 	enum runner rn;
+	struct hindex ix; /* map name -> index + 1 */
 };
 
-static int map_index(const struct host_obj *obj, const char *name)
+static int map_index(const struct scan *sc, const char *name)
 {
-	for (int i = 0; i < obj->nmaps; i++)
-		if (!strcmp(obj->maps[i].name, name))
-			return i;
-	return -1;
+	return (int)(intptr_t)hl_index_get(&sc->ix, name) - 1;
 }
 
 static bool map_action(const char *fn)
@@ -34,7 +33,7 @@ static void visit(struct node *n, void *arg)
 		return;
 	}
 	if (n->kind == N_MAP) {
-		int i = map_index(sc->obj, n->u.map.name);
+		int i = map_index(sc, n->u.map.name);
 		if (i >= 0 && !sc->obj->maps[i].use_at[sc->rn])
 			sc->obj->maps[i].use_at[sc->rn] = n;
 	}
@@ -43,7 +42,7 @@ static void visit(struct node *n, void *arg)
 			     : n->kind == N_CALL && !strcmp(n->u.call.name, "delete") ? n->u.call.args
 			     : NULL;
 	if (w && w->kind == N_MAP) {
-		int i = map_index(sc->obj, w->u.map.name);
+		int i = map_index(sc, w->u.map.name);
 		if (i >= 0 && !sc->obj->maps[i].write_at[sc->rn])
 			sc->obj->maps[i].write_at[sc->rn] = w;
 	}
@@ -52,9 +51,12 @@ static void visit(struct node *n, void *arg)
 
 void hl_map_uses(struct program *prog, struct host_obj *obj)
 {
+	struct scan sc = { .obj = obj, .ix = { .str = true } };
+	for (int i = 0; i < obj->nmaps; i++)
+		hl_index_put(&sc.ix, &obj->arena, obj->maps[i].name, (void *)(intptr_t)(i + 1));
 	for (struct node *p = prog->probes; p; p = p->next) {
 		const struct attach *at = &p->u.probe.attach->u.attach;
-		struct scan sc = { obj, at->prov ? at->prov->runner : RUNNER_GPUX };
+		sc.rn = at->prov ? at->prov->runner : RUNNER_GPUX;
 		ast_visit_children(p, visit, &sc);
 	}
 }

@@ -73,22 +73,56 @@ void var_assign(struct tctx *c, struct node *target, struct type t,
 
 /* ---- maps ---- */
 
+/* Maps by name in a table: a walk of the list per map use cost uses x
+ * maps, seconds for a program of 25,000 maps. */
+static struct map_info **map_slot(struct map_info **tab, unsigned cap, const char *name)
+{
+	unsigned x = 2166136261u; /* FNV-1a */
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		x = (x ^ *p) * 16777619u;
+	unsigned i = x & (cap - 1);
+	while (tab[i] && strcmp(tab[i]->name, name))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static void map_index(struct tctx *c, struct map_info *mi)
+{
+	if (2 * (c->nmaps + 1) > c->map_cap) {
+		unsigned cap = c->map_cap ? 2 * c->map_cap : 64;
+		struct map_info **tab = arena_zalloc(&c->prog->arena, sizeof(*tab) * cap);
+		for (unsigned i = 0; i < c->map_cap; i++)
+			if (c->map_tab[i])
+				*map_slot(tab, cap, c->map_tab[i]->name) = c->map_tab[i];
+		c->map_tab = tab;
+		c->map_cap = cap;
+	}
+	*map_slot(c->map_tab, c->map_cap, mi->name) = mi;
+	c->nmaps++;
+}
+
 struct map_info *map_lookup(struct tctx *c, struct node *m)
 {
-	struct map_info **pp = &c->prog->maps;
-	for (; *pp; pp = &(*pp)->next)
-		if (!strcmp((*pp)->name, m->u.map.name))
-			break;
-	if (!*pp) {
-		struct map_info *mi = arena_zalloc(&c->prog->arena, sizeof(*mi));
+	if (!c->map_tail) {
+		c->map_tail = &c->prog->maps;
+		for (; *c->map_tail; c->map_tail = &(*c->map_tail)->next)
+			if (!c->nmaps || !*map_slot(c->map_tab, c->map_cap, (*c->map_tail)->name))
+				map_index(c, *c->map_tail);
+	}
+	struct map_info *mi = c->nmaps ? *map_slot(c->map_tab, c->map_cap, m->u.map.name)
+				       : NULL;
+	if (!mi) {
+		mi = arena_zalloc(&c->prog->arena, sizeof(*mi));
 		mi->name = m->u.map.name;
 		mi->first_use = m;
 		mi->nkeys = -1;
-		*pp = mi;
+		*c->map_tail = mi;
+		c->map_tail = &mi->next;
+		map_index(c, mi);
 	}
-	(*pp)->places |= c->probe->u.probe.place;
-	m->u.map.info = *pp;
-	return *pp;
+	mi->places |= c->probe->u.probe.place;
+	m->u.map.info = mi;
+	return mi;
 }
 
 static void keys_str(const struct type *ts, const struct node *keys, int n,

@@ -21,6 +21,9 @@ struct tctx {
 	struct node *probe;
 	struct var *vars;
 	struct diag *last; /* the diagnostic just recorded, for hints */
+	/* prog->maps by name (open addressing), and its list's end */
+	struct map_info **map_tab, **map_tail;
+	unsigned map_cap, nmaps;
 };
 
 /* Record an error only on the reporting walk; NULL otherwise. */
