@@ -11,11 +11,13 @@
 
 /* What codegen/ptx/helpers.cu defines. A helper missing here is refused
  * with a diagnostic instead of failing at link time. */
-static const struct {
+struct helper_sym {
 	int id;
 	const char *symbol;
 	int nargs;
-} lib[] = {
+};
+
+static const struct helper_sym lib[] = {
 	{ DH_MAP_LOOKUP, "gpux_h_map_lookup", 2 },
 	{ DH_MAP_UPDATE, "gpux_h_map_update", 3 },
 	{ DH_MAP_DELETE, "gpux_h_map_delete", 2 },
@@ -34,11 +36,7 @@ static const struct {
 
 /* Array maps' updates (helpers.cu, "Array maps"): (map, key, value) with
  * the one key word by value; by the aggregation helper they stand for. */
-static const struct {
-	int id;
-	const char *symbol;
-	int nargs;
-} arr[] = {
+static const struct helper_sym arr[] = {
 	{ DH_AGG_COUNT, "gpux_h_arr_count", 2 },
 	{ DH_AGG_SUM, "gpux_h_arr_sum", 3 },
 	{ DH_AGG_AVG, "gpux_h_arr_avg", 3 },

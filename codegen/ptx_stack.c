@@ -8,8 +8,6 @@
  * .local array (ptx_mem.c). */
 #include "ptx_emit.h"
 
-#define SLOTS (BPF_STACK_SIZE / 8)
-
 static bool whole_slot(const struct bpf_insn *in)
 {
 	int at = BPF_STACK_SIZE + in->off;
