@@ -41,6 +41,10 @@ struct ptx_fn {
 	bool stack_regs;
 };
 
+/* The map r1 points at after in, given r1_map before it (-1: none or
+ * unknown); calls and jump targets are the caller's to handle. */
+int ptx_r1_map_after(const struct bpf_insn *in, int r1_map);
+
 /* Whether the helper call at i takes its key by value (an array map's
  * update, ptx_call.c), given the map r1 points at there. */
 bool ptx_call_by_value(const struct ptx_fn *f, int i, int r1_map);

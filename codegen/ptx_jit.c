@@ -75,6 +75,15 @@ static int find_targets(struct ptx_fn *f)
 	return rc;
 }
 
+int ptx_r1_map_after(const struct bpf_insn *in, int r1_map)
+{
+	uint8_t cls = BPF_CLASS(in->code);
+	if (in->dst != 1 || !(cls == BPF_ALU || cls == BPF_ALU64 || cls == BPF_LDX ||
+			      cls == BPF_LD))
+		return r1_map;
+	return bpf_is_lddw(in) && in->src == BPF_PSEUDO_MAP_IDX ? in->imm : -1;
+}
+
 static void forget(struct ptx_fn *f)
 {
 	f->r1_known = false;
@@ -106,8 +115,7 @@ static void track_regs(struct ptx_fn *f, const struct bpf_insn *in)
 			f->r2_fp_known = false;
 		}
 	}
-	if (in->dst == 1 && (cls == BPF_ALU || alu64 || cls == BPF_LDX || cls == BPF_LD))
-		f->r1_map = bpf_is_lddw(in) && in->src == BPF_PSEUDO_MAP_IDX ? in->imm : -1;
+	f->r1_map = ptx_r1_map_after(in, f->r1_map);
 	bool writes = in->dst == 1 &&
 		      (cls == BPF_ALU || cls == BPF_ALU64 || cls == BPF_LDX ||
 		       cls == BPF_LD);

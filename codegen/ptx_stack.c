@@ -8,11 +8,16 @@
  * .local array (ptx_mem.c). */
 #include "ptx_emit.h"
 
+/* Whether r10 + off is a whole aligned 8-byte slot of the stack. */
+static bool slot_at(int off)
+{
+	int at = BPF_STACK_SIZE + off;
+	return at >= 0 && at + 8 <= BPF_STACK_SIZE && at % 8 == 0;
+}
+
 static bool whole_slot(const struct bpf_insn *in)
 {
-	int at = BPF_STACK_SIZE + in->off;
-	return BPF_SIZE(in->code) == BPF_DW && BPF_MODE(in->code) == BPF_MEM && at >= 0 &&
-	       at + 8 <= BPF_STACK_SIZE && at % 8 == 0;
+	return BPF_SIZE(in->code) == BPF_DW && BPF_MODE(in->code) == BPF_MEM && slot_at(in->off);
 }
 
 /* Walks the program as the emitter will: r1's map per basic block, and
@@ -67,9 +72,7 @@ void ptx_stack_plan(struct ptx_fn *f)
 		default:
 			break;
 		}
-		if (in->dst == 1 && (cls == BPF_ALU || cls == BPF_ALU64 || cls == BPF_LDX ||
-				     cls == BPF_LD))
-			r1_map = bpf_is_lddw(in) && in->src == BPF_PSEUDO_MAP_IDX ? in->imm : -1;
+		r1_map = ptx_r1_map_after(in, r1_map);
 		if (in->dst == 2 && r2_key && (cls == BPF_LDX || cls == BPF_LD))
 			return;
 		if (bpf_is_lddw(in))
@@ -95,7 +98,7 @@ int ptx_stack_access(struct ptx_fn *f, int i)
 void ptx_stack_key(struct ptx_fn *f)
 {
 	int at = BPF_STACK_SIZE + f->r2_fp;
-	bool slot = f->r2_fp_known && at >= 0 && at + 8 <= BPF_STACK_SIZE && at % 8 == 0;
+	bool slot = f->r2_fp_known && slot_at(f->r2_fp);
 	if (f->stack_regs && slot)
 		ptx_line(f, "mov.b64 %%t0, %%s%d;", at / 8);
 	else if (slot)

@@ -37,6 +37,25 @@ void rw_decls(struct rw *rw, size_t off)
 	rw_edit(rw, off, 0, 0, t0);
 }
 
+/* One call of probe func+suffix under guard, with word0 and the site's
+ * %gpux_c1, %gpux_c2 as the context's words. */
+static void call_probe(struct ptx_buf *b, const char *word0, const char *guard,
+		       const char *func, const char *suffix)
+{
+	ptx_buf_printf(b,
+		       "\t{\n"
+		       "\t.param .b64 gpux_p0;\n"
+		       "\t.param .b64 gpux_p1;\n"
+		       "\t.param .b64 gpux_p2;\n"
+		       "\t.param .b64 gpux_r;\n"
+		       "\tst.param.b64 [gpux_p0], %s;\n"
+		       "\tst.param.b64 [gpux_p1], %%gpux_c1;\n"
+		       "\tst.param.b64 [gpux_p2], %%gpux_c2;\n"
+		       "\t%s%scall (gpux_r), %s%s, (gpux_p0, gpux_p1, gpux_p2);\n"
+		       "\t}\n",
+		       word0, guard, *guard ? " " : "", func, suffix);
+}
+
 void rw_exit_point(struct rw *rw, size_t off, const struct ptx_insn *in)
 {
 	struct rw_fn *fn = &rw->fn;
@@ -79,20 +98,11 @@ void rw_flushes(struct rw *rw)
 				continue;
 			if (*g)
 				ptx_buf_printf(b, "\tmov.pred %%gpux_f, 0;\n");
-			ptx_buf_printf(b,
-				       "\t%s%ssetp.ne.u64 %%gpux_f, %%gpux_n%d, 0;\n"
-				       "\t{\n"
-				       "\t.param .b64 gpux_p0;\n"
-				       "\t.param .b64 gpux_p1;\n"
-				       "\t.param .b64 gpux_p2;\n"
-				       "\t.param .b64 gpux_r;\n"
-				       "\tst.param.b64 [gpux_p0], %%gpux_n%d;\n"
-				       "\tst.param.b64 [gpux_p1], %%gpux_c1;\n"
-				       "\tst.param.b64 [gpux_p2], %%gpux_c2;\n"
-				       "\t@%%gpux_f call (gpux_r), %s" GPUX_COUNTED_SUFFIX
-				       ", (gpux_p0, gpux_p1, gpux_p2);\n"
-				       "\t}\n",
-				       g, *g ? " " : "", i, i, rw->in->probes[i].func);
+			ptx_buf_printf(b, "\t%s%ssetp.ne.u64 %%gpux_f, %%gpux_n%d, 0;\n",
+				       g, *g ? " " : "", i);
+			char n[32];
+			snprintf(n, sizeof(n), "%%gpux_n%d", i);
+			call_probe(b, n, "@%gpux_f", rw->in->probes[i].func, GPUX_COUNTED_SUFFIX);
 		}
 		ptx_buf_printf(b, "$gpux_skip%u:\n\t", site);
 		rw_edit(rw, at->off, 0, 1, t0);
@@ -213,19 +223,7 @@ void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 			fn->counted[pi] = fn->any_counted = true;
 			continue;
 		}
-		const char *func = p->func;
-		ptx_buf_printf(b,
-			       "\t{\n"
-			       "\t.param .b64 gpux_p0;\n"
-			       "\t.param .b64 gpux_p1;\n"
-			       "\t.param .b64 gpux_p2;\n"
-			       "\t.param .b64 gpux_r;\n"
-			       "\tst.param.b64 [gpux_p0], %%gpux_a;\n"
-			       "\tst.param.b64 [gpux_p1], %%gpux_c1;\n"
-			       "\tst.param.b64 [gpux_p2], %%gpux_c2;\n"
-			       "\t%s%scall (gpux_r), %s, (gpux_p0, gpux_p1, gpux_p2);\n"
-			       "\t}\n",
-			       guard, *guard ? " " : "", func);
+		call_probe(b, "%gpux_a", guard, p->func, "");
 	}
 	ptx_buf_printf(b, "$gpux_skip%u:\n\t", site);
 	count(f, kind, in);
