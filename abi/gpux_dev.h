@@ -128,39 +128,46 @@ struct gpux_rec_hdr {
 
 #define GPUX_REC_ALIGN 16
 
-/* A ring of size bytes (a power of two, at least 4 KiB). head counts bytes
- * ever reserved by device writers, tail bytes ever consumed by the host;
- * both only grow, offsets are taken modulo size. */
+/* A ring of size bytes (a power of two, at least 4 KiB) in device
+ * memory. head counts bytes ever reserved by device writers, tail bytes
+ * ever consumed by the host (which writes it); both only grow, offsets
+ * are taken modulo size. A writer first claims room: it adds its length
+ * to taken and keeps the claim only if taken then stays within tail +
+ * size (else it gives the bytes back and counts a drop), and only then
+ * reserves its place with an add to head. Every reservation is thereby
+ * backed by room, so no reservation ever has to be abandoned, which
+ * would leave a hole the reader waits on; and both steps are single
+ * atomic adds, where a CAS loop on head serialised a whole GPU's
+ * writers one L2 round trip at a time. */
 struct gpux_ring {
 	uint64_t data;
 	uint64_t size;
 	uint64_t head;
 	uint64_t tail;
 	uint64_t drops;    /* records lost to a full ring */
-	/* Where the host keeps tail when data is host memory mapped into
-	 * the device (the runtime's rings): writers read it there; 0 means
-	 * the tail field above. */
-	uint64_t tail_ptr;
-	/* With tail_ptr: the last tail a writer read there, and the
-	 * %globaltimer before which no writer reads it again. Host memory
-	 * is read across the bus behind every write queued there, so a
-	 * writer that finds the ring full drops its record without looking
-	 * unless the last look is old: a full ring never stalls a kernel. */
-	uint64_t tail_seen;
-	uint64_t next_look;
+	uint64_t taken;    /* bytes of room claimed; >= head */
+	uint64_t reserved[2];
 };
 
+/* The runtime's rings: nrings of them (a power of two), ring k at
+ * ring_ptr + k * GPUX_RING_STRIDE, so each ring's words are a line of
+ * their own; a warp writes to ring %smid mod nrings, so writers on
+ * different SMs rarely meet on one head. */
+#define GPUX_RING_STRIDE 128
+
 /* The module's control block, `gpux_ctl` in the helper library's PTX.
- * The runtime points every module of a context at one ring (ring_ptr)
- * and one host-visible exit word (exit_ptr); a test harness may use the
- * inline ring and exit word instead (both pointers 0). */
+ * The runtime points every module of a context at its rings (ring_ptr,
+ * nrings) and one host-visible exit word (exit_ptr); a test harness may
+ * use the inline ring and exit word instead (both pointers 0). */
 struct gpux_ctl {
 	uint32_t exit;     /* set by exit(); the host polls it */
 	uint32_t flags;
 	uint64_t exit_ptr; /* u32 in mapped host memory, set by exit() too */
 	struct gpux_ring ring;
-	uint64_t ring_ptr; /* a struct gpux_ring to use instead of ring */
-	uint64_t reserved[7];
+	uint64_t ring_ptr; /* nrings struct gpux_ring to use instead of ring */
+	uint32_t nrings;
+	uint32_t pad;
+	uint64_t reserved[6];
 };
 
 /* Symbols of a probe module that the runtime looks up by name. */

@@ -1,7 +1,7 @@
 /* Calls: builtins are inlined as special-register reads, lane_filter and
- * prefetch as a few instructions; every other helper is a call to its PTX
- * function in the helper library, with r1..r5 as .b64 parameters and r0
- * as the result. */
+ * prefetch as a few instructions, array maps' updates as a reduction
+ * (ptx_array.c); every other helper is a call to its PTX function in the
+ * helper library, with r1..r5 as .b64 parameters and r0 as the result. */
 #include <stddef.h>
 #include <string.h>
 
@@ -34,17 +34,6 @@ static const struct helper_sym lib[] = {
 	{ DH_EXIT, "gpux_h_exit", 0 },
 };
 
-/* Array maps' updates (helpers.cu, "Array maps"): (map, key, value) with
- * the one key word by value; by the aggregation helper they stand for. */
-static const struct helper_sym arr[] = {
-	{ DH_AGG_COUNT, "gpux_h_arr_count", 2 },
-	{ DH_AGG_SUM, "gpux_h_arr_sum", 3 },
-	{ DH_AGG_AVG, "gpux_h_arr_avg", 3 },
-	{ DH_AGG_STATS, "gpux_h_arr_avg", 3 },
-	{ DH_AGG_HIST, "gpux_h_arr_hist", 3 },
-	{ DH_AGG_LHIST, "gpux_h_arr_lhist", 3 },
-};
-
 #define NLIB (sizeof(lib) / sizeof(lib[0]))
 
 const char *ptx_helper_symbol(int id, int *nargs)
@@ -59,39 +48,13 @@ const char *ptx_helper_symbol(int id, int *nargs)
 	return NULL;
 }
 
-/* Every helper the library has, in table order, for the prototypes
- * (gpux_h_arr_avg once, though it stands for two). */
+/* Every helper the library has, in table order, for the prototypes. */
 const char *ptx_helper_nth(int n, int *nargs)
 {
-	if (n < 0)
+	if (n < 0 || (size_t)n >= NLIB)
 		return NULL;
-	if ((size_t)n < NLIB) {
-		*nargs = lib[n].nargs;
-		return lib[n].symbol;
-	}
-	for (size_t k = 0; k < sizeof(arr) / sizeof(arr[0]); k++) {
-		if (k > 0 && !strcmp(arr[k].symbol, arr[k - 1].symbol))
-			continue;
-		if ((size_t)n-- == NLIB) {
-			*nargs = arr[k].nargs;
-			return arr[k].symbol;
-		}
-	}
-	return NULL;
-}
-
-/* The array helper for helper id on map r1_map, or NULL when the map
- * is hashed (or unknown here). */
-static const char *array_helper(const struct ptx_fn *f, int id, int r1_map, int *nargs)
-{
-	if (r1_map < 0 || r1_map >= f->prog->nmaps || !f->prog->maps[r1_map].array)
-		return NULL;
-	for (size_t k = 0; k < sizeof(arr) / sizeof(arr[0]); k++)
-		if (arr[k].id == id) {
-			*nargs = arr[k].nargs;
-			return arr[k].symbol;
-		}
-	return NULL;
+	*nargs = lib[n].nargs;
+	return lib[n].symbol;
 }
 
 /* A 32-bit special register into r0. */
@@ -241,8 +204,7 @@ static void prefetch(struct ptx_fn *f)
 
 bool ptx_call_by_value(const struct ptx_fn *f, int i, int r1_map)
 {
-	int nargs;
-	return array_helper(f, f->prog->insns[i].imm, r1_map, &nargs) != NULL;
+	return ptx_array_update_at(f, f->prog->insns[i].imm, r1_map);
 }
 
 int ptx_emit_call(struct ptx_fn *f, int i)
@@ -260,15 +222,10 @@ int ptx_emit_call(struct ptx_fn *f, int i)
 		prefetch(f);
 		return 0;
 	}
+	if (ptx_array_update_at(f, in->imm, f->r1_map))
+		return ptx_array_update(f, i, f->r1_map);
 	int nargs;
-	const char *sym = array_helper(f, in->imm, f->r1_map, &nargs);
-	bool by_value = sym != NULL;
-	if (by_value) {
-		/* the key's one word in place of its address */
-		ptx_stack_key(f);
-	} else {
-		sym = ptx_helper_symbol(in->imm, &nargs);
-	}
+	const char *sym = ptx_helper_symbol(in->imm, &nargs);
 	if (!sym) {
 		const struct dev_helper_info *h = dev_helper_info(in->imm);
 		if (!h)
@@ -282,12 +239,8 @@ int ptx_emit_call(struct ptx_fn *f, int i)
 	for (int a = 0; a < nargs; a++)
 		ptx_line(f, ".param .b64 gpux_a%d;", a);
 	ptx_line(f, ".param .b64 gpux_rv;");
-	for (int a = 0; a < nargs; a++) {
-		if (by_value && a == 1)
-			ptx_line(f, "st.param.b64 [gpux_a1], %%t0;");
-		else
-			ptx_line(f, "st.param.b64 [gpux_a%d], %%r%d;", a, a + 1);
-	}
+	for (int a = 0; a < nargs; a++)
+		ptx_line(f, "st.param.b64 [gpux_a%d], %%r%d;", a, a + 1);
 	fprintf(f->out, "\tcall (gpux_rv), %s, (", sym);
 	for (int a = 0; a < nargs; a++)
 		fprintf(f->out, "%sgpux_a%d", a ? ", " : "", a);

@@ -49,6 +49,11 @@ int ptx_r1_map_after(const struct bpf_insn *in, int r1_map);
  * update, ptx_call.c), given the map r1 points at there. */
 bool ptx_call_by_value(const struct ptx_fn *f, int i, int r1_map);
 
+/* ptx_array.c: whether helper id on map is an array map's update, and
+ * its inline code (the key through r2, the value in r3). */
+bool ptx_array_update_at(const struct ptx_fn *f, int id, int map);
+int ptx_array_update(struct ptx_fn *f, int i, int map);
+
 /* ptx_stack.c: decide f->stack_regs (before the prologue); a load or
  * store through r10 in that mode. */
 void ptx_stack_plan(struct ptx_fn *f);

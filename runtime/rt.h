@@ -145,6 +145,9 @@ struct gpux_fb_wrapper;
 void rt_image_sass_regs(const void *b, size_t len, unsigned arch, struct gpux_cubin_regs *r);
 /* Whether PTX defines a function some probe fires in. */
 bool rt_image_probed(const char *ptx);
+/* Whether the session's probes call a library helper whose symbol
+ * starts with prefix ("gpux_h_printf"; "gpux_h_" for any). */
+bool rt_probes_call(const char *prefix);
 /* ptx rewritten with the session's probes (malloc'd), kernels capped at
  * regs (may be NULL); unit: enum ptx_unit (ptx_rewrite.h); link: the
  * probes in the form that links with the helper library's cubin
@@ -161,6 +164,12 @@ char *rt_image_rewrite(const char *ptx, size_t len, const struct gpux_cubin_regs
 void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bool *rdc);
 
 /* ---- rt_link.c ---- */
+/* Appends to o/v the option that lets the driver's JIT compile a
+ * patched module's functions on every CPU (CU_JIT_SPLIT_COMPILE), unless
+ * the caller's n options in opt set it already; returns how many it
+ * added (0 or 1). A driver that does not know it refuses the load with
+ * CUDA_ERROR_INVALID_VALUE: load again without. */
+unsigned rt_split_compile(CUjit_option *o, void **v, const CUjit_option *opt, unsigned n);
 struct rt_link_in {
 	CUjitInputType type;
 	const void *data;

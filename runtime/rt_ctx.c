@@ -1,6 +1,6 @@
 /* Per CUDA context: the session slot, device map storage laid out like
- * the slot's map areas (one copy makes a snapshot), the printf ring in
- * mapped host memory, the clock offset, and the patched modules whose
+ * the slot's map areas (one copy makes a snapshot), the printf rings
+ * (rt_ring.c), the clock offset, and the patched modules whose
  * descriptors point at all that. Called with rt_lock held. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -71,22 +71,18 @@ static bool alloc_ctx(struct rt_ctx *x)
 		    !ok(rt_cu.MemHostAlloc(&x->staging, x->size, 0), "allocating map staging"))
 			return false;
 	}
-	size_t hsize = HOSTCTL + RING_SIZE;
-	if (!ok(rt_cu.MemHostAlloc((void **)&x->host, hsize,
+	if (!ok(rt_cu.MemHostAlloc((void **)&x->host, HOSTCTL,
 				   CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
-		"allocating the printf ring"))
+		"allocating the control page"))
 		return false;
-	memset(x->host, 0, hsize);
-	if (!ok(rt_cu.MemHostGetDevicePointer(&x->host_dev, x->host, 0), "mapping the ring"))
+	memset(x->host, 0, HOSTCTL);
+	if (!ok(rt_cu.MemHostGetDevicePointer(&x->host_dev, x->host, 0), "mapping the control page"))
 		return false;
-	struct gpux_ring r = { .data = x->host_dev + HOSTCTL, .size = RING_SIZE,
-			       .tail_ptr = x->host_dev + H_TAIL };
 	if (rt_cu.EventCreate && rt_cu.EventRecord && rt_cu.EventQuery && rt_cu.StreamIsCapturing &&
 	    rt_cu.EventCreate(&x->done_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
 		x->done_ev = NULL; /* periodic snapshots only */
-	return ok(rt_cu.MemAlloc(&x->ring_hdr, sizeof(r)), "allocating the ring header") &&
-	       ok(rt_cu.MemcpyHtoDAsync(x->ring_hdr, &r, sizeof(r), x->stream),
-		  "writing the ring header") &&
+	return ok(rt_ring_alloc(x) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY,
+		  "allocating the printf rings") &&
 	       ok(rt_cu.StreamSynchronize(x->stream), "setting up maps");
 }
 
@@ -240,7 +236,8 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 	size_t sz;
 	if (get(&d, &sz, handle, GPUX_SYM_CTL) != CUDA_SUCCESS || sz != sizeof(struct gpux_ctl))
 		return false;
-	struct gpux_ctl ctl = { .exit_ptr = x->host_dev + H_EXIT, .ring_ptr = x->ring_hdr };
+	struct gpux_ctl ctl = { .exit_ptr = x->host_dev + H_EXIT, .ring_ptr = x->rings,
+				.nrings = x->rings ? NRINGS : 0 };
 	if (!ok(rt_cu.MemcpyHtoDAsync(d, &ctl, sizeof(ctl), x->stream), "writing the control block"))
 		return false;
 	for (uint32_t i = 0; i < h->nmaps; i++) {

@@ -4,14 +4,18 @@
 #define GPUX_RT_CTX_PRIV_H
 
 #include "rt.h"
+#include "gpux_dev.h"
 
 #define MAX_CTX 16
 #define MAX_MODS 256
-#define RING_SIZE (1u << 20)
-#define HOSTCTL 4096 /* pinned control page before the ring data */
+/* printf rings (rt_ring.c): NRINGS of RING_SIZE bytes in device memory
+ * after their words */
+#define NRINGS 128
+#define RING_SIZE (1u << 16)
+#define RINGS_WORDS (NRINGS * GPUX_RING_STRIDE)
+#define HOSTCTL 4096 /* the pinned, mapped control page */
 
 /* Pinned host page layout. */
-#define H_TAIL 0
 #define H_EXIT 8
 #define H_CLOCK 16
 
@@ -26,10 +30,12 @@ struct rt_ctx {
 	CUdeviceptr store;     /* mirrors the slot from the first map area */
 	uint64_t base, size;
 	void *staging;         /* pinned copy target, size bytes */
-	unsigned char *host;   /* pinned: control page, then the ring data */
+	unsigned char *host;   /* pinned and mapped: the control page */
 	CUdeviceptr host_dev;
-	CUdeviceptr ring_hdr;  /* struct gpux_ring in device memory */
-	uint64_t tail;
+	CUdeviceptr rings;     /* the printf rings' words, then their bytes; 0: none */
+	struct rt_ring_stage *stage; /* their pinned copies */
+	uint64_t tails[NRINGS]; /* bytes of each ring consumed */
+	bool ring_broken;      /* a damaged ring: read no more */
 	uint64_t gone_drops[64]; /* per map: drops of unloaded modules */
 	uint64_t dev_drops;    /* records the device ring had no room for */
 	uint64_t fwd_drops;    /* records the slot's event ring had no room for */
@@ -56,6 +62,15 @@ CUresult rt_lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name);
  * x->gone_drops (rt_snap.c). */
 void rt_ctx_retire(struct rt_ctx *x, void *h, bool lib);
 extern int nctx;
+
+/* rt_ring.c: the printf rings. alloc when the probes printf (false: no
+ * memory); queue_words queues a copy of every ring's words on x's
+ * stream, after which drops sums their drop counters; drain forwards
+ * the published records into the slot's event ring. */
+bool rt_ring_alloc(struct rt_ctx *x);
+bool rt_ring_queue_words(struct rt_ctx *x);
+uint64_t rt_ring_drops(const struct rt_ctx *x);
+void rt_ring_drain(struct rt_ctx *x);
 /* The live, set-up context c, or NULL (rt_lock held). */
 struct rt_ctx *rt_ctx_of(CUcontext c);
 

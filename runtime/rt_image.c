@@ -395,26 +395,36 @@ static const char *relinked(const void *image, bool *rdc)
 	return cubin;
 }
 
-/* Whether the probes call helpers beyond the array maps' updates. Those
- * small ones cost the driver little to compile with every module, and
- * compiled with the user's code in one program they inline into the
- * probes: a count or histogram into an array runs at the speed measured
- * in bench/gpu (a separately compiled library made xlarge counts 1.3
- * times as slow). The hash tables, printf and the rest are worth the
- * precompiled cubin: compiling them with each module cost 0.7 s. */
+bool rt_probes_call(const char *prefix)
+{
+	/* the form without the library appended, where there is one: only
+	 * the JIT's calls are written this way */
+	const struct gpux_sess_hdr *h = rt_sess();
+	bool link = h->link_ptx_len != 0;
+	const char *p = (const char *)h + (link ? h->link_ptx_off : h->ptx_off);
+	const char *end = p + (link ? h->link_ptx_len : h->ptx_len);
+	static const char call[] = "call (gpux_rv), ";
+	size_t n = strlen(prefix);
+	while ((p = memmem(p, (size_t)(end - p), call, sizeof(call) - 1))) {
+		p += sizeof(call) - 1;
+		if ((size_t)(end - p) >= n && !memcmp(p, prefix, n))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the probes call the helper library at all. Array maps'
+ * updates are inline (codegen/ptx_array.c), so a count or histogram into
+ * an array needs none, and compiled with the user's code in one program
+ * it runs at the speed measured in bench/gpu (a separately compiled
+ * library made xlarge counts 1.3 times as slow). The hash tables, printf
+ * and the rest are worth the precompiled cubin: compiling them with each
+ * module cost 0.7 s. */
 static bool probes_need_library(void)
 {
 	static int need = -1;
-	if (need >= 0)
-		return need;
-	const struct gpux_sess_hdr *h = rt_sess();
-	const char *p = (const char *)h + h->link_ptx_off, *end = p + h->link_ptx_len;
-	static const char call[] = "call (gpux_rv), gpux_h_", arr[] = "arr_";
-	need = 0;
-	while (!need && (p = memmem(p, (size_t)(end - p), call, sizeof(call) - 1))) {
-		p += sizeof(call) - 1;
-		need = (size_t)(end - p) < sizeof(arr) - 1 || memcmp(p, arr, sizeof(arr) - 1);
-	}
+	if (need < 0)
+		need = rt_probes_call("gpux_h_");
 	return need;
 }
 

@@ -94,8 +94,8 @@ static CUresult load_patched(CUmodule *m, const char *ptx, unsigned n, CUjit_opt
 	if (!fn)
 		return NO_CUDA;
 	char log[4096];
-	CUjit_option o[32];
-	void *v[32];
+	CUjit_option o[33];
+	void *v[33];
 	unsigned k = 0;
 	for (unsigned i = 0; i < n && k < 30; i++)
 		if (opt[i] != CU_JIT_ERROR_LOG_BUFFER && opt[i] != CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) {
@@ -108,7 +108,9 @@ static CUresult load_patched(CUmodule *m, const char *ptx, unsigned n, CUjit_opt
 	o[k] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
 	v[k++] = (void *)(uintptr_t)sizeof(log);
 	uint64_t t0 = rt_now_ns();
-	CUresult rc = fn(m, ptx, k, o, v);
+	CUresult rc = fn(m, ptx, k + rt_split_compile(o + k, v + k, opt, n), o, v);
+	if (rc == CUDA_ERROR_INVALID_VALUE) /* a driver without the option */
+		rc = fn(m, ptx, k, o, v);
 	if (rc == CUDA_SUCCESS && (rt_sess()->flags & GPUX_SESS_VERBOSE))
 		rt_warn("the driver loaded a patched module (%s) in %.1f ms", what(ptx),
 			rt_ms_since(t0));

@@ -42,12 +42,19 @@ void *rt_link(const struct rt_link_in *in, int n, unsigned maxreg, size_t *size,
 			primary = NULL;
 	}
 	char log[2048] = "";
-	CUjit_option o[] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-			     CU_JIT_MAX_REGISTERS };
-	void *v[] = { log, (void *)(uintptr_t)sizeof(log), (void *)(uintptr_t)maxreg };
+	CUjit_option o[4] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
+	void *v[4] = { log, (void *)(uintptr_t)sizeof(log) };
+	unsigned k = 2;
+	if (maxreg) {
+		o[k] = CU_JIT_MAX_REGISTERS;
+		v[k++] = (void *)(uintptr_t)maxreg;
+	}
+	unsigned split = rt_split_compile(o + k, v + k, NULL, 0);
 	CUlinkState st;
 	void *cubin = NULL, *copy = NULL;
-	CUresult rc = create(maxreg ? 3 : 2, o, v, &st);
+	CUresult rc = create(k + split, o, v, &st);
+	if (rc == CUDA_ERROR_INVALID_VALUE && split) /* a driver without the option */
+		rc = create(k, o, v, &st);
 	if (rc == CUDA_SUCCESS) {
 		for (int i = 0; rc == CUDA_SUCCESS && i < n; i++)
 			rc = add(st, in[i].type, (void *)(uintptr_t)in[i].data, in[i].size,
@@ -67,6 +74,20 @@ void *rt_link(const struct rt_link_in *in, int n, unsigned maxreg, size_t *size,
 		snprintf(err, errlen, "out of memory");
 	}
 	return copy;
+}
+
+/* CU_JIT_SPLIT_COMPILE by its value, which the driver's ABI fixes: an
+ * older cuda.h does not name it. */
+#define JIT_SPLIT_COMPILE ((CUjit_option)34)
+
+unsigned rt_split_compile(CUjit_option *o, void **v, const CUjit_option *opt, unsigned n)
+{
+	for (unsigned i = 0; opt && i < n; i++)
+		if (opt[i] == JIT_SPLIT_COMPILE)
+			return 0;
+	*o = JIT_SPLIT_COMPILE;
+	*v = (void *)(uintptr_t)0; /* 0: as many threads as CPUs */
+	return 1;
 }
 
 static bool verbose(void)

@@ -78,11 +78,7 @@ static void snapshot(struct rt_ctx *x, bool final)
 	for (uint32_t m = 0; m < h->nmaps && m < 64; m++)
 		at = queue_drops(x, m, at, &per_map[m]);
 	uint64_t *dr = (uint64_t *)(x->host + H_DROPS);
-	int ring_at = at;
-	if (at < MAX_DROPS &&
-	    rt_cu.MemcpyDtoHAsync(&dr[at], x->ring_hdr + offsetof(struct gpux_ring, drops), 8,
-				  x->stream) == CUDA_SUCCESS)
-		at++;
+	bool ring_words = rt_ring_queue_words(x);
 	if (rt_cu.StreamSynchronize(x->stream) != CUDA_SUCCESS || !copied) {
 		rt_cu.CtxSetCurrent(prev);
 		return;
@@ -108,8 +104,8 @@ static void snapshot(struct rt_ctx *x, bool final)
 			sum += x->gone_drops[m];
 		gpux_sess_area(h, s, m)->drops = sum;
 	}
-	if (ring_at < at)
-		x->dev_drops = dr[ring_at];
+	if (ring_words)
+		x->dev_drops = rt_ring_drops(x);
 	__atomic_store_n(&s->ring_drops, x->dev_drops + x->fwd_drops, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&s->seq, 1, __ATOMIC_RELEASE);
 	s->snapshots++;
@@ -130,52 +126,10 @@ void rt_ctx_snap_current(void)
 	pthread_mutex_unlock(&rt_lock);
 }
 
-/* Copies one device ring record into the slot's event ring, or counts
- * it dropped when the controller has fallen behind. */
-static void forward(struct rt_ctx *x, const unsigned char *data, uint64_t pos, uint32_t len)
-{
-	struct gpux_sess_hdr *h = rt_sess();
-	struct gpux_sess_slot *s = x->slot;
-	unsigned char *ring = gpux_sess_ring(s);
-	uint64_t size = h->ring_size, head = s->ring_head;
-	uint64_t tail = __atomic_load_n(&s->ring_tail, __ATOMIC_ACQUIRE);
-	uint64_t off = head & (size - 1), to_end = size - off;
-	uint64_t need = len + (len > to_end ? to_end : 0);
-	if (head + need - tail > size) {
-		x->fwd_drops++;
-		__atomic_store_n(&s->ring_drops, x->dev_drops + x->fwd_drops, __ATOMIC_RELAXED);
-		return;
-	}
-	if (len > to_end) {
-		struct gpux_rec_hdr fill = { (uint32_t)to_end, GPUX_SESS_FILLER, 0, 0 };
-		memcpy(ring + off, &fill, sizeof(fill));
-		head += to_end;
-		off = 0;
-	}
-	for (uint32_t i = 0; i < len; i++)
-		ring[off + i] = data[(pos + i) & (RING_SIZE - 1)];
-	__atomic_store_n(&s->ring_head, head + len, __ATOMIC_RELEASE);
-}
-
+/* The printf rings forwarded, and exit() noticed. */
 static void drain(struct rt_ctx *x)
 {
-	unsigned char *data = x->host + HOSTCTL;
-	for (;;) {
-		uint32_t *lenp = (uint32_t *)(data + (x->tail & (RING_SIZE - 1)));
-		uint32_t len = __atomic_load_n(lenp, __ATOMIC_ACQUIRE);
-		if (!len)
-			break;
-		if (len < sizeof(struct gpux_rec_hdr) || len % GPUX_REC_ALIGN || len > RING_SIZE) {
-			rt_warn("a damaged printf record (%u bytes); later records are lost", len);
-			x->tail = UINT64_MAX; /* stop reading this ring */
-			return;
-		}
-		forward(x, data, x->tail, len);
-		for (uint32_t i = 0; i < len; i += 8)
-			*(uint64_t *)(data + ((x->tail + i) & (RING_SIZE - 1))) = 0;
-		x->tail += len;
-		__atomic_store_n((uint64_t *)(x->host + H_TAIL), x->tail, __ATOMIC_RELEASE);
-	}
+	rt_ring_drain(x);
 	if (__atomic_load_n((uint32_t *)(x->host + H_EXIT), __ATOMIC_ACQUIRE))
 		__atomic_store_n(&rt_sess()->exit, 1, __ATOMIC_RELEASE);
 }
@@ -207,11 +161,10 @@ void rt_ctx_poll(bool snap, bool final)
 		struct rt_ctx *x = &ctxs[i];
 		if (x->dead)
 			continue;
-		if (x->tail != UINT64_MAX)
-			drain(x);
+		drain(x);
 		if (snap || completed(x))
 			snapshot(x, final);
-		if (final && x->tail != UINT64_MAX)
+		if (final)
 			drain(x);
 	}
 }
@@ -219,11 +172,13 @@ void rt_ctx_poll(bool snap, bool final)
 static void finish(struct rt_ctx *x)
 {
 	snapshot(x, true);
-	if (x->tail != UINT64_MAX)
-		drain(x);
-	RT_TRACE("context %d done: %llu snapshots, ring tail %llu, drops %llu device + %llu "
-		 "forwarding", x->device, (unsigned long long)x->slot->snapshots,
-		 (unsigned long long)x->tail, (unsigned long long)x->dev_drops,
+	drain(x);
+	uint64_t read = 0;
+	for (int k = 0; k < NRINGS; k++)
+		read += x->tails[k];
+	RT_TRACE("context %d done: %llu snapshots, %llu printf bytes read, drops %llu device + "
+		 "%llu forwarding", x->device, (unsigned long long)x->slot->snapshots,
+		 (unsigned long long)read, (unsigned long long)x->dev_drops,
 		 (unsigned long long)x->fwd_drops);
 	__atomic_store_n(&x->slot->state, GPUX_SLOT_DONE, __ATOMIC_RELEASE);
 }
@@ -244,8 +199,7 @@ void rt_ctx_ending(CUcontext ctx, int dev)
 		return;
 	if (dev >= 0) { /* a primary release may leave the context alive */
 		snapshot(x, true);
-		if (x->tail != UINT64_MAX)
-			drain(x);
+		drain(x);
 		return;
 	}
 	finish(x);

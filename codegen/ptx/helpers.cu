@@ -300,89 +300,6 @@ HELPER gpux_h_agg_lhist(u64 map, u64 key, u64 v)
 	return aggregate(map, key, (s64)v, AGG_LHIST);
 }
 
-/* Array maps (GPUX_MAP_ARRAY): the key is the slot. The compiler picks
- * them for aggregations whose one integer key it can bound (`kernel`,
- * `x % N`, ...), so the update needs no hash, no probe of the state and
- * no fence: one fire-and-forget reduction in L2 per group of lanes. The
- * key is passed by value; the host reads the slot index as the key. */
-static __device__ __forceinline__ void red_add(void *p, u64 v)
-{
-	asm volatile("red.global.add.u64 [%0], %1;"
-		     :: "l"(__cvta_generic_to_global(p)), "l"(v) : "memory");
-}
-
-static __device__ __forceinline__ u64 arr_update(u64 map, u64 idx, s64 v, int op)
-{
-	struct gpux_map_desc *m = (struct gpux_map_desc *)map;
-	unsigned active = peers(map, (u64)op), lane = lane_id();
-	if (idx >= m->max_entries) {
-		/* the compiler's bound held no key out of range; count one
-		 * anyway rather than write past the table */
-		atomicAdd((u64 *)&m->drops, 1ull);
-		return 0;
-	}
-	unsigned mine = __match_any_sync(active, idx);
-	u64 off = shard_off(m);
-	unsigned char *val = (unsigned char *)m->values + off + idx * m->value_size;
-	if (op == AGG_COUNT) {
-		if (lane == lowest(mine))
-			red_add(val, (u64)__popc(mine));
-		return 0;
-	}
-	if (op == AGG_HIST || op == AGG_LHIST) {
-		unsigned b = op == AGG_HIST ? hist_bucket(v, m->value_size / 8)
-					    : lhist_bucket(m, v);
-		unsigned same = __match_any_sync(active, b) & mine;
-		if (lane == lowest(same))
-			red_add(val + 8 * (u64)b, (u64)__popc(same));
-		return 0;
-	}
-	/* sum, avg, stats: one reduction per key group */
-	for (unsigned todo = active; todo;) {
-		unsigned leader = lowest(todo);
-		unsigned g = __shfl_sync(active, mine, (int)leader);
-		s64 x = warp_reduce(active, (g >> lane) & 1 ? v : 0, AGG_SUM);
-		if (lane == leader) {
-			if (op == AGG_SUM) {
-				red_add(val, (u64)x);
-				/* a sum may be 0: the state says the key was seen */
-				*(volatile unsigned *)((unsigned *)(m->state + off) + idx) =
-					GPUX_SLOT_FULL;
-			} else {
-				red_add(val, (u64)__popc(g));
-				red_add(val + 8, (u64)x);
-			}
-		}
-		todo &= ~g;
-	}
-	return 0;
-}
-
-HELPER gpux_h_arr_count(u64 map, u64 idx)
-{
-	return arr_update(map, idx, 0, AGG_COUNT);
-}
-
-HELPER gpux_h_arr_sum(u64 map, u64 idx, u64 v)
-{
-	return arr_update(map, idx, (s64)v, AGG_SUM);
-}
-
-HELPER gpux_h_arr_avg(u64 map, u64 idx, u64 v)
-{
-	return arr_update(map, idx, (s64)v, AGG_AVG);
-}
-
-HELPER gpux_h_arr_hist(u64 map, u64 idx, u64 v)
-{
-	return arr_update(map, idx, (s64)v, AGG_HIST);
-}
-
-HELPER gpux_h_arr_lhist(u64 map, u64 idx, u64 v)
-{
-	return arr_update(map, idx, (s64)v, AGG_LHIST);
-}
-
 /* Lookups have no side effect: every lane probes for its own key. */
 HELPER gpux_h_map_lookup(u64 map, u64 key)
 {
@@ -429,61 +346,44 @@ HELPER gpux_h_map_delete(u64 map, u64 key)
 	return found ? 0 : (u64)-1;
 }
 
-/* The tail as far as a writer may know it: the ring's own, or, for a
- * ring in host memory, the last one read there (gpux_ring.tail_seen),
- * read again when fresh is set and no other writer did in the last
- * 20 µs. */
-#define RING_LOOK_NS 20000ull
-
-static __device__ u64 ring_tail(struct gpux_ring *r, bool fresh)
+/* The ring this warp writes to: the runtime's ring for its SM, or the
+ * inline one. */
+static __device__ __forceinline__ struct gpux_ring *my_ring(void)
 {
-	if (!r->tail_ptr)
-		return *(volatile u64 *)&r->tail;
-	u64 seen = *(volatile u64 *)&r->tail_seen;
-	if (!fresh)
-		return seen;
-	u64 now, next = *(volatile u64 *)&r->next_look;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-	if (now < next || atomicCAS((u64 *)&r->next_look, next, now + RING_LOOK_NS) != next)
-		return seen;
-	u64 t = *(const volatile u64 *)r->tail_ptr;
-	atomicMax((u64 *)&r->tail_seen, t);
-	return t > seen ? t : seen;
+	if (!gpux_ctl.ring_ptr)
+		return &gpux_ctl.ring;
+	unsigned sm, n = gpux_ctl.nrings ? gpux_ctl.nrings : 1;
+	asm("mov.u32 %0, %%smid;" : "=r"(sm));
+	return (struct gpux_ring *)(gpux_ctl.ring_ptr + (u64)(sm & (n - 1)) * GPUX_RING_STRIDE);
 }
 
 /* Room for len bytes in the ring, or ~0 when it is full (or absent):
- * then the record is dropped and counted, never waited for. */
+ * then the record is dropped and counted, never waited for. The claim
+ * on taken backs the reservation on head (struct gpux_ring). */
 static __device__ u64 ring_reserve(struct gpux_ring *r, u64 len)
 {
 	if (!r->data)
 		return ~0ull;
-	u64 head = *(volatile u64 *)&r->head;
-	u64 tail = ring_tail(r, false);
-	/* past half full, as far as writers know: someone looks again, so
-	 * the known tail keeps up with the host's before the ring fills */
-	if (head + len - tail > r->size / 2)
-		tail = ring_tail(r, true);
-	for (;;) {
-		/* head may be older than tail (the host consumed records
-		 * reserved after our read of head): then the CAS below
-		 * fails and brings a newer head */
-		if ((s64)(head - tail) >= 0 && head + len - tail > r->size) {
-			atomicAdd((u64 *)&r->drops, 1ull);
-			return ~0ull;
-		}
-		u64 old = atomicCAS((u64 *)&r->head, head, head + len);
-		if (old == head)
-			return head;
-		head = old;
+	u64 size = r->size, tail = *(volatile u64 *)&r->tail;
+	/* full as far as a plain read says: no atomic on the claim */
+	if (*(volatile u64 *)&r->taken + len - tail > size) {
+		atomicAdd((u64 *)&r->drops, 1ull);
+		return ~0ull;
 	}
+	u64 t = atomicAdd((u64 *)&r->taken, len);
+	if (t + len - *(volatile u64 *)&r->tail > size) {
+		atomicAdd((u64 *)&r->taken, (u64)0 - len);
+		atomicAdd((u64 *)&r->drops, 1ull);
+		return ~0ull;
+	}
+	return atomicAdd((u64 *)&r->head, len);
 }
 
 /* One record per warp: the leader reserves, each lane copies its own
  * arguments at its rank, the leader publishes the header. */
 HELPER gpux_h_printf(u64 fmt, u64 args, u64 size)
 {
-	struct gpux_ring *r = gpux_ctl.ring_ptr ? (struct gpux_ring *)gpux_ctl.ring_ptr
-						: &gpux_ctl.ring;
+	struct gpux_ring *r = my_ring();
 	unsigned active = peers(fmt, size), lane = lane_id();
 	unsigned leader = lowest(active);
 	u64 payload = (u64)__popc(active) * size;
@@ -500,8 +400,7 @@ HELPER gpux_h_printf(u64 fmt, u64 args, u64 size)
 	u64 at = off + sizeof(struct gpux_rec_hdr) +
 		 (u64)__popc(active & lanemask_lt()) * size;
 	/* size and at are multiples of 8 (8-byte argument words, 16-byte
-	 * records): whole words, a quarter of the stores over PCIe when
-	 * the ring is host memory. */
+	 * records): whole words */
 	const u64 *src = (const u64 *)args;
 	for (u64 i = 0; i < size / 8; i++)
 		*(u64 *)(data + ((at + 8 * i) & wrap)) = src[i];
@@ -513,8 +412,10 @@ HELPER gpux_h_printf(u64 fmt, u64 args, u64 size)
 		h->fmt = (uint32_t)fmt;
 		h->mask = active;
 		h->arg_size = (uint32_t)size;
-		/* system scope: the reader may be the host */
-		__threadfence_system();
+		/* The ring is device memory and its reader the runtime's
+		 * copies, which read it through L2 like any SM: GPU scope
+		 * orders the arguments before len. */
+		__threadfence();
 		*(volatile uint32_t *)&h->len = (uint32_t)len;
 	}
 	return 0;

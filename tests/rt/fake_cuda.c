@@ -28,7 +28,7 @@
  *   FAKE_CUDA_LOG=FILE    one line per call of interest: loads with what
  *                         was loaded ("patched" when the PTX calls a gpux
  *                         probe), launches with what the runtime had set
- *                         up (" ctl=ring+exit clock=ok") and what the
+ *                         up (" ctl=exit clock=ok") and what the
  *                         probes did
  *   FAKE_CUDA_SAVE=DIR    each loaded image as DIR/load_N.{ptx,bin}
  *   FAKE_CUDA_REFUSE=1    PTX that calls a gpux probe fails to load
@@ -1208,7 +1208,10 @@ static void probe_effect(const struct fk_mod *m, const char *probe, struct fk_ef
 		return;
 	size_t n = (size_t)(e - b);
 	const char *mp = memmem(b, n, GPUX_SYM_MAP, strlen(GPUX_SYM_MAP));
-	if ((memmem(b, n, "gpux_h_agg_count", 16) || memmem(b, n, "gpux_h_arr_count", 16)) && mp)
+	/* a hashed count calls the library; an array's is inline (ptx_array.c) */
+	static const char arr_count[] = "count() into array";
+	if ((memmem(b, n, "gpux_h_agg_count", 16) || memmem(b, n, arr_count, sizeof(arr_count) - 1)) &&
+	    mp)
 		ef->count_map = atoi(mp + strlen(GPUX_SYM_MAP));
 	/* the JIT's `kernel`: the low half of the third context word */
 	ef->by_kernel = memmem(b, n, "%c2, 0xffffffff", 15) != NULL;
@@ -2104,7 +2107,7 @@ static void emulate_count(struct fk_func *f, int map, bool by_kernel, uint64_t t
 	vals = (uint64_t *)(uintptr_t)(desc->values + off);
 	uint32_t n = desc->max_entries;
 	if ((desc->kind & GPUX_MAP_KIND_MASK) == GPUX_MAP_ARRAY) {
-		/* gpux_h_arr_count: the key is the slot; keys and state untouched */
+		/* an array's count: the key is the slot; keys and state untouched */
 		key = by_kernel ? key : 0;
 		if (key < n) {
 			__atomic_add_fetch(&vals[key], threads, __ATOMIC_RELAXED);
@@ -2153,6 +2156,7 @@ static void emulate_printf(struct fk_func *f, uint64_t threads)
 		lanes = (unsigned)threads;
 	uint64_t w[16];
 	int nw = 0;
+	/* the fake has one SM: the runtime's ring 0, or the inline one */
 	struct gpux_ring *r = ctl->ring_ptr ? (struct gpux_ring *)(uintptr_t)ctl->ring_ptr
 					    : &ctl->ring;
 	if (!r->data) {
@@ -2168,19 +2172,16 @@ static void emulate_printf(struct fk_func *f, uint64_t threads)
 	uint64_t size = (uint64_t)nw * 8;
 	uint64_t len = (sizeof(struct gpux_rec_hdr) + lanes * size + GPUX_REC_ALIGN - 1) &
 		       ~(uint64_t)(GPUX_REC_ALIGN - 1);
-	volatile uint64_t *tailp = r->tail_ptr ? (volatile uint64_t *)(uintptr_t)r->tail_ptr
-					       : &r->tail;
-	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-	for (;;) {
-		if (head + len - *tailp > r->size) {
-			__atomic_add_fetch(&r->drops, 1, __ATOMIC_RELAXED);
-			flog("launch %s: printf ring full", f->name);
-			return;
-		}
-		if (__atomic_compare_exchange_n(&r->head, &head, head + len, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			break;
+	/* claim room, then reserve: the device's protocol (gpux_dev.h) */
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	uint64_t t = __atomic_fetch_add(&r->taken, len, __ATOMIC_ACQ_REL);
+	if (t + len - tail > r->size) {
+		__atomic_fetch_sub(&r->taken, len, __ATOMIC_ACQ_REL);
+		__atomic_add_fetch(&r->drops, 1, __ATOMIC_RELAXED);
+		flog("launch %s: printf ring full", f->name);
+		return;
 	}
+	uint64_t head = __atomic_fetch_add(&r->head, len, __ATOMIC_ACQ_REL);
 	unsigned char *data = (unsigned char *)(uintptr_t)r->data;
 	uint64_t wrap = r->size - 1;
 	for (unsigned lane = 0; lane < lanes; lane++) {
@@ -2231,7 +2232,8 @@ static bool probes_off(struct fk_mod *m)
 }
 
 /* What the runtime has set up in a patched module, for the log:
- * " ctl=ring+exit clock=ok", or "" when the module is not patched. A
+ * " ctl=exit clock=ok" (+ring when the probes printf), or "" when the
+ * module is not patched. A
  * clock offset is ok within a second of the fake timer's lead. */
 static const char *setup_state(struct fk_mod *m)
 {
@@ -2248,8 +2250,8 @@ static const char *setup_state(struct fk_mod *m)
 		int64_t err = off - (int64_t)FK_CLOCK_BASE;
 		clock = off == 0 ? "unset" : err > -1000000000 && err < 1000000000 ? "ok" : "wrong";
 	}
-	snprintf(buf, sizeof(buf), " ctl=%s%s%s clock=%s%s", ctl->ring_ptr ? "ring" : "-",
-		 ctl->exit_ptr ? "+exit" : "", ctl->ring.data ? "+inline" : "", clock,
+	snprintf(buf, sizeof(buf), " ctl=%s%s%s clock=%s%s", ctl->exit_ptr ? "exit" : "-",
+		 ctl->ring_ptr ? "+ring" : "", ctl->ring.data ? "+inline" : "", clock,
 		 probes_off(m) ? " off" : "");
 	return buf;
 }
