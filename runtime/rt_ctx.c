@@ -81,8 +81,7 @@ static bool alloc_ctx(struct rt_ctx *x)
 	if (rt_cu.EventCreate && rt_cu.EventRecord && rt_cu.EventQuery && rt_cu.StreamIsCapturing &&
 	    rt_cu.EventCreate(&x->done_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
 		x->done_ev = NULL; /* periodic snapshots only */
-	return ok(rt_ring_alloc(x) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY,
-		  "allocating the printf rings") &&
+	return ok(rt_ring_alloc(x), "setting up the printf rings") &&
 	       ok(rt_cu.StreamSynchronize(x->stream), "setting up maps");
 }
 

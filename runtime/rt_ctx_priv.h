@@ -63,11 +63,11 @@ CUresult rt_lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name);
 void rt_ctx_retire(struct rt_ctx *x, void *h, bool lib);
 extern int nctx;
 
-/* rt_ring.c: the printf rings. alloc when the probes printf (false: no
- * memory); queue_words queues a copy of every ring's words on x's
+/* rt_ring.c: the printf rings. alloc sets them up when the probes
+ * printf, in x's stream (x->rings stays 0 without); queue_words queues a copy of every ring's words on x's
  * stream, after which drops sums their drop counters; drain forwards
  * the published records into the slot's event ring. */
-bool rt_ring_alloc(struct rt_ctx *x);
+CUresult rt_ring_alloc(struct rt_ctx *x);
 bool rt_ring_queue_words(struct rt_ctx *x);
 uint64_t rt_ring_drops(const struct rt_ctx *x);
 void rt_ring_drain(struct rt_ctx *x);

@@ -29,29 +29,32 @@ static CUdeviceptr data_of(const struct rt_ctx *x, int k)
 	return x->rings + RINGS_WORDS + (CUdeviceptr)k * RING_SIZE;
 }
 
-bool rt_ring_alloc(struct rt_ctx *x)
+CUresult rt_ring_alloc(struct rt_ctx *x)
 {
 	if (!rt_probes_call("gpux_h_printf"))
-		return true; /* nothing prints: gpux_ctl points at no ring */
-	if (rt_cu.MemAlloc(&x->rings, RINGS_WORDS + (size_t)NRINGS * RING_SIZE) != CUDA_SUCCESS) {
-		x->rings = 0;
-		return false;
-	}
-	if (rt_cu.MemHostAlloc((void **)&x->stage, sizeof(*x->stage), 0) != CUDA_SUCCESS) {
+		return CUDA_SUCCESS; /* nothing prints: gpux_ctl points at no ring */
+	CUresult rc = rt_cu.MemHostAlloc((void **)&x->stage, sizeof(*x->stage), 0);
+	if (rc != CUDA_SUCCESS) {
 		x->stage = NULL;
-		return false;
+		return rc;
 	}
 	memset(x->stage, 0, sizeof(*x->stage));
+	rc = rt_cu.MemAlloc(&x->rings, RINGS_WORDS + (size_t)NRINGS * RING_SIZE);
+	if (rc != CUDA_SUCCESS) {
+		x->rings = 0;
+		return rc;
+	}
 	for (int k = 0; k < NRINGS; k++) {
 		struct gpux_ring *r = (struct gpux_ring *)(x->stage->words + k * GPUX_RING_STRIDE);
 		r->data = data_of(x, k);
 		r->size = RING_SIZE;
 	}
 	/* the words, then every ring's bytes zeroed (len 0: nothing yet) */
-	return rt_cu.MemcpyHtoDAsync(x->rings, x->stage->words, RINGS_WORDS, x->stream) ==
-		       CUDA_SUCCESS &&
-	       rt_cu.MemsetD8Async(x->rings + RINGS_WORDS, 0, (size_t)NRINGS * RING_SIZE,
-				   x->stream) == CUDA_SUCCESS;
+	rc = rt_cu.MemcpyHtoDAsync(x->rings, x->stage->words, RINGS_WORDS, x->stream);
+	if (rc == CUDA_SUCCESS)
+		rc = rt_cu.MemsetD8Async(x->rings + RINGS_WORDS, 0, (size_t)NRINGS * RING_SIZE,
+					 x->stream);
+	return rc;
 }
 
 bool rt_ring_queue_words(struct rt_ctx *x)
