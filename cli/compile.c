@@ -17,10 +17,32 @@ static bool has_place(const struct program *prog, unsigned places)
 	return false;
 }
 
+int compile_check_shared(const struct dev_module *mod, const struct host_obj *obj,
+			 struct diags *diags)
+{
+	int bad = 0;
+	for (int i = 0; i < obj->nmaps; i++) {
+		if (!obj->maps[i].device || obj->maps[i].mirror)
+			continue;
+		for (int j = 0; j < mod->nmaps; j++) {
+			const struct map_info *mi = mod->map_meta[j].info;
+			if (!mod->map_meta[j].written_on_device || strcmp(mi->name, obj->maps[i].name))
+				continue;
+			struct diag *dg = diag_error(diags, mi->first_use->span, "@%s is written by gdev: "
+				   "probes and by cuda: probes: one side may only read it", mi->name);
+			diag_hint(dg, "cuda: probes read what gdev: probes write as of the last "
+				  "snapshot; gdev: probes read what cuda: probes write as of their launch");
+			bad = 1;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
 /* Device probes: lower, verify, JIT. The PTX is always generated, so a
- * dry run proves the whole path; only -d ptx and --emit keep it. */
+ * dry run proves the whole path; only -d ptx and --emit keep it. The
+ * module goes back in *mod when it compiled (NULL: not wanted). */
 static int compile_device(struct program *prog, const struct options *o,
-			  FILE *out, struct diags *diags)
+			  FILE *out, struct dev_module *keep, struct diags *diags)
 {
 	struct dev_module mod;
 	size_t lib_len = 0;
@@ -43,6 +65,8 @@ static int compile_device(struct program *prog, const struct options *o,
 		fclose(ptx);
 	if (rc == 0 && o->emit_dir)
 		rc = dev_emit_dir(o->emit_dir, prog, &mod, lib, lib_len, diags);
+	if (rc == 0 && keep)
+		*keep = mod;
 	return rc;
 }
 
@@ -158,13 +182,26 @@ int compile_program(struct program *prog, const struct options *o, FILE *out,
 				  strerror(errno));
 		return -1;
 	}
-	if (has_place(prog, PLACE_DEVICE) && compile_device(prog, o, out, diags))
-		rc = -1;
+	struct dev_module mod;
+	bool dev = false;
+	if (has_place(prog, PLACE_DEVICE)) {
+		if (compile_device(prog, o, out, &mod, diags))
+			rc = -1;
+		else
+			dev = !(o->dump & DUMP_VERIFIER);
+	}
 	if (has_place(prog, PLACE_HOST | PLACE_DRIVER)) {
 		struct driver_abis abis;
+		struct host_obj obj;
 		if (compile_driver_abis(prog, false, &abis, diags) ||
-		    compile_host(prog, o, &abis, out, NULL, diags))
+		    compile_host(prog, o, &abis, out, &obj, diags)) {
 			rc = -1;
+		} else {
+			/* what a run refuses, a dry run refuses too */
+			if (dev && compile_check_shared(&mod, &obj, diags))
+				rc = -1;
+			compile_host_obj_free(&obj);
+		}
 		compile_driver_abis_free(&abis);
 	}
 	return rc;

@@ -15,6 +15,14 @@
 int compile_program(struct program *prog, const struct options *o, FILE *out,
 		    struct diags *diags);
 
+struct dev_module;
+/* A map cuda: probes write (obj) is copied to the device before each
+ * launch: the device may read it but not write it. One they only read
+ * is the device's (a mirror), which gdev: probes may write. -1 with an
+ * error at each map mod's probes write as well, else 0. */
+int compile_check_shared(const struct dev_module *mod, const struct host_obj *obj,
+			 struct diags *diags);
+
 /* The driver ABIs that prog's driver probes compile against. */
 struct driver_abis {
 	struct host_binding b; /* the running driver's, when bound */

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "compile.h"
 #include "ptx_library.h"
 #include "probe_site.h"
 #include "sess_host.h"
@@ -104,31 +105,6 @@ static uint32_t shards_for(const struct dev_map *dm, bool read)
 	return s;
 }
 
-/* A map cuda: probes write is copied to the device before each launch:
- * the device may read it but not write it. One they only read is the
- * device's (a mirror), which gdev: probes may write. */
-static int shared_written(const struct dev_session *ds, const struct sess_host *sh,
-			  struct diags *diags)
-{
-	int bad = 0;
-	for (int i = 0; sh->obj && i < sh->obj->nmaps; i++) {
-		if (!sh->obj->maps[i].device || sh->obj->maps[i].mirror)
-			continue;
-		for (int j = 0; j < ds->mod.nmaps; j++) {
-			const struct map_info *mi = ds->mod.map_meta[j].info;
-			if (!ds->mod.map_meta[j].written_on_device ||
-			    strcmp(mi->name, sh->obj->maps[i].name))
-				continue;
-			struct diag *dg = diag_error(diags, mi->first_use->span, "@%s is written by gdev: "
-				   "probes and by cuda: probes: one side may only read it", mi->name);
-			diag_hint(dg, "cuda: probes read what gdev: probes write as of the last "
-				  "snapshot; gdev: probes read what cuda: probes write as of their launch");
-			bad = 1;
-		}
-	}
-	return bad ? -1 : 0;
-}
-
 static int make_segment(struct dev_session *ds, const struct gpux_sess_spec *spec,
 			struct diags *diags)
 {
@@ -209,7 +185,7 @@ int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 	spec.probes = probes;
 	spec.nmaps = (uint32_t)ds->mod.nmaps;
 	struct gpux_sess_map *maps = arena_zalloc(&prog->arena, sizeof(*maps) * (spec.nmaps + 1));
-	if (sh && shared_written(ds, sh, diags))
+	if (sh && sh->obj && compile_check_shared(&ds->mod, sh->obj, diags))
 		rc = -1;
 	for (uint32_t i = 0; i < spec.nmaps; i++) {
 		const struct dev_map *dm = &ds->mod.maps[i];
