@@ -31,6 +31,8 @@
  *                         up (" ctl=exit clock=ok") and what the
  *                         probes did
  *   FAKE_CUDA_SAVE=DIR    each loaded image as DIR/load_N.{ptx,bin}
+ *   FAKE_CUDA_OLD_JIT=1   loads and links that pass CU_JIT_SPLIT_COMPILE
+ *                         fail with CUDA_ERROR_INVALID_VALUE
  *   FAKE_CUDA_REFUSE=1    PTX that calls a gpux probe fails to load
  *                         (CUDA_ERROR_INVALID_PTX, with a JIT log)
  *   FAKE_CUDA_PTXAS=PATH  PTX is checked with ptxas -arch=sm_90 first; the
@@ -1602,8 +1604,12 @@ static const char *linked_ptx(const void *image)
 	return ptx;
 }
 
+static bool jit_refused(const char *api, unsigned n, const CUjit_option *o);
+
 CUresult cuLinkCreate_v2(unsigned n, CUjit_option *o, void **v, CUlinkState *st)
 {
+	if (jit_refused("cuLinkCreate", n, o))
+		return CUDA_ERROR_INVALID_VALUE;
 	struct fk_link *l = calloc(1, sizeof(*l));
 	if (!l)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -1912,11 +1918,26 @@ CUresult cuModuleLoadData(CUmodule *m, const void *image)
 	return load((struct fk_mod **)m, image, "cuModuleLoadData", false, NULL, 0);
 }
 
+/* CU_JIT_SPLIT_COMPILE (34), by value as the runtime passes it: logged,
+ * or refused as a driver that predates it would (FAKE_CUDA_OLD_JIT). */
+static bool jit_refused(const char *api, unsigned n, const CUjit_option *o)
+{
+	for (unsigned i = 0; i < n; i++)
+		if ((int)o[i] == 34) {
+			bool old = getenv("FAKE_CUDA_OLD_JIT") != NULL;
+			flog("%s: jit option split-compile%s", api, old ? " refused" : "");
+			return old;
+		}
+	return false;
+}
+
 CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *o,
 			    void **v)
 {
 	if (!cur)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (jit_refused("cuModuleLoadDataEx", n, o))
+		return CUDA_ERROR_INVALID_VALUE;
 	char log[512] = "";
 	CUresult rc = load((struct fk_mod **)m, image, "cuModuleLoadDataEx", false, log,
 			   sizeof(log));

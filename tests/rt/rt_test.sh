@@ -32,7 +32,7 @@ PRELOAD=$RT_LIB
 export LD_LIBRARY_PATH=$RT_FAKE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export FAKE_CUDA_LOG=$tmp/log FAKE_CUDA_SAVE=$tmp/save
 mkdir -p "$tmp/save"
-unset GPUX_SESSION_FD FAKE_CUDA_PRINTF FAKE_CUDA_REFUSE FAKE_CUDA_PTXAS
+unset GPUX_SESSION_FD FAKE_CUDA_PRINTF FAKE_CUDA_REFUSE FAKE_CUDA_PTXAS FAKE_CUDA_OLD_JIT
 
 COUNT='gdev:kernel_exit { @[kernel] = count(); }'
 # A count into a hashed map (a key the compiler cannot bound): the probes
@@ -107,6 +107,19 @@ t_drv_module() {
 	log_has '^load 1 cuModuleLoadDataEx ptx patched entries=gpux_clock_sample,add_one,_Z5scalePffi globals=4$' &&
 	log_lacks ' plain ' &&
 	set_up
+}
+# The patched module is compiled on every CPU (CU_JIT_SPLIT_COMPILE); a
+# driver that does not know the option gets the load again without it.
+t_drv_split_compile() {
+	count_ctl 0 "" -- "$RT_DRV_APP" module "$PTX" &&
+	same "$tmp/out" drv_module.out && err_empty && same "$tmp/dump" drv_count.dump &&
+	log_has '^cuModuleLoadDataEx: jit option split-compile$'
+}
+t_drv_old_jit() {
+	FAKE_CUDA_OLD_JIT=1 count_ctl 0 "" -- "$RT_DRV_APP" module "$PTX" &&
+	same "$tmp/out" drv_module.out && err_empty && same "$tmp/dump" drv_count.dump &&
+	log_has '^cuModuleLoadDataEx: jit option split-compile refused$' &&
+	log_has '^load 1 cuModuleLoadDataEx ptx patched ' && set_up
 }
 t_drv_modex() {
 	count_ctl 0 "" -- "$RT_DRV_APP" modex "$PTX" &&
@@ -329,6 +342,15 @@ t_lib_module() {
 	linked_ok cuModuleLoadDataEx &&
 	grep -qE '^gpux: the driver loaded a patched module \(a linked cubin\) in [0-9.]+ ms$' "$tmp/err" &&
 	set_up || { cat "$tmp/err"; fail "lib_module"; }
+}
+# The link with the library's cubin on a driver without
+# CU_JIT_SPLIT_COMPILE: created again without the option.
+t_lib_old_jit() {
+	lib_tools || return
+	FAKE_CUDA_OLD_JIT=1 FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" module "$PTX" &&
+	same "$tmp/out" drv_module.out && same "$tmp/dump" drv_count.dump &&
+	linked_ok cuModuleLoadDataEx && log_has '^cuLinkCreate: jit option split-compile refused$' &&
+	set_up || { cat "$tmp/err"; fail "lib_old_jit"; }
 }
 # cuLibraryLoadData before any context: the link takes the primary one.
 t_lib_library() {
