@@ -295,5 +295,7 @@ void dev_map_facts(struct program *prog, struct dev_module *mod)
 		struct dev_map_meta *meta = &mod->map_meta[k];
 		meta->additive = meta->agg == AGG_NONE && only_added(prog, meta->info);
 	}
+	for (int k = 0; k < mod->nmaps; k++)
+		mod->maps[k].device_reads_only = !mod->map_meta[k].written_on_device;
 	choose_arrays(prog, mod);
 }

@@ -132,6 +132,8 @@ struct dev_map {
 	int64_t lhist_step;  /* (ceil((max - min) / step) + 2) * 8 */
 	bool array;          /* GPUX_MAP_ARRAY: the one key is the slot, below
 			      * max_entries (dev_facts.c) */
+	bool device_reads_only; /* no device probe changes it (dev_facts.c):
+				 * only launches write its device table */
 };
 
 /* Per-hook budgets (docs/ARCHITECTURE.md, "The device execution model"). */

@@ -91,11 +91,37 @@ static void group_adds(struct ptx_fn *f)
 	ptx_line(f, "cvt.u64.u32 %%gc, %%gq0;");
 }
 
+/* With one key in the warp, %gg = the lanes whose bucket (%gb) is this
+ * lane's: one ballot per distinct bucket, the lowest lane not yet
+ * grouped naming the next. A histogram of times or sizes mostly has one
+ * or two buckets in a warp, where match.any cost as much as 32: it made
+ * a per-thread hist() of the exit time 2.1 times a CuPy workload's own
+ * time (bench/gpu/README.md). %gr: the lanes left, the same in every
+ * lane, so the loop stays converged for its shuffles and votes. */
+static void bucket_groups(struct ptx_fn *f, int i)
+{
+	ptx_line(f, "@!%%gu bra.uni $Lgpux_arr%d;", i);
+	ptx_line(f, "mov.b32 %%gr, %%gm;");
+	fprintf(f->out, "$Lgpux_arr%d_next:\n", i);
+	ptx_line(f, "neg.s32 %%gq0, %%gr;");
+	ptx_line(f, "and.b32 %%gq0, %%gq0, %%gr;");
+	ptx_line(f, "bfind.u32 %%gq0, %%gq0;");
+	ptx_line(f, "shfl.sync.idx.b32 %%gq1, %%gb, %%gq0, 31, %%gm;");
+	ptx_line(f, "setp.eq.u32 %%p, %%gq1, %%gb;");
+	ptx_line(f, "vote.sync.ballot.b32 %%gq1, %%p, %%gm;");
+	ptx_line(f, "@%%p mov.b32 %%gg, %%gq1;");
+	ptx_line(f, "not.b32 %%gq1, %%gq1;");
+	ptx_line(f, "and.b32 %%gr, %%gr, %%gq1;");
+	ptx_line(f, "setp.ne.u32 %%p, %%gr, 0;");
+	ptx_line(f, "@%%p bra.uni $Lgpux_arr%d_next;", i);
+	fprintf(f->out, "$Lgpux_arr%d:\n", i);
+}
+
 /* Same-address reductions from one warp reach L2 one by one (an xlarge
  * count per lane took 4.4 times the kernel's time), so lanes are grouped
  * by address where that is cheap: when the key is the same in every
  * active lane (%gu), the lowest lane adds for the warp, or for each
- * bucket of a histogram (match.any over a few buckets). A key that
+ * bucket of a histogram (bucket_groups). A key that
  * differs between lanes gets one reduction per lane: grouping 32
  * distinct keys with match.any cost more than it saved. */
 static void warp_or_lanes(struct ptx_fn *f, int i, int id)
@@ -114,11 +140,8 @@ static void warp_or_lanes(struct ptx_fn *f, int i, int id)
 	ptx_line(f, "mov.u32 %%gq0, %%laneid;");
 	ptx_line(f, "shl.b32 %%gq1, 1, %%gq0;");
 	ptx_line(f, "selp.b32 %%gg, %%gm, %%gq1, %%gu;");
-	if (id == DH_AGG_HIST || id == DH_AGG_LHIST) {
-		ptx_line(f, "@!%%gu bra.uni $Lgpux_arr%d;", i);
-		ptx_line(f, "match.any.sync.b32 %%gg, %%gb, %%gm;");
-		fprintf(f->out, "$Lgpux_arr%d:\n", i);
-	}
+	if (id == DH_AGG_HIST || id == DH_AGG_LHIST)
+		bucket_groups(f, i);
 	group_adds(f);
 	switch (id) {
 	case DH_AGG_COUNT: case DH_AGG_HIST: case DH_AGG_LHIST:
@@ -158,7 +181,7 @@ int ptx_array_update(struct ptx_fn *f, int i, int map)
 	ptx_stack_key(f); /* the key's word, %t0 */
 	ptx_line(f, "{ // %s() into array " GPUX_SYM_MAP "%d", what[id], map);
 	ptx_line(f, ".reg .b64 %%ga, %%gv, %%gt, %%gw, %%gc;");
-	ptx_line(f, ".reg .b32 %%gk, %%gs, %%gb, %%gm, %%gl, %%gg, %%gq<3>;");
+	ptx_line(f, ".reg .b32 %%gk, %%gs, %%gb, %%gm, %%gl, %%gg, %%gr, %%gq<3>;");
 	ptx_line(f, ".reg .pred %%gin, %%gu;");
 	/* where shard 0's values (and states) are, and the shard count */
 	ptx_line(f, "ld.global.nc.u64 %%gv, [" GPUX_SYM_MAP "%d+%d];", map, D_VALUES);

@@ -1,6 +1,7 @@
 /* Calls: builtins are inlined as special-register reads, lane_filter and
  * prefetch as a few instructions, array maps' updates as a reduction
- * (ptx_array.c); every other helper is a call to its PTX function in the
+ * (ptx_array.c), hash lookups as a probe loop (ptx_lookup.c); every
+ * other helper is a call to its PTX function in the
  * helper library, with r1..r5 as .b64 parameters and r0 as the result. */
 #include <stddef.h>
 #include <string.h>
@@ -204,7 +205,8 @@ static void prefetch(struct ptx_fn *f)
 
 bool ptx_call_by_value(const struct ptx_fn *f, int i, int r1_map)
 {
-	return ptx_array_update_at(f, f->prog->insns[i].imm, r1_map);
+	int id = f->prog->insns[i].imm;
+	return ptx_array_update_at(f, id, r1_map) || ptx_lookup_at(f, id, r1_map);
 }
 
 int ptx_emit_call(struct ptx_fn *f, int i)
@@ -224,6 +226,8 @@ int ptx_emit_call(struct ptx_fn *f, int i)
 	}
 	if (ptx_array_update_at(f, in->imm, f->r1_map))
 		return ptx_array_update(f, i, f->r1_map);
+	if (ptx_lookup_at(f, in->imm, f->r1_map))
+		return ptx_lookup(f, i, f->r1_map);
 	int nargs;
 	const char *sym = ptx_helper_symbol(in->imm, &nargs);
 	if (!sym) {

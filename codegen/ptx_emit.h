@@ -54,12 +54,19 @@ bool ptx_call_by_value(const struct ptx_fn *f, int i, int r1_map);
 bool ptx_array_update_at(const struct ptx_fn *f, int id, int map);
 int ptx_array_update(struct ptx_fn *f, int i, int map);
 
+/* ptx_lookup.c: whether a lookup in map is written inline, and its code
+ * (the key through r2; r0 = the value's address or 0). */
+bool ptx_lookup_at(const struct ptx_fn *f, int id, int map);
+int ptx_lookup(struct ptx_fn *f, int i, int map);
+
 /* ptx_stack.c: decide f->stack_regs (before the prologue); a load or
  * store through r10 in that mode. */
 void ptx_stack_plan(struct ptx_fn *f);
 int ptx_stack_access(struct ptx_fn *f, int i);
-/* The key word for a by-value helper whose key r2 points at, into %t0. */
+/* The key word for a by-value helper whose key r2 points at, into %t0;
+ * its word w into the .b64 register dst. */
 void ptx_stack_key(struct ptx_fn *f);
+void ptx_stack_key_word(struct ptx_fn *f, int w, const char *dst);
 
 /* Each returns 0, or -1 after a diagnostic at instruction i. */
 int ptx_emit_alu(struct ptx_fn *f, int i);

@@ -2,8 +2,8 @@
  * through r10; PTX local memory costs every thread a store and a load
  * that ptxas keeps even when nothing reads them back. When each access
  * is a whole 8-byte word at a constant offset from r10 and the only
- * pointers into the stack are keys handed to array helpers (which take
- * the key word by value), slot k becomes the virtual register %s<k> and
+ * pointers into the stack are keys handed to inline map code (which
+ * takes the key words by value), slot k becomes the virtual register %s<k> and
  * the probe touches no local memory at all. Otherwise the stack stays a
  * .local array (ptx_mem.c). */
 #include "ptx_emit.h"
@@ -95,14 +95,19 @@ int ptx_stack_access(struct ptx_fn *f, int i)
 	return 0;
 }
 
+void ptx_stack_key_word(struct ptx_fn *f, int w, const char *dst)
+{
+	int at = BPF_STACK_SIZE + f->r2_fp + 8 * w;
+	bool slot = f->r2_fp_known && slot_at(f->r2_fp + 8 * w);
+	if (f->stack_regs && slot)
+		ptx_line(f, "mov.b64 %s, %%s%d;", dst, at / 8);
+	else if (slot)
+		ptx_line(f, "ld.local.u64 %s, [gpux_stack+%d];", dst, at);
+	else
+		ptx_line(f, "ld.u64 %s, [%%r2+%d];", dst, 8 * w);
+}
+
 void ptx_stack_key(struct ptx_fn *f)
 {
-	int at = BPF_STACK_SIZE + f->r2_fp;
-	bool slot = f->r2_fp_known && slot_at(f->r2_fp);
-	if (f->stack_regs && slot)
-		ptx_line(f, "mov.b64 %%t0, %%s%d;", at / 8);
-	else if (slot)
-		ptx_line(f, "ld.local.u64 %%t0, [gpux_stack+%d];", at);
-	else
-		ptx_line(f, "ld.u64 %%t0, [%%r2];");
+	ptx_stack_key_word(f, 0, "%t0");
 }

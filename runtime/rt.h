@@ -72,6 +72,8 @@ struct rt_cu {
 	/* Optional (cuda:kernel_end, rt_kernel_end.c) */
 	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
 	CUresult (*EventDestroy)(CUevent);
+	/* Optional (cross-layer pushes, rt_push.c) */
+	CUresult (*StreamBatchMemOp)(CUstream, unsigned, CUstreamBatchMemOpParams *, unsigned);
 };
 
 /* Resolved on first need; false if libcuda is not loaded (or too old). */

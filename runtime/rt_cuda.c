@@ -83,6 +83,7 @@ static bool resolve(void)
 	if (!(*(void **)&rt_cu.EventElapsedTime = rt_cuda_sym("cuEventElapsedTime_v2")))
 		*(void **)&rt_cu.EventElapsedTime = rt_cuda_sym("cuEventElapsedTime");
 	*(void **)&rt_cu.EventDestroy = rt_cuda_sym("cuEventDestroy_v2");
+	*(void **)&rt_cu.StreamBatchMemOp = rt_cuda_sym("cuStreamBatchMemOp_v2");
 	return true;
 }
 

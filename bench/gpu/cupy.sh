@@ -13,8 +13,9 @@
 #   bench/gpu/cupy.sh -n               gpux --dry-run of every mode, and stop
 #   env: GPUX     gpux binary (default build-gpu/gpux/gpux of the repository)
 #        MODES    default "base blockfinish threadhist launchlate launches":
-#                 base, a tool's name (tools/NAME.gpx), or launches (the
+#                 base, a tool's name ($TOOLS/NAME.gpx), or launches (the
 #                 one-liner below: how many launches one iteration makes)
+#        TOOLS    the folder of the tools (default bench/gpu/tools)
 #        PYTHON   python3 with cupy and numpy (default python3)
 #        BENCH_MAX_S    seconds of timed loop per run at most (default 8)
 #        BENCH_TIMEOUT  seconds per process (default 300: CuPy compiles
@@ -33,6 +34,7 @@ gpux=${GPUX:-$root/build-gpu/gpux/gpux}
 if [[ $gpux == */* ]] && [ -e "$gpux" ]; then
 	gpux=$(cd "$(dirname "$gpux")" && pwd)/$(basename "$gpux")
 fi
+tools=${TOOLS:-$here/tools}
 read -r -a modes <<<"${MODES:-base blockfinish threadhist launchlate launches}"
 LAUNCHES='cuda:launch { @launches = count(); }'
 
@@ -41,12 +43,12 @@ prog_of() {
 	if [ "$1" = launches ]; then
 		prog=(-e "$LAUNCHES")
 	else
-		prog=("$here/tools/$1.gpx")
+		prog=("$tools/$1.gpx")
 	fi
 }
 for m in "${modes[@]}"; do
-	if [ "$m" != base ] && [ "$m" != launches ] && [ ! -f "$here/tools/$m.gpx" ]; then
-		echo "cupy: unknown mode $m (no $here/tools/$m.gpx)" >&2
+	if [ "$m" != base ] && [ "$m" != launches ] && [ ! -f "$tools/$m.gpx" ]; then
+		echo "cupy: unknown mode $m (no $tools/$m.gpx)" >&2
 		exit 2
 	fi
 done
@@ -92,8 +94,14 @@ hist_check() {
 	awk -v m="@$1" -v runs="$2" -v unit="$3" '
 		/^@/ { cur = index($0, m "[") == 1; k += cur; next }
 		cur && /^[[(].*[|].*[|]$/ {
-			split($0, p, "|"); n = split(p[1], f, " "); s += f[n]
-			if ($0 ~ /^\(\.\.\., 0\)/) neg += f[n]
+			# the count ends where the bar starts; a 16-character
+			# range and a long count meet with no space between
+			# ("[16384T, 32768T)1215152192 |"), as in bpftrace
+			c = substr($0, 1, index($0, " |") - 1); sub(/.*[^0-9]/, "", c)
+			s += c
+			# below 0, or a negative difference read as unsigned
+			# (from 1024T: no run lasts that long)
+			if ($0 ~ /^\(\.\.\., 0\)/ || $0 ~ /^\[[0-9][0-9][0-9][0-9]+T/) neg += c
 		}
 		END {
 			if (!k || !s) { printf "no %s lines", m; exit }

@@ -6,7 +6,7 @@
 # mode runs RUNS times (fresh processes); prints each run's median ns per
 # launch and a markdown table of the medians and the differences.
 #   bench/gpu/launch.sh [capture]  env: BENCH_DIR, GPUX, RUNS (default 5),
-#                                  BATCHES (default 2000), OUT
+#                                  BATCHES (default 2000), OUT, MODES
 # capture: launches into a stream under graph capture (launch_bench.cu):
 # the API path alone, without the GPU's queue.
 set -uo pipefail
@@ -32,8 +32,12 @@ declare -A PROG=(
 	# two cuEventRecord calls and the pending list per launch (under
 	# capture: the capture check alone, nothing is timed)
 	[kend]='cuda:kernel_end { @ = count(); }'
+	# a cross-layer map: each launch writes its slot to the device on
+	# its stream before the kernel (rt_push.c); the device probe never
+	# runs its body
+	[cross]='cuda:launch { @t[kernel] = nsecs; } gdev:kernel_entry /blockIdx.x == 1234567/ { @h[kernel] = hist(nsecs - @t[kernel]); }'
 )
-modes="base runtime count count_kernel prefetch_noop kend"
+modes=${MODES:-base runtime count count_kernel prefetch_noop kend cross}
 declare -A MED VALS
 # rounds of every mode, so that a drift of the machine spreads over all
 for r in $(seq "$runs"); do

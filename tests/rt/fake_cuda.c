@@ -41,6 +41,8 @@
  *                         links are for sm_NN
  *   FAKE_CUDA_LINK_NO_CUBIN=1  links refuse cubin inputs (as a driver
  *                         older than the toolkit that made them)
+ *   FAKE_CUDA_NO_MEMOPS=1 cuStreamBatchMemOp_v2 refuses every batch
+ *                         (CUDA_ERROR_NOT_SUPPORTED)
  *   FAKE_CUDA_PRINTF      above */
 #include <cuda.h>
 
@@ -650,6 +652,32 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *src, size_t n, CUstream
 {
 	(void)st;
 	memcpy((void *)(uintptr_t)d, src, n);
+	return CUDA_SUCCESS;
+}
+
+/* Stream writes, done at once (the fake has no queue); logged as
+ * "cuStreamBatchMemOp N ok" or "... refused". */
+CUresult cuStreamBatchMemOp_v2(CUstream st, unsigned n, CUstreamBatchMemOpParams *ops,
+			       unsigned flags)
+{
+	(void)st;
+	if (getenv("FAKE_CUDA_NO_MEMOPS")) {
+		flog("cuStreamBatchMemOp %u refused\n", n);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (!ops || !n || n >= 256 || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned k = 0; k < n; k++) {
+		const struct CUstreamMemOpWriteValueParams_st *w = &ops[k].writeValue;
+		void *at = (void *)(uintptr_t)w->address;
+		if (w->operation == CU_STREAM_MEM_OP_WRITE_VALUE_64)
+			memcpy(at, &w->value64, 8);
+		else if (w->operation == CU_STREAM_MEM_OP_WRITE_VALUE_32)
+			memcpy(at, &w->value, 4);
+		else
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	flog("cuStreamBatchMemOp %u ok\n", n);
 	return CUDA_SUCCESS;
 }
 
@@ -2550,7 +2578,7 @@ static const struct {
 	E(cuDevicePrimaryCtxGetState), E(cuMemAlloc_v2), E(cuMemFree_v2), E(cuMemHostAlloc),
 	E(cuMemHostGetDevicePointer_v2), E(cuMemFreeHost), E(cuMemsetD8_v2),
 	E(cuMemcpyHtoD_v2), E(cuMemcpyDtoH_v2), E(cuMemcpyDtoHAsync_v2), E(cuStreamCreate),
-	E(cuMemsetD8Async), E(cuMemsetD32_v2), E(cuMemsetD32Async), E(cuMemcpyHtoDAsync_v2),
+	E(cuMemsetD8Async), E(cuStreamBatchMemOp_v2), E(cuMemsetD32_v2), E(cuMemsetD32Async), E(cuMemcpyHtoDAsync_v2),
 	E(cuCtxPushCurrent_v2), E(cuCtxPopCurrent_v2), E(cuThreadExchangeStreamCaptureMode),
 	E(cuStreamIsCapturing), E(cuStreamQuery), E(cuEventCreate), E(cuEventRecord),
 	E(cuEventQuery), E(cuEventDestroy_v2), E(cuEventElapsedTime), E(cuEventElapsedTime_v2),

@@ -32,7 +32,7 @@ PRELOAD=$RT_LIB
 export LD_LIBRARY_PATH=$RT_FAKE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export FAKE_CUDA_LOG=$tmp/log FAKE_CUDA_SAVE=$tmp/save
 mkdir -p "$tmp/save"
-unset GPUX_SESSION_FD FAKE_CUDA_PRINTF FAKE_CUDA_REFUSE FAKE_CUDA_PTXAS FAKE_CUDA_OLD_JIT
+unset GPUX_SESSION_FD FAKE_CUDA_PRINTF FAKE_CUDA_REFUSE FAKE_CUDA_PTXAS FAKE_CUDA_OLD_JIT FAKE_CUDA_NO_MEMOPS
 
 COUNT='gdev:kernel_exit { @[kernel] = count(); }'
 # A count into a hashed map (a key the compiler cannot bound): the probes
@@ -654,11 +654,28 @@ t_gpux_cuda_events() {
 }
 # A map cuda: probes write and gdev: probes read: the runtime's VM
 # works on a host table in the device's layout, whose contents the
-# snapshots carry (and launches copy to the device: the GPU tests).
+# snapshots carry, and launches write the slots that changed to the
+# device as one batch of stream writes (what the device reads: the GPU
+# tests). A driver that refuses stream writes gets copies, and is asked
+# once.
+CROSS='cuda:launch { @t[kernel] = 5; @c[kernel] = count(); }
+	gdev:kernel_entry { @y[kernel] = @t[kernel]; }'
 t_gpux_cross_layer() {
-	gpux_run 0 'cuda:launch { @t[kernel] = 5; @c[kernel] = count(); }
-		gdev:kernel_entry { @y[kernel] = @t[kernel]; }' "'$RT_DRV_APP' module '$PTX'" &&
-	same "$tmp/out" gpux_cross_layer.out && err_empty
+	rm -f "$tmp/log"
+	gpux_run 0 "$CROSS" "'$RT_DRV_APP' module '$PTX'" &&
+	same "$tmp/out" gpux_cross_layer.out && err_empty || return
+	# add_one's 3 launches and scale's one: a new slot (key, value,
+	# state) at each kernel's first, then only the value
+	[ "$(grep -c '^cuStreamBatchMemOp 3 ok$' "$tmp/log")" = 2 ] &&
+	[ "$(grep -c '^cuStreamBatchMemOp 1 ok$' "$tmp/log")" = 2 ] &&
+	[ "$(grep -c '^cuStreamBatchMemOp' "$tmp/log")" = 4 ] || { cat "$tmp/log"; fail "stream writes"; }
+}
+t_gpux_cross_layer_copies() {
+	rm -f "$tmp/log"
+	FAKE_CUDA_NO_MEMOPS=1 gpux_run 0 "$CROSS" "'$RT_DRV_APP' module '$PTX'" &&
+	same "$tmp/out" gpux_cross_layer.out && err_empty || return
+	[ "$(grep -c '^cuStreamBatchMemOp' "$tmp/log")" = 1 ] &&
+	log_has '^cuStreamBatchMemOp 3 refused$' || { cat "$tmp/log"; fail "refused once"; }
 }
 # printf, exit() and clear() from cuda: probes.
 t_gpux_cuda_printf_exit() {
