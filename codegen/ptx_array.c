@@ -11,16 +11,6 @@
 #include "ptx_emit.h"
 #include "ptx_jit.h"
 
-/* Byte offsets into struct gpux_map_desc, for ld/red on the symbol. */
-#define D_STATE 0
-#define D_VALUES 16
-#define D_KIND 36
-#define D_DROPS 40
-_Static_assert(__builtin_offsetof(struct gpux_map_desc, state) == D_STATE, "desc");
-_Static_assert(__builtin_offsetof(struct gpux_map_desc, values) == D_VALUES, "desc");
-_Static_assert(__builtin_offsetof(struct gpux_map_desc, kind) == D_KIND, "desc");
-_Static_assert(__builtin_offsetof(struct gpux_map_desc, drops) == D_DROPS, "desc");
-
 bool ptx_array_update_at(const struct ptx_fn *f, int id, int map)
 {
 	if (map < 0 || map >= f->prog->nmaps || !f->prog->maps[map].array)
@@ -184,14 +174,14 @@ int ptx_array_update(struct ptx_fn *f, int i, int map)
 	ptx_line(f, ".reg .b32 %%gk, %%gs, %%gb, %%gm, %%gl, %%gg, %%gr, %%gq<3>;");
 	ptx_line(f, ".reg .pred %%gin, %%gu;");
 	/* where shard 0's values (and states) are, and the shard count */
-	ptx_line(f, "ld.global.nc.u64 %%gv, [" GPUX_SYM_MAP "%d+%d];", map, D_VALUES);
-	ptx_line(f, "ld.global.nc.u32 %%gk, [" GPUX_SYM_MAP "%d+%d];", map, D_KIND);
+	ptx_line(f, "ld.global.nc.u64 %%gv, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(values));
+	ptx_line(f, "ld.global.nc.u32 %%gk, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(kind));
 	if (id == DH_AGG_SUM)
-		ptx_line(f, "ld.global.nc.u64 %%gt, [" GPUX_SYM_MAP "%d+%d];", map, D_STATE);
+		ptx_line(f, "ld.global.nc.u64 %%gt, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(state));
 	/* a key past the table is counted as a drop, never written: the
 	 * compiler's bound says it cannot happen */
 	ptx_line(f, "setp.lt.u64 %%gin, %%t0, %u;", m->max_entries);
-	ptx_line(f, "@!%%gin red.global.add.u64 [" GPUX_SYM_MAP "%d+%d], 1;", map, D_DROPS);
+	ptx_line(f, "@!%%gin red.global.add.u64 [" GPUX_SYM_MAP "%d+%d], 1;", map, PTX_DESC(drops));
 	/* this SM's shard: %smid mod 2^(kind >> GPUX_MAP_SHARD_SHIFT) */
 	ptx_line(f, "bfe.u32 %%gk, %%gk, %d, 5;", GPUX_MAP_SHARD_SHIFT);
 	ptx_line(f, "shl.b32 %%gk, 1, %%gk;");

@@ -11,11 +11,17 @@
 #define GPUX_PTX_EMIT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "device_abi.h"
 #include "diag.h"
+#include "gpux_dev.h"
+
+/* A field's byte offset in struct gpux_map_desc, for loads and
+ * reductions on a descriptor's symbol (gpux_map_N+OFF). */
+#define PTX_DESC(field) ((int)offsetof(struct gpux_map_desc, field))
 
 struct ptx_fn {
 	const struct dev_prog *prog;

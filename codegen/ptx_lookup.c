@@ -22,15 +22,6 @@
 
 #define MAX_WORDS 8 /* longer keys go to the library */
 
-#define D_STATE 0
-#define D_KEYS 8
-#define D_VALUES 16
-#define D_MAX 32
-_Static_assert(__builtin_offsetof(struct gpux_map_desc, state) == D_STATE, "desc");
-_Static_assert(__builtin_offsetof(struct gpux_map_desc, keys) == D_KEYS, "desc");
-_Static_assert(__builtin_offsetof(struct gpux_map_desc, values) == D_VALUES, "desc");
-_Static_assert(__builtin_offsetof(struct gpux_map_desc, max_entries) == D_MAX, "desc");
-
 bool ptx_lookup_at(const struct ptx_fn *f, int id, int map)
 {
 	if (id != DH_MAP_LOOKUP || map < 0 || map >= f->prog->nmaps)
@@ -74,10 +65,10 @@ int ptx_lookup(struct ptx_fn *f, int i, int map)
 		ptx_line(f, "xor.b64 %%hh, %%hh, %%hk%d;", w);
 		mix(f);
 	}
-	ptx_line(f, "ld.global.nc.u64 %%hs, [" GPUX_SYM_MAP "%d+%d];", map, D_STATE);
-	ptx_line(f, "ld.global.nc.u64 %%hkeys, [" GPUX_SYM_MAP "%d+%d];", map, D_KEYS);
-	ptx_line(f, "ld.global.nc.u64 %%hv, [" GPUX_SYM_MAP "%d+%d];", map, D_VALUES);
-	ptx_line(f, "ld.global.nc.u32 %%hn, [" GPUX_SYM_MAP "%d+%d];", map, D_MAX);
+	ptx_line(f, "ld.global.nc.u64 %%hs, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(state));
+	ptx_line(f, "ld.global.nc.u64 %%hkeys, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(keys));
+	ptx_line(f, "ld.global.nc.u64 %%hv, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(values));
+	ptx_line(f, "ld.global.nc.u32 %%hn, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(max_entries));
 	/* max_entries is a power of two: slot (h + probe) & (n - 1) */
 	ptx_line(f, "sub.u32 %%hm, %%hn, 1;");
 	ptx_line(f, "cvt.u32.u64 %%hi, %%hh;");
