@@ -83,11 +83,11 @@ static void group_adds(struct ptx_fn *f)
 
 /* With one key in the warp, %gg = the lanes whose bucket (%gb) is this
  * lane's: one ballot per distinct bucket, the lowest lane not yet
- * grouped naming the next. A histogram of times or sizes mostly has one
- * or two buckets in a warp, where match.any cost as much as 32: it made
- * a per-thread hist() of the exit time 2.1 times a CuPy workload's own
- * time (bench/gpu/README.md). %gr: the lanes left, the same in every
- * lane, so the loop stays converged for its shuffles and votes. */
+ * grouped naming the next, so a histogram of times or sizes, one or two
+ * buckets in a warp, costs one or two votes (match.any measured the same
+ * on a CuPy workload: bench/gpu/README.md). %gr: the lanes left, the
+ * same in every lane, so the loop stays converged for its shuffles and
+ * votes. */
 static void bucket_groups(struct ptx_fn *f, int i)
 {
 	ptx_line(f, "@!%%gu bra.uni $Lgpux_arr%d;", i);
