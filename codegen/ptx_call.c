@@ -1,10 +1,9 @@
 /* Calls: builtins are inlined as special-register reads, lane_filter and
  * prefetch as a few instructions, array maps' updates as a reduction
  * (ptx_array.c), hash lookups as a probe loop (ptx_lookup.c); every
- * other helper is a call to its PTX function in the
- * helper library, with r1..r5 as .b64 parameters and r0 as the result. */
+ * other helper is a call to its PTX function in the helper library, with
+ * r1..r5 as .b64 parameters and r0 as the result. */
 #include <stddef.h>
-#include <string.h>
 
 #include "gpux_dev.h"
 #include "ptx_emit.h"
@@ -12,13 +11,11 @@
 
 /* What codegen/ptx/helpers.cu defines. A helper missing here is refused
  * with a diagnostic instead of failing at link time. */
-struct helper_sym {
+static const struct {
 	int id;
 	const char *symbol;
 	int nargs;
-};
-
-static const struct helper_sym lib[] = {
+} lib[] = {
 	{ DH_MAP_LOOKUP, "gpux_h_map_lookup", 2 },
 	{ DH_MAP_UPDATE, "gpux_h_map_update", 3 },
 	{ DH_MAP_DELETE, "gpux_h_map_delete", 2 },
@@ -39,7 +36,7 @@ static const struct helper_sym lib[] = {
 
 const char *ptx_helper_symbol(int id, int *nargs)
 {
-	for (size_t k = 0; k < sizeof(lib) / sizeof(lib[0]); k++) {
+	for (size_t k = 0; k < NLIB; k++) {
 		if (lib[k].id == id) {
 			if (nargs)
 				*nargs = lib[k].nargs;

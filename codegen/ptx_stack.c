@@ -3,9 +3,9 @@
  * that ptxas keeps even when nothing reads them back. When each access
  * is a whole 8-byte word at a constant offset from r10 and the only
  * pointers into the stack are keys handed to inline map code (which
- * takes the key words by value), slot k becomes the virtual register %s<k> and
- * the probe touches no local memory at all. Otherwise the stack stays a
- * .local array (ptx_mem.c). */
+ * takes the key words by value), slot k becomes the virtual register
+ * %s<k> and the probe touches no local memory at all. Otherwise the
+ * stack stays a .local array (ptx_mem.c). */
 #include "ptx_emit.h"
 
 /* Whether r10 + off is a whole aligned 8-byte slot of the stack. */
