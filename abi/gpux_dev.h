@@ -173,13 +173,23 @@ struct gpux_ctl {
 /* Symbols of a probe module that the runtime looks up by name. */
 #define GPUX_SYM_CTL "gpux_ctl"             /* struct gpux_ctl, helpers.cu */
 #define GPUX_SYM_MAP "gpux_map_"            /* + map index: the JIT's descriptors */
-#define GPUX_SYM_CLOCK_OFF "gpux_clock_off" /* u64 the JIT's nsecs subtracts */
+#define GPUX_SYM_CLOCK_OFF "gpux_clock_off" /* struct gpux_clock */
 #define GPUX_SYM_CLOCK_SAMPLE "gpux_clock_sample" /* kernel(u64 *m), helpers.cu */
 /* u32 the PTX rewriter defines in every patched module; nonzero: the
  * probe sites call nothing (the runtime sets it when the controller is
  * gone). Read once per thread at function entry, so it takes hold at
  * the next launch. */
 #define GPUX_SYM_OFF "gpux_off"
+
+/* GPUX_SYM_CLOCK_OFF, which the JIT's nsecs reads: device time g is
+ * host time (CLOCK_MONOTONIC) g - base - mulhi_s64(g, rate), the last
+ * term the top word of the signed 128-bit product: the clocks' rates
+ * differ by rate / 2^64, a few parts per million (runtime/rt_clock.c).
+ * 16-byte aligned: the JIT loads both words at once. */
+struct gpux_clock {
+	int64_t base;
+	int64_t rate;
+};
 
 /* The words m[] of gpux_clock_sample's handshake, in mapped host memory:
  * the kernel sets RUNNING, waits for the host's GO, stamps SEEN, stamps

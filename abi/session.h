@@ -31,7 +31,7 @@
 #include "gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 5
+#define GPUX_SESS_VERSION 6
 #define GPUX_SESS_ENV "GPUX_SESSION_FD"
 #define GPUX_SESS_MAX_SLOTS 16
 #define GPUX_SESS_MAX_NAMES GPUX_KERNEL_IDS
@@ -171,7 +171,15 @@ struct gpux_sess_map {
 	uint32_t shards;   /* whole tables, a power of two (0 means 1): see
 			    * GPUX_MAP_SHARD_SHIFT in gpux_dev.h */
 	uint32_t kind;     /* GPUX_MAP_HASH or GPUX_MAP_ARRAY (gpux_dev.h) */
+	/* GPUX_SESS_ROWS_KERNELS: an array whose key never exceeds the
+	 * kernel id, so no row at or past hdr.names_used is ever written
+	 * and a snapshot copies only the rows below it (version 6). */
+	uint32_t rows;
+	uint32_t pad;
 };
+
+#define GPUX_SESS_ROWS_ALL 0u
+#define GPUX_SESS_ROWS_KERNELS 1u
 
 /* The runtime's snapshot of one device map, followed by its shard
  * tables (GPUX_SHARD_BYTES each: state, keys, values, line-aligned). */

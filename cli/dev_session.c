@@ -94,13 +94,18 @@ static struct gpux_sess_probe *probe_table(struct dev_session *ds, uint32_t *n,
 /* Shards (GPUX_MAP_SHARD_SHIFT): up to 32 whole tables, one per group of
  * SMs, for maps the device only aggregates into, within 4 MiB a map, so
  * one hot key is not one hot line. */
+/* Shards of an aggregation map: up to 32 whole tables within a budget
+ * of device memory, which every snapshot copies. A map keyed by kernel
+ * id has a larger budget: a snapshot copies only the rows of the ids in
+ * use, and without shards every warp of a kernel adds into one line. */
 static uint32_t shards_for(const struct dev_map *dm, bool read)
 {
 	if (read || dm->agg == AGG_NONE)
 		return 1;
 	uint64_t one = GPUX_SHARD_BYTES(dm->max_entries, dm->key_size, dm->value_size);
+	uint64_t budget = dm->kernel_rows ? (80u << 20) : (4u << 20);
 	uint32_t s = 32;
-	while (s > 1 && one * s > (4u << 20))
+	while (s > 1 && one * s > budget)
 		s >>= 1;
 	return s;
 }
@@ -192,7 +197,9 @@ int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 		maps[i] = (struct gpux_sess_map){ dm->key_size, dm->value_size, dm->max_entries,
 						  (uint32_t)dm->agg, dm->lhist_min, dm->lhist_step,
 						  0, 0, shards_for(dm, ds->mod.map_meta[i].read_on_device),
-						  dm->array ? GPUX_MAP_ARRAY : GPUX_MAP_HASH };
+						  dm->array ? GPUX_MAP_ARRAY : GPUX_MAP_HASH,
+						  dm->kernel_rows ? GPUX_SESS_ROWS_KERNELS
+								  : GPUX_SESS_ROWS_ALL, 0 };
 	}
 	spec.maps = maps;
 	if (rc == 0 && sh)

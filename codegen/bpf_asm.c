@@ -199,11 +199,14 @@ static int parse_directive(struct asm_state *s)
 		struct dev_map *m = &s->maps[s->nmaps];
 		if (s->nmaps >= MAX_MAPS || !ident(s, word, sizeof(word)) ||
 		    !num(s, &a) || !num(s, &b))
-			return fail(s, "expected .map NAME KEY_SIZE VALUE_SIZE [MAX_ENTRIES]");
+			return fail(s, "expected .map NAME KEY_SIZE VALUE_SIZE [MAX_ENTRIES] "
+				    "[readonly]");
 		m->name = arena_strdup(s->arena, word);
 		m->key_size = (uint32_t)a;
 		m->value_size = (uint32_t)b;
 		m->max_entries = num(s, &c) ? (uint32_t)c : 1024;
+		/* no device probe changes it (dev_map.device_reads_only) */
+		m->device_reads_only = accept(s, "readonly");
 		s->nmaps++;
 		return 0;
 	}

@@ -114,10 +114,12 @@ static unsigned access_only(const struct node *e)
 /* Whether e, an integer key, lies in [0, *hi]: what makes a map an
  * array (GPUX_MAP_ARRAY). Only what holds whatever the program's data:
  * kernel ids, lane and warp indices, constants, and `%`, `&` and `/` by
- * a constant of something never negative; threadIdx's parts. */
-static bool key_bound(const struct node *e, uint64_t *hi)
+ * a constant of something never negative; threadIdx's parts. *kern:
+ * e is also at most the kernel id (the kernel, or `%`, `&`, `/` of it). */
+static bool key_bound(const struct node *e, uint64_t *hi, bool *kern)
 {
 	uint64_t a, c;
+	*kern = false;
 	switch (e->kind) {
 	case N_INT:
 		*hi = e->u.num.value;
@@ -125,9 +127,10 @@ static bool key_bound(const struct node *e, uint64_t *hi)
 	case N_IDENT:
 		if (e->u.ident.kind != ID_BUILTIN || !e->u.ident.builtin)
 			return false;
-		if (!strcmp(e->u.ident.builtin->name, "kernel"))
+		if (!strcmp(e->u.ident.builtin->name, "kernel")) {
 			*hi = GPUX_KERNEL_IDS - 1;
-		else if (!strcmp(e->u.ident.builtin->name, "lane") ||
+			*kern = true;
+		} else if (!strcmp(e->u.ident.builtin->name, "lane") ||
 			 !strcmp(e->u.ident.builtin->name, "warp"))
 			*hi = 31;
 		else
@@ -147,7 +150,7 @@ static bool key_bound(const struct node *e, uint64_t *hi)
 		if (r->kind != N_INT || (r->type.is_signed && r->u.num.value > INT64_MAX))
 			return false;
 		c = r->u.num.value;
-		bool bounded = key_bound(l, &a);
+		bool bounded = key_bound(l, &a, kern);
 		bool nonneg = bounded || (l->type.kind == TY_INT && !l->type.is_signed);
 		if (!bounded)
 			a = UINT64_MAX;
@@ -166,6 +169,7 @@ static bool key_bound(const struct node *e, uint64_t *hi)
 			*hi = a / c;
 			return true;
 		default:
+			*kern = false;
 			return false;
 		}
 	}
@@ -178,17 +182,20 @@ struct bound {
 	const struct map_info *mi;
 	uint64_t hi;
 	bool ok;
+	bool kern; /* every key is at most the kernel id */
 };
 
 static void scan_keys(struct node *n, void *arg)
 {
 	struct bound *b = arg;
 	uint64_t hi;
+	bool kern = false;
 	if (n->kind == N_MAP && n->u.map.info == b->mi) {
-		if (n->u.map.nkeys == 1 && key_bound(n->u.map.keys, &hi))
+		if (n->u.map.nkeys == 1 && key_bound(n->u.map.keys, &hi, &kern))
 			b->hi = hi > b->hi ? hi : b->hi;
 		else if (n->u.map.nkeys != 0)
 			b->ok = false;
+		b->kern = b->kern && kern;
 	}
 	ast_visit_children(n, scan_keys, arg);
 }
@@ -227,10 +234,11 @@ static void choose_arrays(const struct program *prog, struct dev_module *mod)
 		struct dev_map_meta *meta = &mod->map_meta[k];
 		struct dev_map *dm = &mod->maps[k];
 		dm->array = false;
+		dm->kernel_rows = false;
 		if (meta->read_on_device || meta->nkeys > 1 ||
 		    meta->agg == AGG_NONE || meta->agg == AGG_MIN || meta->agg == AGG_MAX)
 			continue;
-		struct bound b = { meta->info, 0, true };
+		struct bound b = { meta->info, 0, true, true };
 		struct host_use u = { meta->info, false };
 		for (struct node *p = prog->probes; p && b.ok && !u.data; p = p->next) {
 			if (p->u.probe.place & PLACE_DEVICE)
@@ -244,6 +252,7 @@ static void choose_arrays(const struct program *prog, struct dev_module *mod)
 		while (n <= b.hi)
 			n <<= 1;
 		dm->array = true;
+		dm->kernel_rows = b.kern;
 		dm->max_entries = n;
 	}
 }

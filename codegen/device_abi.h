@@ -134,6 +134,8 @@ struct dev_map {
 			      * max_entries (dev_facts.c) */
 	bool device_reads_only; /* no device probe changes it (dev_facts.c):
 				 * only launches write its device table */
+	bool kernel_rows;    /* an array whose key never exceeds the kernel
+			      * id: rows past the ids in use stay zero */
 };
 
 /* Per-hook budgets (docs/ARCHITECTURE.md, "The device execution model"). */

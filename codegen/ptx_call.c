@@ -144,9 +144,13 @@ static int builtin(struct ptx_fn *f, int i)
 		gtid(f);
 		break;
 	case DB_NSECS:
+		/* struct gpux_clock: g - base - mulhi(g, rate) */
+		ptx_line(f, "{ .reg .b64 %%k<2>;");
 		ptx_line(f, "mov.u64 %%r0, %%globaltimer;");
-		ptx_line(f, "ld.global.u64 %%t0, [" GPUX_SYM_CLOCK_OFF "];");
-		ptx_line(f, "sub.u64 %%r0, %%r0, %%t0;");
+		ptx_line(f, "ld.global.v2.u64 {%%k0, %%k1}, [" GPUX_SYM_CLOCK_OFF "];");
+		ptx_line(f, "mul.hi.s64 %%k1, %%r0, %%k1;");
+		ptx_line(f, "sub.u64 %%r0, %%r0, %%k0;");
+		ptx_line(f, "sub.u64 %%r0, %%r0, %%k1; }");
 		break;
 	case DB_CYCLES:
 		ptx_line(f, "mov.u64 %%r0, %%clock64;");

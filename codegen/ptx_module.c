@@ -59,11 +59,11 @@ void ptx_jit_module_header(FILE *out, const char *version, const char *target,
 			fprintf(out, "%s.param .b64 gpux_a%d", a ? ", " : "", a);
 		fputs(");\n", out);
 	}
-	/* nsecs = %globaltimer - gpux_clock_off: the runtime stores the
-	 * offset that puts device times on the host's CLOCK_MONOTONIC. */
+	/* struct gpux_clock: the runtime stores what puts device times
+	 * on the host's CLOCK_MONOTONIC. */
 	bool here = link != PTX_LINK_EXTERN;
-	fprintf(out, "%s .global .align 8 .u64 " GPUX_SYM_CLOCK_OFF "%s;\n\n",
-		here ? ".visible" : ".extern", here ? " = 0" : "");
+	fprintf(out, "%s .global .align 16 .u64 " GPUX_SYM_CLOCK_OFF "[2]%s;\n\n",
+		here ? ".visible" : ".extern", here ? " = {0, 0}" : "");
 }
 
 void ptx_jit_map_decls(FILE *out, const struct dev_prog *prog,

@@ -11,6 +11,7 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_image.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_ctx.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_snap.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_clock.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_ring.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_drain.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_crash.c

@@ -141,54 +141,6 @@ static struct rt_ctx *current(void)
 	return x;
 }
 
-static bool wait_flag(volatile uint64_t *f, uint64_t ns)
-{
-	uint64_t end = rt_now_ns() + ns;
-	while (!__atomic_load_n(f, __ATOMIC_ACQUIRE))
-		if (rt_now_ns() > end)
-			return false;
-	return true;
-}
-
-/* Device %globaltimer minus host CLOCK_MONOTONIC, by the handshake of
- * gpux_clock_sample (helpers.cu): the go crosses the bus one way, the
- * device's second stamp the other, so the mean of the two differences
- * loses both delays (to within their difference, well under a
- * microsecond); the round with the shortest exchange wins. Each wait is
- * bounded: a busy GPU leaves the clock for a later module. */
-static void calibrate(struct rt_ctx *x, CUfunction f)
-{
-	if (!(rt_sess()->flags & GPUX_SESS_CLOCK)) {
-		x->clock_done = true; /* nothing reads the clock: no launch of ours */
-		return;
-	}
-	CUdeviceptr out = x->host_dev + H_CLOCK;
-	volatile uint64_t *m = (volatile uint64_t *)(x->host + H_CLOCK);
-	void *args[] = { &out };
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 3; i++) {
-		for (int k = 0; k < GPUX_CLOCK_WORDS; k++)
-			m[k] = 0;
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (rt_cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, x->stream, args, NULL))
-			return;
-		bool ok = wait_flag(&m[GPUX_CLOCK_RUNNING], 100000000ull);
-		uint64_t h0 = rt_now_ns();
-		__atomic_store_n(&m[GPUX_CLOCK_GO], 1, __ATOMIC_SEQ_CST);
-		ok = ok && wait_flag(&m[GPUX_CLOCK_DONE], 100000000ull);
-		uint64_t h1 = rt_now_ns();
-		if (rt_cu.StreamSynchronize(x->stream))
-			return;
-		if (ok && h1 - h0 < best) {
-			best = h1 - h0;
-			int64_t d1 = (int64_t)(m[GPUX_CLOCK_SEEN] - h0),
-				d2 = (int64_t)(m[GPUX_CLOCK_STAMP] - h1);
-			x->clock_off = d1 + (d2 - d1) / 2;
-		}
-	}
-	x->clock_done = best != UINT64_MAX;
-}
-
 /* The module's sites call nothing from its next launch on. */
 static void set_off(struct rt_ctx *x, void *handle, global_fn get)
 {
@@ -265,8 +217,9 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 			"writing a map descriptor"))
 			return false;
 	}
-	if (get(&d, &sz, handle, GPUX_SYM_CLOCK_OFF) == CUDA_SUCCESS && sz == 8)
-		ok(rt_cu.MemcpyHtoDAsync(d, &x->clock_off, 8, x->stream), "writing the clock offset");
+	if (get(&d, &sz, handle, GPUX_SYM_CLOCK_OFF) == CUDA_SUCCESS && sz == sizeof(x->clock))
+		ok(rt_cu.MemcpyHtoDAsync(d, &x->clock, sizeof(x->clock), x->stream),
+		   "writing the clock");
 	if (rt_detached())
 		set_off(x, handle, get);
 	return ok(rt_cu.StreamSynchronize(x->stream), "setting up a module");
@@ -295,7 +248,7 @@ void rt_module_loaded(CUmodule mod)
 	if (x && x->nmods < MAX_MODS) {
 		if (!x->clock_done &&
 		    rt_cu.ModuleGetFunction(&f, mod, GPUX_SYM_CLOCK_SAMPLE) == CUDA_SUCCESS)
-			calibrate(x, f);
+			rt_clock_calibrate(x, f);
 		if (setup(x, mod, rt_mod_global)) {
 			x->mods[x->nmods++] = mod;
 			x->slot->modules++;
@@ -326,7 +279,7 @@ static void setup_lib(struct rt_ctx *x, CUlibrary lib)
 	CUfunction f;
 	if (!x->clock_done && rt_cu.LibraryGetKernel(&k, lib, GPUX_SYM_CLOCK_SAMPLE) == CUDA_SUCCESS &&
 	    rt_cu.KernelGetFunction(&f, k) == CUDA_SUCCESS)
-		calibrate(x, f);
+		rt_clock_calibrate(x, f);
 	if (setup(x, lib, rt_lib_global)) {
 		x->libs[x->nlibs++] = lib;
 		x->slot->modules++;

@@ -19,6 +19,18 @@
 #define H_EXIT 8
 #define H_CLOCK 16
 
+/* The clock's samples (rt_clock.c): device minus host time was off at
+ * host time at, and moves by rate ns a ns. */
+struct rt_clock {
+	int64_t off, anchor_off;
+	uint64_t at, anchor_at, next;    /* next: when to sample again */
+	uint64_t trust;                  /* the longest exchange taken */
+	double rate;
+	unsigned samples;
+	bool inflight;                   /* a sampling kernel has not finished */
+	CUstream stream;                 /* where samples after the first run */
+};
+
 struct rt_ctx {
 	CUcontext ctx;
 	int device;
@@ -42,8 +54,9 @@ struct rt_ctx {
 	CUevent done_ev;       /* completion point; NULL: none */
 	int pending;           /* done_ev recorded, not yet seen complete */
 	uint64_t last_snap_ns; /* when the last snapshot was published */
-	int64_t clock_off;
+	struct gpux_clock clock; /* what a module set up now is given */
 	bool clock_done;
+	struct rt_clock clk;
 	uint64_t push_pos;      /* rt_host_push: the touch log pushed so far */
 	unsigned char *keyed[64]; /* per shared map: slots whose key it has */
 	CUmodule mods[MAX_MODS];
@@ -61,6 +74,12 @@ CUresult rt_lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name);
 /* Before module or library h goes: its map drop counters into
  * x->gone_drops (rt_snap.c). */
 void rt_ctx_retire(struct rt_ctx *x, void *h, bool lib);
+
+/* The clock (rt_clock.c): the first offset, from the sampling kernel f,
+ * before a context's first module is set up; then samples and pushes of
+ * the offset as it moves, from the runtime's loop. */
+void rt_clock_calibrate(struct rt_ctx *x, CUfunction f);
+void rt_clock_poll(struct rt_ctx *x);
 extern int nctx;
 
 /* rt_ring.c: the printf rings. alloc sets them up when the probes

@@ -63,6 +63,62 @@ void rt_ctx_retire(struct rt_ctx *x, void *h, bool lib)
 	rt_cu.CtxSetCurrent(prev);
 }
 
+/* What a snapshot copies from the store, as byte ranges from its start:
+ * each map whole, except an array keyed by kernel id, of which only the
+ * state words and values of the rows below the ids in use (the keys of
+ * an array are never written). Ranges less than a line apart are joined
+ * into one copy. Used under rt_lock. */
+#define MAX_RANGES 4096
+static struct {
+	uint64_t off, len;
+} ranges[MAX_RANGES];
+
+static int add_range(int n, uint64_t off, uint64_t len)
+{
+	if (n > 0) {
+		uint64_t end = ranges[n - 1].off + ranges[n - 1].len;
+		if (off >= end && off - end < 128) {
+			ranges[n - 1].len = off + len - ranges[n - 1].off;
+			return n;
+		}
+	}
+	if (n < 0 || n == MAX_RANGES)
+		return -1;
+	ranges[n].off = off;
+	ranges[n].len = len;
+	return n + 1;
+}
+
+static int plan_copies(const struct rt_ctx *x, struct gpux_sess_hdr *h)
+{
+	uint32_t used = __atomic_load_n(&h->names_used, __ATOMIC_ACQUIRE);
+	const struct gpux_sess_map *maps = gpux_sess_maps(h);
+	int n = 0;
+	for (uint32_t m = 0; m < h->nmaps && n >= 0; m++) {
+		const struct gpux_sess_map *mp = &maps[m];
+		uint64_t at = mp->area_off - x->base;
+		uint32_t rows = used < mp->max_entries ? used : mp->max_entries;
+		if (mp->rows != GPUX_SESS_ROWS_KERNELS || rows == mp->max_entries) {
+			n = add_range(n, at, mp->area_size);
+			continue;
+		}
+		uint64_t one = GPUX_SHARD_BYTES(mp->max_entries, mp->key_size, mp->value_size);
+		at += sizeof(struct gpux_sess_map_area);
+		for (uint32_t k = 0; k < gpux_sess_shards(mp) && rows && n >= 0; k++) {
+			uint64_t t = at + k * one;
+			n = add_range(n, t, (uint64_t)rows * 4);
+			n = add_range(n, t + GPUX_SHARD_VALUES(mp->max_entries, mp->key_size),
+				      (uint64_t)rows * mp->value_size);
+		}
+	}
+	if (n < 0) { /* too many pieces: the whole store */
+		ranges[0].off = 0;
+		ranges[0].len = x->size;
+		n = 1;
+	}
+	return n;
+}
+
 static void snapshot(struct rt_ctx *x, bool final)
 {
 	struct gpux_sess_hdr *h = rt_sess();
@@ -72,8 +128,12 @@ static void snapshot(struct rt_ctx *x, bool final)
 		return;
 	if (final)
 		rt_cu.CtxSynchronize();
-	bool copied = !x->size ||
-		      rt_cu.MemcpyDtoHAsync(x->staging, x->store, x->size, x->stream) == CUDA_SUCCESS;
+	int nr = x->size ? plan_copies(x, h) : 0;
+	bool copied = true;
+	for (int i = 0; i < nr && copied; i++)
+		copied = rt_cu.MemcpyDtoHAsync((char *)x->staging + ranges[i].off,
+					       x->store + ranges[i].off, ranges[i].len,
+					       x->stream) == CUDA_SUCCESS;
 	int at = 0, per_map[64] = { 0 };
 	for (uint32_t m = 0; m < h->nmaps && m < 64; m++)
 		at = queue_drops(x, m, at, &per_map[m]);
@@ -85,8 +145,9 @@ static void snapshot(struct rt_ctx *x, bool final)
 	}
 	struct gpux_sess_slot *s = x->slot;
 	__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL); /* odd: writing */
-	if (x->size)
-		memcpy((char *)s + x->base, x->staging, x->size);
+	for (int i = 0; i < nr; i++)
+		memcpy((char *)s + x->base + ranges[i].off, (char *)x->staging + ranges[i].off,
+		       ranges[i].len);
 	for (uint32_t m = 0; m < h->nmaps; m++) {
 		const void *t = rt_host_table(m);
 		if (t) /* the VM's table: host memory the device reads */
@@ -162,6 +223,7 @@ void rt_ctx_poll(bool snap, bool final)
 		if (x->dead)
 			continue;
 		drain(x);
+		rt_clock_poll(x);
 		if (snap || completed(x))
 			snapshot(x, final);
 		if (final)

@@ -42,6 +42,12 @@
  *   FAKE_CUDA_LINK_NO_CUBIN=1  links refuse cubin inputs (as a driver
  *                         older than the toolkit that made them)
  *   FAKE_CUDA_NO_MEMOPS=1 cuStreamBatchMemOp_v2 refuses every batch
+ *   FAKE_CUDA_CLOCK_PPM=N the fake's timer runs N parts per million fast
+ *                         from the process's first timer read; a launch's
+ *                         clock is then ok within 200 us of it, and
+ *                         each handshake is logged ("clock sample")
+ *   FAKE_CUDA_LOG_COPIES=1 cuMemcpyDtoHAsync_v2 logs its size (the
+ *                         runtime's snapshots)
  *                         (CUDA_ERROR_NOT_SUPPORTED)
  *   FAKE_CUDA_PRINTF      above */
 #include <cuda.h>
@@ -690,6 +696,8 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr s, size_t n)
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr s, size_t n, CUstream st)
 {
 	(void)st;
+	if (getenv("FAKE_CUDA_LOG_COPIES"))
+		flog("cuMemcpyDtoHAsync %zu", n);
 	memcpy(dst, (const void *)(uintptr_t)s, n);
 	return CUDA_SUCCESS;
 }
@@ -2116,6 +2124,20 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* The fake timer's lead over CLOCK_MONOTONIC at host time now. */
+static int64_t timer_lead(uint64_t now, int64_t *tolerance)
+{
+	static uint64_t start;
+	static double ppm = -1;
+	if (ppm < 0) {
+		const char *e = getenv("FAKE_CUDA_CLOCK_PPM");
+		start = now;
+		ppm = e ? atof(e) : 0;
+	}
+	*tolerance = ppm ? 200000 : 1000000000;
+	return (int64_t)FK_CLOCK_BASE + (int64_t)((double)(now - start) * ppm / 1e6);
+}
+
 static struct gpux_ctl *ctl_of(struct fk_mod *m)
 {
 	CUdeviceptr d;
@@ -2293,11 +2315,15 @@ static const char *setup_state(struct fk_mod *m)
 	if (!ctl)
 		return "";
 	const char *clock = "none";
-	if (!get_global(m, &d, &sz, GPUX_SYM_CLOCK_OFF) && sz == 8) {
-		int64_t off;
-		memcpy(&off, (const void *)(uintptr_t)d, 8);
-		int64_t err = off - (int64_t)FK_CLOCK_BASE;
-		clock = off == 0 ? "unset" : err > -1000000000 && err < 1000000000 ? "ok" : "wrong";
+	if (!get_global(m, &d, &sz, GPUX_SYM_CLOCK_OFF) && sz == sizeof(struct gpux_clock)) {
+		/* what a probe's nsecs would read now, against the host */
+		struct gpux_clock c;
+		memcpy(&c, (const void *)(uintptr_t)d, sizeof(c));
+		int64_t tol;
+		uint64_t now = now_ns(), g = now + (uint64_t)timer_lead(now, &tol);
+		int64_t drift = (int64_t)(((__int128)(int64_t)g * c.rate) >> 64);
+		int64_t err = (int64_t)(g - (uint64_t)c.base - (uint64_t)drift - now);
+		clock = c.base == 0 ? "unset" : err > -tol && err < tol ? "ok" : "wrong";
 	}
 	snprintf(buf, sizeof(buf), " ctl=%s%s%s clock=%s%s", ctl->exit_ptr ? "exit" : "-",
 		 ctl->ring_ptr ? "+ring" : "", ctl->ring.data ? "+inline" : "", clock,
@@ -2318,7 +2344,11 @@ static CUresult launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, uns
 		 * twice, done; the runtime's go comes after and is not needed */
 		CUdeviceptr out;
 		memcpy(&out, params[0], sizeof(out));
-		uint64_t *m = (uint64_t *)(uintptr_t)out, t = FK_CLOCK_BASE + now_ns();
+		int64_t tol;
+		uint64_t *m = (uint64_t *)(uintptr_t)out, now = now_ns();
+		uint64_t t = now + (uint64_t)timer_lead(now, &tol);
+		if (getenv("FAKE_CUDA_CLOCK_PPM"))
+			flog("clock sample");
 		m[GPUX_CLOCK_SEEN] = m[GPUX_CLOCK_STAMP] = t;
 		__atomic_store_n(&m[GPUX_CLOCK_RUNNING], 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&m[GPUX_CLOCK_DONE], 1, __ATOMIC_RELEASE);

@@ -594,6 +594,34 @@ t_gpux_lib_array() {
 	same "$tmp/out" gpux_count.out && err_empty && same "$tmp/app.out" drv_module.out &&
 	log_has '^load 1 cuModuleLoadDataEx ptx patched ' && log_lacks '^cuLink'
 }
+# A map keyed by kernel id has 32 shards, of which a snapshot copies
+# only the rows of the ids in use: two kernels, so 8 bytes of state
+# words and 16 of counts a shard (of 4096 rows: 48 KiB). The drop
+# counters are 8-byte copies too.
+t_gpux_kernel_rows() {
+	rm -f "$tmp/log"
+	FAKE_CUDA_LOG_COPIES=1 gpux_run 0 "$COUNT" "'$RT_DRV_APP' module '$PTX'" &&
+	same "$tmp/out" gpux_count.out && err_empty || return
+	log_has '^launch .* array map 0 key 1 ' || return
+	local big n8 n16
+	big=$(awk '$1 == "cuMemcpyDtoHAsync" && $2 > 4096' "$tmp/log" | wc -l)
+	n8=$(grep -c '^cuMemcpyDtoHAsync 8$' "$tmp/log")
+	n16=$(grep -c '^cuMemcpyDtoHAsync 16$' "$tmp/log")
+	[ "$big" = 0 ] && [ "$n16" -ge 32 ] && [ $((n16 % 32)) = 0 ] && [ "$n8" -ge "$n16" ] ||
+		{ cat "$tmp/log"; fail "whole tables copied, or not every shard's rows"; }
+}
+# A device timer 500 ppm fast: the runtime samples the clocks again,
+# learns the rate and gives it to every module, so each launch of a 1.5 s
+# run reads nsecs within 200 us of the host (without that, 750 us off by
+# the end).
+t_gpux_clock_drift() {
+	rm -f "$tmp/log"
+	FAKE_CUDA_CLOCK_PPM=500 gpux_run 0 'gdev:kernel_exit /nsecs > 0/ { @[kernel] = count(); }' \
+		"'$RT_DRV_APP' many '$PTX' 15000" && err_empty || return
+	set_up || return
+	[ "$(grep -c '^clock sample' "$tmp/log")" -ge 5 ] ||
+		{ cat "$tmp/log"; fail "the clocks were not sampled again"; }
+}
 t_gpux_library() {
 	gpux_run 0 "$COUNT" "'$RT_DRV_APP' library '$PTX'" &&
 	same "$tmp/out" gpux_count.out && err_empty && same "$tmp/app.out" drv_library.out
