@@ -67,8 +67,7 @@ static bool alloc_ctx(struct rt_ctx *x)
 		x->base = maps[0].area_off;
 		x->size = maps[h->nmaps - 1].area_off + maps[h->nmaps - 1].area_size - x->base;
 		if (!ok(rt_cu.MemAlloc(&x->store, x->size), "allocating device maps") ||
-		    !ok(rt_cu.MemsetD8Async(x->store, 0, x->size, x->stream), "clearing device maps") ||
-		    !ok(rt_cu.MemHostAlloc(&x->staging, x->size, 0), "allocating map staging"))
+		    !ok(rt_cu.MemsetD8Async(x->store, 0, x->size, x->stream), "clearing device maps"))
 			return false;
 	}
 	if (!ok(rt_cu.MemHostAlloc((void **)&x->host, HOSTCTL,

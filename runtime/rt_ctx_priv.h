@@ -41,7 +41,8 @@ struct rt_ctx {
 	CUstream stream;
 	CUdeviceptr store;     /* mirrors the slot from the first map area */
 	uint64_t base, size;
-	void *staging;         /* pinned copy target, size bytes */
+	void *staging;         /* pinned copy target (rt_snap.c), staging_size bytes */
+	uint64_t staging_size;
 	unsigned char *host;   /* pinned and mapped: the control page */
 	CUdeviceptr host_dev;
 	CUdeviceptr rings;     /* the printf rings' words, then their bytes; 0: none */

@@ -67,10 +67,12 @@ void rt_ctx_retire(struct rt_ctx *x, void *h, bool lib)
  * each map whole, except an array keyed by kernel id, of which only the
  * state words and values of the rows below the ids in use (the keys of
  * an array are never written). Ranges less than a line apart are joined
- * into one copy. Used under rt_lock. */
+ * into one copy. They are packed in the pinned staging (at: where), so
+ * that it is as large as what is copied, not as the store. Used under
+ * rt_lock. */
 #define MAX_RANGES 4096
 static struct {
-	uint64_t off, len;
+	uint64_t off, len, at;
 } ranges[MAX_RANGES];
 
 static int add_range(int n, uint64_t off, uint64_t len)
@@ -86,6 +88,7 @@ static int add_range(int n, uint64_t off, uint64_t len)
 		return -1;
 	ranges[n].off = off;
 	ranges[n].len = len;
+	ranges[n].at = n ? ranges[n - 1].at + ranges[n - 1].len : 0;
 	return n + 1;
 }
 
@@ -112,11 +115,35 @@ static int plan_copies(const struct rt_ctx *x, struct gpux_sess_hdr *h)
 		}
 	}
 	if (n < 0) { /* too many pieces: the whole store */
-		ranges[0].off = 0;
+		ranges[0].off = ranges[0].at = 0;
 		ranges[0].len = x->size;
 		n = 1;
 	}
 	return n;
+}
+
+/* Pinned staging of at least need bytes (growing by doubling, at most
+ * the store's size). */
+static bool staging_for(struct rt_ctx *x, uint64_t need)
+{
+	if (need <= x->staging_size)
+		return true;
+	uint64_t size = 2 * x->staging_size > need ? 2 * x->staging_size : need;
+	size = size < x->size ? size : x->size;
+	void *p = NULL;
+	if (rt_cu.MemHostAlloc(&p, size, 0) != CUDA_SUCCESS) {
+		static bool told;
+		if (!told)
+			rt_warn("cannot allocate %llu bytes of map staging: maps not copied",
+				(unsigned long long)size);
+		told = true;
+		return false;
+	}
+	if (x->staging)
+		rt_cu.MemFreeHost(x->staging);
+	x->staging = p;
+	x->staging_size = size;
+	return true;
 }
 
 static void snapshot(struct rt_ctx *x, bool final)
@@ -129,9 +156,9 @@ static void snapshot(struct rt_ctx *x, bool final)
 	if (final)
 		rt_cu.CtxSynchronize();
 	int nr = x->size ? plan_copies(x, h) : 0;
-	bool copied = true;
+	bool copied = !nr || staging_for(x, ranges[nr - 1].at + ranges[nr - 1].len);
 	for (int i = 0; i < nr && copied; i++)
-		copied = rt_cu.MemcpyDtoHAsync((char *)x->staging + ranges[i].off,
+		copied = rt_cu.MemcpyDtoHAsync((char *)x->staging + ranges[i].at,
 					       x->store + ranges[i].off, ranges[i].len,
 					       x->stream) == CUDA_SUCCESS;
 	int at = 0, per_map[64] = { 0 };
@@ -146,7 +173,7 @@ static void snapshot(struct rt_ctx *x, bool final)
 	struct gpux_sess_slot *s = x->slot;
 	__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL); /* odd: writing */
 	for (int i = 0; i < nr; i++)
-		memcpy((char *)s + x->base + ranges[i].off, (char *)x->staging + ranges[i].off,
+		memcpy((char *)s + x->base + ranges[i].off, (char *)x->staging + ranges[i].at,
 		       ranges[i].len);
 	for (uint32_t m = 0; m < h->nmaps; m++) {
 		const void *t = rt_host_table(m);
