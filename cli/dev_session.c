@@ -92,12 +92,11 @@ static struct gpux_sess_probe *probe_table(struct dev_session *ds, uint32_t *n,
 
 
 /* Shards (GPUX_MAP_SHARD_SHIFT): up to 32 whole tables, one per group of
- * SMs, for maps the device only aggregates into, within 4 MiB a map, so
- * one hot key is not one hot line. */
-/* Shards of an aggregation map: up to 32 whole tables within a budget
- * of device memory, which every snapshot copies. A map keyed by kernel
- * id has a larger budget: a snapshot copies only the rows of the ids in
- * use, and without shards every warp of a kernel adds into one line. */
+ * SMs, for maps the device only aggregates into, so one hot key is not
+ * one hot line; within 4 MiB a map, which every snapshot copies. An
+ * array keyed by kernel id has 80 MiB: a snapshot copies only the rows
+ * of the ids in use, and without shards every warp of a kernel would
+ * add into one line. */
 static uint32_t shards_for(const struct dev_map *dm, bool read)
 {
 	if (read || dm->agg == AGG_NONE)
