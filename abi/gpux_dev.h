@@ -194,7 +194,7 @@ struct gpux_clock {
 /* The words m[] of gpux_clock_sample's handshake, in mapped host memory:
  * the kernel sets RUNNING, waits for the host's GO, stamps SEEN, stamps
  * STAMP and sets DONE. The host reads its clock when it sets GO and when
- * it sees DONE. */
+ * it sees DONE. A kernel that waited too long for GO sets DONE alone. */
 enum gpux_clock_word {
 	GPUX_CLOCK_GO,      /* host: 1 */
 	GPUX_CLOCK_SEEN,    /* device: %globaltimer when it saw GO */

@@ -9,50 +9,61 @@
  * rt_lock held. */
 #include "rt_ctx_priv.h"
 
+#include <sched.h>
+
 #include "gpux_dev.h"
 
 #define RECAL_FIRST_NS 250000000ull  /* the second sample, after the first */
 #define RECAL_MAX_NS 4000000000ull   /* the longest wait between samples */
 #define RATE_MAX 1e-3                /* a larger rate is a bad sample */
-#define QUICK_WAIT_NS 200000ull      /* a recalibration waits no longer */
+#define ANSWER_WAIT_NS 200000ull     /* a running sampler answers within this */
 #define EXCHANGE_MIN_NS 4000ull      /* trusted: up to twice the first exchange, or this */
+#define EXCHANGE_MAX_NS 256000ull    /* ... doubling after REJECTS refusals, up to this */
+#define REJECTS 2
 #define ANCHOR_NS 16000000000ull     /* the rate over at most this long */
 
 static bool wait_flag(volatile uint64_t *f, uint64_t ns)
 {
 	uint64_t end = rt_now_ns() + ns;
-	while (!__atomic_load_n(f, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(f, __ATOMIC_ACQUIRE)) {
 		if (rt_now_ns() > end)
 			return false;
+		sched_yield(); /* the CPU to whoever has use for it */
+	}
 	return true;
 }
 
-/* One exchange: the go crosses the bus one way, the device's second
- * stamp the other, so the mean of the two differences loses both delays
- * (to within their difference, well under a microsecond). Returns the
- * exchange's length, or 0 when it did not complete within wait ns; then
- * the kernel still finishes when it runs (its go is given), and
- * x->clk.inflight says its words are not free yet. */
-static uint64_t exchange(struct rt_ctx *x, CUfunction f, CUstream st, uint64_t wait,
-			 int64_t *off, uint64_t *at)
+static volatile uint64_t *words(struct rt_ctx *x)
+{
+	return (volatile uint64_t *)(x->host + H_CLOCK);
+}
+
+/* gpux_clock_sample launched on st with its words cleared. */
+static bool launch_sampler(struct rt_ctx *x, CUfunction f, CUstream st)
 {
 	CUdeviceptr out = x->host_dev + H_CLOCK;
-	volatile uint64_t *m = (volatile uint64_t *)(x->host + H_CLOCK);
 	void *args[] = { &out };
 	for (int k = 0; k < GPUX_CLOCK_WORDS; k++)
-		m[k] = 0;
+		words(x)[k] = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (rt_cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, args, NULL))
-		return 0;
-	bool ok = wait_flag(&m[GPUX_CLOCK_RUNNING], wait);
+	return rt_cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, args, NULL) == CUDA_SUCCESS;
+}
+
+/* The go to a running sampler, and its answer: the go crosses the bus
+ * one way, the device's second stamp the other, so the mean of the two
+ * differences loses both delays (to within their difference, well under
+ * a microsecond). Returns the exchange's length, or 0 when no stamps
+ * came within ANSWER_WAIT_NS (a sampler that had given up waiting sets
+ * DONE without them). */
+static uint64_t handshake(struct rt_ctx *x, int64_t *off, uint64_t *at)
+{
+	volatile uint64_t *m = words(x);
 	uint64_t h0 = rt_now_ns();
 	__atomic_store_n(&m[GPUX_CLOCK_GO], 1, __ATOMIC_SEQ_CST);
-	ok = ok && wait_flag(&m[GPUX_CLOCK_DONE], wait);
+	bool ok = wait_flag(&m[GPUX_CLOCK_DONE], ANSWER_WAIT_NS);
 	uint64_t h1 = rt_now_ns();
-	if (!ok) {
-		x->clk.inflight = true;
+	if (!ok || !m[GPUX_CLOCK_SEEN] || !m[GPUX_CLOCK_STAMP])
 		return 0;
-	}
 	int64_t d1 = (int64_t)(m[GPUX_CLOCK_SEEN] - h0), d2 = (int64_t)(m[GPUX_CLOCK_STAMP] - h1);
 	*off = d1 + (d2 - d1) / 2;
 	*at = h0 + (h1 - h0) / 2;
@@ -114,10 +125,14 @@ void rt_clock_calibrate(struct rt_ctx *x, CUfunction f)
 	uint64_t best = UINT64_MAX, at = 0, t;
 	int64_t off = 0, o;
 	for (int i = 0; i < 3; i++) {
-		uint64_t len = exchange(x, f, x->stream, 100000000ull, &o, &t);
+		if (!launch_sampler(x, f, x->stream))
+			return;
+		uint64_t len = wait_flag(&words(x)[GPUX_CLOCK_RUNNING], 100000000ull)
+				       ? handshake(x, &o, &t) : 0;
+		/* a sampler that never ran finishes at once when it does */
+		__atomic_store_n(&words(x)[GPUX_CLOCK_GO], 1, __ATOMIC_SEQ_CST);
 		if (rt_cu.StreamSynchronize(x->stream))
 			return;
-		x->clk.inflight = false;
 		if (len && len < best) {
 			best = len;
 			off = o;
@@ -150,46 +165,59 @@ static void push(struct rt_ctx *x)
 {
 	int n = x->nmods + x->nlibs;
 	for (int i = 0; i < n; i++) {
-		void *h = i < x->nmods ? (void *)x->mods[i] : (void *)x->libs[i - x->nmods];
-		global_fn get = i < x->nmods ? rt_mod_global : rt_lib_global;
 		CUdeviceptr d;
 		size_t sz;
 		/* pageable source: the call returns once it is staged */
-		if (get(&d, &sz, h, GPUX_SYM_CLOCK_OFF) == CUDA_SUCCESS && sz == sizeof(x->clock))
+		if (rt_ctx_global(x, i, GPUX_SYM_CLOCK_OFF, &d, &sz) == CUDA_SUCCESS &&
+		    sz == sizeof(x->clock))
 			rt_cu.MemcpyHtoDAsync(d, &x->clock, sizeof(x->clock), x->stream);
 	}
 }
 
-/* Called at each turn of the runtime's loop: a new sample when one is
- * due, and the modules given it. */
+/* Called at each turn of the runtime's loop, which never waits for the
+ * GPU here: a sample when one is due is a sampler launched on a stream
+ * of its own (a full GPU may run it late, and must not hold up the
+ * snapshots' copies), and at a later turn, once it runs, the handshake;
+ * then every module is given the new clock. */
 void rt_clock_poll(struct rt_ctx *x)
 {
 	struct rt_clock *c = &x->clk;
 	if (!x->clock_done || !c->samples)
 		return;
 	uint64_t now = rt_now_ns();
-	if (c->inflight) /* the last kernel has given its last word */
-		c->inflight = !__atomic_load_n((uint64_t *)(x->host + H_CLOCK) + GPUX_CLOCK_DONE,
-					       __ATOMIC_ACQUIRE);
-	if (now < c->next || c->inflight)
+	if (c->launched && !__atomic_load_n(&words(x)[GPUX_CLOCK_RUNNING], __ATOMIC_ACQUIRE))
+		return; /* not started yet */
+	if (!c->launched && now < c->next)
 		return;
 	CUcontext prev = NULL;
 	rt_cu.CtxGetCurrent(&prev);
 	if (rt_cu.CtxSetCurrent(x->ctx) != CUDA_SUCCESS)
 		return;
-	/* a stream of its own: a kernel waiting for room on a full GPU
-	 * must not hold up the snapshots' copies */
-	if (!c->stream && rt_cu.StreamCreate(&c->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
-		c->stream = NULL;
-	CUfunction f;
-	int64_t off;
-	uint64_t at, len = c->stream && sampler(x, &f)
-				   ? exchange(x, f, c->stream, QUICK_WAIT_NS, &off, &at) : 0;
-	if (len && len <= c->trust) {
-		take(x, off, at);
-		push(x);
+	if (c->launched) {
+		c->launched = false;
+		int64_t off;
+		uint64_t at, len = handshake(x, &off, &at);
+		if (len && len <= c->trust) {
+			take(x, off, at);
+			push(x);
+			c->rejects = 0;
+		} else {
+			/* a host slower to answer than the first exchange: an
+			 * error of half the exchange beats none */
+			if (len && ++c->rejects >= REJECTS && c->trust < EXCHANGE_MAX_NS) {
+				c->trust *= 2;
+				c->rejects = 0;
+			}
+			c->next = now + RECAL_FIRST_NS / 4;
+		}
 	} else {
-		c->next = now + RECAL_FIRST_NS / 4; /* a busy GPU or host: soon again */
+		if (!c->stream &&
+		    rt_cu.StreamCreate(&c->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+			c->stream = NULL;
+		CUfunction f;
+		c->launched = c->stream && sampler(x, &f) && launch_sampler(x, f, c->stream);
+		if (!c->launched)
+			c->next = now + RECAL_FIRST_NS / 4;
 	}
 	rt_cu.CtxSetCurrent(prev);
 }

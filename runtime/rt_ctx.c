@@ -234,6 +234,13 @@ CUresult rt_mod_global(CUdeviceptr *d, size_t *sz, void *mod, const char *name)
 	return rt_cu.ModuleGetGlobal(d, sz, (CUmodule)mod, name);
 }
 
+CUresult rt_ctx_global(const struct rt_ctx *x, int i, const char *name, CUdeviceptr *d,
+		       size_t *sz)
+{
+	return i < x->nmods ? rt_mod_global(d, sz, x->mods[i], name)
+			    : rt_lib_global(d, sz, x->libs[i - x->nmods], name);
+}
+
 void rt_module_loaded(CUmodule mod)
 {
 	CUdeviceptr d;

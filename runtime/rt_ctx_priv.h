@@ -25,9 +25,10 @@ struct rt_clock {
 	int64_t off, anchor_off;
 	uint64_t at, anchor_at, next;    /* next: when to sample again */
 	uint64_t trust;                  /* the longest exchange taken */
+	unsigned rejects;                /* exchanges refused in a row */
 	double rate;
 	unsigned samples;
-	bool inflight;                   /* a sampling kernel has not finished */
+	bool launched;                   /* a sampler is queued or waiting for go */
 	CUstream stream;                 /* where samples after the first run */
 };
 
@@ -71,6 +72,10 @@ extern struct rt_ctx ctxs[MAX_CTX];
 typedef CUresult (*global_fn)(CUdeviceptr *, size_t *, void *, const char *);
 CUresult rt_mod_global(CUdeviceptr *d, size_t *sz, void *mod, const char *name);
 CUresult rt_lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name);
+/* Global `name` of x's module or library i, i below nmods + nlibs (the
+ * modules, then the libraries), in the current context. */
+CUresult rt_ctx_global(const struct rt_ctx *x, int i, const char *name, CUdeviceptr *d,
+		       size_t *sz);
 
 /* Before module or library h goes: its map drop counters into
  * x->gone_drops (rt_snap.c). */

@@ -23,11 +23,9 @@ static int queue_drops(struct rt_ctx *x, uint32_t map, int at, int *counted)
 	int n = x->nmods + x->nlibs;
 	*counted = 0;
 	for (int i = 0; i < n && at < MAX_DROPS; i++) {
-		void *h = i < x->nmods ? (void *)x->mods[i] : (void *)x->libs[i - x->nmods];
-		global_fn get = i < x->nmods ? rt_mod_global : rt_lib_global;
 		CUdeviceptr d;
 		size_t sz;
-		if (get(&d, &sz, h, name) != CUDA_SUCCESS)
+		if (rt_ctx_global(x, i, name, &d, &sz) != CUDA_SUCCESS)
 			continue;
 		dr[at] = 0;
 		if (rt_cu.MemcpyDtoHAsync(&dr[at], d + offsetof(struct gpux_map_desc, drops), 8,

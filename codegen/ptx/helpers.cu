@@ -433,26 +433,31 @@ HELPER gpux_h_exit(void)
 	return 0;
 }
 
-/* The runtime's clock calibration (rt_ctx.c), a handshake over mapped
+/* The runtime's clock calibration (rt_clock.c), a handshake over mapped
  * host memory m[GPUX_CLOCK_WORDS] (enum gpux_clock_word): the thread says
  * it runs, waits for the host's go and stamps when it sees it, then
  * stamps again and says so. The host reads its clock when it gives the go
  * and when it sees the second flag; the two bus crossings' delays cancel
- * in its average. The wait for the go is bounded (20 ms).
- * GPUX_SYM_CLOCK_SAMPLE */
+ * in its average. The wait for the go is bounded (20 ms); a thread that
+ * gave up stamps nothing, so a go given late is not paired with a stale
+ * time. GPUX_SYM_CLOCK_SAMPLE */
 extern "C" __global__ void gpux_clock_sample(unsigned long long *m)
 {
 	volatile unsigned long long *v = m;
 	unsigned long long t0, t;
+	bool go;
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
 	v[GPUX_CLOCK_RUNNING] = 1;
 	__threadfence_system();
-	do
+	do {
 		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	while (v[GPUX_CLOCK_GO] == 0 && t - t0 < 20000000ull);
-	v[GPUX_CLOCK_SEEN] = t;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	v[GPUX_CLOCK_STAMP] = t;
+		go = v[GPUX_CLOCK_GO] != 0;
+	} while (!go && t - t0 < 20000000ull);
+	if (go) {
+		v[GPUX_CLOCK_SEEN] = t;
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+		v[GPUX_CLOCK_STAMP] = t;
+	}
 	__threadfence_system();
 	v[GPUX_CLOCK_DONE] = 1;
 	__threadfence_system();

@@ -44,8 +44,9 @@
  *   FAKE_CUDA_NO_MEMOPS=1 cuStreamBatchMemOp_v2 refuses every batch
  *   FAKE_CUDA_CLOCK_PPM=N the fake's timer runs N parts per million fast
  *                         from the process's first timer read; a launch's
- *                         clock is then ok within 200 us of it, and
- *                         each handshake is logged ("clock sample")
+ *                         clock is then ok within 400 us of it, and
+ *                         each handshake is logged ("clock sample") and
+ *                         run as the kernel does, on a thread of its own
  *   FAKE_CUDA_LOG_COPIES=1 cuMemcpyDtoHAsync_v2 logs its size (the
  *                         runtime's snapshots)
  *                         (CUDA_ERROR_NOT_SUPPORTED)
@@ -2134,8 +2135,31 @@ static int64_t timer_lead(uint64_t now, int64_t *tolerance)
 		start = now;
 		ppm = e ? atof(e) : 0;
 	}
-	*tolerance = ppm ? 200000 : 1000000000;
+	*tolerance = ppm ? 400000 : 1000000000;
 	return (int64_t)FK_CLOCK_BASE + (int64_t)((double)(now - start) * ppm / 1e6);
+}
+
+/* gpux_clock_sample's handshake (helpers.cu) on the fake timer: says
+ * it runs, waits for the go (20 ms at most), stamps twice if it came,
+ * says done. */
+static void *clock_sample(void *arg)
+{
+	volatile uint64_t *m = arg;
+	int64_t tol;
+	uint64_t t0 = now_ns(), now;
+	bool go;
+	__atomic_store_n(&m[GPUX_CLOCK_RUNNING], 1, __ATOMIC_RELEASE);
+	do {
+		now = now_ns();
+		go = __atomic_load_n(&m[GPUX_CLOCK_GO], __ATOMIC_ACQUIRE);
+	} while (!go && now - t0 < 20000000);
+	if (go) {
+		m[GPUX_CLOCK_SEEN] = now + (uint64_t)timer_lead(now, &tol);
+		now = now_ns();
+		m[GPUX_CLOCK_STAMP] = now + (uint64_t)timer_lead(now, &tol);
+	}
+	__atomic_store_n(&m[GPUX_CLOCK_DONE], 1, __ATOMIC_RELEASE);
+	return NULL;
 }
 
 static struct gpux_ctl *ctl_of(struct fk_mod *m)
@@ -2340,16 +2364,24 @@ static CUresult launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, uns
 	if (!f || f->magic != FN_MAGIC || !mod_of(f->mod, f->mod->lib))
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (f->clock) {
-		/* the handshake of helpers.cu, all at once: started, stamped
-		 * twice, done; the runtime's go comes after and is not needed */
 		CUdeviceptr out;
 		memcpy(&out, params[0], sizeof(out));
-		int64_t tol;
-		uint64_t *m = (uint64_t *)(uintptr_t)out, now = now_ns();
-		uint64_t t = now + (uint64_t)timer_lead(now, &tol);
-		if (getenv("FAKE_CUDA_CLOCK_PPM"))
+		uint64_t *m = (uint64_t *)(uintptr_t)out;
+		pthread_t t;
+		if (getenv("FAKE_CUDA_CLOCK_PPM")) {
+			/* as the kernel does, on a thread of its own: the stamps
+			 * are the time the go is seen, whenever that is */
 			flog("clock sample");
-		m[GPUX_CLOCK_SEEN] = m[GPUX_CLOCK_STAMP] = t;
+			if (pthread_create(&t, NULL, clock_sample, m))
+				return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+			pthread_detach(t);
+			return CUDA_SUCCESS;
+		}
+		/* the handshake of helpers.cu, all at once: started, stamped
+		 * twice, done; the runtime's go comes after and is not needed */
+		int64_t tol;
+		uint64_t now = now_ns(), g = now + (uint64_t)timer_lead(now, &tol);
+		m[GPUX_CLOCK_SEEN] = m[GPUX_CLOCK_STAMP] = g;
 		__atomic_store_n(&m[GPUX_CLOCK_RUNNING], 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&m[GPUX_CLOCK_DONE], 1, __ATOMIC_RELEASE);
 		return CUDA_SUCCESS;
