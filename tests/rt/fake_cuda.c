@@ -44,7 +44,7 @@
  *   FAKE_CUDA_NO_MEMOPS=1 cuStreamBatchMemOp_v2 refuses every batch
  *   FAKE_CUDA_CLOCK_PPM=N the fake's timer runs N parts per million fast
  *                         from the process's first timer read; a launch's
- *                         clock is then ok within 400 us of it, and
+ *                         clock is then ok within 300 us of it, and
  *                         each handshake is logged ("clock sample") and
  *                         run as the kernel does, on a thread of its own
  *   FAKE_CUDA_LOG_COPIES=1 cuMemcpyDtoHAsync_v2 logs its size (the
@@ -2135,7 +2135,7 @@ static int64_t timer_lead(uint64_t now, int64_t *tolerance)
 		start = now;
 		ppm = e ? atof(e) : 0;
 	}
-	*tolerance = ppm ? 400000 : 1000000000;
+	*tolerance = ppm ? 300000 : 1000000000;
 	return (int64_t)FK_CLOCK_BASE + (int64_t)((double)(now - start) * ppm / 1e6);
 }
 
