@@ -31,7 +31,7 @@
 #include "gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 6
+#define GPUX_SESS_VERSION 7
 #define GPUX_SESS_ENV "GPUX_SESSION_FD"
 #define GPUX_SESS_MAX_SLOTS 16
 #define GPUX_SESS_MAX_NAMES GPUX_KERNEL_IDS
@@ -45,6 +45,12 @@
 /* Header flags (hdr.flags), set by the controller. */
 #define GPUX_SESS_VERBOSE 1u /* the runtime reports each module it patches */
 #define GPUX_SESS_CLOCK 2u   /* device probes read nsecs: match the clocks */
+/* A live session (the REPL): the runtime loads every module untouched,
+ * keeps its image, and launches each function's namesake in a module
+ * instrumented with the current generation's probes. A generation is a
+ * whole segment of this layout later in the same file (next_off); the
+ * first one holds the kernel names and messages of all of them. */
+#define GPUX_SESS_LIVE 4u
 
 struct gpux_sess_hdr {
 	uint64_t magic;
@@ -66,7 +72,10 @@ struct gpux_sess_hdr {
 	uint32_t slots_used;  /* slots claimed (atomic fetch-add) */
 	uint32_t names_used;  /* names claimed (atomic fetch-add) */
 	uint32_t exit;        /* a device exit() was seen */
-	uint32_t pad0;
+	/* Live sessions, in the first generation: while pause is set the
+	 * runtimes hold every launch before it goes in; inflight counts the
+	 * launches going in, so 0 under pause means none is. */
+	uint32_t pause;
 	/* Written by the controller. */
 	uint32_t snap_req;    /* bumped to ask every slot for a snapshot */
 	uint32_t stop;        /* the controller is leaving: stop probing (ctl_pid) */
@@ -80,14 +89,20 @@ struct gpux_sess_hdr {
 	 * stops running cuda: programs and publishes nothing more: the
 	 * program goes on at its own speed. */
 	uint32_t ctl_pid;
-	uint32_t pad1;
+	/* Live sessions, in the first generation: processes whose runtime
+	 * follows the generations (so the controller waits for them). */
+	uint32_t runtimes;
 	/* The probe module again, NUL-terminated, in the form that links
 	 * with the helper library's relocatable cubin (PTX_LINK_LIBRARY_CUBIN,
 	 * codegen/ptx_jit.h: helpers extern, no library appended); len 0:
 	 * none, the runtime loads ptx_off's form. Once reserved words. */
 	uint64_t link_ptx_off;
 	uint64_t link_ptx_len;
-	uint64_t reserved[1];
+	/* Live sessions (version 7): where in the file the next generation's
+	 * segment starts (0: none yet), set (release) by the controller once
+	 * that segment is complete. A runtime that moves on takes a final
+	 * snapshot into its slots here (DONE), then bumps moved. */
+	uint64_t next_off;
 	/* Host programs (cuda:), version 3. */
 	uint64_t hobj_off, hobj_len;  /* the BPF ELF; len 0: none */
 	uint64_t hbind_off;           /* struct gpux_sess_hbind[nhbind] */
@@ -97,6 +112,9 @@ struct gpux_sess_hdr {
 	uint64_t dump_size;           /* bytes of a host region's map dump */
 	uint32_t hosts_used;          /* regions claimed (atomic fetch-add) */
 	uint32_t cev_mask;            /* cuda: events probed, bit per enum gpux_cev */
+	/* Live sessions: processes that moved on to next_off's generation. */
+	uint32_t moved;
+	uint32_t inflight;
 };
 
 /* The host object's maps in record-id order (the id a print, clear or
@@ -175,7 +193,10 @@ struct gpux_sess_map {
 	 * kernel id, so no row at or past hdr.names_used is ever written
 	 * and a snapshot copies only the rows below it (version 6). */
 	uint32_t rows;
-	uint32_t pad;
+	/* Live sessions: 1 + the index of the previous generation's map
+	 * this one continues (same name and layout): a runtime moving on
+	 * starts it from that map's final snapshot. 0: starts empty. */
+	uint32_t carry;
 };
 
 #define GPUX_SESS_ROWS_ALL 0u

@@ -113,11 +113,12 @@ static int make_segment(struct dev_session *ds, const struct gpux_sess_spec *spe
 			struct diags *diags)
 {
 	ds->size = gpux_sess_size(spec);
-	if (ftruncate(ds->fd, (off_t)ds->size)) {
+	if (ftruncate(ds->fd, (off_t)(ds->off + ds->size))) {
 		diag_error_nospan(diags, "cannot create the session segment: %s", strerror(errno));
 		return -1;
 	}
-	void *seg = mmap(NULL, ds->size, PROT_READ | PROT_WRITE, MAP_SHARED, ds->fd, 0);
+	void *seg = mmap(NULL, ds->size, PROT_READ | PROT_WRITE, MAP_SHARED, ds->fd,
+			 (off_t)ds->off);
 	if (seg == MAP_FAILED) {
 		diag_error_nospan(diags, "cannot map the session segment: %s", strerror(errno));
 		return -1;
@@ -164,9 +165,16 @@ int dev_session_fd(void)
 int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 		     bool json, struct sess_host *sh, int fd, struct diags *diags)
 {
+	return dev_session_open_at(ds, prog, out, json, sh, fd, 0, diags);
+}
+
+int dev_session_open_at(struct dev_session *ds, struct program *prog, FILE *out, bool json,
+			struct sess_host *sh, int fd, uint64_t off, struct diags *diags)
+{
 	memset(ds, 0, sizeof(*ds));
 	ds->prog = prog;
 	ds->fd = fd;
+	ds->off = off;
 	ds->out = out;
 	ds->json = json;
 	if (dev_compile(prog, &ds->mod, diags))
@@ -244,7 +252,8 @@ void dev_session_kernel(const struct dev_session *ds, uint64_t id, char *buf, si
 {
 	if (id < GPUX_SESS_MAX_NAMES) {
 		struct gpux_sess_name *n =
-			(struct gpux_sess_name *)((char *)ds->h + ds->names_off) + id;
+			(ds->names ? ds->names
+				   : (struct gpux_sess_name *)((char *)ds->h + ds->names_off)) + id;
 		if (__atomic_load_n(&n->ready, __ATOMIC_ACQUIRE)) {
 			/* the writer may not have NUL-terminated it */
 			size_t k = strnlen(n->name, sizeof(n->name));

@@ -29,7 +29,11 @@ struct dev_session {
 	struct program *prog;
 	struct dev_module mod;
 	int fd;                   /* the memfd, inherited by the program */
+	uint64_t off;             /* where the segment starts in it */
 	struct gpux_sess_hdr *h;  /* mapped MAP_SHARED */
+	/* Kernel names: NULL, the segment's own table; a live session's
+	 * later generations use the first one's. */
+	struct gpux_sess_name *names;
 	uint64_t size;
 	/* Private copies of the layout (see above). */
 	uint64_t slots_off, slot_size, ring_off, names_off, msgs_off;
@@ -58,6 +62,10 @@ int dev_session_fd(void);
 struct sess_host;
 int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 		     bool json, struct sess_host *sh, int fd, struct diags *diags);
+/* The same at offset off of fd (page-aligned): a live session's later
+ * generations (GPUX_SESS_LIVE). */
+int dev_session_open_at(struct dev_session *ds, struct program *prog, FILE *out, bool json,
+			struct sess_host *sh, int fd, uint64_t off, struct diags *diags);
 void dev_session_close(struct dev_session *ds);
 
 /* Slot i (i < nslots), found through the private layout. */

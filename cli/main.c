@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 	else if (o.program || o.file)
 		rc = do_program(&o, out);
 	else if (o.repl || isatty(STDIN_FILENO))
-		rc = repl_run(stdin, out, isatty(STDIN_FILENO));
+		rc = repl_run(stdin, out, isatty(STDIN_FILENO), &o);
 	else {
 		fputs("gpux: ERROR: no program given: use -e 'PROGRAM' or a .gpx file\n"
 		      "Try 'gpux --help' for more information.\n", stderr);

@@ -32,7 +32,9 @@ void options_usage(FILE *out)
 "    -f FORMAT      output format: text (default) or json\n"
 "    -o FILE        write program output to FILE\n"
 "    -q             quiet: no informational messages\n"
-"    --repl         start the interactive prompt even without a terminal\n"
+"    --repl         start the interactive prompt even without a terminal;\n"
+"                   with -c CMD or -- CMD ARGS, probes entered attach to CMD\n"
+"                   live (docs/REPL.md)\n"
 "    --sim WORKLOAD seq, stride, random, hotcold, layers, mix (NAME:key=value,...)\n"
 "                   or trace:FILE, chunk_trace:FILE (docs/SIMULATOR.md)\n"
 "    -h, --help     show this help\n"
@@ -211,7 +213,11 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		return usage_error(err, "-p traces a running process; it cannot be combined with a command%s", "");
 	if (o->cmd_argv && o->cmd_argc == 0)
 		return usage_error(err, "'--' must be followed by a command%s", "");
-	bool wants_program = o->command || o->cmd_argv || o->pid || o->dump ||
+	if (o->repl && (o->program || o->file || o->pid || o->dump || o->dry_run || o->emit_dir))
+		return usage_error(err, "--repl takes a command to explore (-c CMD or -- CMD ARGS), "
+				   "not a program, -p, -d, --dry-run or --emit%s", "");
+	/* the prompt's command: probes are entered at the prompt */
+	bool wants_program = (!o->repl && (o->command || o->cmd_argv)) || o->pid || o->dump ||
 			     o->dry_run || o->emit_dir;
 	if (!o->program && !o->file && wants_program)
 		return usage_error(err, "no program given: use -e 'PROGRAM' or a .gpx file%s", "");

@@ -15,32 +15,22 @@
 #include <readline/readline.h>
 
 #include "ast_dump.h"
+#include "repl_priv.h"
 #include "frontend.h"
 #include "listing.h"
 #include "parse.h"
 #include "sema.h"
 
-#define PROMPT "gpux> "
 #define PROMPT_MORE "  ...> "
-#define SRC_NAME "repl"
 #define DEFAULT_CONTEXT "gdev:kernel_entry"
 #define HISTORY_FILE ".gpux_history"
 #define HISTORY_MAX 1000
 #define ENTRY_MAX (16u << 20)
 
-struct repl {
-	FILE *in, *out;
-	bool rl;
-	bool quit;
-	bool eof;          /* the input ended */
-	char *ctx;         /* attach points statements run in, "a,b" */
-	enum place place;  /* where ctx runs */
-	char *history;     /* ~/.gpux_history, NULL without HOME */
-};
-
 /* ---- reading lines ---- */
 
-static volatile sig_atomic_t interrupted;
+volatile sig_atomic_t repl_interrupted;
+#define interrupted repl_interrupted
 
 /* Ctrl-C abandons the line (and an unfinished entry), as in a shell.
  * It runs while readline waits in read(), so touching its state is safe
@@ -242,7 +232,9 @@ static enum verdict check_entry(struct repl *r, const char *text, size_t len,
 	if (rc == 0 && prog->probes)
 		rc = sema_run(prog, &d);
 	diags_print(&d, &prog->src, stderr);
-	if (rc == 0 && prog->probes)
+	if (rc == 0 && whole && r->live)
+		live_attach(r->live, text, len);
+	else if (rc == 0 && prog->probes)
 		summary(r, prog, stmts);
 	program_free(prog);
 	return DONE;
@@ -395,34 +387,41 @@ static void cmd_quit(struct repl *r, const char *arg)
 	r->quit = true;
 }
 
-static const struct command {
-	const char *name, *alias, *args, *help;
-	void (*fn)(struct repl *r, const char *arg);
-} commands[] = {
+static const struct repl_command commands[] = {
 	{ "help", "h", "", "this text", cmd_help },
 	{ "probe", "p", "[PROBE]", "show or set the probe statements are checked in",
 	  cmd_probe },
 	{ "type", "t", "EXPR", "type of EXPR in that probe; on the device, "
 	  "warp-uniform or lane-varying", cmd_type },
 	{ "list", "l", "[-v] [GLOB]", "list probes, as gpux -l [-v]", cmd_list },
-	{ "quit", "q", "", "leave (Ctrl-D too)", cmd_quit },
+	{ "quit", "q", "", "leave (Ctrl-D too); a program still running is ended",
+	  cmd_quit },
+	REPL_LIVE_COMMANDS
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void cmd_help(struct repl *r, const char *arg)
 {
 	(void)arg;
-	fprintf(r->out,
-		"Enter a probe to check it:  gdev:access /store/ { @b[kernel] = sum(size); }\n"
-		"or statements, checked in the current probe (now %s):  @w[warp] = count();\n"
-		"Unclosed input continues on the next line; an empty line ends it.\n"
-		"Each entry is checked on its own: maps and $variables are not\n"
-		"remembered from one entry to the next; only the probe is.\n"
-		"Commands:\n", r->ctx);
+	if (r->live)
+		fputs("A program runs under gpux. Enter a gdev: probe to attach it:\n"
+		      "  gdev:kernel_exit { @[kernel] = count(); }\n"
+		      "kernels launched from then on run with it. @name prints a map as it\n"
+		      "is now; maps live for the session.\n", r->out);
+	else
+		fprintf(r->out,
+			"Enter a probe to check it:  gdev:access /store/ { @b[kernel] = sum(size); }\n"
+			"or statements, checked in the current probe (now %s):  @w[warp] = count();\n"
+			"Each entry is checked on its own: maps and $variables are not\n"
+			"remembered from one entry to the next; only the probe is.\n"
+			"Start a program (:run CMD, or gpux --repl -c CMD) to attach probes live.\n",
+			r->ctx);
+	fputs("Unclosed input continues on the next line; an empty line ends it.\n"
+	      "Commands:\n", r->out);
 	for (size_t i = 0; i < NCOMMANDS; i++) {
-		char head[32];
+		char head[40];
 		snprintf(head, sizeof(head), ":%s %s", commands[i].name, commands[i].args);
-		fprintf(r->out, "  %-20s %s\n", head, commands[i].help);
+		fprintf(r->out, "  %-24s %s\n", head, commands[i].help);
 	}
 }
 
@@ -439,9 +438,9 @@ static void run_command(struct repl *r, const char *line)
 	for (size_t k = strlen(arg); k && isspace((unsigned char)arg[k - 1]); k--)
 		arg[k - 1] = '\0';
 	for (size_t i = 0; i < NCOMMANDS; i++) {
-		const struct command *c = &commands[i];
+		const struct repl_command *c = &commands[i];
 		if ((strlen(c->name) == n && !strncmp(c->name, name, n)) ||
-		    (strlen(c->alias) == n && !strncmp(c->alias, name, n))) {
+		    (*c->alias && strlen(c->alias) == n && !strncmp(c->alias, name, n))) {
 			c->fn(r, arg);
 			free(arg);
 			return;
@@ -483,14 +482,20 @@ static void readline_close(struct repl *r)
 	clear_history();
 }
 
-int repl_run(FILE *in, FILE *out, bool use_readline)
+int repl_run(FILE *in, FILE *out, bool use_readline, const struct options *o)
 {
 	struct repl r = { .in = in, .out = out, .rl = use_readline,
-			  .ctx = strdup(DEFAULT_CONTEXT), .place = PLACE_DEVICE };
+			  .ctx = strdup(DEFAULT_CONTEXT), .place = PLACE_DEVICE, .o = o };
 	if (!r.ctx)
 		return 1;
+	if ((o->command || o->cmd_argv) && !(r.live = live_start(o, out))) {
+		free(r.ctx);
+		return 1;
+	}
 	if (r.rl)
 		readline_open(&r);
+	else if (r.live)
+		repl_live_signals();
 	size_t len = 0;
 	char *line = NULL;
 	while (!r.quit) {
@@ -504,7 +509,12 @@ int repl_run(FILE *in, FILE *out, bool use_readline)
 			break;
 		}
 		const char *p = line + strspn(line, " \t\r\n\v\f");
-		if (*p == ':' || !*p) {
+		if (r.live)
+			live_poll(r.live);
+		if (r.live && repl_live_map_line(&r, p)) {
+			free(line);
+			line = NULL;
+		} else if (*p == ':' || !*p) {
 			if (*p)
 				run_command(&r, p);
 			free(line);
@@ -516,6 +526,7 @@ int repl_run(FILE *in, FILE *out, bool use_readline)
 	free(line);
 	if (r.rl)
 		readline_close(&r);
+	live_end(r.live);
 	free(r.ctx);
 	fflush(out);
 	return 0;

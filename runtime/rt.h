@@ -91,8 +91,16 @@ CUstreamCaptureMode rt_relaxed_begin(void);
 void rt_relaxed_end(CUstreamCaptureMode prev);
 
 /* ---- rt_session.c ---- */
-/* The mapped segment, or NULL when this process is not traced. */
+/* The mapped segment, or NULL when this process is not traced: in a
+ * live session, the generation the process is at. */
 struct gpux_sess_hdr *rt_sess(void);
+/* The first generation, which holds the kernel names and messages. */
+struct gpux_sess_hdr *rt_sess_root(void);
+/* Live sessions: the next generation once the controller made it
+ * (mapped), else NULL; rt_sess_move makes it the current one (ack: and
+ * counts the process as moved in the one it leaves). */
+struct gpux_sess_hdr *rt_sess_next(void);
+void rt_sess_move(struct gpux_sess_hdr *next, bool ack);
 /* The id of a function for ctx.kernel_id: its index in the segment's
  * name table (registered once per process). */
 uint32_t rt_name_id(const char *ptx_name);
@@ -145,6 +153,16 @@ struct gpux_fb_wrapper;
  * element of the device's major arch, the highest minor not above it.
  * r stays empty when there is none. */
 void rt_image_sass_regs(const void *b, size_t len, unsigned arch, struct gpux_cubin_regs *r);
+/* A copy of image that lives as long as the process (*copy, malloc'd,
+ * or NULL where image itself does: a fatbin wrapper lies in the
+ * program), or NULL if its size cannot be told. */
+const void *rt_image_keep(const void *image, size_t size, void **copy);
+/* Whether image's PTX declares variables of its own (__device__,
+ * __constant__, textures): a second module of it would not share them. */
+bool rt_image_has_vars(const void *image, size_t size);
+/* Live sessions, moving to another generation: what was patched for
+ * the last one goes (its modules are unloaded already). */
+void rt_image_forget(void);
 /* Whether PTX defines a function some probe fires in. */
 bool rt_image_probed(const char *ptx);
 /* Whether the session's probes call a library helper whose symbol
@@ -232,6 +250,13 @@ void rt_ctx_detach(void);
 bool rt_detached(void);
 /* At exit and after fork. */
 void rt_ctx_shutdown(void);
+/* Live sessions, before moving on: every context's work waited for, its
+ * final snapshot taken (slots DONE). */
+void rt_ctx_finish_all(void);
+/* After the move from generation old: each context gets a slot of the
+ * new one, storage for its maps (those that carry one of old's starting
+ * from its final snapshot), rings if it now prints, and a snapshot. */
+void rt_ctx_move(struct gpux_sess_hdr *old);
 /* rt_crash.c: the final snapshot on a fatal signal too (SIGSEGV, SIGBUS,
  * SIGFPE, SIGILL, SIGABRT), then the signal goes where it went before. */
 void rt_crash_arm(void);
@@ -301,6 +326,23 @@ void rt_kend_ctx_ending(CUcontext ctx, int dev);
  * and the wait for another thread is bounded): every context's work
  * delivered; nothing is timed after. */
 void rt_kend_final(bool crash);
+
+/* ---- rt_live.c: live sessions (GPUX_SESS_LIVE) ---- */
+/* Whether this is one (then the runtime thread runs from the start). */
+bool rt_live(void);
+/* A module or library the program loaded (untouched) from image. */
+void rt_live_loaded(const void *handle, bool lib, const void *image, size_t size);
+void rt_live_unloaded(const void *handle);
+/* Around a launch going in: held while the controller pauses launches. */
+void rt_live_enter(void);
+void rt_live_leave(void);
+/* What to launch for the program's f: its namesake instrumented with
+ * the current generation's probes in this context, or f. */
+CUfunction rt_live_fn(CUfunction f);
+/* A launch of to (for f) failed: f runs untouched from now on (said). */
+void rt_live_failed(CUfunction f, CUfunction to, CUresult rc);
+/* From the runtime thread: moves to a new generation once there is one. */
+void rt_live_poll(void);
 
 /* ---- rt_drain.c ---- */
 /* CLOCK_MONOTONIC in ns, and milliseconds since t0 (for -v reports). */

@@ -57,19 +57,27 @@ static struct rt_ctx *find(CUcontext c)
 	return NULL;
 }
 
-static bool alloc_ctx(struct rt_ctx *x)
+/* Device storage for the session's maps, zeroed on x's stream. */
+static bool alloc_maps(struct rt_ctx *x)
 {
 	struct gpux_sess_hdr *h = rt_sess();
 	struct gpux_sess_map *maps = gpux_sess_maps(h);
+	x->store = 0;
+	x->base = x->size = 0;
+	if (!h->nmaps)
+		return true;
+	x->base = maps[0].area_off;
+	x->size = maps[h->nmaps - 1].area_off + maps[h->nmaps - 1].area_size - x->base;
+	return ok(rt_cu.MemAlloc(&x->store, x->size), "allocating device maps") &&
+	       ok(rt_cu.MemsetD8Async(x->store, 0, x->size, x->stream), "clearing device maps");
+}
+
+static bool alloc_ctx(struct rt_ctx *x)
+{
 	if (!ok(rt_cu.StreamCreate(&x->stream, CU_STREAM_NON_BLOCKING), "creating a stream"))
 		return false;
-	if (h->nmaps) {
-		x->base = maps[0].area_off;
-		x->size = maps[h->nmaps - 1].area_off + maps[h->nmaps - 1].area_size - x->base;
-		if (!ok(rt_cu.MemAlloc(&x->store, x->size), "allocating device maps") ||
-		    !ok(rt_cu.MemsetD8Async(x->store, 0, x->size, x->stream), "clearing device maps"))
-			return false;
-	}
+	if (!alloc_maps(x))
+		return false;
 	if (!ok(rt_cu.MemHostAlloc((void **)&x->host, HOSTCTL,
 				   CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
 		"allocating the control page"))
@@ -138,6 +146,58 @@ static struct rt_ctx *current(void)
 		rt_drain_start();
 	}
 	return x;
+}
+
+/* Maps of the generation old that the current one carries: their final
+ * snapshot (old's slot was) into x's new storage. */
+static void carry(struct rt_ctx *x, struct gpux_sess_hdr *old, struct gpux_sess_slot *was)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	struct gpux_sess_map *maps = gpux_sess_maps(h), *om = gpux_sess_maps(old);
+	for (uint32_t i = 0; i < h->nmaps; i++) {
+		uint32_t c = maps[i].carry;
+		if (!c || c > old->nmaps || om[c - 1].area_size != maps[i].area_size)
+			continue;
+		struct gpux_sess_map_area *a = gpux_sess_area(old, was, c - 1);
+		size_t n = maps[i].area_size - sizeof(*a);
+		ok(rt_cu.MemcpyHtoDAsync(x->store + (maps[i].area_off - x->base) + sizeof(*a), a + 1,
+					 n, x->stream),
+		   "carrying a map");
+	}
+}
+
+void rt_ctx_move(struct gpux_sess_hdr *old)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	CUcontext prev = NULL;
+	rt_cu.CtxGetCurrent(&prev);
+	for (int i = 0; i < nctx; i++) {
+		struct rt_ctx *x = &ctxs[i];
+		if (x->dead || rt_cu.CtxSetCurrent(x->ctx) != CUDA_SUCCESS)
+			continue;
+		struct gpux_sess_slot *was = x->slot;
+		if (x->store)
+			rt_cu.MemFree(x->store);
+		x->nmods = x->nlibs = 0;
+		memset(x->gone_drops, 0, sizeof(x->gone_drops));
+		uint32_t idx = __atomic_fetch_add(&h->slots_used, 1, __ATOMIC_ACQ_REL);
+		if (idx >= h->nslots || !alloc_maps(x) ||
+		    (!x->rings && !ok(rt_ring_alloc(x), "setting up the printf rings"))) {
+			x->dead = true; /* its kernels run untouched from now on */
+			continue;
+		}
+		carry(x, old, was);
+		x->slot = gpux_sess_slot_at(h, idx);
+		x->slot->pid = (uint32_t)getpid();
+		x->slot->device = (uint32_t)x->device;
+		if (!ok(rt_cu.StreamSynchronize(x->stream), "carrying maps")) {
+			x->dead = true;
+			continue;
+		}
+		__atomic_store_n(&x->slot->state, GPUX_SLOT_LIVE, __ATOMIC_RELEASE);
+	}
+	rt_cu.CtxSetCurrent(prev);
+	rt_ctx_poll(true, false); /* the carried maps, published */
 }
 
 /* The module's sites call nothing from its next launch on. */

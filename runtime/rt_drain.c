@@ -77,6 +77,11 @@ static void *loop(void *arg)
 			pthread_mutex_unlock(&rt_lock);
 			break;
 		}
+		rt_live_poll();
+		if (h != rt_sess()) { /* a new generation: its requests from now on */
+			h = rt_sess();
+			req = __atomic_load_n(&h->snap_req, __ATOMIC_ACQUIRE);
+		}
 		uint64_t t = rt_now_ns();
 		uint32_t r = __atomic_load_n(&h->snap_req, __ATOMIC_ACQUIRE);
 		bool snap = t - last >= SNAP_NS || r != req;

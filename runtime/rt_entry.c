@@ -124,13 +124,32 @@ static inline void launch_ex_ev(const CUlaunchConfig *c, CUfunction f, bool pt, 
 	rt_host_push(c ? c->hStream : NULL, pt);
 }
 
+/* Live sessions: rc = CALL(g) for the current generation's namesake g
+ * of f; if that launch fails, rc = CALL(f) (said once). */
+#define LIVE(rc, CALL)                                      \
+	do {                                                \
+		rt_live_enter();                            \
+		CUfunction g_ = rt_live_fn(f);              \
+		rc = CALL(g_);                              \
+		if (rc != CUDA_SUCCESS && g_ != f) {        \
+			rt_live_failed(f, g_, rc);          \
+			rc = CALL(f);                       \
+		}                                           \
+		rt_live_leave();                            \
+	} while (0)
+#define CALL_LAUNCH(g) (fn ? fn(g, gx, gy, gz, bx, by, bz, shm, s, p, e) : NO_CUDA)
+#define CALL_EX(g) (fn ? fn(c, g, p, e) : NO_CUDA)
+#define CALL_COOP(g) (fn ? fn(g, gx, gy, gz, bx, by, bz, shm, s, p) : NO_CUDA)
+
 CUresult cuLaunchKernel(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
 	LAUNCH_EV(false, p, e);
 	int k = KEND(false);
 	launch_fn fn = REAL(H_LAUNCH, "cuLaunchKernel", launch_fn);
-	return done(kend(k, fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA), s, false);
+	CUresult rc;
+	LIVE(rc, CALL_LAUNCH);
+	return done(kend(k, rc), s, false);
 }
 
 CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e);
@@ -140,7 +159,9 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 	LAUNCH_EV(true, p, e);
 	int k = KEND(true);
 	launch_fn fn = REAL(H_LAUNCH_PT, "cuLaunchKernel_ptsz", launch_fn);
-	return done(kend(k, fn ? fn(LAUNCH_PASS, p, e) : NO_CUDA), s, true);
+	CUresult rc;
+	LIVE(rc, CALL_LAUNCH);
+	return done(kend(k, rc), s, true);
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
@@ -149,7 +170,9 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void 
 	launch_ex_ev(c, f, false, p, e);
 	int k = KEND_EX(c, false);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX, "cuLaunchKernelEx", launch_ex_fn);
-	return done(kend(k, fn ? fn(c, f, p, e) : NO_CUDA), c ? c->hStream : NULL, false);
+	CUresult rc;
+	LIVE(rc, CALL_EX);
+	return done(kend(k, rc), c ? c->hStream : NULL, false);
 }
 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **e);
@@ -159,7 +182,9 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 	launch_ex_ev(c, f, true, p, e);
 	int k = KEND_EX(c, true);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX_PT, "cuLaunchKernelEx_ptsz", launch_ex_fn);
-	return done(kend(k, fn ? fn(c, f, p, e) : NO_CUDA), c ? c->hStream : NULL, true);
+	CUresult rc;
+	LIVE(rc, CALL_EX);
+	return done(kend(k, rc), c ? c->hStream : NULL, true);
 }
 
 CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **p)
@@ -168,7 +193,9 @@ CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **p)
 	LAUNCH_EV(false, p, NULL);
 	int k = KEND(false);
 	coop_fn fn = REAL(H_COOP, "cuLaunchCooperativeKernel", coop_fn);
-	return done(kend(k, fn ? fn(LAUNCH_PASS, p) : NO_CUDA), s, false);
+	CUresult rc;
+	LIVE(rc, CALL_COOP);
+	return done(kend(k, rc), s, false);
 }
 
 CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p);
@@ -178,11 +205,14 @@ CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p)
 	LAUNCH_EV(true, p, NULL);
 	int k = KEND(true);
 	coop_fn fn = REAL(H_COOP_PT, "cuLaunchCooperativeKernel_ptsz", coop_fn);
-	return done(kend(k, fn ? fn(LAUNCH_PASS, p) : NO_CUDA), s, true);
+	CUresult rc;
+	LIVE(rc, CALL_COOP);
+	return done(kend(k, rc), s, true);
 }
 
 /* Graph kernels are the patched functions themselves (the program got
- * them from patched modules); only a new context needs setting up, and
+ * them from patched modules; in a live session the originals, which run
+ * untouched); only a new context needs setting up, and
  * the launch is a completion point like any other. No cuda:launch: the
  * graph's kernels are not launches the program makes one by one (and
  * their node parameters are not at hand here). */

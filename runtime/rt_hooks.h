@@ -63,6 +63,10 @@ CUresult gpux_cuLinkAddData_v1(CUlinkState st, CUjitInputType type, void *data, 
 
 /* rt_image_patch under rt_lock (rt_interpose.c). */
 const char *rt_patch(const void *image, size_t size, enum rt_patch_as as);
+/* Loads patched text with the caller's JIT options (n of opt, val) and
+ * an error log; says why on failure. */
+CUresult rt_load_patched(CUmodule *m, const char *ptx, unsigned n, CUjit_option *opt,
+			 void **val);
 /* The hook for an nvJitLink entry point (rt_nvjitlink.c), or NULL. */
 void *rt_nvjitlink_hook(const char *name, void *real_fn);
 

@@ -36,6 +36,7 @@ struct patched {
 
 static struct patched *cache;
 static size_t ncache, capcache;
+static int need_library = -1; /* probes_need_library's answer */
 
 static uint64_t fnv(const void *p, size_t n)
 {
@@ -330,27 +331,100 @@ bool rt_image_original(const char *patched, const void **image)
 
 /* What the original kernels can be loaded from later: a fatbin wrapper
  * lies in the program's image (cudart registers those), anything else
- * is copied. */
-static void keep_original(struct patched *p, const void *image, size_t size,
-			  enum rt_img_kind kind)
+ * is copied (*copy, malloc'd). NULL when its size cannot be told. */
+const void *rt_image_keep(const void *image, size_t size, void **copy)
 {
+	*copy = NULL;
 	uint32_t magic;
 	memcpy(&magic, image, 4);
-	if (magic == GPUX_FB_WRAPPER_MAGIC) {
-		p->orig = image;
-		return;
-	}
+	if (magic == GPUX_FB_WRAPPER_MAGIC)
+		return image;
+	enum rt_img_kind kind = rt_image_classify(image, &size);
 	size_t n = size;
 	if (kind == RT_IMG_FATBIN && gpux_fb_container_size(image, GPUX_FB_HEADER_SIZE, &n))
-		return;
+		return NULL;
 	if (kind == RT_IMG_PTX)
 		n = strnlen(image, size ? size : SIZE_MAX) + 1;
-	if (!n || !(p->orig_copy = malloc(n)))
-		return;
-	memcpy(p->orig_copy, image, n);
+	if (kind == RT_IMG_UNKNOWN || !n || !(*copy = malloc(n)))
+		return NULL;
+	memcpy(*copy, image, n);
 	if (kind == RT_IMG_PTX)
-		((char *)p->orig_copy)[n - 1] = 0;
-	p->orig = p->orig_copy;
+		((char *)*copy)[n - 1] = 0;
+	return *copy;
+}
+
+static void keep_original(struct patched *p, const void *image, size_t size)
+{
+	p->orig = rt_image_keep(image, size, &p->orig_copy);
+}
+
+void rt_image_forget(void)
+{
+	for (size_t i = 0; i < ncache; i++) {
+		free(cache[i].ptx);
+		free(cache[i].orig_copy);
+	}
+	ncache = 0;
+	need_library = -1;
+}
+
+/* Whether PTX declares variables of its own at module scope (.global,
+ * .const, textures), other than gpux's. */
+static bool ptx_has_vars(const char *p)
+{
+	int depth = 0;
+	while (*p) {
+		const char *line = p;
+		const char *nl = strchr(p, '\n');
+		p = nl ? nl + 1 : p + strlen(p);
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (depth == 0) {
+			static const char *const pre[] = { ".visible ", ".weak ", ".extern ", ".common " };
+			for (size_t i = 0; i < 4; i++)
+				if (!strncmp(line, pre[i], strlen(pre[i])))
+					line += strlen(pre[i]);
+			if (!strncmp(line, ".global ", 8) || !strncmp(line, ".const ", 7)) {
+				/* the name: the last word before '[', '=' or ';' */
+				const char *end = line;
+				while (end < p && *end != '[' && *end != '=' && *end != ';')
+					end++;
+				while (end > line && (end[-1] == ' ' || end[-1] == '\t'))
+					end--;
+				const char *name = end;
+				while (name > line && name[-1] != ' ' && name[-1] != '\t')
+					name--;
+				if (strncmp(name, "gpux_", 5))
+					return true;
+			}
+		}
+		for (const char *c = line; c < p; c++) {
+			if (*c == '/' && c[1] == '/')
+				break;
+			depth += *c == '{';
+			depth -= *c == '}';
+		}
+	}
+	return false;
+}
+
+bool rt_image_has_vars(const void *image, size_t size)
+{
+	enum rt_img_kind kind = rt_image_classify(image, &size);
+	if (kind == RT_IMG_PTX) {
+		char *t = strndup(image, size);
+		bool v = t && ptx_has_vars(t);
+		free(t);
+		return v;
+	}
+	if (kind != RT_IMG_FATBIN)
+		return false;
+	struct gpux_cubin_regs regs = { 0 };
+	char *t = fatbin_ptx(image, &regs);
+	gpux_cubin_regs_free(&regs);
+	bool v = t && ptx_has_vars(t);
+	free(t);
+	return v;
 }
 
 static struct patched *remember(uint64_t hash, size_t len, bool lib_ptx, char *ptx)
@@ -424,10 +498,9 @@ bool rt_probes_call(const char *prefix)
  * with each module cost 0.7 s. */
 static bool probes_need_library(void)
 {
-	static int need = -1;
-	if (need < 0)
-		need = rt_probes_call("gpux_h_");
-	return need;
+	if (need_library < 0)
+		need_library = rt_probes_call("gpux_h_");
+	return need_library;
 }
 
 /* user rewritten for a load: linked with the helper library's cubin
@@ -505,6 +578,6 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 	/* kept for the process's life: a library may JIT it lazily later */
 	struct patched *p = remember(hash, ulen, lib_ptx, ptx);
 	if (p && ptx)
-		keep_original(p, image, size, kind);
+		keep_original(p, image, size);
 	return ptx;
 }

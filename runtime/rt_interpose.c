@@ -36,8 +36,8 @@ void *rt_real_of(enum hook_id id, const char *sym)
 const char *rt_patch(const void *image, size_t size, enum rt_patch_as as)
 {
 	RT_TRACE("module image %p (%.4s...)", image, image ? (const char *)image : "");
-	if (!image || !rt_sess())
-		return NULL;
+	if (!image || !rt_sess() || rt_live())
+		return NULL; /* live: instrumented at launch (rt_live.c) */
 	pthread_mutex_lock(&rt_lock);
 	const char *ptx = rt_image_patch(image, size, as);
 	pthread_mutex_unlock(&rt_lock);
@@ -87,8 +87,8 @@ static const char *what(const char *patched)
 
 /* Loads a patched module with the caller's JIT options plus an error
  * log; on failure says why, so the caller can load the original. */
-static CUresult load_patched(CUmodule *m, const char *ptx, unsigned n, CUjit_option *opt,
-			     void **val)
+CUresult rt_load_patched(CUmodule *m, const char *ptx, unsigned n, CUjit_option *opt,
+			 void **val)
 {
 	load_ex_fn fn = REAL(H_LOAD_EX, "cuModuleLoadDataEx", load_ex_fn);
 	if (!fn)
@@ -140,7 +140,7 @@ static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_optio
 			 void *orig_arg)
 {
 	const char *ptx = rt_patch(image, 0, patch_as(n, opt));
-	if (ptx && load_patched(m, ptx, n, opt, val) == CUDA_SUCCESS) {
+	if (ptx && rt_load_patched(m, ptx, n, opt, val) == CUDA_SUCCESS) {
 		loaded_module(*m);
 		rt_original_note(*m, false, ptx);
 		return module_ev(CUDA_SUCCESS, *m, image, 0);
@@ -148,6 +148,8 @@ static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_optio
 	CUresult rc = orig(m, image, n, opt, val, orig_arg);
 	if (rc == CUDA_SUCCESS && is_elf(image))
 		loaded_module(*m); /* a cubin linked from patched PTX (numba) */
+	if (rc == CUDA_SUCCESS)
+		rt_live_loaded(*m, false, image, 0);
 	return module_ev(rc, rc == CUDA_SUCCESS ? *m : NULL, image, 0);
 }
 
@@ -220,7 +222,7 @@ CUresult cuModuleLoad(CUmodule *m, const char *path)
 	char *image = want && path ? read_file(path, &len) : NULL;
 	const char *ptx = image ? rt_patch(image, len, RT_AS_LOAD) : NULL;
 	CUresult rc;
-	if (ptx && load_patched(m, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
+	if (ptx && rt_load_patched(m, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
 		loaded_module(*m);
 		rt_original_note(*m, false, ptx);
 		rc = CUDA_SUCCESS;
@@ -229,6 +231,8 @@ CUresult cuModuleLoad(CUmodule *m, const char *path)
 		rc = fn ? fn(m, path) : NO_CUDA;
 		if (rc == CUDA_SUCCESS && is_elf(image))
 			loaded_module(*m);
+		if (rc == CUDA_SUCCESS && image)
+			rt_live_loaded(*m, false, image, len);
 	}
 	module_ev(rc, rc == CUDA_SUCCESS ? *m : NULL, image, len);
 	free(image);
@@ -255,8 +259,11 @@ CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, v
 		else
 			rt_original_note(*lib, true, ptx);
 	}
-	if (rc != CUDA_SUCCESS)
+	if (rc != CUDA_SUCCESS) {
 		rc = fn(lib, code, jo, jv, nj, lo, lv, nl);
+		if (rc == CUDA_SUCCESS)
+			rt_live_loaded(*lib, true, code, 0);
+	}
 	if (rc == CUDA_SUCCESS && (ptx || is_elf(code)) && rt_sess()) {
 		pthread_mutex_lock(&rt_lock);
 		rt_library_loaded(*lib);
@@ -300,6 +307,7 @@ CUresult gpux_cuLinkAddData_v1(CUlinkState st, CUjitInputType type, void *data, 
 CUresult cuModuleUnload(CUmodule m)
 {
 	if (rt_sess()) {
+		rt_live_unloaded(m);
 		pthread_mutex_lock(&rt_lock);
 		rt_module_unloaded(m);
 		pthread_mutex_unlock(&rt_lock);
@@ -315,6 +323,7 @@ CUresult cuModuleUnload(CUmodule m)
 CUresult cuLibraryUnload(CUlibrary l)
 {
 	if (rt_sess()) {
+		rt_live_unloaded(l);
 		pthread_mutex_lock(&rt_lock);
 		rt_library_unloaded(l);
 		pthread_mutex_unlock(&rt_lock);

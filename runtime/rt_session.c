@@ -16,13 +16,55 @@
 #include "ptx_scan.h" /* ptx_glob */
 #include "sess_layout.h"
 
-static struct gpux_sess_hdr *sess;
+static struct gpux_sess_hdr *sess, *root;
 static bool sess_tried;
+static int sess_fd = -1;
+
+/* The generation at offset off of the session file, mapped for the
+ * process's life (the controller reads old ones' final snapshots, and
+ * the next generation carries maps from them), or NULL. */
+static struct gpux_sess_hdr *map_at(uint64_t off)
+{
+	struct stat st;
+	if (sess_fd < 0 || (off & 4095) || fstat(sess_fd, &st) ||
+	    (uint64_t)st.st_size < off + sizeof(struct gpux_sess_hdr))
+		return NULL;
+	uint64_t len = (uint64_t)st.st_size - off;
+	void *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, sess_fd, (off_t)off);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (gpux_sess_check(p, len)) {
+		munmap(p, (size_t)len);
+		return NULL;
+	}
+	return p;
+}
+
+struct gpux_sess_hdr *rt_sess_root(void)
+{
+	rt_sess();
+	return root;
+}
+
+struct gpux_sess_hdr *rt_sess_next(void)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	uint64_t off = h ? __atomic_load_n(&h->next_off, __ATOMIC_ACQUIRE) : 0;
+	return off ? map_at(off) : NULL;
+}
+
+void rt_sess_move(struct gpux_sess_hdr *next, bool ack)
+{
+	struct gpux_sess_hdr *old = sess;
+	__atomic_store_n(&sess, next, __ATOMIC_RELEASE);
+	if (ack)
+		__atomic_fetch_add(&old->moved, 1, __ATOMIC_ACQ_REL);
+}
 
 struct gpux_sess_hdr *rt_sess(void)
 {
 	if (sess_tried)
-		return sess;
+		return __atomic_load_n(&sess, __ATOMIC_ACQUIRE);
 	sess_tried = true;
 	const char *env = getenv(GPUX_SESS_ENV);
 	if (!env || !*env)
@@ -43,7 +85,12 @@ struct gpux_sess_hdr *rt_sess(void)
 		munmap(p, (size_t)st.st_size);
 		return NULL;
 	}
-	sess = p;
+	sess = root = p;
+	sess_fd = (int)fd;
+	/* a live session already moved on: start at its newest generation */
+	struct gpux_sess_hdr *next;
+	while ((sess->flags & GPUX_SESS_LIVE) && (next = rt_sess_next()))
+		rt_sess_move(next, true);
 	return sess;
 }
 
@@ -62,14 +109,14 @@ bool rt_tracing(void)
  * or no entry left. */
 static bool to_controller(const char *text)
 {
-	if (!sess)
+	if (!root)
 		return false;
-	uint32_t i = __atomic_fetch_add(&sess->msgs_used, 1, __ATOMIC_ACQ_REL);
+	uint32_t i = __atomic_fetch_add(&root->msgs_used, 1, __ATOMIC_ACQ_REL);
 	if (i >= GPUX_SESS_MAX_MSGS) {
-		__atomic_fetch_add(&sess->msgs_lost, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&root->msgs_lost, 1, __ATOMIC_RELAXED);
 		return false;
 	}
-	struct gpux_sess_msg *m = gpux_sess_msgs(sess) + i;
+	struct gpux_sess_msg *m = gpux_sess_msgs(root) + i;
 	m->pid = (uint32_t)getpid();
 	size_t n = strnlen(text, sizeof(m->text) - 1); /* cut, as a line would be */
 	memcpy(m->text, text, n);
@@ -196,7 +243,7 @@ uint32_t rt_name_id(const char *ptx_name)
 	for (size_t i = 0; i < nnames; i++)
 		if (!strcmp(names[i].name, ptx_name))
 			return names[i].id;
-	struct gpux_sess_hdr *h = rt_sess();
+	struct gpux_sess_hdr *h = rt_sess_root();
 	if (!h)
 		return UINT32_MAX;
 	uint32_t id = __atomic_fetch_add(&h->names_used, 1, __ATOMIC_ACQ_REL);

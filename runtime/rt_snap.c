@@ -92,7 +92,7 @@ static int add_range(int n, uint64_t off, uint64_t len)
 
 static int plan_copies(const struct rt_ctx *x, struct gpux_sess_hdr *h)
 {
-	uint32_t used = __atomic_load_n(&h->names_used, __ATOMIC_ACQUIRE);
+	uint32_t used = __atomic_load_n(&rt_sess_root()->names_used, __ATOMIC_ACQUIRE);
 	const struct gpux_sess_map *maps = gpux_sess_maps(h);
 	int n = 0;
 	for (uint32_t m = 0; m < h->nmaps && n >= 0; m++) {
@@ -311,6 +311,13 @@ void rt_ctx_shutdown(void)
 			finish(&ctxs[i]);
 			ctxs[i].dead = true;
 		}
+}
+
+void rt_ctx_finish_all(void)
+{
+	for (int i = 0; i < nctx; i++)
+		if (!ctxs[i].dead)
+			finish(&ctxs[i]); /* the final snapshot synchronizes */
 }
 
 void rt_ctx_forget(void)

@@ -36,6 +36,10 @@
  *                memory (n = 256, on a stream of its own), a synchronize of
  *                that stream, then on 4 KiB of device memory (n = 64,
  *                stream 0); prints the sums
+ *       live     as module, then add_one<<<1, 32>>> and scale<<<1, 32>>> by
+ *                turns, 1 ms apart, until SIGTERM (or N launches); each
+ *                SIGUSR1 starts a new phase; prints each phase's launches
+ *                of each kernel
  *       streams  as module, but on two streams of its own: add_one<<<4, 64>>>
  *                x3 (cuLaunchKernel) and add_one<<<3, 32>>>
  *                (cuLaunchCooperativeKernel) on the first, scale<<<2,
@@ -47,6 +51,7 @@
  * Prints what it did; exits 1 on any CUDA error. */
 #include <cuda.h>
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +104,46 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz
 			     unsigned by, unsigned bz, unsigned shm, CUstream s, void **p,
 			     void **e);
 
+/* live mode: launches counted by phase, SIGUSR1 moving to the next. A
+ * launch is counted in the phase current when it returned, so a launch
+ * held by a paused gpux counts in the phase it was let go in. */
+#define PHASES 16
+static volatile sig_atomic_t phase, live_quit;
+static void on_usr1(int sig)
+{
+	(void)sig;
+	if (phase < PHASES - 1)
+		phase++;
+}
+static void on_term(int sig)
+{
+	(void)sig;
+	live_quit = 1;
+}
+static void live_launches(CUfunction add_one, CUfunction scale, void **a1, void **a2, long max)
+{
+	static long n[PHASES][2];
+	signal(SIGUSR1, on_usr1);
+	signal(SIGTERM, on_term);
+	printf("drv_app: launching\n");
+	fflush(stdout);
+	for (long i = 0; !live_quit && (!max || i < max); i++) {
+		int k = (int)(i & 1);
+		if (k == 0)
+			check(cuLaunchKernel(add_one, 1, 1, 1, 32, 1, 1, 0, NULL, a1, NULL),
+			      "cuLaunchKernel");
+		else
+			check(cuLaunchKernel(scale, 1, 1, 1, 8, 4, 1, 0, NULL, a2, NULL),
+			      "cuLaunchKernel");
+		n[phase][k]++;
+		if (k)
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	check(cuCtxSynchronize(), "cuCtxSynchronize");
+	for (int p = 0; p <= phase; p++)
+		printf("drv_app: phase %d: add_one %ld, scale %ld\n", p, n[p][0], n[p][1]);
+}
+
 /* streams mode. */
 static void stream_launches(CUfunction add_one, CUfunction scale, CUdeviceptr buf, bool quit)
 {
@@ -134,7 +179,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc"))) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|rdc|"
-			"libctx|noclean|primary|many|segv|abort|extra|mem|streams FILE [N]\n");
+			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -304,7 +349,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "module") || !strcmp(mode, "noclean") || !strcmp(mode, "many") ||
 	    !strcmp(mode, "primary") || !strcmp(mode, "segv") || !strcmp(mode, "abort") ||
-	    !strcmp(mode, "streams")) {
+	    !strcmp(mode, "streams") || !strcmp(mode, "live")) {
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
 	} else if (!strcmp(mode, "modex")) {
 		char info[256] = "";
@@ -374,6 +419,10 @@ int main(int argc, char **argv)
 			abort();
 		*(volatile int *)(uintptr_t)argc = 0; /* SIGSEGV */
 		return 1;
+	}
+	if (!strcmp(mode, "live")) {
+		live_launches(add_one, scale, args1, args2, argc == 4 ? atol(argv[3]) : 0);
+		return 0;
 	}
 	if (!strcmp(mode, "many")) {
 		long times = argc == 4 ? atol(argv[3]) : 5000;

@@ -2171,7 +2171,9 @@ static struct gpux_ctl *ctl_of(struct fk_mod *m)
 	return (struct gpux_ctl *)(uintptr_t)d;
 }
 
-/* count() on an 8-byte key: the map's open-addressing table. */
+/* count() on an 8-byte key: the map's open-addressing table; on a
+ * 16-byte key (two keys, as @[sm, warp]) the key is (0, kernel_id):
+ * the fake's one SM, and the kernel standing for the warp. */
 static void emulate_count(struct fk_func *f, int map, bool by_kernel, uint64_t threads)
 {
 	char name[32];
@@ -2183,7 +2185,8 @@ static void emulate_count(struct fk_func *f, int map, bool by_kernel, uint64_t t
 		return;
 	}
 	struct gpux_map_desc *desc = (struct gpux_map_desc *)(uintptr_t)d;
-	if (!desc->state || desc->key_size != 8 || desc->value_size != 8 || !desc->max_entries) {
+	if (!desc->state || (desc->key_size != 8 && desc->key_size != 16) ||
+	    desc->value_size != 8 || !desc->max_entries) {
 		flog("launch %s: %s not set up", f->name, name);
 		return;
 	}
@@ -2213,17 +2216,23 @@ static void emulate_count(struct fk_func *f, int map, bool by_kernel, uint64_t t
 		}
 		return;
 	}
-	for (uint32_t i = 0, at = (uint32_t)gpux_key_hash(&key, 1) & (n - 1); i < n;
+	uint64_t kw[2] = { key, 0 };
+	uint32_t nw = desc->key_size / 8;
+	if (nw == 2) {
+		kw[0] = 0;
+		kw[1] = key;
+	}
+	for (uint32_t i = 0, at = (uint32_t)gpux_key_hash(kw, nw) & (n - 1); i < n;
 	     i++, at = (at + 1) & (n - 1)) {
 		uint32_t s = __atomic_load_n(&state[at], __ATOMIC_ACQUIRE);
-		if (s == GPUX_SLOT_FULL && keys[at] == key) {
+		if (s == GPUX_SLOT_FULL && !memcmp(&keys[at * nw], kw, 8 * nw)) {
 			__atomic_add_fetch(&vals[at], threads, __ATOMIC_RELAXED);
 			flog("launch %s: map %d key %llu += %llu", f->name, map,
 			     (unsigned long long)key, (unsigned long long)threads);
 			return;
 		}
 		if (s == GPUX_SLOT_EMPTY) {
-			keys[at] = key;
+			memcpy(&keys[at * nw], kw, 8 * nw);
 			vals[at] = threads;
 			__atomic_store_n(&state[at], GPUX_SLOT_FULL, __ATOMIC_RELEASE);
 			flog("launch %s: map %d key %llu = %llu", f->name, map,

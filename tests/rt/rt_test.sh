@@ -1046,6 +1046,112 @@ t_gpux_kernel_end_cross_layer() {
 		{ cat "$tmp/out"; fail "durations by kernel"; }
 }
 
+# ---- live sessions (gpux --repl -c): probes attach to a running program ----
+
+# live SCRIPT: gpux --repl -c "drv_app live" driven by the session in
+# SCRIPT (a file); gpux's stdout in $tmp/out, stderr in $tmp/err, the
+# program's stdout in $tmp/app.out.
+live() {
+	if [ "${RT_SANITIZED:-OFF}" = ON ]; then
+		echo "SKIP: sanitizer build (gpux preloads the runtime before the ASan runtime)"
+		return 77
+	fi
+	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" --repl \
+		-c "exec '$RT_DRV_APP' live '$PTX' >'$tmp/app.out'" <"$1" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	[ "$rc" = 0 ] || { cat "$tmp/out" "$tmp/err"; fail "gpux --repl exited $rc"; }
+}
+# Attach, detach, attach again, each between a :pause and a :resume with
+# a signal to the program, which starts a new phase: every launch of
+# phase 1 and phase 3 is counted, none of the others. The map lives on
+# after its probe is detached and goes on from its count when a probe
+# writing it is attached again.
+t_live_attach_detach() {
+	cat >"$tmp/session" <<'SESSION'
+:sleep 200ms
+:pause
+gdev:kernel_exit { @[kernel] = count(); }
+:kill USR1
+:resume
+:sleep 200ms
+:pause
+:detach 1
+:kill USR1
+:resume
+:sleep 100ms
+:print @
+:probes
+:sleep 100ms
+:pause
+gdev:kernel_exit { @[kernel] = count(); }
+:kill USR1
+:resume
+:sleep 200ms
+:pause
+:detach 2
+:kill USR1
+:resume
+@
+:kill
+:wait
+SESSION
+	live "$tmp/session" || return
+	grep -q '^drv_app: phase 4:' "$tmp/app.out" || { cat "$tmp/app.out" "$tmp/err"; fail "4 phases"; }
+	grep -qxF 'Attached 1: gdev:kernel_exit' "$tmp/out" && grep -qxF 'Detached 2' "$tmp/out" ||
+		{ cat "$tmp/out"; fail "attach and detach lines"; }
+	# after the first detach: phase 1's launches; at the end, 1 and 3
+	local a1 s1 a3 s3
+	a1=$(sed -n 's/^drv_app: phase 1: add_one \([0-9]*\), scale \([0-9]*\)/\1/p' "$tmp/app.out")
+	s1=$(sed -n 's/^drv_app: phase 1: add_one \([0-9]*\), scale \([0-9]*\)/\2/p' "$tmp/app.out")
+	a3=$(sed -n 's/^drv_app: phase 3: add_one \([0-9]*\), scale \([0-9]*\)/\1/p' "$tmp/app.out")
+	s3=$(sed -n 's/^drv_app: phase 3: add_one \([0-9]*\), scale \([0-9]*\)/\2/p' "$tmp/app.out")
+	[ "${a1:-0}" -gt 0 ] && [ "${a3:-0}" -gt 0 ] || { cat "$tmp/app.out"; fail "phases 1 and 3 launched nothing"; }
+	local want
+	want=$(printf '@[add_one]: %d\n@[scale(float*, float, int)]: %d\n\n' $((a1 * 32)) $((s1 * 32)))
+	want+=$'\n'"  1  gdev:kernel_exit { @[kernel] = count(); }"
+	[ "$(sed -n '/^Detached 1$/,/^Attached 2/p' "$tmp/out" | sed '1d;$d')" = "$want" ] ||
+		{ cat "$tmp/out"; fail "the counts after the first detach: want phase 1's"; }
+	grep -qxF "@[add_one]: $(((a1 + a3) * 32))" "$tmp/out" &&
+	grep -qxF "@[scale(float*, float, int)]: $(((s1 + s3) * 32))" "$tmp/out" ||
+		{ cat "$tmp/out" "$tmp/app.out"; fail "the counts at the end: want phases 1 and 3"; }
+	if grep -vqE '^gpux: the program exited with status 0$' "$tmp/err"; then
+		cat "$tmp/err"; fail "stderr has more than the program's end"
+	fi
+}
+# The views: a two-key map as a grid, a map watched, and entries in
+# error (a syntax error, a host probe, an unknown id, an unknown map),
+# after which the session goes on. The fake's two-key count is keyed
+# (0, kernel id).
+t_live_views() {
+	cat >"$tmp/session" <<'SESSION'
+:sleep 200ms
+gdev:kernel_exit { @a[sm, warp] = count(); }
+:sleep 100ms
+:heatmap @a
+:watch @a 50ms 2
+gdev:kernel_exit { @k[kernel] = count()
+:probes
+
+BEGIN { printf("hi\n"); }
+:detach 9
+:print @nope
+:heatmap @k
+gdev:kernel_exit { @k[kernel] = count(); }
+:probes
+:clear @k
+:print @k
+:kill
+:wait
+SESSION
+	live "$tmp/session" || return
+	sed -e 's/[0-9]\+-[0-9]\+/N-N/g' -e 's/^@a\[0, \([01]\)\]: [0-9]*$/@a[0, \1]: N/' \
+		-e 's/^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]$/HH:MM:SS/' "$tmp/out" >"$tmp/out.n"
+	same "$tmp/out.n" live_views.out &&
+	sed 's/^drv_app: phase 0: .*/drv_app: phase 0: N/' "$tmp/app.out" >"$tmp/app.n" &&
+	same "$tmp/app.n" live_views.app.out &&
+	same "$tmp/err" live_views.err
+}
+
 if [ $# -ge 1 ]; then
 	"t_$1"
 	exit

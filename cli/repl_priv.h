@@ -1,0 +1,76 @@
+/* The prompt's state, shared by repl.c (reading, checking, the commands
+ * of the checker) and repl_live.c (the commands of a live session). */
+#ifndef GPUX_REPL_PRIV_H
+#define GPUX_REPL_PRIV_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "catalog.h"
+#include "live.h"
+#include "options.h"
+
+#define PROMPT "gpux> "
+#define SRC_NAME "repl"
+
+struct repl {
+	FILE *in, *out;
+	bool rl;
+	bool quit;
+	bool eof;          /* the input ended */
+	char *ctx;         /* attach points statements run in, "a,b" */
+	enum place place;  /* where ctx runs */
+	char *history;     /* ~/.gpux_history, NULL without HOME */
+	const struct options *o;
+	struct live *live; /* the program probes attach to, or NULL */
+};
+
+struct repl_command {
+	const char *name, *alias, *args, *help;
+	void (*fn)(struct repl *r, const char *arg);
+};
+
+/* Set by Ctrl-C: abandons the line, or stops a :watch or :wait. */
+extern volatile sig_atomic_t repl_interrupted;
+
+/* Ctrl-C for a live session read from a pipe or file (readline's own
+ * handling is set up by repl.c otherwise). */
+void repl_live_signals(void);
+/* A line that is a map's name alone ("@", "@x"): printed; true. */
+bool repl_live_map_line(struct repl *r, const char *line);
+
+void repl_cmd_run(struct repl *r, const char *arg);
+void repl_cmd_probes(struct repl *r, const char *arg);
+void repl_cmd_detach(struct repl *r, const char *arg);
+void repl_cmd_print(struct repl *r, const char *arg);
+void repl_cmd_clear(struct repl *r, const char *arg);
+void repl_cmd_watch(struct repl *r, const char *arg);
+void repl_cmd_heatmap(struct repl *r, const char *arg);
+void repl_cmd_pause(struct repl *r, const char *arg);
+void repl_cmd_resume(struct repl *r, const char *arg);
+void repl_cmd_kill(struct repl *r, const char *arg);
+void repl_cmd_sleep(struct repl *r, const char *arg);
+void repl_cmd_wait(struct repl *r, const char *arg);
+
+#define REPL_LIVE_COMMANDS                                                                   \
+	{ "run", "", "CMD", "start CMD (a shell command line) to attach probes to", repl_cmd_run }, \
+	{ "probes", "", "", "the attached probes, with their ids", repl_cmd_probes },        \
+	{ "detach", "d", "ID", "remove probe ID: later launches run without it",             \
+	  repl_cmd_detach },                                                                  \
+	{ "print", "", "[@MAP]", "print a map as it is now (every map without one)",         \
+	  repl_cmd_print },                                                                   \
+	{ "clear", "", "@MAP", "start a count, sum, avg, stats or hist map again",           \
+	  repl_cmd_clear },                                                                   \
+	{ "watch", "w", "@MAP [INTERVAL [N]]", "print a map every INTERVAL (1s), N times "    \
+	  "or until Ctrl-C", repl_cmd_watch },                                                \
+	{ "heatmap", "", "@MAP", "a map of two integer keys as a grid, e.g. "                 \
+	  "@a[sm, warp] = count()", repl_cmd_heatmap },                                       \
+	{ "pause", "", "", "hold the program's kernel launches", repl_cmd_pause },           \
+	{ "resume", "", "", "let them go", repl_cmd_resume },                                 \
+	{ "kill", "", "[SIG]", "send the program a signal (TERM)", repl_cmd_kill },           \
+	{ "sleep", "", "DURATION", "wait, printing what comes (scripts: 500ms, 2s)",          \
+	  repl_cmd_sleep },                                                                   \
+	{ "wait", "", "", "wait for the program to end (Ctrl-C stops waiting)", repl_cmd_wait },
+
+#endif

@@ -1,0 +1,301 @@
+/* Live sessions (GPUX_SESS_LIVE, the REPL): every module loads untouched
+ * and its image is kept; a launch runs the function's namesake in a
+ * module instrumented with the current generation's probes, loaded on
+ * the first launch that needs it in each context. The program's handles
+ * stay its own, so its queries, attributes and graphs see the original.
+ * When the controller makes a new generation, the runtime thread waits
+ * for the contexts' work, takes the final snapshots, unloads the
+ * instrumented modules and moves on (rt_ctx_move carries the maps). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "rt_hooks.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_RECS 1024
+#define MAX_SWAPS 16  /* instrumented modules of a record: one per context */
+#define FN_SLOTS 4096 /* the function cache, a power of two */
+
+/* A module or library the program loaded, with what it was loaded from. */
+struct rec {
+	const void *handle;
+	bool lib;
+	const void *image;
+	void *copy;
+	bool checked, vars; /* vars: has its own variables (never swapped) */
+	struct swap {
+		CUcontext ctx;
+		CUmodule mod; /* NULL: nothing probed in it (or refused) */
+	} swaps[MAX_SWAPS];
+	int nswaps;
+};
+
+/* The program's function (or kernel) in a context -> what to launch. */
+struct fn_ent {
+	const void *f;
+	CUcontext ctx;
+	unsigned gen;
+	CUfunction to;
+};
+
+static struct rec *recs[MAX_RECS];
+static int nrecs;
+static struct fn_ent fns[FN_SLOTS];
+static pthread_mutex_t fn_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned gen = 1; /* bumped at every move; 0 is never current */
+static int on = -1;
+
+bool rt_live(void)
+{
+	int v = __atomic_load_n(&on, __ATOMIC_ACQUIRE);
+	if (v < 0) {
+		struct gpux_sess_hdr *h = rt_sess();
+		v = h && (h->flags & GPUX_SESS_LIVE);
+		__atomic_store_n(&on, v, __ATOMIC_RELEASE);
+		if (v) {
+			__atomic_add_fetch(&rt_sess_root()->runtimes, 1, __ATOMIC_ACQ_REL);
+			rt_drain_start(); /* it moves the process to new generations */
+		}
+	}
+	return v;
+}
+
+void rt_live_loaded(const void *handle, bool lib, const void *image, size_t size)
+{
+	if (!handle || !image || !rt_live())
+		return;
+	struct rec *r = calloc(1, sizeof(*r));
+	if (!r)
+		return;
+	r->handle = handle;
+	r->lib = lib;
+	r->image = rt_image_keep(image, size, &r->copy);
+	pthread_mutex_lock(&rt_lock);
+	if (r->image && nrecs < MAX_RECS) {
+		recs[nrecs++] = r;
+		r = NULL;
+	}
+	pthread_mutex_unlock(&rt_lock);
+	if (r) {
+		static int told;
+		if (!told++)
+			rt_warn("a module cannot be kept for live probes; its kernels run untouched");
+		free(r->copy);
+		free(r);
+	}
+}
+
+static void unload_swaps(struct rec *r, CUcontext only, bool all)
+{
+	mod_unload_fn un = REAL(H_MOD_UNLOAD, "cuModuleUnload", mod_unload_fn);
+	for (int i = 0; i < r->nswaps;) {
+		if (!all && r->swaps[i].ctx != only) {
+			i++;
+			continue;
+		}
+		if (r->swaps[i].mod) {
+			rt_module_unloaded(r->swaps[i].mod);
+			if (un)
+				un(r->swaps[i].mod);
+		}
+		r->swaps[i] = r->swaps[--r->nswaps];
+	}
+}
+
+void rt_live_unloaded(const void *handle)
+{
+	if (!rt_live())
+		return;
+	pthread_mutex_lock(&rt_lock);
+	for (int i = 0; i < nrecs; i++)
+		if (recs[i]->handle == handle) {
+			unload_swaps(recs[i], NULL, true);
+			free(recs[i]->copy);
+			free(recs[i]);
+			recs[i] = recs[--nrecs];
+			break;
+		}
+	pthread_mutex_unlock(&rt_lock);
+	__atomic_add_fetch(&gen, 1, __ATOMIC_ACQ_REL); /* its handles may come back */
+}
+
+/* The record f came from: a module's function, a library's kernel, or a
+ * function a library loaded into this context. */
+static struct rec *rec_of(const void *f)
+{
+	typedef CUresult (*fn_mod_fn)(CUmodule *, CUfunction);
+	typedef CUresult (*k_lib_fn)(CUlibrary *, CUkernel);
+	typedef CUresult (*lib_mod_fn)(CUmodule *, CUlibrary);
+	static fn_mod_fn fn_mod;
+	static k_lib_fn k_lib;
+	static lib_mod_fn lib_mod;
+	if (!fn_mod) {
+		fn_mod = (fn_mod_fn)rt_cuda_sym("cuFuncGetModule");
+		k_lib = (k_lib_fn)rt_cuda_sym("cuKernelGetLibrary");
+		lib_mod = (lib_mod_fn)rt_cuda_sym("cuLibraryGetModule");
+	}
+	CUmodule m = NULL;
+	CUlibrary l = NULL;
+	if (fn_mod && fn_mod(&m, (CUfunction)f) != CUDA_SUCCESS)
+		m = NULL;
+	if (!m && k_lib && k_lib(&l, (CUkernel)f) != CUDA_SUCCESS)
+		l = NULL;
+	for (int i = 0; i < nrecs; i++) {
+		struct rec *r = recs[i];
+		if (r->handle == (m ? (const void *)m : (const void *)l))
+			return r;
+		CUmodule lm;
+		if (m && r->lib && lib_mod && lib_mod(&lm, (CUlibrary)r->handle) == CUDA_SUCCESS &&
+		    lm == m)
+			return r;
+	}
+	return NULL;
+}
+
+/* The rewritten module of r in context c, loaded on first need. */
+static CUmodule swap_of(struct rec *r, CUcontext c)
+{
+	for (int i = 0; i < r->nswaps; i++)
+		if (r->swaps[i].ctx == c)
+			return r->swaps[i].mod;
+	if (r->nswaps == MAX_SWAPS)
+		return NULL;
+	CUmodule mod = NULL;
+	if (!r->checked) {
+		r->checked = true;
+		r->vars = rt_image_has_vars(r->image, 0);
+	}
+	const char *ptx = rt_image_patch(r->image, 0, RT_AS_LOAD);
+	if (ptx && r->vars) {
+		rt_warn("a module with __device__ or __constant__ variables runs untouched in a "
+			"live session (a second copy would not share them); gpux -c probes it");
+		ptx = NULL;
+	}
+	if (ptx && rt_load_patched(&mod, ptx, 0, NULL, NULL) == CUDA_SUCCESS)
+		rt_module_loaded(mod);
+	else
+		mod = NULL;
+	r->swaps[r->nswaps++] = (struct swap){ c, mod };
+	return mod;
+}
+
+/* What the program set on f that a launch depends on, set on to. */
+static void copy_attrs(const void *f, CUfunction to)
+{
+	typedef CUresult (*get_fn)(int *, CUfunction_attribute, CUfunction);
+	typedef CUresult (*set_fn)(CUfunction, CUfunction_attribute, int);
+	get_fn get = REAL(H_FN_GET_ATTR, "cuFuncGetAttribute", get_fn);
+	set_fn set = REAL(H_FN_SET_ATTR, "cuFuncSetAttribute", set_fn);
+	static const CUfunction_attribute a[] = {
+		CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+		CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+	};
+	for (size_t i = 0; get && set && i < sizeof(a) / sizeof(a[0]); i++) {
+		int v;
+		if (get(&v, a[i], (CUfunction)f) == CUDA_SUCCESS && v > 0)
+			set(to, a[i], v);
+	}
+}
+
+static CUfunction resolve(const void *f, CUcontext c)
+{
+	struct rt_kname kn = rt_launch_name((CUfunction)f);
+	if (!kn.ptx || !*kn.ptx || !rt_sess()->nprobes)
+		return (CUfunction)f;
+	pthread_mutex_lock(&rt_lock);
+	CUfunction to = (CUfunction)f;
+	struct rec *r = rt_detached() ? NULL : rec_of(f);
+	CUmodule m = r ? swap_of(r, c) : NULL;
+	CUfunction g;
+	if (m && rt_cu.ModuleGetFunction(&g, m, kn.ptx) == CUDA_SUCCESS) {
+		copy_attrs(f, g);
+		to = g;
+	}
+	pthread_mutex_unlock(&rt_lock);
+	return to;
+}
+
+void rt_live_enter(void)
+{
+	if (!rt_live())
+		return;
+	struct gpux_sess_hdr *r = rt_sess_root();
+	__atomic_add_fetch(&r->inflight, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&r->pause, __ATOMIC_ACQUIRE) && !rt_detached()) {
+		__atomic_sub_fetch(&r->inflight, 1, __ATOMIC_ACQ_REL);
+		struct timespec t = { 0, 200000 };
+		nanosleep(&t, NULL);
+		__atomic_add_fetch(&r->inflight, 1, __ATOMIC_ACQ_REL);
+	}
+}
+
+void rt_live_leave(void)
+{
+	if (rt_live())
+		__atomic_sub_fetch(&rt_sess_root()->inflight, 1, __ATOMIC_ACQ_REL);
+}
+
+CUfunction rt_live_fn(CUfunction f)
+{
+	if (!rt_live() || !f || rt_detached() || !rt_cu_ready())
+		return f;
+	CUcontext c = NULL;
+	if (rt_cu.CtxGetCurrent(&c) != CUDA_SUCCESS || !c)
+		return f;
+	unsigned g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+	static __thread struct fn_ent last;
+	if (last.f == f && last.ctx == c && last.gen == g)
+		return last.to;
+	size_t h = (((uintptr_t)f >> 4) ^ ((uintptr_t)c >> 6)) & (FN_SLOTS - 1);
+	pthread_mutex_lock(&fn_lock);
+	struct fn_ent e = fns[h];
+	pthread_mutex_unlock(&fn_lock);
+	if (e.f != f || e.ctx != c || e.gen != g) {
+		e = (struct fn_ent){ f, c, g, resolve(f, c) };
+		pthread_mutex_lock(&fn_lock);
+		fns[h] = e;
+		pthread_mutex_unlock(&fn_lock);
+	}
+	last = e;
+	return e.to;
+}
+
+void rt_live_failed(CUfunction f, CUfunction to, CUresult rc)
+{
+	static int told;
+	if (!told++)
+		rt_warn("a launch of an instrumented kernel failed (%s); it runs untouched from "
+			"now on", rt_cu_err(rc));
+	CUcontext c = NULL;
+	rt_cu.CtxGetCurrent(&c);
+	size_t h = (((uintptr_t)f >> 4) ^ ((uintptr_t)c >> 6)) & (FN_SLOTS - 1);
+	pthread_mutex_lock(&fn_lock);
+	if (fns[h].f == f && fns[h].to == to)
+		fns[h].to = f;
+	pthread_mutex_unlock(&fn_lock);
+	__atomic_add_fetch(&gen, 1, __ATOMIC_ACQ_REL);
+}
+
+void rt_live_poll(void)
+{
+	if (!rt_live())
+		return;
+	struct gpux_sess_hdr *next = rt_sess_next();
+	if (!next)
+		return;
+	pthread_mutex_lock(&rt_lock);
+	struct gpux_sess_hdr *old = rt_sess();
+	rt_ctx_finish_all(); /* waits for every context's work */
+	for (int i = 0; i < nrecs; i++)
+		unload_swaps(recs[i], NULL, true);
+	rt_image_forget();
+	rt_sess_move(next, false);
+	__atomic_add_fetch(&gen, 1, __ATOMIC_ACQ_REL);
+	rt_ctx_move(old);
+	__atomic_fetch_add(&old->moved, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_unlock(&rt_lock);
+	RT_TRACE("live: moved to the next generation (%u probes)", next->nprobes);
+}
