@@ -419,9 +419,9 @@ static void cmd_help(struct repl *r, const char *arg)
 	fputs("Unclosed input continues on the next line; an empty line ends it.\n"
 	      "Commands:\n", r->out);
 	for (size_t i = 0; i < NCOMMANDS; i++) {
-		char head[40];
+		char head[48];
 		snprintf(head, sizeof(head), ":%s %s", commands[i].name, commands[i].args);
-		fprintf(r->out, "  %-24s %s\n", head, commands[i].help);
+		fprintf(r->out, "  %-28s %s\n", head, commands[i].help);
 	}
 }
 

@@ -339,7 +339,7 @@ void rt_live_leave(void);
 /* What to launch for the program's f: its namesake instrumented with
  * the current generation's probes in this context, or f. */
 CUfunction rt_live_fn(CUfunction f);
-/* A launch of to (for f) failed: f runs untouched from now on (said). */
+/* A launch of to (for f) failed: f is launched instead (said once). */
 void rt_live_failed(CUfunction f, CUfunction to, CUresult rc);
 /* From the runtime thread: moves to a new generation once there is one. */
 void rt_live_poll(void);

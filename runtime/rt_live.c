@@ -46,6 +46,7 @@ static int nrecs;
 static struct fn_ent fns[FN_SLOTS];
 static pthread_mutex_t fn_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned gen = 1; /* bumped at every move; 0 is never current */
+static int moving;       /* launches wait while the runtime moves on */
 static int on = -1;
 
 bool rt_live(void)
@@ -224,7 +225,8 @@ void rt_live_enter(void)
 		return;
 	struct gpux_sess_hdr *r = rt_sess_root();
 	__atomic_add_fetch(&r->inflight, 1, __ATOMIC_ACQ_REL);
-	while (__atomic_load_n(&r->pause, __ATOMIC_ACQUIRE) && !rt_detached()) {
+	while ((__atomic_load_n(&r->pause, __ATOMIC_ACQUIRE) ||
+		__atomic_load_n(&moving, __ATOMIC_ACQUIRE)) && !rt_detached()) {
 		__atomic_sub_fetch(&r->inflight, 1, __ATOMIC_ACQ_REL);
 		struct timespec t = { 0, 200000 };
 		nanosleep(&t, NULL);
@@ -267,8 +269,8 @@ void rt_live_failed(CUfunction f, CUfunction to, CUresult rc)
 {
 	static int told;
 	if (!told++)
-		rt_warn("a launch of an instrumented kernel failed (%s); it runs untouched from "
-			"now on", rt_cu_err(rc));
+		rt_warn("a launch of an instrumented kernel failed (%s); it ran untouched",
+			rt_cu_err(rc));
 	CUcontext c = NULL;
 	rt_cu.CtxGetCurrent(&c);
 	size_t h = (((uintptr_t)f >> 4) ^ ((uintptr_t)c >> 6)) & (FN_SLOTS - 1);
@@ -286,6 +288,14 @@ void rt_live_poll(void)
 	struct gpux_sess_hdr *next = rt_sess_next();
 	if (!next)
 		return;
+	/* no launch goes in with a function about to be unloaded: hold new
+	 * ones, let those going in finish (other processes' too, briefly) */
+	__atomic_store_n(&moving, 1, __ATOMIC_RELEASE);
+	struct gpux_sess_hdr *root = rt_sess_root();
+	for (int t = 0; t < 1000 && __atomic_load_n(&root->inflight, __ATOMIC_ACQUIRE); t++) {
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+	}
 	pthread_mutex_lock(&rt_lock);
 	struct gpux_sess_hdr *old = rt_sess();
 	rt_ctx_finish_all(); /* waits for every context's work */
@@ -297,5 +307,6 @@ void rt_live_poll(void)
 	rt_ctx_move(old);
 	__atomic_fetch_add(&old->moved, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&rt_lock);
+	__atomic_store_n(&moving, 0, __ATOMIC_RELEASE);
 	RT_TRACE("live: moved to the next generation (%u probes)", next->nprobes);
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A live session on the GPU (issue: the REPL explores warp activity):
+# gpux --repl -c live, driven by a script. Attaches gdev:kernel_exit
+# @[kernel] = count() between two phases of the program, then
+# @a[sm, warp] = count() with :heatmap, then detaches; checks the counts
+# of the launches between attach and detach are exact (every thread of
+# each launch, from the program's own count of launches per phase) and
+# that the program's result is the one without gpux.
+# Usage: live.sh E2E_DIR GPUX OUTDIR
+set -u
+e2e=$1 gpux=$2 out=$3
+mkdir -p "$out"
+fail() { echo "live: FAIL: $*"; exit 1; }
+"$e2e/live" >"$out/alone.out" 2>&1 &
+pid=$!
+sleep 2
+kill -TERM $pid
+wait $pid || fail "live alone exited $?"
+cat >"$out/session.txt" <<'SESSION'
+:sleep 1s
+:pause
+gdev:kernel_exit { @[kernel] = count(); }
+:kill USR1
+:resume
+:sleep 1s
+:pause
+:detach 1
+:kill USR1
+:resume
+@
+gdev:kernel_exit { @a[sm, warp] = count(); }
+:sleep 500ms
+:heatmap @a
+:probes
+:detach 2
+:sleep 200ms
+:kill TERM
+:wait
+SESSION
+timeout 120 "$gpux" --repl -c "exec '$e2e/live' >'$out/app.out'" <"$out/session.txt" \
+	>"$out/session.out" 2>"$out/session.err" || fail "gpux exited $?"
+cat "$out/session.out" "$out/session.err"
+a1=$(sed -n 's/^live: phase 1: add_one \([0-9]*\), scale \([0-9]*\)/\1/p' "$out/app.out")
+s1=$(sed -n 's/^live: phase 1: add_one \([0-9]*\), scale \([0-9]*\)/\2/p' "$out/app.out")
+[ "${a1:-0}" -gt 0 ] || { cat "$out/app.out"; fail "no launches in phase 1"; }
+threads=65536
+grep -qxF "@[add_one(float*, int)]: $((a1 * threads))" "$out/session.out" ||
+	fail "add_one: want $a1 launches x $threads"
+grep -qxF "@[scale(float*, float, int)]: $((s1 * threads))" "$out/session.out" ||
+	fail "scale: want $s1 launches x $threads"
+grep -q '^scale:' "$out/session.out" || fail "no heatmap"
+# The same computation whatever the phases' lengths: x[0] converges.
+[ "$(grep '^live: x\[0\]' "$out/app.out")" = "$(grep '^live: x\[0\]' "$out/alone.out")" ] ||
+	fail "the result differs from the run without gpux"
+echo "live: PASS (phase 1: add_one $a1, scale $s1 launches, counted exactly)"
