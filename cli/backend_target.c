@@ -28,9 +28,7 @@ struct target_backend {
 	bool opened;
 	int fd;       /* the segment, until ds owns it */
 	int seg;      /* its number, for the command's environment */
-	uint32_t msg_next;            /* the runtimes' messages read so far */
-	char *said[GPUX_SESS_MAX_MSGS]; /* the distinct ones printed */
-	int nsaid;
+	struct dev_msgs msgs;         /* the runtimes' messages */
 	char rt[4096]; /* libgpux-rt.so */
 };
 
@@ -123,29 +121,12 @@ static int64_t t_wait_ns(const struct backend *b)
 static void read_msgs(struct target_backend *t)
 {
 	struct run *r = t->b.r;
-	uint32_t used = __atomic_load_n(&t->ds.h->msgs_used, __ATOMIC_ACQUIRE);
-	used = used < GPUX_SESS_MAX_MSGS ? used : GPUX_SESS_MAX_MSGS;
-	struct gpux_sess_msg *v = (struct gpux_sess_msg *)((char *)t->ds.h + t->ds.msgs_off);
-	for (; t->msg_next < used; t->msg_next++) {
-		struct gpux_sess_msg *m = &v[t->msg_next];
-		if (!__atomic_load_n(&m->ready, __ATOMIC_ACQUIRE))
-			break; /* being written: next time */
-		char text[GPUX_SESS_MSG_LEN + 1];
-		size_t n = strnlen(m->text, sizeof(m->text));
-		memcpy(text, m->text, n);
-		text[n] = '\0';
-		bool dup = false;
-		for (int i = 0; i < t->nsaid && !dup; i++)
-			dup = !strcmp(t->said[i], text);
-		if (dup)
-			continue;
-		char *copy = t->nsaid < GPUX_SESS_MAX_MSGS ? strdup(text) : NULL;
-		if (copy) /* without memory to remember it, it may be said again */
-			t->said[t->nsaid++] = copy;
+	char text[GPUX_SESS_MSG_LEN + 1];
+	while (dev_msgs_next(&t->msgs, t->ds.h, t->ds.msgs_off, text)) {
 		fprintf(stderr, "gpux: %s\n", text);
 		if (r->json) {
 			fputs("{\"type\": \"warning\", \"data\": ", r->out);
-			out_json_str(r->out, text, n);
+			out_json_str(r->out, text, strlen(text));
 			fputs("}\n", r->out);
 		}
 	}
@@ -173,21 +154,13 @@ static bool t_settle(struct backend *b, pid_t pid, int *status)
 	struct sess_host *sh = &tb(b)->sh;
 	uint64_t before[GPUX_SESS_MAX_SLOTS], dumps[GPUX_SESS_MAX_HOSTS] = { 0 };
 	sess_host_dumps(sh, dumps);
-	uint32_t n = dev_session_slots(ds);
-	for (uint32_t i = 0; i < n; i++)
-		before[i] = __atomic_load_n(&dev_session_slot(ds, i)->snapshots, __ATOMIC_ACQUIRE);
-	__atomic_fetch_add(&ds->h->snap_req, 1, __ATOMIC_RELEASE);
+	uint32_t n;
+	dev_session_snap_ask(ds, before, &n);
 	bool gone = false;
 	for (long t = 0; t <= SNAPSHOT_WAIT_MS; t += POLL_NS / 1000000) {
 		if ((gone = spawn_reaped(pid, status)))
 			break;
-		bool all = true;
-		for (uint32_t i = 0; i < n; i++) {
-			struct gpux_sess_slot *s = dev_session_slot(ds, i);
-			all &= __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != GPUX_SLOT_LIVE ||
-			       __atomic_load_n(&s->snapshots, __ATOMIC_ACQUIRE) != before[i];
-		}
-		if (all && sess_host_dumped_since(sh, dumps))
+		if (dev_session_snapped(ds, before, n) && sess_host_dumped_since(sh, dumps))
 			break;
 		dev_ring_drain(ds);
 		sess_host_drain(sh);
@@ -237,8 +210,7 @@ static void t_report(struct backend *b, FILE *err)
 static void t_close(struct backend *b)
 {
 	struct target_backend *t = tb(b);
-	for (int i = 0; i < t->nsaid; i++)
-		free(t->said[i]);
+	dev_msgs_free(&t->msgs);
 	sess_host_close(&t->sh);
 	if (t->opened)
 		dev_session_close(&t->ds);

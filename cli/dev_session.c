@@ -265,3 +265,56 @@ void dev_session_kernel(const struct dev_session *ds, uint64_t id, char *buf, si
 	}
 	snprintf(buf, len, "kernel#%llu", (unsigned long long)id);
 }
+
+bool dev_msgs_next(struct dev_msgs *m, const struct gpux_sess_hdr *h, uint64_t msgs_off,
+		   char text[GPUX_SESS_MSG_LEN + 1])
+{
+	uint32_t used = __atomic_load_n(&h->msgs_used, __ATOMIC_ACQUIRE);
+	used = used < GPUX_SESS_MAX_MSGS ? used : GPUX_SESS_MAX_MSGS;
+	const struct gpux_sess_msg *v = (const struct gpux_sess_msg *)((const char *)h + msgs_off);
+	for (; m->next < used; m->next++) {
+		const struct gpux_sess_msg *e = &v[m->next];
+		if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
+			return false; /* being written: next time */
+		size_t n = strnlen(e->text, sizeof(e->text));
+		memcpy(text, e->text, n);
+		text[n] = '\0';
+		bool dup = false;
+		for (int i = 0; i < m->nsaid && !dup; i++)
+			dup = !strcmp(m->said[i], text);
+		if (dup)
+			continue;
+		char *copy = m->nsaid < GPUX_SESS_MAX_MSGS ? strdup(text) : NULL;
+		if (copy) /* without memory to remember it, it may be said again */
+			m->said[m->nsaid++] = copy;
+		m->next++;
+		return true;
+	}
+	return false;
+}
+
+void dev_msgs_free(struct dev_msgs *m)
+{
+	for (int i = 0; i < m->nsaid; i++)
+		free(m->said[i]);
+	m->nsaid = 0;
+}
+
+void dev_session_snap_ask(const struct dev_session *ds, uint64_t *before, uint32_t *n)
+{
+	*n = dev_session_slots(ds);
+	for (uint32_t i = 0; i < *n; i++)
+		before[i] = __atomic_load_n(&dev_session_slot(ds, i)->snapshots, __ATOMIC_ACQUIRE);
+	__atomic_fetch_add(&ds->h->snap_req, 1, __ATOMIC_RELEASE);
+}
+
+bool dev_session_snapped(const struct dev_session *ds, const uint64_t *before, uint32_t n)
+{
+	bool all = true;
+	for (uint32_t i = 0; i < n; i++) {
+		struct gpux_sess_slot *s = dev_session_slot(ds, i);
+		all &= __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != GPUX_SLOT_LIVE ||
+		       __atomic_load_n(&s->snapshots, __ATOMIC_ACQUIRE) != before[i];
+	}
+	return all;
+}

@@ -68,6 +68,28 @@ int dev_session_open_at(struct dev_session *ds, struct program *prog, FILE *out,
 			struct sess_host *sh, int fd, uint64_t off, struct diags *diags);
 void dev_session_close(struct dev_session *ds);
 
+/* The runtimes' messages (a module they could not patch, a slot they
+ * could not map), each entry read once and each distinct text given
+ * once, however many processes or contexts say it. */
+struct dev_msgs {
+	uint32_t next;                     /* entries read so far */
+	char *said[GPUX_SESS_MAX_MSGS];    /* the distinct texts given */
+	int nsaid;
+};
+/* The next new text of the messages of segment h, which the controller
+ * laid out with them at msgs_off, into text: false when there is none
+ * yet. */
+bool dev_msgs_next(struct dev_msgs *m, const struct gpux_sess_hdr *h, uint64_t msgs_off,
+		   char text[GPUX_SESS_MSG_LEN + 1]);
+void dev_msgs_free(struct dev_msgs *m);
+
+/* Asks every slot for a snapshot (snap_req), remembering in before
+ * (GPUX_SESS_MAX_SLOTS entries) how many each had; dev_session_snapped
+ * then tells whether every slot that was live has a newer one or is
+ * done. */
+void dev_session_snap_ask(const struct dev_session *ds, uint64_t *before, uint32_t *n);
+bool dev_session_snapped(const struct dev_session *ds, const uint64_t *before, uint32_t n);
+
 /* Slot i (i < nslots), found through the private layout. */
 struct gpux_sess_slot *dev_session_slot(const struct dev_session *ds, uint32_t i);
 /* Slots claimed so far, at most nslots. */

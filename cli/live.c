@@ -90,7 +90,9 @@ struct live *live_start(const struct options *o, FILE *out)
 	struct gpux_sess_hdr *h = lv->g[0].h;
 	h->flags |= GPUX_SESS_LIVE | (o->verbose ? GPUX_SESS_VERBOSE : 0);
 	h->ctl_pid = (uint32_t)getpid();
+	/* read before the program starts: the segment is the program's too */
 	lv->names = (struct gpux_sess_name *)((char *)h + h->names_off);
+	lv->msgs_off = h->msgs_off;
 	struct spawn_signals sig;
 	sigprocmask(SIG_SETMASK, NULL, &sig.mask);
 	sigaction(SIGINT, NULL, &sig.sigint);
@@ -161,9 +163,7 @@ void live_end(struct live *lv)
 	for (int i = 0; i < lv->ne; i++)
 		free(lv->e[i].text);
 	free(lv->e);
-	for (int i = 0; i < lv->nsaid; i++)
-		free(lv->said[i]);
-	free(lv->said);
+	dev_msgs_free(&lv->msgs);
 	map_base_free(&lv->bases);
 	if (lv->fd >= 0)
 		close(lv->fd);

@@ -38,9 +38,8 @@ struct live {
 	struct live_entry *e;
 	int ne, last_id;
 	struct gpux_sess_name *names; /* g[0]'s, for every generation */
-	uint32_t msg_next;   /* the runtime's messages read so far */
-	char **said;
-	int nsaid;
+	uint64_t msgs_off;   /* of g[0]'s messages, as laid out here */
+	struct dev_msgs msgs;
 	struct map_bases bases; /* :clear */
 };
 

@@ -39,20 +39,11 @@ static void fresh(struct live *lv, struct live_gen *g)
 {
 	if (g != &lv->g[lv->ng - 1])
 		return;
-	struct dev_session *ds = &g->ds;
 	uint64_t before[GPUX_SESS_MAX_SLOTS];
-	uint32_t n = dev_session_slots(ds);
-	for (uint32_t i = 0; i < n; i++)
-		before[i] = __atomic_load_n(&dev_session_slot(ds, i)->snapshots, __ATOMIC_ACQUIRE);
-	__atomic_fetch_add(&ds->h->snap_req, 1, __ATOMIC_RELEASE);
+	uint32_t n;
+	dev_session_snap_ask(&g->ds, before, &n);
 	for (long t = 0; t < SNAP_WAIT_MS && live_running(lv); t++) {
-		bool all = true;
-		for (uint32_t i = 0; i < n; i++) {
-			struct gpux_sess_slot *s = dev_session_slot(ds, i);
-			all &= __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != GPUX_SLOT_LIVE ||
-			       __atomic_load_n(&s->snapshots, __ATOMIC_ACQUIRE) != before[i];
-		}
-		if (all)
+		if (dev_session_snapped(&g->ds, before, n))
 			return;
 		spawn_sleep_ms(1);
 	}
@@ -128,18 +119,17 @@ int live_print(struct live *lv, const char *name, FILE *out)
 int live_clear(struct live *lv, const char *name)
 {
 	int idx;
-	struct out_entries e = { 0 };
 	struct live_gen *g = find_map(lv, name, &idx);
-	if (g && !map_base_supported(&g->ds.hmaps[idx])) {
+	if (!g)
+		return -1;
+	if (!map_base_supported(&g->ds.hmaps[idx])) {
 		fprintf(stderr, "gpux: ERROR: %s is not a count, sum, avg, stats, hist or lhist: "
 			"it cannot be cleared while the program runs\n", name);
 		return -1;
 	}
-	if (!g || !(g = entries(lv, name, &idx, &e)))
-		return -1;
-	/* the baseline is what the map holds, cleared part included */
-	free(e.kv);
-	e = (struct out_entries){ 0 };
+	/* the baseline is all the map holds now, an earlier clear's part too */
+	struct out_entries e = { 0 };
+	fresh(lv, g);
 	int rc = dev_map_entries(&g->ds, idx, &e);
 	if (rc == 0)
 		rc = map_base_take(&lv->bases, g->ds.hmaps[idx].name, &e, false);
@@ -153,6 +143,16 @@ static const char *const shade[] = { " ", "\u2591", "\u2592", "\u2593", "\u2588"
 #define NSHADE 5
 #define MAX_COLS 256
 #define MAX_ROWS 4096
+
+/* Element i of e: its two keys and its value. */
+static void cell_of(const struct host_map *hm, const struct out_entries *e, size_t i,
+		    uint64_t *r, uint64_t *c, uint64_t *v)
+{
+	const unsigned char *kv = e->kv + i * (e->ks + e->vs);
+	memcpy(r, kv + hm->keys[0].offset, 8);
+	memcpy(c, kv + hm->keys[1].offset, 8);
+	memcpy(v, kv + e->ks, 8);
+}
 
 static int shade_of(uint64_t v, uint64_t max)
 {
@@ -179,11 +179,8 @@ int live_heatmap(struct live *lv, const char *name, FILE *out)
 	}
 	uint64_t rmax = 0, cmax = 0, vmax = 0;
 	for (size_t i = 0; i < e.n; i++) {
-		const unsigned char *kv = e.kv + i * (e.ks + e.vs);
 		uint64_t r, c, v;
-		memcpy(&r, kv + hm->keys[0].offset, 8);
-		memcpy(&c, kv + hm->keys[1].offset, 8);
-		memcpy(&v, kv + e.ks, 8);
+		cell_of(hm, &e, i, &r, &c, &v);
 		rmax = r > rmax ? r : rmax;
 		cmax = c > cmax ? c : cmax;
 		vmax = v > vmax ? v : vmax;
@@ -207,11 +204,8 @@ int live_heatmap(struct live *lv, const char *name, FILE *out)
 		return -1;
 	}
 	for (size_t i = 0; i < e.n; i++) {
-		const unsigned char *kv = e.kv + i * (e.ks + e.vs);
 		uint64_t r, c, v;
-		memcpy(&r, kv + hm->keys[0].offset, 8);
-		memcpy(&c, kv + hm->keys[1].offset, 8);
-		memcpy(&v, kv + e.ks, 8);
+		cell_of(hm, &e, i, &r, &c, &v);
 		cell[r * w + c] = v;
 	}
 	fprintf(out, "@%s: rows key 1 (0..%zu), columns key 2 (0..%zu)\n", hm->name, h - 1, w - 1);
@@ -268,31 +262,7 @@ int live_watch(struct live *lv, const char *name, long ms, long times, FILE *out
 
 void live_read_msgs(struct live *lv)
 {
-	struct gpux_sess_hdr *h = lv->g ? lv->g[0].h : NULL;
-	if (!h)
-		return;
-	uint32_t used = __atomic_load_n(&h->msgs_used, __ATOMIC_ACQUIRE);
-	used = used < GPUX_SESS_MAX_MSGS ? used : GPUX_SESS_MAX_MSGS;
-	struct gpux_sess_msg *v = gpux_sess_msgs(h);
-	for (; lv->msg_next < used; lv->msg_next++) {
-		struct gpux_sess_msg *m = &v[lv->msg_next];
-		if (!__atomic_load_n(&m->ready, __ATOMIC_ACQUIRE))
-			break;
-		char text[GPUX_SESS_MSG_LEN + 1];
-		size_t n = strnlen(m->text, sizeof(m->text));
-		memcpy(text, m->text, n);
-		text[n] = '\0';
-		bool dup = false;
-		for (int i = 0; i < lv->nsaid && !dup; i++)
-			dup = !strcmp(lv->said[i], text);
-		if (dup)
-			continue;
-		char **w = realloc(lv->said, sizeof(*w) * (size_t)(lv->nsaid + 1));
-		if (w) {
-			lv->said = w;
-			if ((w[lv->nsaid] = strdup(text)))
-				lv->nsaid++;
-		}
+	char text[GPUX_SESS_MSG_LEN + 1];
+	while (lv->g && lv->ng && dev_msgs_next(&lv->msgs, lv->g[0].h, lv->msgs_off, text))
 		fprintf(stderr, "gpux: %s\n", text);
-	}
 }

@@ -1061,6 +1061,10 @@ live() {
 	local rc=$?
 	[ "$rc" = 0 ] || { cat "$tmp/out" "$tmp/err"; fail "gpux --repl exited $rc"; }
 }
+# launches PHASE K: drv_app's launches in PHASE of add_one (K 1) or scale (K 2).
+launches() {
+	sed -n "s/^drv_app: phase $1: add_one \([0-9]*\), scale \([0-9]*\)/\\$2/p" "$tmp/app.out"
+}
 # Attach, detach, attach again, each between a :pause and a :resume with
 # a signal to the program, which starts a new phase: every launch of
 # phase 1 and phase 3 is counted, none of the others. The map lives on
@@ -1101,10 +1105,7 @@ SESSION
 		{ cat "$tmp/out"; fail "attach and detach lines"; }
 	# after the first detach: phase 1's launches; at the end, 1 and 3
 	local a1 s1 a3 s3
-	a1=$(sed -n 's/^drv_app: phase 1: add_one \([0-9]*\), scale \([0-9]*\)/\1/p' "$tmp/app.out")
-	s1=$(sed -n 's/^drv_app: phase 1: add_one \([0-9]*\), scale \([0-9]*\)/\2/p' "$tmp/app.out")
-	a3=$(sed -n 's/^drv_app: phase 3: add_one \([0-9]*\), scale \([0-9]*\)/\1/p' "$tmp/app.out")
-	s3=$(sed -n 's/^drv_app: phase 3: add_one \([0-9]*\), scale \([0-9]*\)/\2/p' "$tmp/app.out")
+	a1=$(launches 1 1) s1=$(launches 1 2) a3=$(launches 3 1) s3=$(launches 3 2)
 	[ "${a1:-0}" -gt 0 ] && [ "${a3:-0}" -gt 0 ] || { cat "$tmp/app.out"; fail "phases 1 and 3 launched nothing"; }
 	local want
 	want=$(printf '@[add_one]: %d\n@[scale(float*, float, int)]: %d\n\n' $((a1 * 32)) $((s1 * 32)))
