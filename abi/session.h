@@ -31,7 +31,7 @@
 #include "gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 7
+#define GPUX_SESS_VERSION 8
 #define GPUX_SESS_ENV "GPUX_SESSION_FD"
 #define GPUX_SESS_MAX_SLOTS 16
 #define GPUX_SESS_MAX_NAMES GPUX_KERNEL_IDS
@@ -215,6 +215,12 @@ struct gpux_sess_name {
 	uint32_t ready;
 	uint32_t pid;
 	char name[GPUX_SESS_NAME_LEN];
+	/* Live sessions (version 8, the REPL's :top), in the first
+	 * generation: the kernel's launches that went in and their threads;
+	 * of those the runtime timed with events, how many and their GPU
+	 * time (atomic adds by the runtime of pid). */
+	uint64_t launches, threads;
+	uint64_t timed, gpu_ns;
 };
 
 /* A runtime's message (a module it could not patch, a slot it could not

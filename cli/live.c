@@ -423,3 +423,21 @@ void live_wait(struct live *lv, long ms, volatile sig_atomic_t *stop)
 	}
 	live_poll(lv);
 }
+
+/* A map in generation i that a newer one has too was reported there. */
+static bool newer_has(const struct live *lv, int i, const char *name)
+{
+	for (int j = i + 1; j < lv->ng; j++)
+		for (int k = 0; lv->g[j].prog && k < lv->g[j].ds.mod.nmaps; k++)
+			if (!strcmp(lv->g[j].ds.hmaps[k].name, name))
+				return true;
+	return false;
+}
+
+void live_map_names(struct live *lv, void (*cb)(const char *name, void *arg), void *arg)
+{
+	for (int i = lv ? lv->ng - 1 : -1; i >= 0; i--)
+		for (int k = 0; lv->g[i].prog && k < lv->g[i].ds.mod.nmaps; k++)
+			if (!newer_has(lv, i, lv->g[i].ds.hmaps[k].name))
+				cb(lv->g[i].ds.hmaps[k].name, arg);
+}

@@ -44,6 +44,12 @@ int live_heatmap(struct live *lv, const char *name, FILE *out);
 int live_watch(struct live *lv, const char *name, long ms, long times, FILE *out,
 	       volatile sig_atomic_t *stop);
 
+/* :top: the program's kernels, largest first by GPU time (that
+ * cuda:kernel_end's events measured), threads or launches, limit rows
+ * at most (0: all). 0, or -1 (said). */
+enum live_top_by { LIVE_TOP_TIME, LIVE_TOP_LAUNCHES, LIVE_TOP_THREADS };
+int live_top(struct live *lv, enum live_top_by by, int limit, FILE *out);
+
 /* The program's launches held (pause) or let go. 0, or -1 (said). */
 int live_pause(struct live *lv, bool pause);
 /* Sends sig to the program. */
@@ -55,5 +61,8 @@ void live_wait(struct live *lv, long ms, volatile sig_atomic_t *stop);
  * notices the program's end (said once). */
 void live_poll(struct live *lv);
 bool live_running(const struct live *lv);
+/* Calls cb once with the name of each map of the session ("" for @,
+ * without the '@'), newest generation first; lv may be NULL. */
+void live_map_names(struct live *lv, void (*cb)(const char *name, void *arg), void *arg);
 
 #endif

@@ -105,7 +105,7 @@ static bool probe_word_char(char c)
  * or END, or any word followed by '{' or ',' (never the start of a
  * statement, so "kernel_entry {" gets the program's probe error).
  * Statements start otherwise: @, $, a keyword, a call, an expression. */
-static bool looks_like_program(const char *s)
+bool repl_looks_like_program(const char *s)
 {
 	while (isspace((unsigned char)*s))
 		s++;
@@ -219,7 +219,7 @@ static enum verdict check_entry(struct repl *r, const char *text, size_t len,
 		return DONE;
 	struct diags d;
 	diags_init(&d, &prog->arena);
-	bool whole = looks_like_program(prog->src.text), incomplete = false;
+	bool whole = repl_looks_like_program(prog->src.text), incomplete = false;
 	struct node *stmts = NULL;
 	int rc = whole ? parse_program_ex(prog, &d, &incomplete)
 		       : parse_statements(prog, &d, &stmts, &incomplete);
@@ -232,6 +232,8 @@ static enum verdict check_entry(struct repl *r, const char *text, size_t len,
 	if (rc == 0 && prog->probes)
 		rc = sema_run(prog, &d);
 	diags_print(&d, &prog->src, stderr);
+	for (const struct map_info *m = prog->maps; rc == 0 && m; m = m->next)
+		repl_remember_map(r, m->name);
 	if (rc == 0 && whole && r->live)
 		live_attach(r->live, text, len);
 	else if (rc == 0 && prog->probes)
@@ -267,7 +269,9 @@ static char *run_entry(struct repl *r, char *text, size_t len, size_t *next_len)
 	while (check_entry(r, text, len, false) == MORE) {
 		size_t n = 0;
 		interrupted = 0;
+		r->pending = text;
 		char *line = read_line(r, PROMPT_MORE, &n);
+		r->pending = NULL;
 		if (interrupted) {
 			next = line;
 			*next_len = n;
@@ -394,11 +398,19 @@ static const struct repl_command commands[] = {
 	{ "type", "t", "EXPR", "type of EXPR in that probe; on the device, "
 	  "warp-uniform or lane-varying", cmd_type },
 	{ "list", "l", "[-v] [GLOB]", "list probes, as gpux -l [-v]", cmd_list },
+	{ "complete", "", "TEXT", "the completions of TEXT, as Tab would offer them",
+	  repl_cmd_complete },
 	{ "quit", "q", "", "leave (Ctrl-D too); a program still running is ended",
 	  cmd_quit },
 	REPL_LIVE_COMMANDS
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+const struct repl_command *repl_commands(size_t *n)
+{
+	*n = NCOMMANDS;
+	return commands;
+}
 
 static void cmd_help(struct repl *r, const char *arg)
 {
@@ -463,6 +475,12 @@ static void readline_open(struct repl *r)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	stifle_history(HISTORY_MAX);
+	/* Tab completes commands, probes and names (repl_complete.c), and
+	 * never falls back to file names, which mean nothing here. */
+	repl_complete_bind(r);
+	rl_attempted_completion_function = repl_rl_complete;
+	rl_completion_entry_function = repl_rl_no_match;
+	rl_completer_word_break_characters = REPL_WORD_BREAKS;
 	const char *home = getenv("HOME");
 	if (!home || !*home)
 		return;
@@ -480,6 +498,7 @@ static void readline_close(struct repl *r)
 		write_history(r->history);
 	free(r->history);
 	clear_history();
+	repl_complete_bind(NULL);
 }
 
 int repl_run(FILE *in, FILE *out, bool use_readline, const struct options *o)
@@ -527,6 +546,7 @@ int repl_run(FILE *in, FILE *out, bool use_readline, const struct options *o)
 	if (r.rl)
 		readline_close(&r);
 	live_end(r.live);
+	repl_forget_maps(&r);
 	free(r.ctx);
 	fflush(out);
 	return 0;

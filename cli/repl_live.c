@@ -119,6 +119,39 @@ void repl_cmd_heatmap(struct repl *r, const char *arg)
 		live_heatmap(r->live, arg, r->out);
 }
 
+/* ":top [time|launches|threads] [N]", in either order. */
+void repl_cmd_top(struct repl *r, const char *arg)
+{
+	static const char *const keys[] = { [LIVE_TOP_TIME] = "time",
+					    [LIVE_TOP_LAUNCHES] = "launches",
+					    [LIVE_TOP_THREADS] = "threads" };
+	if (!need_live(r))
+		return;
+	enum live_top_by by = LIVE_TOP_TIME;
+	long limit = 20;
+	char word[32];
+	int used;
+	for (const char *p = arg; sscanf(p, "%31s%n", word, &used) == 1; p += used) {
+		char *end;
+		long v = strtol(word, &end, 10);
+		if (!*end && v >= 0) {
+			limit = v;
+			continue;
+		}
+		size_t k = 0;
+		while (k < sizeof(keys) / sizeof(keys[0]) && strcmp(word, keys[k]))
+			k++;
+		if (k == sizeof(keys) / sizeof(keys[0])) {
+			fprintf(stderr, "gpux: ERROR: ':top' sorts by time, launches or threads "
+					"and takes a row count, as in ':top launches 10'; not '%s'\n",
+				word);
+			return;
+		}
+		by = (enum live_top_by)k;
+	}
+	live_top(r->live, by, (int)limit, r->out);
+}
+
 /* "500ms", "2s", "1" (seconds), "100us" (rounded up to 1 ms): ms, or -1. */
 static long duration_ms(const char *s, const char **rest)
 {

@@ -1,5 +1,6 @@
 /* The prompt's state, shared by repl.c (reading, checking, the commands
- * of the checker) and repl_live.c (the commands of a live session). */
+ * of the checker), repl_live.c (the commands of a live session) and
+ * repl_complete.c (Tab completion, :complete). */
 #ifndef GPUX_REPL_PRIV_H
 #define GPUX_REPL_PRIV_H
 
@@ -24,12 +25,50 @@ struct repl {
 	char *history;     /* ~/.gpux_history, NULL without HOME */
 	const struct options *o;
 	struct live *live; /* the program probes attach to, or NULL */
+	const char *pending; /* an unfinished entry's lines, for completion */
+	char **maps;       /* maps of the entries checked, for completion */
+	size_t nmaps;
 };
 
 struct repl_command {
 	const char *name, *alias, *args, *help;
 	void (*fn)(struct repl *r, const char *arg);
 };
+
+/* The commands, as :help lists them. */
+const struct repl_command *repl_commands(size_t *n);
+/* Whether an entry starting with s is a program (probes) rather than
+ * statements checked in the prompt's probe. */
+bool repl_looks_like_program(const char *s);
+
+/* ---- completion (repl_complete.c) ---- */
+
+/* What ends the word Tab completes. ':', '@', '$' and '.' do not, so
+ * "gdev:kernel_exit", "@name" and "threadIdx.x" are words. */
+#define REPL_WORD_BREAKS " \t\n\"'`<>=;|&{}()[],/+-*%!~^?"
+
+struct repl_cands {
+	char **v;
+	size_t n, cap;
+	bool failed; /* out of memory */
+};
+
+/* The candidates for the word line[start, end), from what comes before
+ * it (after r->pending), sorted, each once, into *c (repl_cands_free).
+ * -1 when out of memory, with *c empty. */
+int repl_complete(struct repl *r, const char *line, size_t start, size_t end,
+		  struct repl_cands *c);
+void repl_cands_free(struct repl_cands *c);
+/* Where the word ending at end starts, as readline finds it. */
+size_t repl_word_start(const char *line, size_t end);
+/* Maps an entry named, offered after '@' from then on (copied). */
+void repl_remember_map(struct repl *r, const char *name);
+void repl_forget_maps(struct repl *r);
+/* readline's hooks: completion for r (NULL: none). */
+void repl_complete_bind(struct repl *r);
+char **repl_rl_complete(const char *text, int start, int end);
+char *repl_rl_no_match(const char *text, int state);
+void repl_cmd_complete(struct repl *r, const char *arg);
 
 /* Set by Ctrl-C: abandons the line, or stops a :watch or :wait. */
 extern volatile sig_atomic_t repl_interrupted;
@@ -47,6 +86,7 @@ void repl_cmd_print(struct repl *r, const char *arg);
 void repl_cmd_clear(struct repl *r, const char *arg);
 void repl_cmd_watch(struct repl *r, const char *arg);
 void repl_cmd_heatmap(struct repl *r, const char *arg);
+void repl_cmd_top(struct repl *r, const char *arg);
 void repl_cmd_pause(struct repl *r, const char *arg);
 void repl_cmd_resume(struct repl *r, const char *arg);
 void repl_cmd_kill(struct repl *r, const char *arg);
@@ -66,6 +106,8 @@ void repl_cmd_wait(struct repl *r, const char *arg);
 	  "or until Ctrl-C", repl_cmd_watch },                                                \
 	{ "heatmap", "", "@MAP", "a map of two integer keys as a grid, e.g. "                 \
 	  "@a[sm, warp] = count()", repl_cmd_heatmap },                                       \
+	{ "top", "", "[time|launches|threads] [N]", "the program's kernels, most GPU time "   \
+	  "(or launches, threads) first, N rows (20; 0: all)", repl_cmd_top },                  \
 	{ "pause", "", "", "hold the program's kernel launches", repl_cmd_pause },           \
 	{ "resume", "", "", "let them go", repl_cmd_resume },                                 \
 	{ "kill", "", "[SIG]", "send the program a signal (TERM)", repl_cmd_kill },           \

@@ -35,6 +35,8 @@ static const struct dev_builtin_info builtins[DB_COUNT] = {
 	{ DB_NSECS, "nsecs", UNIF_UNIFORM },
 	{ DB_CYCLES, "cycles", UNIF_UNIFORM },
 	{ DB_KERNEL_ID, "kernel", UNIF_UNIFORM },
+	{ DB_ACTIVEMASK, "activemask", UNIF_UNIFORM },
+	{ DB_ACTIVELANES, "activelanes", UNIF_UNIFORM },
 };
 
 #define SE DHF_SIDE_EFFECT

@@ -158,6 +158,15 @@ static int builtin(struct ptx_fn *f, int i)
 	case DB_WARP:
 		warp_in_block(f);
 		break;
+	case DB_ACTIVEMASK:
+		/* the probe's lanes: those that arrived together, less the
+		 * ones a /predicate/ sent away (lane_filter) */
+		ptx_line(f, "cvt.u64.u32 %%r0, %%gpux_m;");
+		break;
+	case DB_ACTIVELANES:
+		ptx_line(f, "popc.b32 %%w1, %%gpux_m;");
+		ptx_line(f, "cvt.u64.u32 %%r0, %%w1;");
+		break;
 	case DB_KERNEL_ID:
 		/* gpux_dev_ctx.kernel_id: the low half of the third word */
 		ptx_line(f, "and.b64 %%r0, %%c%zu, 0xffffffff;",

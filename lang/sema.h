@@ -27,4 +27,9 @@ const char *event_str(const struct event *e, char *buf, size_t len);
 /* Constant value of an integer expression; false if not constant. */
 bool const_int(const struct node *n, int64_t *out);
 
+/* The language's own functions (count, printf, ...; the policy actions
+ * are the catalog's), for completion: the i-th one's name and the
+ * PLACE_* bits where it runs, or NULL past the last. */
+const char *sema_function(size_t i, unsigned *places);
+
 #endif

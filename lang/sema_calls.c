@@ -446,3 +446,12 @@ struct type check_call(struct tctx *c, struct node *call, bool map_value)
 		return fn->agg ? TYPE_AGG(fn->agg) : TYPE_NONE;
 	return fn->check(c, call, fn);
 }
+
+const char *sema_function(size_t i, unsigned *places)
+{
+	if (i >= sizeof(fns) / sizeof(fns[0]))
+		return NULL;
+	if (places)
+		*places = fns[i].places;
+	return fns[i].name;
+}

@@ -343,6 +343,10 @@ CUfunction rt_live_fn(CUfunction f);
 void rt_live_failed(CUfunction f, CUfunction to, CUresult rc);
 /* From the runtime thread: moves to a new generation once there is one. */
 void rt_live_poll(void);
+/* rt_live_top.c: a launch of f with threads threads went in; a launch
+ * of kernel id took ns of GPU time (from cuda:kernel_end's events). */
+void rt_live_count(CUfunction f, uint64_t threads);
+void rt_live_timed(uint32_t id, uint64_t ns);
 
 /* ---- rt_drain.c ---- */
 /* CLOCK_MONOTONIC in ns, and milliseconds since t0 (for -v reports). */

@@ -99,10 +99,10 @@ static inline CUresult done(CUresult rc, CUstream s, bool per_thread)
 
 /* cuda:kernel_end: events on the launch's stream right around it
  * (after cuda:launch's copies), a ticket (or -1) between them. */
-#define KEND(pt) \
-	(rt_cev_on(GPUX_CEV_KERNEL_END) ? rt_kend_before(LAUNCH_PASS, pt) : -1)
+#define KEND_ON (rt_cev_on(GPUX_CEV_KERNEL_END) || rt_live())
+#define KEND(pt) (KEND_ON ? rt_kend_before(LAUNCH_PASS, pt) : -1)
 #define KEND_EX(c, pt)                                                               \
-	(rt_cev_on(GPUX_CEV_KERNEL_END) && (c)                                        \
+	(KEND_ON && (c)                                                               \
 		 ? rt_kend_before(f, (c)->gridDimX, (c)->gridDimY, (c)->gridDimZ,     \
 				  (c)->blockDimX, (c)->blockDimY, (c)->blockDimZ,     \
 				  (c)->sharedMemBytes, (c)->hStream, pt)              \
@@ -124,11 +124,13 @@ static inline void launch_ex_ev(const CUlaunchConfig *c, CUfunction f, bool pt, 
 	rt_host_push(c ? c->hStream : NULL, pt);
 }
 
-/* Live sessions: rc = CALL(g) for the current generation's namesake g
- * of f; if that launch fails, rc = CALL(f) (said once). */
-#define LIVE(rc, CALL)                                      \
+/* Live sessions: after rt_live_enter (before the kernel_end events, so
+ * that a held launch's time is not the hold's), rc = CALL(g) for the
+ * current generation's namesake g of f; if that launch fails,
+ * rc = CALL(f) (said once). A launch that went in counts for :top with
+ * its threads. */
+#define LIVE(rc, CALL, THREADS)                             \
 	do {                                                \
-		rt_live_enter();                            \
 		CUfunction g_ = rt_live_fn(f);              \
 		rc = CALL(g_);                              \
 		if (rc != CUDA_SUCCESS && g_ != f) {        \
@@ -136,7 +138,14 @@ static inline void launch_ex_ev(const CUlaunchConfig *c, CUfunction f, bool pt, 
 			rc = CALL(f);                       \
 		}                                           \
 		rt_live_leave();                            \
+		if (rc == CUDA_SUCCESS)                     \
+			rt_live_count(f, THREADS);          \
 	} while (0)
+#define THREADS ((uint64_t)gx * gy * gz * bx * by * bz)
+#define THREADS_EX                                                                  \
+	(c ? (uint64_t)c->gridDimX * c->gridDimY * c->gridDimZ * c->blockDimX *    \
+		     c->blockDimY * c->blockDimZ                                    \
+	   : 0)
 #define CALL_LAUNCH(g) (fn ? fn(g, gx, gy, gz, bx, by, bz, shm, s, p, e) : NO_CUDA)
 #define CALL_EX(g) (fn ? fn(c, g, p, e) : NO_CUDA)
 #define CALL_COOP(g) (fn ? fn(g, gx, gy, gz, bx, by, bz, shm, s, p) : NO_CUDA)
@@ -145,10 +154,11 @@ CUresult cuLaunchKernel(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
 	LAUNCH_EV(false, p, e);
+	rt_live_enter();
 	int k = KEND(false);
 	launch_fn fn = REAL(H_LAUNCH, "cuLaunchKernel", launch_fn);
 	CUresult rc;
-	LIVE(rc, CALL_LAUNCH);
+	LIVE(rc, CALL_LAUNCH, THREADS);
 	return done(kend(k, rc), s, false);
 }
 
@@ -157,10 +167,11 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 {
 	seen();
 	LAUNCH_EV(true, p, e);
+	rt_live_enter();
 	int k = KEND(true);
 	launch_fn fn = REAL(H_LAUNCH_PT, "cuLaunchKernel_ptsz", launch_fn);
 	CUresult rc;
-	LIVE(rc, CALL_LAUNCH);
+	LIVE(rc, CALL_LAUNCH, THREADS);
 	return done(kend(k, rc), s, true);
 }
 
@@ -168,10 +179,11 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void 
 {
 	seen();
 	launch_ex_ev(c, f, false, p, e);
+	rt_live_enter();
 	int k = KEND_EX(c, false);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX, "cuLaunchKernelEx", launch_ex_fn);
 	CUresult rc;
-	LIVE(rc, CALL_EX);
+	LIVE(rc, CALL_EX, THREADS_EX);
 	return done(kend(k, rc), c ? c->hStream : NULL, false);
 }
 
@@ -180,10 +192,11 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 {
 	seen();
 	launch_ex_ev(c, f, true, p, e);
+	rt_live_enter();
 	int k = KEND_EX(c, true);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX_PT, "cuLaunchKernelEx_ptsz", launch_ex_fn);
 	CUresult rc;
-	LIVE(rc, CALL_EX);
+	LIVE(rc, CALL_EX, THREADS_EX);
 	return done(kend(k, rc), c ? c->hStream : NULL, true);
 }
 
@@ -191,10 +204,11 @@ CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **p)
 {
 	seen();
 	LAUNCH_EV(false, p, NULL);
+	rt_live_enter();
 	int k = KEND(false);
 	coop_fn fn = REAL(H_COOP, "cuLaunchCooperativeKernel", coop_fn);
 	CUresult rc;
-	LIVE(rc, CALL_COOP);
+	LIVE(rc, CALL_COOP, THREADS);
 	return done(kend(k, rc), s, false);
 }
 
@@ -203,10 +217,11 @@ CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p)
 {
 	seen();
 	LAUNCH_EV(true, p, NULL);
+	rt_live_enter();
 	int k = KEND(true);
 	coop_fn fn = REAL(H_COOP_PT, "cuLaunchCooperativeKernel_ptsz", coop_fn);
 	CUresult rc;
-	LIVE(rc, CALL_COOP);
+	LIVE(rc, CALL_COOP, THREADS);
 	return done(kend(k, rc), s, true);
 }
 

@@ -2,7 +2,8 @@
  * launch entry points (not graph launches, not launches into a stream
  * being captured) gets a CUDA event recorded on its stream before and
  * after it; once the end event is done, the launch's programs run with
- * its GPU start and end time.
+ * its GPU start and end time. A live session times every launch the
+ * same way for the REPL's :top (rt_live_timed).
  *
  * Launches wait in one bounded list (GPUX_CEV_KEND_PENDING entries per
  * process: a program that runs further ahead of its GPU has its later
@@ -45,6 +46,7 @@ struct pend {
 	CUstream shown; /* the stream as the program passed it */
 	struct rt_kname name;
 	uint32_t grid[3], block[3], shmem;
+	bool cev;  /* cuda:kernel_end programs run for it (else only :top's time) */
 };
 
 struct kctx {
@@ -78,11 +80,14 @@ static bool usable(void)
 		return s > 0;
 	pthread_mutex_lock(&qlock);
 	if (!state) {
-		bool drv = rt_cu.EventCreate && rt_cu.EventRecord && rt_cu.EventQuery &&
-			   rt_cu.EventElapsedTime && rt_cu.EventDestroy && rt_cu.StreamIsCapturing;
+		bool drv = rt_cu_ready() && rt_cu.EventCreate && rt_cu.EventRecord &&
+			   rt_cu.EventQuery && rt_cu.EventElapsedTime && rt_cu.EventDestroy &&
+			   rt_cu.StreamIsCapturing;
 		if (!drv)
-			rt_warn("cuda:kernel_end: libcuda lacks the event functions it needs; "
-				"it never fires");
+			rt_warn(rt_live() ? "libcuda lacks the event functions that time launches; "
+					    ":top shows no GPU time"
+					  : "cuda:kernel_end: libcuda lacks the event functions it "
+					    "needs; it never fires");
 		else if (!(ent = calloc(GPUX_CEV_KEND_PENDING, sizeof(*ent))))
 			rt_warn("cuda:kernel_end: out of memory; it never fires");
 		for (int i = 0; ent && i < GPUX_CEV_KEND_PENDING; i++)
@@ -212,9 +217,10 @@ static void release(int i)
 int rt_kend_before(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 		   unsigned by, unsigned bz, unsigned shmem, CUstream s, bool per_thread)
 {
-	/* the first event tells what the session wants */
-	if (!rt_cev_ready() || !rt_cev_on(GPUX_CEV_KERNEL_END) ||
-	    __atomic_load_n(&closed, __ATOMIC_ACQUIRE) || !usable())
+	/* the first event tells what the session wants; a live session
+	 * times every launch for :top */
+	bool cev = rt_cev_ready() && rt_cev_on(GPUX_CEV_KERNEL_END);
+	if ((!cev && !rt_live()) || __atomic_load_n(&closed, __ATOMIC_ACQUIRE) || !usable())
 		return -1;
 	CUstream shown = s;
 	if (!s && per_thread)
@@ -239,7 +245,7 @@ int rt_kend_before(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
 	free_head = e->next;
 	*e = (struct pend){ .next = -1, .state = P_OPEN, .kx = (int)(x - kctx),
 			    .ev = { ev[0], ev[1] }, .s = s, .shown = shown, .name = name, .grid = { gx, gy, gz },
-			    .block = { bx, by, bz }, .shmem = shmem };
+			    .block = { bx, by, bz }, .shmem = shmem, .cev = cev };
 	if (q_tail >= 0)
 		ent[q_tail].next = i;
 	else
@@ -312,9 +318,15 @@ static bool deliver(const struct pend *e, const struct kctx *x)
 {
 	float dur_ms, end_ms;
 	if (rt_cu.EventElapsedTime(&dur_ms, e->ev[0], e->ev[1]) != CUDA_SUCCESS ||
-	    rt_cu.EventElapsedTime(&end_ms, x->anc[x->cur], e->ev[1]) != CUDA_SUCCESS)
+	    (e->cev && rt_cu.EventElapsedTime(&end_ms, x->anc[x->cur], e->ev[1]) != CUDA_SUCCESS))
 		return false;
 	int64_t d = ns_of(dur_ms);
+	if (rt_live())
+		rt_live_timed(e->name.id, d > 0 ? (uint64_t)d : 0);
+	if (!e->cev) {
+		__atomic_add_fetch(&n_done, 1, __ATOMIC_RELAXED);
+		return true;
+	}
 	uint64_t end = (uint64_t)((int64_t)x->anc_ns[x->cur] + ns_of(end_ms));
 	struct gpux_cev_kernel_end c = {
 		.stream = (uint64_t)(uintptr_t)e->shown,

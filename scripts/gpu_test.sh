@@ -15,7 +15,9 @@
 # With no arguments the core cases run, then the e2e stage when gpux is
 # built (else it says it is skipped), then the fault injection
 # (tests/gpu/e2e/faults.sh: a program that crashes, gpux SIGKILLed
-# mid-run); the exit status covers them all.
+# mid-run), then a scripted live session (tests/gpu/e2e/live.sh: the
+# REPL attaching probes to a running program); the exit status covers
+# them all.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${GPU_BUILD:-build-gpu}
@@ -99,4 +101,7 @@ e2e=$?
 say "fault injection (tests/gpu/e2e/faults.sh)"
 GPUX=$e2e_gpux E2E_DIR=$dir/e2e bash tests/gpu/e2e/faults.sh 2>&1 | tee -a "$log"
 faults=${PIPESTATUS[0]}
-[ "$core" -eq 0 ] && [ "$e2e" -eq 0 ] && [ "$faults" -eq 0 ]
+say "live session (tests/gpu/e2e/live.sh)"
+bash tests/gpu/e2e/live.sh "$dir/e2e" "$e2e_gpux" "${OUT:-$dir}/live" 2>&1 | tee -a "$log"
+live=${PIPESTATUS[0]}
+[ "$core" -eq 0 ] && [ "$e2e" -eq 0 ] && [ "$faults" -eq 0 ] && [ "$live" -eq 0 ]

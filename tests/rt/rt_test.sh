@@ -1098,6 +1098,7 @@ gdev:kernel_exit { @[kernel] = count(); }
 @
 :kill
 :wait
+:top launches
 SESSION
 	live "$tmp/session" || return
 	grep -q '^drv_app: phase 4:' "$tmp/app.out" || { cat "$tmp/app.out" "$tmp/err"; fail "4 phases"; }
@@ -1115,6 +1116,18 @@ SESSION
 	grep -qxF "@[add_one]: $(((a1 + a3) * 32))" "$tmp/out" &&
 	grep -qxF "@[scale(float*, float, int)]: $(((s1 + s3) * 32))" "$tmp/out" ||
 		{ cat "$tmp/out" "$tmp/app.out"; fail "the counts at the end: want phases 1 and 3"; }
+	# :top: every launch of every phase, 32 threads each, timed
+	local a=0 s=0 p
+	for p in 0 1 2 3 4; do
+		a=$((a + $(launches $p 1))) s=$((s + $(launches $p 2)))
+	done
+	local top
+	top=$(sed -n '/^ *LAUNCHES  *THREADS  *GPU TIME  *AVG  *KERNEL$/,$p' "$tmp/out" |
+		awk 'NR > 1 { n = $1; t = $2; timed = ($3 != "-"); $1 = $2 = $3 = $4 = ""; sub(/^ +/, "");
+			    print n, t, timed, $0 }')
+	want=$(printf '%d %d 1 %s\n%d %d 1 %s' "$a" $((a * 32)) add_one "$s" $((s * 32)) \
+		'scale(float*, float, int)')
+	[ "$top" = "$want" ] || { cat "$tmp/out" "$tmp/app.out"; fail ":top: want $want"; }
 	if grep -vqE '^gpux: the program exited with status 0$' "$tmp/err"; then
 		cat "$tmp/err"; fail "stderr has more than the program's end"
 	fi
@@ -1139,6 +1152,7 @@ BEGIN { printf("hi\n"); }
 :heatmap @k
 gdev:kernel_exit { @k[kernel] = count(); }
 :probes
+:complete :print @
 :clear @k
 :print @k
 :kill

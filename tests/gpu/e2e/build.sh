@@ -129,4 +129,12 @@ else
 	[ "$bad" -eq 0 ] || exit 1
 	echo "e2e build: fatbins checked with $kind"
 fi
+# tmux for live_tmux.sh, which the GPU machine lacks: the binary and the
+# libraries of it a bare machine may not have
+if tmux_bin=$(command -v tmux); then
+	mkdir -p "$out/tools/lib"
+	cp "$tmux_bin" "$out/tools/tmux"
+	ldd "$tmux_bin" | awk '$1 ~ /^lib(event|utempter)/ { print $3 }' |
+		while read -r l; do cp -L "$l" "$out/tools/lib/"; done
+fi
 echo "e2e build: $(find "$out" -maxdepth 1 -type f -perm -u+x ! -name '*.sh' | wc -l) programs in $out"

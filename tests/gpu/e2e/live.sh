@@ -2,10 +2,13 @@
 # A live session on the GPU (issue: the REPL explores warp activity):
 # gpux --repl -c live, driven by a script. Attaches gdev:kernel_exit
 # @[kernel] = count() between two phases of the program, then
-# @a[sm, warp] = count() with :heatmap, then detaches; checks the counts
+# @a[sm, warp] = count() with :heatmap and the active lanes under a
+# predicate that keeps 8 of each warp's, then detaches; checks the counts
 # of the launches between attach and detach are exact (every thread of
-# each launch, from the program's own count of launches per phase) and
-# that the program's result is the one without gpux.
+# each launch, from the program's own count of launches per phase), that
+# every warp saw 8 active lanes (mask 0xff), that :top counts every
+# launch of the run with its threads and a GPU time, and that the
+# program's result is the one without gpux.
 # Usage: live.sh E2E_DIR GPUX OUTDIR
 set -u
 e2e=$1 gpux=$2 out=$3
@@ -29,13 +32,18 @@ gdev:kernel_exit { @[kernel] = count(); }
 :resume
 @
 gdev:kernel_exit { @a[sm, warp] = count(); }
+gdev:kernel_exit /lane < 8/ { @l[activelanes] = count(); @m[activemask] = count(); }
 :sleep 500ms
 :heatmap @a
 :probes
 :detach 2
+:detach 3
 :sleep 200ms
+@l
+@m
 :kill TERM
 :wait
+:top launches
 SESSION
 timeout 120 "$gpux" --repl -c "exec '$e2e/live' >'$out/app.out'" <"$out/session.txt" \
 	>"$out/session.out" 2>"$out/session.err" || fail "gpux exited $?"
@@ -49,6 +57,19 @@ grep -qxF "@[add_one(float*, int)]: $((a1 * threads))" "$out/session.out" ||
 grep -qxF "@[scale(float*, float, int)]: $((s1 * threads))" "$out/session.out" ||
 	fail "scale: want $s1 launches x $threads"
 grep -q '^scale:' "$out/session.out" || fail "no heatmap"
+# /lane < 8/ keeps 8 lanes of every (full) warp: one key each
+[ "$(grep -c '^@l\[' "$out/session.out")" = 1 ] && grep -q '^@l\[8\]: [1-9]' "$out/session.out" ||
+	fail "activelanes: want only 8"
+[ "$(grep -c '^@m\[' "$out/session.out")" = 1 ] && grep -q '^@m\[255\]: [1-9]' "$out/session.out" ||
+	fail "activemask: want only 0xff"
+# :top after the end: every launch of every phase, 65536 threads each
+sum() { sed -n "s/^live: phase [0-9]*: add_one \([0-9]*\), scale \([0-9]*\)/\\$1/p" "$out/app.out" |
+	awk '{ n += $1 } END { print n + 0 }'; }
+at=$(sum 1) st=$(sum 2)
+top=$(sed -n '/^ *LAUNCHES  *THREADS  *GPU TIME  *AVG  *KERNEL$/,$p' "$out/session.out" |
+	awk 'NR > 1 { print $1, $2, ($3 != "-") }')
+[ "$top" = "$at $((at * threads)) 1
+$st $((st * threads)) 1" ] || fail ":top: want $at and $st launches, timed"
 # The same computation whatever the phases' lengths: x[0] converges.
 [ "$(grep '^live: x\[0\]' "$out/app.out")" = "$(grep '^live: x\[0\]' "$out/alone.out")" ] ||
 	fail "the result differs from the run without gpux"
