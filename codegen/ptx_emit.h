@@ -87,9 +87,6 @@ const char *ptx_helper_nth(int n, int *nargs);
 int ptx_fail(struct ptx_fn *f, int i, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The function's return: the lanes that called wait for each other. */
-void ptx_return(struct ptx_fn *f);
-
 /* Print one line of the body, indented by a tab. */
 void ptx_line(struct ptx_fn *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -33,18 +33,6 @@ void ptx_line(struct ptx_fn *f, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Every lane that called leaves together: the probe's own leader work
- * (a helper's atomics) must not split the warp for the next probe at
- * the same site, whose activemask would show gpux's divergence rather
- * than the program's. Each lane of the entry mask reaches one of these
- * (control flow is warp-uniform; lanes a predicate sent away come
- * through $Lgpux_leave), and on sm_70+ they need not be the same one. */
-void ptx_return(struct ptx_fn *f)
-{
-	ptx_line(f, "bar.warp.sync %%gpux_m0;");
-	ptx_line(f, "ret;");
-}
-
 static bool valid_symbol(const char *s)
 {
 	if (!s || !(isalpha((unsigned char)*s) || *s == '_' || *s == '$'))
@@ -250,7 +238,7 @@ static void prologue(struct ptx_fn *f, const char *name)
 	 * lane_filter. Helpers are warp-collective; every call is preceded
 	 * by a bar.warp.sync on this mask, so they start converged and
 	 * agree on __activemask(). */
-	ptx_line(f, ".reg .b32 %%gpux_m, %%gpux_m0;");
+	ptx_line(f, ".reg .b32 %%gpux_m;");
 	if (f->stack_regs)
 		ptx_line(f, ".reg .b64 %%s<%d>;", BPF_STACK_SIZE / 8);
 	else
@@ -266,7 +254,6 @@ static void prologue(struct ptx_fn *f, const char *name)
 	if (f->ctx_mem)
 		ptx_line(f, ".local .align 8 .b64 gpux_ctxbuf[3];");
 	ptx_line(f, "activemask.b32 %%gpux_m;");
-	ptx_line(f, "mov.b32 %%gpux_m0, %%gpux_m;");
 	for (int w = 0; w < 3; w++)
 		ptx_line(f, "ld.param.u64 %%c%d, [gpux_c%d];", w, w);
 	if (f->ctx_mem) {
@@ -364,7 +351,7 @@ int ptx_jit(const struct dev_prog *prog, const char *func_name, FILE *out,
 		fputs("$Lgpux_leave:\n", out);
 		ptx_line(&f, "mov.b64 %%r0, 0;");
 		ptx_line(&f, "st.param.b64 [gpux_ret], %%r0;");
-		ptx_return(&f);
+		ptx_line(&f, "ret;");
 	}
 	fputs("}\n", out);
 	free(f.is_target);

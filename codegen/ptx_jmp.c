@@ -52,7 +52,7 @@ int ptx_emit_jmp(struct ptx_fn *f, int i)
 	char rhs[32];
 	if (op == BPF_EXIT && !is32) {
 		ptx_line(f, "st.param.b64 [gpux_ret], %%r0;");
-		ptx_return(f);
+		ptx_line(f, "ret;");
 		return 0;
 	}
 	if (op == BPF_JA && !is32) {
