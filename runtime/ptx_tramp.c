@@ -26,7 +26,7 @@ void rw_decls(struct rw *rw, size_t off)
 	ptx_buf_printf(&rw->text,
 		       "\n\t// gpux: trampoline state\n"
 		       "\t.reg .b64 %%gpux_a, %%gpux_c1, %%gpux_c2;\n"
-		       "\t.reg .b32 %%gpux_o, %%gpux_w;\n"
+		       "\t.reg .b32 %%gpux_o;\n"
 		       "\t.reg .pred %%gpux_g, %%gpux_on, %%gpux_f;\n"
 		       "\tld.global.u32 %%gpux_o, [" GPUX_SYM_OFF "];\n"
 		       "\tsetp.eq.u32 %%gpux_on, %%gpux_o, 0;");
@@ -38,20 +38,10 @@ void rw_decls(struct rw *rw, size_t off)
 }
 
 /* One call of probe func+suffix under guard, with word0 and the site's
- * %gpux_c1, %gpux_c2 as the context's words: call *nth (counted up) of
- * ncalls at the site. Where there are several, the lanes at the site
- * (%gpux_w, read before the first call) meet again before each later
- * one: a probe's leader works alone (a helper's atomics), and the warp
- * it leaves split would otherwise call the next probe in pieces, whose
- * activemask would show gpux's divergence rather than the program's.
- * Every lane of %gpux_w runs the site's straight-line code, so each
- * arrives. */
+ * %gpux_c1, %gpux_c2 as the context's words. */
 static void call_probe(struct ptx_buf *b, const char *word0, const char *guard,
-		       const char *func, const char *suffix, int *nth, int ncalls)
+		       const char *func, const char *suffix)
 {
-	if (ncalls > 1)
-		ptx_buf_printf(b, (*nth)++ ? "\tbar.warp.sync %%gpux_w;\n"
-					   : "\tactivemask.b32 %%gpux_w;\n");
 	ptx_buf_printf(b,
 		       "\t{\n"
 		       "\t.param .b64 gpux_p0;\n"
@@ -103,9 +93,6 @@ void rw_flushes(struct rw *rw)
 			       "\tmov.b64 %%gpux_c1, 0;\n"
 			       "\tmov.b64 %%gpux_c2, 0x%" PRIx64 "; // kernel_id %u, site_id %u\n",
 			       site, site, fn->sites->id | (uint64_t)site << 32, fn->sites->id, site);
-		int nth = 0, ncalls = 0;
-		for (int i = 0; i < rw->in->nprobes && i < RW_MAX_PROBES; i++)
-			ncalls += fn->counted[i];
 		for (int i = 0; i < rw->in->nprobes && i < RW_MAX_PROBES; i++) {
 			if (!fn->counted[i])
 				continue;
@@ -115,8 +102,7 @@ void rw_flushes(struct rw *rw)
 				       g, *g ? " " : "", i);
 			char n[32];
 			snprintf(n, sizeof(n), "%%gpux_n%d", i);
-			call_probe(b, n, "@%gpux_f", rw->in->probes[i].func, GPUX_COUNTED_SUFFIX, &nth,
-				   ncalls);
+			call_probe(b, n, "@%gpux_f", rw->in->probes[i].func, GPUX_COUNTED_SUFFIX);
 		}
 		ptx_buf_printf(b, "$gpux_skip%u:\n\t", site);
 		rw_edit(rw, at->off, 0, 1, t0);
@@ -225,12 +211,6 @@ void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 			       guard, *guard ? " " : "");
 		guard = "@%gpux_g";
 	}
-	int nth = 0, ncalls = 0;
-	for (int i = 0; i < n; i++) {
-		const struct ptx_probe *p = &rw->in->probes[fn->probes[kind][i]];
-		ncalls += (!access || wants(p, in)) &&
-			  !(access && (p->only & GPUX_SITE_COUNT) && fn->probes[kind][i] < RW_MAX_PROBES);
-	}
 	for (int i = 0; i < n; i++) {
 		int pi = fn->probes[kind][i];
 		const struct ptx_probe *p = &rw->in->probes[pi];
@@ -243,7 +223,7 @@ void rw_site(struct rw *rw, size_t off, enum ptx_site_kind kind,
 			fn->counted[pi] = fn->any_counted = true;
 			continue;
 		}
-		call_probe(b, "%gpux_a", guard, p->func, "", &nth, ncalls);
+		call_probe(b, "%gpux_a", guard, p->func, "");
 	}
 	ptx_buf_printf(b, "$gpux_skip%u:\n\t", site);
 	count(f, kind, in);

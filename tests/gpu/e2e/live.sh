@@ -57,9 +57,7 @@ grep -qxF "@[add_one(float*, int)]: $((a1 * threads))" "$out/session.out" ||
 grep -qxF "@[scale(float*, float, int)]: $((s1 * threads))" "$out/session.out" ||
 	fail "scale: want $s1 launches x $threads"
 grep -q '^scale:' "$out/session.out" || fail "no heatmap"
-# /lane < 8/ keeps 8 lanes of every warp, which arrives at the exit
-# whole: one key each (the probe before it at the same site, whose
-# leader works alone, must not leave the warp split for it)
+# /lane < 8/ keeps 8 lanes of every (full) warp: one key each
 [ "$(grep -c '^@l\[' "$out/session.out")" = 1 ] && grep -q '^@l\[8\]: [1-9]' "$out/session.out" ||
 	fail "activelanes: want only 8"
 [ "$(grep -c '^@m\[' "$out/session.out")" = 1 ] && grep -q '^@m\[255\]: [1-9]' "$out/session.out" ||
