@@ -31,8 +31,8 @@ gdev:kernel_exit { @[kernel] = count(); }
 :kill USR1
 :resume
 @
-gdev:kernel_exit { @a[sm, warp] = count(); }
 gdev:kernel_exit /lane < 8/ { @l[activelanes] = count(); @m[activemask] = count(); }
+gdev:kernel_exit { @a[sm, warp] = count(); }
 :sleep 500ms
 :heatmap @a
 :probes
@@ -57,7 +57,10 @@ grep -qxF "@[add_one(float*, int)]: $((a1 * threads))" "$out/session.out" ||
 grep -qxF "@[scale(float*, float, int)]: $((s1 * threads))" "$out/session.out" ||
 	fail "scale: want $s1 launches x $threads"
 grep -q '^scale:' "$out/session.out" || fail "no heatmap"
-# /lane < 8/ keeps 8 lanes of every (full) warp: one key each
+# /lane < 8/ keeps 8 lanes of every warp, which arrives at the exit
+# whole: one key each. It is the site's first probe: one before it
+# whose leader works alone (a count's atomics) can leave the warp split
+# for the next, as the hardware need not reconverge it.
 [ "$(grep -c '^@l\[' "$out/session.out")" = 1 ] && grep -q '^@l\[8\]: [1-9]' "$out/session.out" ||
 	fail "activelanes: want only 8"
 [ "$(grep -c '^@m\[' "$out/session.out")" = 1 ] && grep -q '^@m\[255\]: [1-9]' "$out/session.out" ||

@@ -32,8 +32,10 @@ keys() { t send-keys -t gpux "$@"; }
 line() { keys -l "$1"; keys Enter; sleep "${2:-1}"; }
 : >"$out/screen.txt"
 gpux=$(readlink -f "$gpux") e2e=$(readlink -f "$e2e")
+home=$(mktemp -d) # history and the JIT cache, not the capture's folder
+trap 'rm -rf "$home"' EXIT
 t new-session -d -s gpux -x 110 -y 60 \
-	"env -u LD_LIBRARY_PATH HOME='$out' TERM=screen '$gpux' --repl -c 'exec $e2e/live >$out/app.out'; sleep 30" ||
+	"env -u LD_LIBRARY_PATH HOME='$home' TERM=screen '$gpux' --repl -c 'exec $e2e/live >$out/app.out'; sleep 30" ||
 	fail "tmux would not start"
 sleep 3
 line 'gdev:kernel_exit { @[kernel] = count(); }' 2
@@ -48,13 +50,13 @@ keys Tab
 sleep 0.5
 shot "Tab completes ':hea' and a map name"
 keys C-u
-line 'gdev:kernel_exit /lane < 8/ { @a[sm, warp] = count(); @l[activelanes] = count(); }' 2
+line ':detach 1'
+line 'gdev:kernel_exit /lane < 8/ { @l[activelanes] = count(); @a[sm, warp] = count(); }' 2
 line ':heatmap @a' 2
 shot "an SM x warp heatmap"
 line ':top' 1
 line '@l'
 shot ":top and the active lanes"
-line ':detach 1'
 line ':detach 2'
 line ':pause'
 line ':resume'
@@ -65,6 +67,7 @@ grep -q 'Attached 1: gdev:kernel_exit' "$out/screen.txt" || fail "no attach on s
 grep -q '^@\[add_one(float\*, int)\]: [1-9]' "$out/screen.txt" || fail "no counts on screen"
 grep -q '^scale:' "$out/screen.txt" || fail "no heatmap on screen"
 grep -q 'KERNEL' "$out/screen.txt" || fail "no :top on screen"
-grep -q '^@l\[8\]: [1-9]' "$out/screen.txt" || fail "activelanes: want 8"
+grep -q '^@l\[8\]: [1-9]' "$out/screen.txt" && ! grep -q '^@l\[[^8]' "$out/screen.txt" ||
+	fail "activelanes: want only 8"
 grep -q '^live: x\[0\]' "$out/app.out" || fail "the program did not end normally"
 echo "live_tmux: PASS (screen in $out/screen.txt)"
