@@ -166,37 +166,47 @@ static void carry(struct rt_ctx *x, struct gpux_sess_hdr *old, struct gpux_sess_
 	}
 }
 
-void rt_ctx_move(struct gpux_sess_hdr *old)
+/* fn(x, arg) for each context not dead, made current (the caller's is
+ * put back after). */
+static void each_ctx(void (*fn)(struct rt_ctx *x, void *arg), void *arg)
 {
-	struct gpux_sess_hdr *h = rt_sess();
 	CUcontext prev = NULL;
 	rt_cu.CtxGetCurrent(&prev);
-	for (int i = 0; i < nctx; i++) {
-		struct rt_ctx *x = &ctxs[i];
-		if (x->dead || rt_cu.CtxSetCurrent(x->ctx) != CUDA_SUCCESS)
-			continue;
-		struct gpux_sess_slot *was = x->slot;
-		if (x->store)
-			rt_cu.MemFree(x->store);
-		x->nmods = x->nlibs = 0;
-		memset(x->gone_drops, 0, sizeof(x->gone_drops));
-		uint32_t idx = __atomic_fetch_add(&h->slots_used, 1, __ATOMIC_ACQ_REL);
-		if (idx >= h->nslots || !alloc_maps(x) ||
-		    (!x->rings && !ok(rt_ring_alloc(x), "setting up the printf rings"))) {
-			x->dead = true; /* its kernels run untouched from now on */
-			continue;
-		}
-		carry(x, old, was);
-		x->slot = gpux_sess_slot_at(h, idx);
-		x->slot->pid = (uint32_t)getpid();
-		x->slot->device = (uint32_t)x->device;
-		if (!ok(rt_cu.StreamSynchronize(x->stream), "carrying maps")) {
-			x->dead = true;
-			continue;
-		}
-		__atomic_store_n(&x->slot->state, GPUX_SLOT_LIVE, __ATOMIC_RELEASE);
-	}
+	for (int i = 0; i < nctx; i++)
+		if (!ctxs[i].dead && rt_cu.CtxSetCurrent(ctxs[i].ctx) == CUDA_SUCCESS)
+			fn(&ctxs[i], arg);
 	rt_cu.CtxSetCurrent(prev);
+}
+
+/* x gets a slot of the current generation, its maps carried from old's. */
+static void move_ctx(struct rt_ctx *x, void *old)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	struct gpux_sess_slot *was = x->slot;
+	if (x->store)
+		rt_cu.MemFree(x->store);
+	x->nmods = x->nlibs = 0;
+	memset(x->gone_drops, 0, sizeof(x->gone_drops));
+	uint32_t idx = __atomic_fetch_add(&h->slots_used, 1, __ATOMIC_ACQ_REL);
+	if (idx >= h->nslots || !alloc_maps(x) ||
+	    (!x->rings && !ok(rt_ring_alloc(x), "setting up the printf rings"))) {
+		x->dead = true; /* its kernels run untouched from now on */
+		return;
+	}
+	carry(x, old, was);
+	x->slot = gpux_sess_slot_at(h, idx);
+	x->slot->pid = (uint32_t)getpid();
+	x->slot->device = (uint32_t)x->device;
+	if (!ok(rt_cu.StreamSynchronize(x->stream), "carrying maps")) {
+		x->dead = true;
+		return;
+	}
+	__atomic_store_n(&x->slot->state, GPUX_SLOT_LIVE, __ATOMIC_RELEASE);
+}
+
+void rt_ctx_move(struct gpux_sess_hdr *old)
+{
+	each_ctx(move_ctx, old);
 	rt_ctx_poll(true, false); /* the carried maps, published */
 }
 
@@ -210,6 +220,16 @@ static void set_off(struct rt_ctx *x, void *handle, global_fn get)
 		rt_cu.MemcpyHtoDAsync(d, &one, sizeof(one), x->stream);
 }
 
+static void detach_ctx(struct rt_ctx *x, void *arg)
+{
+	(void)arg;
+	for (int j = 0; j < x->nmods; j++)
+		set_off(x, x->mods[j], rt_mod_global);
+	for (int j = 0; j < x->nlibs; j++)
+		set_off(x, x->libs[j], rt_lib_global);
+	rt_cu.StreamSynchronize(x->stream);
+}
+
 bool rt_detached(void)
 {
 	return __atomic_load_n(&detached, __ATOMIC_ACQUIRE);
@@ -221,19 +241,7 @@ void rt_ctx_detach(void)
 		return;
 	__atomic_store_n(&rt_cev_wanted, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&any_patched, 0, __ATOMIC_RELEASE);
-	CUcontext prev = NULL;
-	rt_cu.CtxGetCurrent(&prev);
-	for (int i = 0; i < nctx; i++) {
-		struct rt_ctx *x = &ctxs[i];
-		if (x->dead || rt_cu.CtxSetCurrent(x->ctx) != CUDA_SUCCESS)
-			continue;
-		for (int j = 0; j < x->nmods; j++)
-			set_off(x, x->mods[j], rt_mod_global);
-		for (int j = 0; j < x->nlibs; j++)
-			set_off(x, x->libs[j], rt_lib_global);
-		rt_cu.StreamSynchronize(x->stream);
-	}
-	rt_cu.CtxSetCurrent(prev);
+	each_ctx(detach_ctx, NULL);
 	RT_TRACE("the controller is gone: probes off in %d contexts", nctx);
 }
 
