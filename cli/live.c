@@ -173,23 +173,29 @@ void live_end(struct live *lv)
 /* ---- generations ---- */
 
 /* The source of the active entries, plus text when given. */
-static char *union_text(const struct live *lv, const char *text, size_t len, size_t *out)
+/* The text of a generation: with kept, first the detached entries
+ * (*kept_lines lines), then the active ones and text (may be NULL). */
+static char *union_text(const struct live *lv, const char *text, size_t len, bool kept,
+			int *kept_lines, size_t *out)
 {
 	size_t n = len + 2;
 	for (int i = 0; i < lv->ne; i++)
-		if (lv->e[i].active)
-			n += strlen(lv->e[i].text) + 1;
+		n += strlen(lv->e[i].text) + 1;
 	char *s = malloc(n);
 	if (!s)
 		return NULL;
 	size_t k = 0;
-	for (int i = 0; i < lv->ne; i++)
-		if (lv->e[i].active) {
-			size_t m = strlen(lv->e[i].text);
-			memcpy(s + k, lv->e[i].text, m);
-			k += m;
-			s[k++] = '\n';
-		}
+	*kept_lines = 0;
+	for (int pass = kept ? 0 : 1; pass < 2; pass++)
+		for (int i = 0; i < lv->ne; i++)
+			if (lv->e[i].active == (pass == 1)) {
+				size_t m = strlen(lv->e[i].text);
+				memcpy(s + k, lv->e[i].text, m);
+				k += m;
+				s[k++] = '\n';
+				for (size_t j = k - m - 1; pass == 0 && j < k; j++)
+					*kept_lines += s[j] == '\n';
+			}
 	if (text) {
 		memcpy(s + k, text, len);
 		k += len;
@@ -198,6 +204,16 @@ static char *union_text(const struct live *lv, const char *text, size_t len, siz
 	s[k] = '\0';
 	*out = k;
 	return s;
+}
+
+/* The probes of detached entries (the first lines lines) make no code:
+ * their maps stay, laid out as before and written by nothing, so that
+ * the generation carries them on and a probe attached again goes on
+ * from their counts. */
+static void keep_maps_only(struct program *prog, int lines)
+{
+	for (struct node *p = prog->probes; p; p = p->next)
+		p->u.probe.maps_only = p->span.first_line <= lines;
 }
 
 /* Every probe of prog runs on the device: a live session moves only
@@ -254,7 +270,53 @@ static void publish(struct live *lv, struct live_gen *g)
 	live_poll(lv);
 }
 
-/* A new generation from the active entries and text (NULL: none). */
+/* g compiled from the active entries and text (NULL: none), with the
+ * detached entries' maps when kept; diagnostics printed when loud. 1:
+ * nothing to compile. */
+static int compile_gen(struct live *lv, struct live_gen *g, uint64_t off, const char *text,
+		       size_t len, bool kept, bool loud)
+{
+	size_t n;
+	int lines;
+	char *src = union_text(lv, text, len, kept, &lines, &n);
+	if (!src)
+		return -1;
+	if (!n) {
+		free(src);
+		return 1;
+	}
+	g->prog = program_new(SRC_NAME, src, n);
+	free(src);
+	if (!g->prog)
+		return -1;
+	struct diags d;
+	diags_init(&d, &g->prog->arena);
+	int fd = dup(lv->fd);
+	int rc = frontend_check(g->prog, &d, FE_STOP_SEMA);
+	if (rc == 0)
+		rc = device_only(g->prog, &d);
+	if (rc == 0) {
+		keep_maps_only(g->prog, lines);
+		if (fd >= 0) {
+			rc = dev_session_open_at(&g->ds, g->prog, lv->out, false, NULL, fd, off, &d);
+			fd = -1; /* the session's now, closed on failure too */
+		}
+	}
+	if (loud || rc == 0)
+		diags_print(&d, &g->prog->src, stderr);
+	if (fd >= 0)
+		close(fd);
+	if (rc) {
+		program_free(g->prog);
+		g->prog = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* A new generation from the active entries and text (NULL: none). The
+ * detached entries' maps are kept when they check with the rest (a map
+ * of the same name used another way leaves them out). */
 static int regenerate(struct live *lv, const char *text, size_t len)
 {
 	struct live_gen *v = realloc(lv->g, sizeof(*v) * (size_t)(lv->ng + 1));
@@ -263,37 +325,16 @@ static int regenerate(struct live *lv, const char *text, size_t len)
 	lv->g = v;
 	struct live_gen g = { 0 };
 	uint64_t off = gen_end(&lv->g[lv->ng - 1]);
-	size_t n;
-	char *src = union_text(lv, text, len, &n);
-	if (!src)
+	int rc = compile_gen(lv, &g, off, text, len, true, false);
+	if (rc < 0)
+		rc = compile_gen(lv, &g, off, text, len, false, true);
+	if (rc < 0)
 		return -1;
-	if (!n) {
-		free(src);
+	if (rc > 0) {
 		if (empty_gen(lv, &g, off))
 			return -1;
 		publish(lv, &g);
 		return 0;
-	}
-	g.prog = program_new(SRC_NAME, src, n);
-	free(src);
-	if (!g.prog)
-		return -1;
-	struct diags d;
-	diags_init(&d, &g.prog->arena);
-	int fd = dup(lv->fd);
-	int rc = frontend_check(g.prog, &d, FE_STOP_SEMA);
-	if (rc == 0)
-		rc = device_only(g.prog, &d);
-	if (rc == 0 && fd >= 0) {
-		rc = dev_session_open_at(&g.ds, g.prog, lv->out, false, NULL, fd, off, &d);
-		fd = -1; /* the session's now, closed on failure too */
-	}
-	diags_print(&d, &g.prog->src, stderr);
-	if (fd >= 0)
-		close(fd);
-	if (rc) {
-		program_free(g.prog);
-		return -1;
 	}
 	g.h = g.ds.h;
 	g.off = off;

@@ -13,6 +13,11 @@ int dev_compile(struct program *prog, struct dev_module *mod, struct diags *diag
 	if (dev_lower(prog, mod, diags) < 0)
 		return -1;
 	dev_map_facts(prog, mod);
+	int n = 0;
+	for (int k = 0; k < mod->nprobes; k++)
+		if (!mod->probes[k].node->u.probe.maps_only)
+			mod->probes[n++] = mod->probes[k];
+	mod->nprobes = n;
 	int rc = 0;
 	for (int k = 0; k < mod->nprobes; k++) {
 		if (simt_verify(&mod->probes[k].prog, diags, NULL) < 0)

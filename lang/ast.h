@@ -85,6 +85,9 @@ struct probe {
 	enum place place;
 	bool policy; /* a driver hook that may return a decision */
 	int index;   /* order in the program */
+	/* A live session's detached probe: its maps are laid out as before
+	 * (so the session carries them on), its code is not made. */
+	bool maps_only;
 };
 
 struct node {

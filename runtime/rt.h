@@ -339,6 +339,12 @@ void rt_live_leave(void);
 /* What to launch for the program's f: its namesake instrumented with
  * the current generation's probes in this context, or f. */
 CUfunction rt_live_fn(CUfunction f);
+/* Whether stream s (a _ptsz call's when pt) is being captured into a
+ * graph: its launches stay the program's functions, which the graph's
+ * own launches swap (rt_live_graph.c). */
+bool rt_live_capturing(CUstream s, bool pt);
+/* The current generation of functions (bumped at every move). */
+unsigned rt_live_gen(void);
 /* A launch of to (for f) failed: f is launched instead (said once). */
 void rt_live_failed(CUfunction f, CUfunction to, CUresult rc);
 /* From the runtime thread: moves to a new generation once there is one. */
@@ -347,6 +353,16 @@ void rt_live_poll(void);
  * of kernel id took ns of GPU time (from cuda:kernel_end's events). */
 void rt_live_count(CUfunction f, uint64_t threads);
 void rt_live_timed(uint32_t id, uint64_t ns);
+/* rt_live_graph.c: executable graphs. Around a launch (or upload) of x:
+ * its kernel nodes set to the current generation's functions, then (it
+ * went in) its kernels counted for :top. Before a generation's modules
+ * are unloaded, with no launch going in: every graph back to the
+ * program's functions. A context ended (ctx, or dev's primary one when
+ * ctx is NULL): its graphs are forgotten. */
+void rt_live_graph_prepare(CUgraphExec x);
+void rt_live_graph_launched(CUgraphExec x);
+void rt_live_graph_restore(void);
+void rt_live_graph_ctx_gone(CUcontext ctx, int dev);
 
 /* ---- rt_drain.c ---- */
 /* CLOCK_MONOTONIC in ns, and milliseconds since t0 (for -v reports). */

@@ -14,6 +14,8 @@
 static void ending(CUcontext ctx, int dev)
 {
 	rt_kend_ctx_ending(ctx, dev); /* cuda:kernel_end's events go first */
+	if (ctx)
+		rt_live_graph_ctx_gone(ctx, dev);
 	if (!rt_sess())
 		return;
 	pthread_mutex_lock(&rt_lock);
@@ -51,6 +53,11 @@ static CUresult primary_end(enum hook_id id, const char *sym, CUdevice dev)
 		/* the primary context may be gone: its originals went with it */
 		if (rc == CUDA_SUCCESS && id == H_PRIM_RESET)
 			rt_original_ctx_gone(NULL);
+		unsigned fl;
+		int active = 0;
+		if (rc == CUDA_SUCCESS && rt_cu.DevicePrimaryCtxGetState &&
+		    (rt_cu.DevicePrimaryCtxGetState(dev, &fl, &active) != CUDA_SUCCESS || !active))
+			rt_live_graph_ctx_gone(NULL, dev);
 	}
 	rt_launch_names_forget(); /* the context may be gone, and its functions */
 	return rc;
@@ -127,19 +134,21 @@ static inline void launch_ex_ev(const CUlaunchConfig *c, CUfunction f, bool pt, 
 /* Live sessions: after rt_live_enter (before the kernel_end events, so
  * that a held launch's time is not the hold's), rc = CALL(g) for the
  * current generation's namesake g of f; if that launch fails,
- * rc = CALL(f) (said once). A launch that went in counts for :top with
- * its threads. */
-#define LIVE(rc, CALL, THREADS)                             \
-	do {                                                \
-		CUfunction g_ = rt_live_fn(f);              \
-		rc = CALL(g_);                              \
-		if (rc != CUDA_SUCCESS && g_ != f) {        \
-			rt_live_failed(f, g_, rc);          \
-			rc = CALL(f);                       \
-		}                                           \
-		rt_live_leave();                            \
-		if (rc == CUDA_SUCCESS)                     \
-			rt_live_count(f, THREADS);          \
+ * rc = CALL(f) (said once). A launch into a stream being captured stays
+ * f (the graph's launches swap it) and is not run: not counted. A launch
+ * that went in counts for :top with its threads. */
+#define LIVE(rc, CALL, THREADS, S, PT)                                       \
+	do {                                                                 \
+		bool cap_ = rt_live_capturing(S, PT);                        \
+		CUfunction g_ = cap_ ? f : rt_live_fn(f);                    \
+		rc = CALL(g_);                                               \
+		if (rc != CUDA_SUCCESS && g_ != f) {                         \
+			rt_live_failed(f, g_, rc);                           \
+			rc = CALL(f);                                        \
+		}                                                            \
+		rt_live_leave();                                             \
+		if (rc == CUDA_SUCCESS && !cap_)                             \
+			rt_live_count(f, THREADS);                           \
 	} while (0)
 #define THREADS ((uint64_t)gx * gy * gz * bx * by * bz)
 #define THREADS_EX                                                                  \
@@ -158,7 +167,7 @@ CUresult cuLaunchKernel(LAUNCH_ARGS, void **p, void **e)
 	int k = KEND(false);
 	launch_fn fn = REAL(H_LAUNCH, "cuLaunchKernel", launch_fn);
 	CUresult rc;
-	LIVE(rc, CALL_LAUNCH, THREADS);
+	LIVE(rc, CALL_LAUNCH, THREADS, s, false);
 	return done(kend(k, rc), s, false);
 }
 
@@ -171,7 +180,7 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 	int k = KEND(true);
 	launch_fn fn = REAL(H_LAUNCH_PT, "cuLaunchKernel_ptsz", launch_fn);
 	CUresult rc;
-	LIVE(rc, CALL_LAUNCH, THREADS);
+	LIVE(rc, CALL_LAUNCH, THREADS, s, true);
 	return done(kend(k, rc), s, true);
 }
 
@@ -183,7 +192,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void 
 	int k = KEND_EX(c, false);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX, "cuLaunchKernelEx", launch_ex_fn);
 	CUresult rc;
-	LIVE(rc, CALL_EX, THREADS_EX);
+	LIVE(rc, CALL_EX, THREADS_EX, c ? c->hStream : NULL, false);
 	return done(kend(k, rc), c ? c->hStream : NULL, false);
 }
 
@@ -196,7 +205,7 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 	int k = KEND_EX(c, true);
 	launch_ex_fn fn = REAL(H_LAUNCH_EX_PT, "cuLaunchKernelEx_ptsz", launch_ex_fn);
 	CUresult rc;
-	LIVE(rc, CALL_EX, THREADS_EX);
+	LIVE(rc, CALL_EX, THREADS_EX, c ? c->hStream : NULL, true);
 	return done(kend(k, rc), c ? c->hStream : NULL, true);
 }
 
@@ -208,7 +217,7 @@ CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **p)
 	int k = KEND(false);
 	coop_fn fn = REAL(H_COOP, "cuLaunchCooperativeKernel", coop_fn);
 	CUresult rc;
-	LIVE(rc, CALL_COOP, THREADS);
+	LIVE(rc, CALL_COOP, THREADS, s, false);
 	return done(kend(k, rc), s, false);
 }
 
@@ -221,31 +230,40 @@ CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p)
 	int k = KEND(true);
 	coop_fn fn = REAL(H_COOP_PT, "cuLaunchCooperativeKernel_ptsz", coop_fn);
 	CUresult rc;
-	LIVE(rc, CALL_COOP, THREADS);
+	LIVE(rc, CALL_COOP, THREADS, s, true);
 	return done(kend(k, rc), s, true);
 }
 
 /* Graph kernels are the patched functions themselves (the program got
- * them from patched modules; in a live session the originals, which run
- * untouched); only a new context needs setting up, and
- * the launch is a completion point like any other. No cuda:launch: the
- * graph's kernels are not launches the program makes one by one (and
- * their node parameters are not at hand here). */
-CUresult cuGraphLaunch(CUgraphExec g, CUstream s)
+ * them from patched modules); in a live session they are set to the
+ * current generation's before the launch (rt_live_graph.c). Otherwise
+ * only a new context needs setting up, and the launch is a completion
+ * point like any other. No cuda:launch: the graph's kernels are not
+ * launches the program makes one by one. */
+static CUresult graph_launch(enum hook_id id, const char *sym, CUgraphExec g, CUstream s,
+			     bool pt)
 {
 	seen();
-	rt_host_push(s, false);
-	graph_fn fn = REAL(H_GRAPH, "cuGraphLaunch", graph_fn);
-	return done(fn ? fn(g, s) : NO_CUDA, s, false);
+	rt_host_push(s, pt);
+	graph_fn fn = REAL(id, sym, graph_fn);
+	rt_live_enter();
+	rt_live_graph_prepare(g);
+	CUresult rc = fn ? fn(g, s) : NO_CUDA;
+	rt_live_leave();
+	if (rc == CUDA_SUCCESS)
+		rt_live_graph_launched(g);
+	return done(rc, s, pt);
+}
+
+CUresult cuGraphLaunch(CUgraphExec g, CUstream s)
+{
+	return graph_launch(H_GRAPH, "cuGraphLaunch", g, s, false);
 }
 
 CUresult cuGraphLaunch_ptsz(CUgraphExec g, CUstream s);
 CUresult cuGraphLaunch_ptsz(CUgraphExec g, CUstream s)
 {
-	seen();
-	rt_host_push(s, true);
-	graph_fn fn = REAL(H_GRAPH_PT, "cuGraphLaunch_ptsz", graph_fn);
-	return done(fn ? fn(g, s) : NO_CUDA, s, true);
+	return graph_launch(H_GRAPH_PT, "cuGraphLaunch_ptsz", g, s, true);
 }
 
 /* ---------------- lookups ---------------- */
@@ -330,7 +348,7 @@ static const struct {
 	const struct rt_hook *v;
 	const size_t *n;
 } tables[] = { { hooks, &nhooks }, { rt_api_hooks, &rt_api_nhooks },
-		{ rt_original_hooks, &rt_original_nhooks } };
+		{ rt_original_hooks, &rt_original_nhooks }, { rt_graph_hooks, &rt_graph_nhooks } };
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
 
 #define EACH_HOOK(h)                                                                   \

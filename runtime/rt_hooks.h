@@ -46,6 +46,11 @@ enum hook_id {
 	H_FN_GET_ATTR, H_K_GET_ATTR, H_FN_SET_ATTR, H_FN_SET_CACHE, H_K_SET_ATTR,
 	H_K_SET_CACHE, H_OCC_BLOCKS, H_OCC_BLOCKS_FL, H_OCC_SIZE, H_OCC_SIZE_FL, H_OCC_SMEM,
 	H_OCC_CLUSTER_SIZE, H_OCC_CLUSTERS,
+	/* rt_live_graph.c: executable graphs in live sessions */
+	H_G_INST, H_G_INST2, H_G_INST_FL, H_G_INST_PAR, H_G_INST_PAR_PT, H_G_UPDATE,
+	H_G_UPDATE2, H_G_EXEC_DESTROY, H_G_UPLOAD, H_G_UPLOAD_PT, H_G_KSET, H_G_KSET2,
+	H_G_NSET, H_G_MEMCPY, H_G_MEMSET, H_G_HOST, H_G_CHILD, H_G_EVREC, H_G_EVWAIT,
+	H_G_SEMSIG, H_G_SEMWAIT, H_G_BATCH, H_G_ENABLE, H_G_ENABLED,
 	H_COUNT
 };
 
@@ -85,11 +90,14 @@ struct rt_hook {
 	enum hook_id id;
 	void *fn;
 };
-/* rt_api.c's hooks and rt_original.c's (rt_entry.c has the others). */
+/* rt_api.c's hooks, rt_original.c's and rt_live_graph.c's (rt_entry.c
+ * has the others). */
 extern const struct rt_hook rt_api_hooks[];
 extern const size_t rt_api_nhooks;
 extern const struct rt_hook rt_original_hooks[];
 extern const size_t rt_original_nhooks;
+extern const struct rt_hook rt_graph_hooks[];
+extern const size_t rt_graph_nhooks;
 
 /* ---- rt_original.c ---- */
 /* handle (a CUmodule, or a CUlibrary) was loaded from patched text. */

@@ -2,7 +2,8 @@
  * and its image is kept; a launch runs the function's namesake in a
  * module instrumented with the current generation's probes, loaded on
  * the first launch that needs it in each context. The program's handles
- * stay its own, so its queries, attributes and graphs see the original.
+ * stay its own, so its queries and attributes see the original; graphs
+ * are set to the namesakes before their launches (rt_live_graph.c).
  * When the controller makes a new generation, the runtime thread waits
  * for the contexts' work, takes the final snapshots, unloads the
  * instrumented modules and moves on (rt_ctx_move carries the maps). */
@@ -265,6 +266,21 @@ CUfunction rt_live_fn(CUfunction f)
 	return e.to;
 }
 
+bool rt_live_capturing(CUstream s, bool pt)
+{
+	if (!rt_live() || !rt_cu.StreamIsCapturing)
+		return false;
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	if (!s && pt)
+		s = CU_STREAM_PER_THREAD;
+	return rt_cu.StreamIsCapturing(s, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+unsigned rt_live_gen(void)
+{
+	return __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+}
+
 void rt_live_failed(CUfunction f, CUfunction to, CUresult rc)
 {
 	static int told;
@@ -296,6 +312,7 @@ void rt_live_poll(void)
 		struct timespec ts = { 0, 100000 };
 		nanosleep(&ts, NULL);
 	}
+	rt_live_graph_restore(); /* before rt_lock: see rt_live_graph.c */
 	pthread_mutex_lock(&rt_lock);
 	struct gpux_sess_hdr *old = rt_sess();
 	rt_ctx_finish_all(); /* waits for every context's work */

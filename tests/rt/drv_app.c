@@ -40,6 +40,11 @@
  *                turns, 1 ms apart, until SIGTERM (or N launches); each
  *                SIGUSR1 starts a new phase; prints each phase's launches
  *                of each kernel
+ *       live-graph  as live, through two graphs: add_one captured from a
+ *                stream (captured again, and the executable graph updated
+ *                from the new graph, every 32nd time), scale a kernel node
+ *                of a graph the program keeps, whose parameters it sets on
+ *                the executable graph before every other launch of it
  *       streams  as module, but on two streams of its own: add_one<<<4, 64>>>
  *                x3 (cuLaunchKernel) and add_one<<<3, 32>>>
  *                (cuLaunchCooperativeKernel) on the first, scale<<<2,
@@ -120,16 +125,66 @@ static void on_term(int sig)
 	(void)sig;
 	live_quit = 1;
 }
-static void live_launches(CUfunction add_one, CUfunction scale, void **a1, void **a2, long max)
+/* live-graph mode's graphs. */
+static CUstream gs;
+static CUgraphExec gadd, gscale;
+static CUgraphNode gscale_node;
+static CUDA_KERNEL_NODE_PARAMS gscale_params;
+
+static CUgraph capture(CUfunction add_one, void **a1)
+{
+	CUgraph g;
+	check(cuStreamBeginCapture(gs, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	check(cuLaunchKernel(add_one, 1, 1, 1, 32, 1, 1, 0, gs, a1, NULL), "cuLaunchKernel");
+	check(cuStreamEndCapture(gs, &g), "cuStreamEndCapture");
+	return g;
+}
+
+static void graphs_make(CUfunction add_one, CUfunction scale, void **a1, void **a2)
+{
+	CUgraph g;
+	check(cuStreamCreate(&gs, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+	g = capture(add_one, a1);
+	check(cuGraphInstantiate(&gadd, g, 0), "cuGraphInstantiate");
+	check(cuGraphDestroy(g), "cuGraphDestroy");
+	gscale_params = (CUDA_KERNEL_NODE_PARAMS){ .func = scale, .gridDimX = 1, .gridDimY = 1,
+						   .gridDimZ = 1, .blockDimX = 8, .blockDimY = 4,
+						   .blockDimZ = 1, .kernelParams = a2 };
+	check(cuGraphCreate(&g, 0), "cuGraphCreate");
+	check(cuGraphAddKernelNode(&gscale_node, g, NULL, 0, &gscale_params), "cuGraphAddKernelNode");
+	check(cuGraphInstantiate(&gscale, g, 0), "cuGraphInstantiate");
+	/* g stays: its node names the executable graph's */
+}
+
+static void graph_launch(long i, int k, CUfunction add_one, void **a1)
+{
+	if (k == 0 && i % 64 == 32) {
+		CUgraph g = capture(add_one, a1);
+		CUgraphExecUpdateResultInfo info;
+		check(cuGraphExecUpdate(gadd, g, &info), "cuGraphExecUpdate");
+		check(cuGraphDestroy(g), "cuGraphDestroy");
+	}
+	if (k == 1 && i % 4 == 1)
+		check(cuGraphExecKernelNodeSetParams(gscale, gscale_node, &gscale_params),
+		      "cuGraphExecKernelNodeSetParams");
+	check(cuGraphLaunch(k ? gscale : gadd, gs), "cuGraphLaunch");
+}
+
+static void live_launches(CUfunction add_one, CUfunction scale, void **a1, void **a2, long max,
+			  bool graphs)
 {
 	static long n[PHASES][2];
 	signal(SIGUSR1, on_usr1);
 	signal(SIGTERM, on_term);
+	if (graphs)
+		graphs_make(add_one, scale, a1, a2);
 	printf("drv_app: launching\n");
 	fflush(stdout);
 	for (long i = 0; !live_quit && (!max || i < max); i++) {
 		int k = (int)(i & 1);
-		if (k == 0)
+		if (graphs)
+			graph_launch(i, k, add_one, a1);
+		else if (k == 0)
 			check(cuLaunchKernel(add_one, 1, 1, 1, 32, 1, 1, 0, NULL, a1, NULL),
 			      "cuLaunchKernel");
 		else
@@ -140,6 +195,10 @@ static void live_launches(CUfunction add_one, CUfunction scale, void **a1, void 
 			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	}
 	check(cuCtxSynchronize(), "cuCtxSynchronize");
+	if (graphs) {
+		check(cuGraphExecDestroy(gadd), "cuGraphExecDestroy");
+		check(cuGraphExecDestroy(gscale), "cuGraphExecDestroy");
+	}
 	for (int p = 0; p <= phase; p++)
 		printf("drv_app: phase %d: add_one %ld, scale %ld\n", p, n[p][0], n[p][1]);
 }
@@ -179,7 +238,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc"))) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|rdc|"
-			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live FILE [N]\n");
+			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live|live-graph FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -349,7 +408,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "module") || !strcmp(mode, "noclean") || !strcmp(mode, "many") ||
 	    !strcmp(mode, "primary") || !strcmp(mode, "segv") || !strcmp(mode, "abort") ||
-	    !strcmp(mode, "streams") || !strcmp(mode, "live")) {
+	    !strcmp(mode, "streams") || !strcmp(mode, "live") || !strcmp(mode, "live-graph")) {
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
 	} else if (!strcmp(mode, "modex")) {
 		char info[256] = "";
@@ -420,8 +479,9 @@ int main(int argc, char **argv)
 		*(volatile int *)(uintptr_t)argc = 0; /* SIGSEGV */
 		return 1;
 	}
-	if (!strcmp(mode, "live")) {
-		live_launches(add_one, scale, args1, args2, argc == 4 ? atol(argv[3]) : 0);
+	if (!strcmp(mode, "live") || !strcmp(mode, "live-graph")) {
+		live_launches(add_one, scale, args1, args2, argc == 4 ? atol(argv[3]) : 0,
+			      !strcmp(mode, "live-graph"));
 		return 0;
 	}
 	if (!strcmp(mode, "many")) {

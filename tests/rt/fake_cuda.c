@@ -67,6 +67,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fake_cuda.h"
 #include "gpux_dev.h"
 #include "probe_site.h"
 
@@ -78,8 +79,7 @@ extern char **environ;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void flog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void flog(const char *fmt, ...)
+void flog(const char *fmt, ...)
 {
 	const char *path = getenv("FAKE_CUDA_LOG");
 	if (!path || !*path)
@@ -507,8 +507,9 @@ __attribute__((destructor)) static void ev_report(void)
  * captured (what the runtime does then is checked against it). */
 CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
-	*st = s && getenv("FAKE_CUDA_CAPTURING") ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-						 : CU_STREAM_CAPTURE_STATUS_NONE;
+	*st = (s && getenv("FAKE_CUDA_CAPTURING")) || fk_capturing(s)
+		      ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+		      : CU_STREAM_CAPTURE_STATUS_NONE;
 	return CUDA_SUCCESS;
 }
 
@@ -2364,8 +2365,8 @@ static const char *setup_state(struct fk_mod *m)
 	return buf;
 }
 
-static CUresult launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-		       unsigned by, unsigned bz, void **params, const char *api)
+CUresult fk_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+		   unsigned by, unsigned bz, void **params, const char *api)
 {
 	struct fk_func *f = (struct fk_func *)fn;
 	if (!cur)
@@ -2422,8 +2423,10 @@ static CUresult launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, uns
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 			unsigned by, unsigned bz, unsigned shm, CUstream s, void **p, void **e)
 {
-	(void)shm, (void)s, (void)e;
-	return launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchKernel");
+	(void)e;
+	if (fk_captured(s, f, gx, gy, gz, bx, by, bz, shm, p))
+		return CUDA_SUCCESS;
+	return fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchKernel");
 }
 
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -2434,7 +2437,7 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz
 			     void **e)
 {
 	(void)shm, (void)s, (void)e;
-	return launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchKernel_ptsz");
+	return fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchKernel_ptsz");
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
@@ -2442,7 +2445,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void 
 	(void)e;
 	if (!c)
 		return CUDA_ERROR_INVALID_VALUE;
-	return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+	return fk_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
 		      c->blockDimZ, p, "cuLaunchKernelEx");
 }
 
@@ -2452,7 +2455,7 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 	(void)e;
 	if (!c)
 		return CUDA_ERROR_INVALID_VALUE;
-	return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+	return fk_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
 		      c->blockDimZ, p, "cuLaunchKernelEx_ptsz");
 }
 
@@ -2461,7 +2464,7 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsig
 				   void **p)
 {
 	(void)shm, (void)s;
-	return launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchCooperativeKernel");
+	return fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchCooperativeKernel");
 }
 
 CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -2472,7 +2475,7 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, 
 					CUstream s, void **p)
 {
 	(void)shm, (void)s;
-	return launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchCooperativeKernel_ptsz");
+	return fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchCooperativeKernel_ptsz");
 }
 
 /* Names: a library's functions are CUkernels (cuKernelGetFunction hands
@@ -2675,6 +2678,12 @@ static const struct {
 	E(cuFuncGetAttribute), E(cuKernelGetAttribute), E(cuFuncSetAttribute),
 	E(cuKernelSetAttribute), E(cuOccupancyMaxActiveBlocksPerMultiprocessor), E(cuFuncGetParamInfo), E(cuKernelGetParamInfo),
 	E(cuMemPrefetchAsync_v2), E(cuMemAdvise_v2), E(cuPointerGetAttribute), E(cuMemGetInfo_v2),
+	E(cuGraphCreate), E(cuGraphDestroy), E(cuGraphAddKernelNode_v2),
+	E(cuGraphKernelNodeGetParams_v2), E(cuGraphKernelNodeSetParams_v2), E(cuGraphGetNodes),
+	E(cuGraphNodeGetType), E(cuGraphClone), E(cuGraphNodeFindInClone),
+	E(cuGraphInstantiateWithFlags), E(cuGraphExecKernelNodeSetParams_v2),
+	E(cuGraphNodeSetEnabled), E(cuGraphNodeGetEnabled), E(cuGraphExecUpdate_v2),
+	E(cuGraphLaunch), E(cuGraphExecDestroy), E(cuStreamBeginCapture_v2), E(cuStreamEndCapture),
 #undef E
 };
 

@@ -3,8 +3,14 @@
 // launch counts in the phase current when it returned, so a launch held
 // by a paused gpux counts in the phase it was let go in. At the end:
 // each phase's launches of each kernel, and a checksum of the data.
+// `live graph` launches the same kernels through two CUDA graphs: add_one
+// captured from a stream (captured again, and the executable graph
+// updated from the new capture, every 64th time), scale a kernel node of
+// a graph the program keeps, whose parameters it sets on the executable
+// graph before every other launch of it.
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 #include "common.h"
@@ -29,19 +35,85 @@ __global__ void scale(float *x, float a, int n)
 		x[i] *= a;
 }
 
-int main()
+static const int n = 1 << 16, threads = 256, blocks = n / threads;
+
+struct graphs {
+	cudaStream_t s;
+	cudaGraphExec_t add, scale;
+	cudaGraph_t scale_graph; // kept: its node names the executable graph's
+	cudaGraphNode_t scale_node;
+	cudaKernelNodeParams scale_params;
+	void *args[3];
+	float *d;
+	float a;
+	int n;
+};
+
+static cudaGraph_t capture(graphs &g)
 {
-	const int n = 1 << 16, threads = 256, blocks = n / threads;
+	cudaGraph_t graph;
+	CK(cudaStreamBeginCapture(g.s, cudaStreamCaptureModeGlobal));
+	add_one<<<blocks, threads, 0, g.s>>>(g.d, n);
+	CK(cudaStreamEndCapture(g.s, &graph));
+	return graph;
+}
+
+static void graphs_make(graphs &g, float *d)
+{
+	g.d = d;
+	g.a = 0.5f;
+	g.n = n;
+	CK(cudaStreamCreateWithFlags(&g.s, cudaStreamNonBlocking));
+	cudaGraph_t graph = capture(g);
+	CK(cudaGraphInstantiate(&g.add, graph, 0));
+	CK(cudaGraphDestroy(graph));
+	g.args[0] = &g.d;
+	g.args[1] = &g.a;
+	g.args[2] = &g.n;
+	std::memset(&g.scale_params, 0, sizeof(g.scale_params));
+	g.scale_params.func = (void *)scale;
+	g.scale_params.gridDim = dim3(blocks);
+	g.scale_params.blockDim = dim3(threads);
+	g.scale_params.kernelParams = g.args;
+	CK(cudaGraphCreate(&g.scale_graph, 0));
+	CK(cudaGraphAddKernelNode(&g.scale_node, g.scale_graph, nullptr, 0, &g.scale_params));
+	CK(cudaGraphInstantiate(&g.scale, g.scale_graph, 0));
+}
+
+static void graph_launch(graphs &g, long i)
+{
+	if (i % 128 == 64) {
+		cudaGraph_t graph = capture(g);
+		cudaGraphExecUpdateResultInfo info;
+		CK(cudaGraphExecUpdate(g.add, graph, &info));
+		CK(cudaGraphDestroy(graph));
+	}
+	if (i % 4 == 1)
+		CK(cudaGraphExecKernelNodeSetParams(g.scale, g.scale_node, &g.scale_params));
+	CK(cudaGraphLaunch(i % 2 ? g.scale : g.add, g.s));
+	if (i % 2)
+		CK(cudaStreamSynchronize(g.s));
+}
+
+int main(int argc, char **argv)
+{
+	bool use_graphs = argc > 1 && !std::strcmp(argv[1], "graph");
 	static long launches[PHASES][2];
+	static graphs g;
 	float *d;
 	CK(cudaMalloc(&d, n * sizeof(float)));
 	CK(cudaMemset(d, 0, n * sizeof(float)));
 	std::signal(SIGUSR1, on_usr1);
 	std::signal(SIGTERM, on_term);
-	std::printf("live: launching %d x %d threads\n", blocks, threads);
+	if (use_graphs)
+		graphs_make(g, d);
+	std::printf("live: launching %d x %d threads%s\n", blocks, threads,
+		    use_graphs ? " through graphs" : "");
 	std::fflush(stdout);
 	for (long i = 0; !quit; i++) {
-		if (i % 2 == 0)
+		if (use_graphs)
+			graph_launch(g, i);
+		else if (i % 2 == 0)
 			add_one<<<blocks, threads>>>(d, n);
 		else
 			scale<<<blocks, threads>>>(d, 0.5f, n);
@@ -60,6 +132,12 @@ int main()
 		std::printf("live: phase %d: add_one %ld, scale %ld\n", p, launches[p][0],
 			    launches[p][1]);
 	std::printf("live: x[0] = %.6f\n", h[0]);
+	if (use_graphs) {
+		CK(cudaGraphExecDestroy(g.add));
+		CK(cudaGraphExecDestroy(g.scale));
+		CK(cudaGraphDestroy(g.scale_graph));
+		CK(cudaStreamDestroy(g.s));
+	}
 	CK(cudaFree(d));
 	return 0;
 }

@@ -8,7 +8,11 @@
 # each launch, from the program's own count of launches per phase), that
 # every warp saw 8 active lanes (mask 0xff), that :top counts every
 # launch of the run with its threads and a GPU time, and that the
-# program's result is the one without gpux.
+# program's result is the one without gpux. Then the same kernels
+# launched through CUDA graphs (live graph: one captured and updated from
+# new captures, one whose kernel node the program sets on the executable
+# graph): attached and detached the same way, counted exactly, :top
+# counting the graphs' kernels.
 # Usage: live.sh E2E_DIR GPUX OUTDIR
 set -u
 e2e=$1 gpux=$2 out=$3
@@ -76,4 +80,51 @@ $st $((st * threads)) 1" ] || fail ":top: want $at and $st launches, timed"
 # The same computation whatever the phases' lengths: x[0] converges.
 [ "$(grep '^live: x\[0\]' "$out/app.out")" = "$(grep '^live: x\[0\]' "$out/alone.out")" ] ||
 	fail "the result differs from the run without gpux"
-echo "live: PASS (phase 1: add_one $a1, scale $s1 launches, counted exactly)"
+echo "live: direct launches PASS (phase 1: add_one $a1, scale $s1 launches, counted exactly)"
+
+"$e2e/live" graph >"$out/graph_alone.out" 2>&1 &
+pid=$!
+sleep 2
+kill -TERM $pid
+wait $pid || fail "live graph alone exited $?"
+cat >"$out/graph_session.txt" <<'SESSION'
+:sleep 1s
+:pause
+gdev:kernel_exit { @[kernel] = count(); }
+:kill USR1
+:resume
+:sleep 1s
+:pause
+:detach 1
+:kill USR1
+:resume
+@
+:sleep 300ms
+:kill TERM
+:wait
+:top launches
+SESSION
+timeout 120 "$gpux" --repl -c "exec '$e2e/live' graph >'$out/graph_app.out'" \
+	<"$out/graph_session.txt" >"$out/graph_session.out" 2>"$out/graph_session.err" ||
+	fail "gpux (graphs) exited $?"
+cat "$out/graph_session.out" "$out/graph_session.err"
+ga1=$(sed -n 's/^live: phase 1: add_one \([0-9]*\), scale \([0-9]*\)/\1/p' "$out/graph_app.out")
+gs1=$(sed -n 's/^live: phase 1: add_one \([0-9]*\), scale \([0-9]*\)/\2/p' "$out/graph_app.out")
+[ "${ga1:-0}" -gt 64 ] || { cat "$out/graph_app.out"; fail "graphs: too few launches in phase 1"; }
+grep -qxF "@[add_one(float*, int)]: $((ga1 * threads))" "$out/graph_session.out" ||
+	fail "graphs: add_one: want $ga1 launches x $threads"
+grep -qxF "@[scale(float*, float, int)]: $((gs1 * threads))" "$out/graph_session.out" ||
+	fail "graphs: scale: want $gs1 launches x $threads"
+gsum() { sed -n "s/^live: phase [0-9]*: add_one \([0-9]*\), scale \([0-9]*\)/\\$1/p" \
+	"$out/graph_app.out" | awk '{ n += $1 } END { print n + 0 }'; }
+gat=$(gsum 1) gst=$(gsum 2)
+top=$(sed -n '/^ *LAUNCHES  *THREADS  *GPU TIME  *AVG  *KERNEL$/,$p' "$out/graph_session.out" |
+	awk 'NR > 1 { print $1, $2 }')
+[ "$top" = "$gat $((gat * threads))
+$gst $((gst * threads))" ] || fail "graphs: :top: want $gat and $gst launches"
+[ "$(grep '^live: x\[0\]' "$out/graph_app.out")" = "$(grep '^live: x\[0\]' "$out/graph_alone.out")" ] ||
+	fail "graphs: the result differs from the run without gpux"
+if grep -v '^gpux: the program exited with status 0$' "$out/graph_session.err" | grep -q .; then
+	fail "graphs: gpux said more than the program's end"
+fi
+echo "live: PASS (direct: phase 1 add_one $a1, scale $s1; graphs: phase 1 add_one $ga1, scale $gs1; counted exactly)"
