@@ -17,6 +17,7 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_live.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_live_top.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_live_graph.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_graph_hooks.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_crash.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_interpose.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_entry.c
