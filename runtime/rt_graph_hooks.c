@@ -209,7 +209,8 @@ CUresult cuGraphNodeSetEnabled(CUgraphExec x, CUgraphNode n, unsigned on)
 	return rc;
 }
 
-/* A kernel node set by the program: MIRROR sets it on the clone. */
+/* A kernel node set by the program: MIRROR sets it on the clone (only
+ * on a node of the runtime's own clone, never on the program's graph). */
 #define KERNEL_HOOK(NAME, ID, SYM, PTYPE, MIRROR)                                    \
 	CUresult NAME(CUgraphExec x, CUgraphNode n, PTYPE *p)                        \
 	{                                                                            \
@@ -221,8 +222,10 @@ CUresult cuGraphNodeSetEnabled(CUgraphExec x, CUgraphNode n, unsigned on)
 			return fn(x, n, p);                                          \
 		pthread_mutex_lock(&rt_lg_lock);                                     \
 		struct gexec *e = rt_lg_node_call(x, &n, false);                     \
+		bool ours_ = rt_lg_followed(e, n);                                   \
 		CUresult rc = fn(x, n, p);                                           \
-		rt_lg_kernel_set(e, n, rc, rc == CUDA_SUCCESS && (MIRROR));          \
+		if (ours_)                                                           \
+			rt_lg_kernel_set(e, n, rc, rc == CUDA_SUCCESS && (MIRROR));  \
 		pthread_mutex_unlock(&rt_lg_lock);                                   \
 		return rc;                                                           \
 	}

@@ -489,7 +489,6 @@ void rt_lg_kernel_set(struct gexec *e, CUgraphNode n, CUresult rc, bool mirrored
 	k->swapped = false;
 }
 
-
 struct gexec *rt_lg_take(CUgraphExec x)
 {
 	struct gexec *e = NULL;
@@ -509,4 +508,9 @@ void rt_lg_set_enabled(struct gexec *e, CUgraphNode n, unsigned on)
 	struct knode *k = e && !e->view ? knode_of(e, n) : NULL;
 	if (k)
 		k->off = !on;
+}
+
+bool rt_lg_followed(struct gexec *e, CUgraphNode n)
+{
+	return e && !e->view && !e->untouched && knode_of(e, n);
 }

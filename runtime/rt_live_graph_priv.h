@@ -70,6 +70,9 @@ void rt_lg_updated(CUgraphExec x, CUgraph graph);
  * node; after an update, a call that changes a node (!enabling) first
  * leaves the graph untouched. NULL: x is not tracked. */
 struct gexec *rt_lg_node_call(CUgraphExec x, CUgraphNode *n, bool enabling);
+/* Whether n (translated) is a kernel node of e's clone that the
+ * runtime follows node by node. */
+bool rt_lg_followed(struct gexec *e, CUgraphNode n);
 /* After the program set kernel node n of e (rc: its answer; mirrored:
  * set on the clone too, which keeps what to set back): the node runs
  * the program's function until the next launch; when the clone could
