@@ -172,7 +172,6 @@ void live_end(struct live *lv)
 
 /* ---- generations ---- */
 
-/* The source of the active entries, plus text when given. */
 /* The text of a generation: with kept, first the detached entries
  * (*kept_lines lines), then the active ones and text (may be NULL). */
 static char *union_text(const struct live *lv, const char *text, size_t len, bool kept,
@@ -186,16 +185,17 @@ static char *union_text(const struct live *lv, const char *text, size_t len, boo
 		return NULL;
 	size_t k = 0;
 	*kept_lines = 0;
-	for (int pass = kept ? 0 : 1; pass < 2; pass++)
+	for (int pass = kept ? 0 : 1; pass < 2; pass++) {
 		for (int i = 0; i < lv->ne; i++)
 			if (lv->e[i].active == (pass == 1)) {
 				size_t m = strlen(lv->e[i].text);
 				memcpy(s + k, lv->e[i].text, m);
 				k += m;
 				s[k++] = '\n';
-				for (size_t j = k - m - 1; pass == 0 && j < k; j++)
-					*kept_lines += s[j] == '\n';
 			}
+		for (size_t j = 0; pass == 0 && j < k; j++)
+			*kept_lines += s[j] == '\n';
+	}
 	if (text) {
 		memcpy(s + k, text, len);
 		k += len;
@@ -325,7 +325,10 @@ static int regenerate(struct live *lv, const char *text, size_t len)
 	lv->g = v;
 	struct live_gen g = { 0 };
 	uint64_t off = gen_end(&lv->g[lv->ng - 1]);
-	int rc = compile_gen(lv, &g, off, text, len, true, false);
+	bool detached = false;
+	for (int i = 0; i < lv->ne; i++)
+		detached |= !lv->e[i].active;
+	int rc = detached ? compile_gen(lv, &g, off, text, len, true, false) : -1;
 	if (rc < 0)
 		rc = compile_gen(lv, &g, off, text, len, false, true);
 	if (rc < 0)

@@ -89,6 +89,13 @@ const char *rt_cu_err(CUresult rc);
  * only its own non-blocking stream, in relaxed capture mode. */
 CUstreamCaptureMode rt_relaxed_begin(void);
 void rt_relaxed_end(CUstreamCaptureMode prev);
+/* Whether stream s (with per_thread, s NULL is the per-thread default
+ * stream) is being captured into a graph; false when the driver cannot
+ * say. */
+bool rt_capturing(CUstream s, bool per_thread);
+/* Whether c is dev's primary context: retained and released at once,
+ * only while the primary context is active (never made by asking). */
+bool rt_is_primary(CUcontext c, CUdevice dev);
 
 /* ---- rt_session.c ---- */
 /* The mapped segment, or NULL when this process is not traced: in a

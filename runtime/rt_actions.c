@@ -155,10 +155,7 @@ static uint64_t act(enum gpux_act which, const uint64_t *a)
 		return (uint64_t)-1;
 	}
 	/* advice is no stream operation: a capture does not take it */
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-	if (which != GPUX_ACT_ADVISE && rt_cu.StreamIsCapturing &&
-	    rt_cu.StreamIsCapturing(stream, &st) == CUDA_SUCCESS &&
-	    st != CU_STREAM_CAPTURE_STATUS_NONE) {
+	if (which != GPUX_ACT_ADVISE && rt_capturing(stream, false)) {
 		__atomic_add_fetch(&c->captured, 1, __ATOMIC_RELAXED);
 		return (uint64_t)-1;
 	}

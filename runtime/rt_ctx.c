@@ -115,16 +115,7 @@ static struct rt_ctx *current(void)
 	CUdevice dev = 0;
 	rt_cu.CtxGetDevice(&dev);
 	x->device = dev;
-	/* whether c is dev's primary context: retained and released at
-	 * once, only while the primary context is active (never made) */
-	unsigned pflags;
-	int pactive = 0;
-	CUcontext prim = NULL;
-	if (rt_cu.DevicePrimaryCtxGetState(dev, &pflags, &pactive) == CUDA_SUCCESS && pactive &&
-	    rt_cu.DevicePrimaryCtxRetain(&prim, dev) == CUDA_SUCCESS) {
-		rt_cu.DevicePrimaryCtxRelease(dev);
-		x->primary = prim == c;
-	}
+	x->primary = rt_is_primary(c, dev);
 	if (!alloc_ctx(x)) {
 		/* the slot stays FREE (the controller ignores it); what was
 		 * allocated goes with the context */

@@ -116,6 +116,27 @@ CUstreamCaptureMode rt_relaxed_begin(void)
 	return m;
 }
 
+bool rt_capturing(CUstream s, bool per_thread)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	if (!s && per_thread)
+		s = CU_STREAM_PER_THREAD;
+	return rt_cu.StreamIsCapturing && rt_cu.StreamIsCapturing(s, &st) == CUDA_SUCCESS &&
+	       st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+bool rt_is_primary(CUcontext c, CUdevice dev)
+{
+	unsigned flags;
+	int active = 0;
+	CUcontext prim = NULL;
+	if (rt_cu.DevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active ||
+	    rt_cu.DevicePrimaryCtxRetain(&prim, dev) != CUDA_SUCCESS)
+		return false;
+	rt_cu.DevicePrimaryCtxRelease(dev);
+	return prim == c;
+}
+
 void rt_relaxed_end(CUstreamCaptureMode prev)
 {
 	if (rt_cu.ThreadExchangeStreamCaptureMode)

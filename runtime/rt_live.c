@@ -268,12 +268,7 @@ CUfunction rt_live_fn(CUfunction f)
 
 bool rt_live_capturing(CUstream s, bool pt)
 {
-	if (!rt_live() || !rt_cu.StreamIsCapturing)
-		return false;
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-	if (!s && pt)
-		s = CU_STREAM_PER_THREAD;
-	return rt_cu.StreamIsCapturing(s, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+	return rt_live() && rt_capturing(s, pt);
 }
 
 unsigned rt_live_gen(void)

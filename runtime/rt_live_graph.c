@@ -62,6 +62,12 @@ static void say_once(int *told, const char *what)
 
 static int told_untouched, told_device, told_child, told_clone, told_swap;
 
+static void swap_refused(void)
+{
+	say_once(&told_swap, "a graph's kernel node cannot run its instrumented namesake; it runs "
+			     "untouched");
+}
+
 /* The nodes of graph (calloc'ed, *n of them), or NULL. */
 static CUgraphNode *nodes_of(CUgraph graph, size_t *n)
 {
@@ -100,12 +106,19 @@ static bool has_kernels(CUgraph graph, int depth)
 	return any;
 }
 
+/* The program's kernel in p: its CUkernel if it gave one, else its
+ * CUfunction. */
+static const void *kernel_of(const kparams *p)
+{
+	return p->kern ? (const void *)p->kern : (const void *)p->func;
+}
+
 static bool node_info(struct knode *k)
 {
 	kparams p;
 	if (rt_graph_cu.KGet(k->node, &p) != CUDA_SUCCESS)
 		return false;
-	k->f = p.kern ? (const void *)p.kern : (const void *)p.func;
+	k->f = kernel_of(&p);
 	k->threads = (uint64_t)p.gridDimX * p.gridDimY * p.gridDimZ * p.blockDimX * p.blockDimY *
 		     p.blockDimZ;
 	return true;
@@ -196,8 +209,7 @@ static void set_node(struct gexec *e, struct knode *k, unsigned gen)
 		return;
 	}
 	if (to != (CUfunction)k->f) {
-		say_once(&told_swap, "a graph's kernel node cannot run its instrumented namesake; "
-				     "it runs untouched");
+		swap_refused();
 		if (k->swapped && rt_graph_cu.KGet(k->node, &p) == CUDA_SUCCESS &&
 		    set(e->exec, k->node, &p) == CUDA_SUCCESS)
 			k->swapped = false;
@@ -238,7 +250,7 @@ static CUresult update_whole(struct gexec *e, unsigned gen)
 			kparams p;
 			if (rt_graph_cu.NodeType(v[i], &t) == CUDA_SUCCESS && t == CU_GRAPH_NODE_TYPE_KERNEL &&
 			    rt_graph_cu.KGet(v[i], &p) == CUDA_SUCCESS) {
-				const void *f = p.kern ? (const void *)p.kern : (const void *)p.func;
+				const void *f = kernel_of(&p);
 				CUfunction to = target(f);
 				if (to != (CUfunction)f) {
 					swap_params(&p, to);
@@ -322,8 +334,7 @@ void rt_live_graph_prepare(CUgraphExec x)
 		if (!view_swaps(e) && !e->swapped)
 			e->gen = gen;
 		else if (update_whole(e, gen) != CUDA_SUCCESS) {
-			say_once(&told_swap, "a graph's kernel node cannot run its instrumented "
-					     "namesake; it runs untouched");
+			swap_refused();
 			go_untouched(e, NULL);
 		}
 	}
@@ -412,15 +423,7 @@ bool rt_lg_track(CUgraphExec x, CUgraph clone)
 	e->exec = x;
 	e->inst = clone;
 	rt_cu.CtxGetCurrent(&e->ctx);
-	unsigned flags;
-	int active = 0;
-	CUcontext prim = NULL;
-	if (rt_cu.CtxGetDevice(&e->dev) == CUDA_SUCCESS &&
-	    rt_cu.DevicePrimaryCtxGetState(e->dev, &flags, &active) == CUDA_SUCCESS && active &&
-	    rt_cu.DevicePrimaryCtxRetain(&prim, e->dev) == CUDA_SUCCESS) {
-		e->primary = prim == e->ctx;
-		rt_cu.DevicePrimaryCtxRelease(e->dev);
-	}
+	e->primary = rt_cu.CtxGetDevice(&e->dev) == CUDA_SUCCESS && rt_is_primary(e->ctx, e->dev);
 	if (!collect(e, clone)) {
 		free(e);
 		return false;

@@ -133,13 +133,6 @@ static bool push_all(struct rt_ctx *x, CUstream s)
 	return true;
 }
 
-static bool capturing(CUstream s)
-{
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-	return rt_cu.StreamIsCapturing && rt_cu.StreamIsCapturing(s, &st) == CUDA_SUCCESS &&
-	       st != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
 void rt_host_push(CUstream s, bool per_thread)
 {
 	if (!__atomic_load_n(&rt_h.nshared, __ATOMIC_RELAXED) || !rt_cu_ready())
@@ -153,7 +146,7 @@ void rt_host_push(CUstream s, bool per_thread)
 	/* a captured copy would replay stale values: the next launch
 	 * outside the capture pushes them */
 	if (x && x->store && x->push_pos != __atomic_load_n(&rt_h.log_head, __ATOMIC_ACQUIRE) &&
-	    !capturing(st)) {
+	    !rt_capturing(st, false)) {
 		CUstreamCaptureMode prev = rt_relaxed_begin();
 		vm_lock(rt_h.vm);
 		uint64_t head = rt_h.log_head;
