@@ -25,7 +25,7 @@ static unsigned type_bits(const char *c, size_t n)
 		return 32;
 	if (!strcmp(t, "bf16") || !strcmp(t, "e4m3x2") || !strcmp(t, "e5m2x2"))
 		return 16;
-	if (!strchr("usbf", t[0]) || !isdigit((unsigned char)t[1]))
+	if (!t[0] || !strchr("usbf", t[0]) || !isdigit((unsigned char)t[1]))
 		return 0;
 	char *end;
 	unsigned long b = strtoul(t + 1, &end, 10);
