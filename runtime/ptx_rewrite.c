@@ -124,7 +124,7 @@ static int probes_header(struct rw *rw)
 	const char *s = rw->in->probes_ptx;
 	size_t n = rw->in->probes_len, i = 0;
 	size_t t0 = rw->text.len;
-	ptx_buf_printf(&rw->text, "\n// gpux: probes and helper library\n");
+	ptx_buf_printf(&rw->text, "\n" PTX_PROBES_BEGIN "\n");
 	while (i < n) {
 		size_t e = i;
 		while (e < n && s[e] != '\n')
@@ -161,7 +161,7 @@ static int probes_header(struct rw *rw)
 	}
 	/* GPUX_SYM_OFF, which every trampoline reads */
 	ptx_buf_printf(&rw->text, "%s .global .align 4 .u32 " GPUX_SYM_OFF " = 0;\n"
-		       "// gpux: end of probes\n",
+		       PTX_PROBES_END "\n",
 		       rw->in->unit == PTX_LATER_UNIT ? ".weak" : ".visible");
 	rw->probes_t0 = t0;
 	rw->probes_tlen = rw->text.len - t0;

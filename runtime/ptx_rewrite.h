@@ -40,6 +40,11 @@
 
 #include "probe_site.h" /* enum ptx_site_kind */
 
+/* Comments around the probes module in the output: what lies between
+ * them is gpux's (ptx_vars.c leaves it alone). */
+#define PTX_PROBES_BEGIN "// gpux: probes and helper library"
+#define PTX_PROBES_END "// gpux: end of probes"
+
 struct ptx_probe {
 	enum ptx_site_kind kind;
 	const char *glob; /* on the PTX (mangled) function name; NULL: all */

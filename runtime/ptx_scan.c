@@ -209,6 +209,29 @@ size_t ptx_clean(const char *s, size_t n, char *out)
 	return o;
 }
 
+const char *ptx_clean_tok(const char *s, const struct ptx_tok *t, char **buf, size_t *cap)
+{
+	size_t n = t->end - t->start;
+	if (n + 1 > *cap) {
+		char *p = realloc(*buf, n + 1);
+		if (!p)
+			return NULL;
+		*buf = p;
+		*cap = n + 1;
+	}
+	ptx_clean(s + t->start, n, *buf);
+	return *buf;
+}
+
+bool ptx_has_word(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = strstr(s, w); p; p = strstr(p + 1, w))
+		if ((p == s || p[-1] == ' ') && (p[n] == ' ' || p[n] == '(' || !p[n]))
+			return true;
+	return false;
+}
+
 unsigned ptx_line_of(const char *s, size_t off)
 {
 	unsigned line = 1;

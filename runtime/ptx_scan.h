@@ -40,6 +40,14 @@ int ptx_scan_skip_block(struct ptx_scan *sc, char *err, size_t errlen);
  * out (n + 1 bytes). Returns the length. */
 size_t ptx_clean(const char *s, size_t n, char *out);
 
+/* Token t of s, ptx_clean()ed into *buf (grown as needed, *cap bytes):
+ * *buf, or NULL when out of memory. */
+const char *ptx_clean_tok(const char *s, const struct ptx_tok *t, char **buf, size_t *cap);
+
+/* Whether cleaned text s has the word w (a directive such as ".entry"),
+ * followed by a space, '(' or its end. */
+bool ptx_has_word(const char *s, const char *w);
+
 /* 1-based line of offset off (for messages). */
 unsigned ptx_line_of(const char *s, size_t off);
 

@@ -51,36 +51,19 @@ static void find_clash(struct rw *rw, const char *s)
 
 static const char *clean(struct rw *rw, const struct ptx_tok *t)
 {
-	size_t n = t->end - t->start;
-	if (n + 1 > rw->clean_cap) {
-		char *p = realloc(rw->clean, n + 1);
-		if (!p) {
-			rw->oom = true;
-			return "";
-		}
-		rw->clean = p;
-		rw->clean_cap = n + 1;
+	if (!ptx_clean_tok(rw->in->user, t, &rw->clean, &rw->clean_cap)) {
+		rw->oom = true;
+		return "";
 	}
-	ptx_clean(rw->in->user + t->start, n, rw->clean);
 	/* Our names must not collide with the user's (comments aside). */
 	find_clash(rw, rw->clean);
 	return rw->clean;
 }
 
-static bool has_word(const char *s, const char *w)
-{
-	size_t n = strlen(w);
-	for (const char *p = strstr(s, w); p; p = strstr(p + 1, w))
-		if ((p == s || p[-1] == ' ') && (p[n] == ' ' || p[n] == '(' ||
-						 !p[n]))
-			return true;
-	return false;
-}
-
 /* The name in ".visible .func (.param .b32 r) name(" or ".entry name(". */
 static char *func_name(const char *h, bool *is_kernel)
 {
-	*is_kernel = has_word(h, ".entry");
+	*is_kernel = ptx_has_word(h, ".entry");
 	const char *p = strstr(h, *is_kernel ? ".entry" : ".func");
 	p += *is_kernel ? 6 : 5;
 	while (*p == ' ')
@@ -260,7 +243,7 @@ int rw_walk(struct rw *rw)
 		}
 		case PTX_HEAD: {
 			const char *h = clean(rw, &t);
-			if (!has_word(h, ".entry") && !has_word(h, ".func")) {
+			if (!ptx_has_word(h, ".entry") && !ptx_has_word(h, ".func")) {
 				/* .section debug data and the like */
 				if (ptx_scan_skip_block(&sc, err, sizeof(err)))
 					return rw_fail(rw, "%s", err);

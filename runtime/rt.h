@@ -142,6 +142,10 @@ enum rt_patch_as {
 	RT_AS_JIT,
 	/* an input of the program's own link: PTX carrying the library */
 	RT_AS_PTX,
+	/* a live session's second copy of a loaded module: as RT_AS_LOAD,
+	 * its variables the original's (ptx_vars.h), filled in by the
+	 * caller at the addresses rt_image_vars names */
+	RT_AS_LIVE,
 };
 /* What to load in place of image: NULL to load image untouched (nothing
  * to probe, or it cannot be instrumented: reported once). The result
@@ -164,9 +168,11 @@ void rt_image_sass_regs(const void *b, size_t len, unsigned arch, struct gpux_cu
  * or NULL where image itself does: a fatbin wrapper lies in the
  * program), or NULL if its size cannot be told. */
 const void *rt_image_keep(const void *image, size_t size, void **copy);
-/* Whether image's PTX declares variables of its own (__device__,
- * __constant__, textures): a second module of it would not share them. */
-bool rt_image_has_vars(const void *image, size_t size);
+struct ptx_var_list;
+/* The variables image's PTX declares (__device__, __constant__), in the
+ * order of the table of its RT_AS_LIVE copy: 0, or -1 when a copy could
+ * not share them (said once: textures, relocatable code). */
+int rt_image_vars(const void *image, size_t size, struct ptx_var_list *out);
 /* Live sessions, moving to another generation: what was patched for
  * the last one goes (its modules are unloaded already). */
 void rt_image_forget(void);
@@ -178,17 +184,20 @@ bool rt_probes_call(const char *prefix);
 /* ptx rewritten with the session's probes (malloc'd), kernels capped at
  * regs (may be NULL); unit: enum ptx_unit (ptx_rewrite.h); link: the
  * probes in the form that links with the helper library's cubin
- * (rt_link.c), else with the library's PTX. NULL when nothing is probed
- * or it cannot be (said). */
+ * (rt_link.c), else with the library's PTX; live: its variables remapped
+ * for a second copy (RT_AS_LIVE). NULL when nothing is probed or it
+ * cannot be (said). */
 char *rt_image_rewrite(const char *ptx, size_t len, const struct gpux_cubin_regs *regs,
-		       int unit, bool link);
+		       int unit, bool link, bool live);
 
 /* ---- rt_relink.c ---- */
 /* A linked module of relocatable device code (its fatbin wrapper w,
  * version 2) linked again with its units instrumented, for a device of
  * arch: the cubin (malloc'd, *size bytes), or NULL (said, unless nothing
- * is probed). *rdc: whether the wrapper is such a module. */
-void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bool *rdc);
+ * is probed). *rdc: whether the wrapper is such a module. live: for a
+ * live session's copy, which units with variables cannot be (NULL, said). */
+void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bool *rdc,
+		bool live);
 
 /* ---- rt_link.c ---- */
 /* Appends to o/v the option that lets the driver's JIT compile a

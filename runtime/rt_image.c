@@ -19,6 +19,7 @@
 #include "gpux_dev.h"
 #include "kernel_list.h"
 #include "ptx_rewrite.h"
+#include "ptx_vars.h"
 #include "sass_only.h"
 
 /* Kernels a module's one line names; beyond, it counts them. */
@@ -28,6 +29,7 @@ struct patched {
 	uint64_t hash;   /* of the original image */
 	size_t len;
 	bool lib_ptx;    /* carrying the library as PTX was asked for */
+	bool live;       /* RT_AS_LIVE: variables remapped */
 	char *ptx;       /* PTX or a cubin; NULL: load the original */
 	const void *orig; /* what the program loaded: for the queries that the
 			   * original kernels answer (rt_original.c) */
@@ -269,8 +271,25 @@ bool rt_image_probed(const char *ptx)
 	return any;
 }
 
+/* ptx, rewritten, made to use the original module's variables. */
+static char *remap_vars(char *ptx)
+{
+	char *out, err[200];
+	size_t n;
+	int rc = ptx_vars_remap(ptx, strlen(ptx), &out, &n, err, sizeof(err));
+	if (rc == 1)
+		return ptx;
+	free(ptx);
+	if (rc < 0) {
+		rt_warn("a module's variables cannot be shared with its live copy (%s); its "
+			"kernels run untouched in this session", err);
+		return NULL;
+	}
+	return out;
+}
+
 char *rt_image_rewrite(const char *user, size_t len, const struct gpux_cubin_regs *regs,
-		       int unit, bool link)
+		       int unit, bool link, bool live)
 {
 	struct gpux_sess_hdr *h = rt_sess();
 	if (!rt_image_probed(user))
@@ -316,7 +335,7 @@ char *rt_image_rewrite(const char *user, size_t len, const struct gpux_cubin_reg
 	}
 	ptx_rewrite_free(&out);
 	free(probes);
-	return ptx;
+	return ptx && live ? remap_vars(ptx) : ptx;
 }
 
 bool rt_image_original(const char *patched, const void **image)
@@ -368,66 +387,33 @@ void rt_image_forget(void)
 	need_library = -1;
 }
 
-/* Whether PTX declares variables of its own at module scope (.global,
- * .const, textures), other than gpux's. */
-static bool ptx_has_vars(const char *p)
-{
-	int depth = 0;
-	while (*p) {
-		const char *line = p;
-		const char *nl = strchr(p, '\n');
-		p = nl ? nl + 1 : p + strlen(p);
-		while (*line == ' ' || *line == '\t')
-			line++;
-		if (depth == 0) {
-			static const char *const pre[] = { ".visible ", ".weak ", ".extern ", ".common " };
-			for (size_t i = 0; i < 4; i++)
-				if (!strncmp(line, pre[i], strlen(pre[i])))
-					line += strlen(pre[i]);
-			if (!strncmp(line, ".global ", 8) || !strncmp(line, ".const ", 7)) {
-				/* the name: the last word before '[', '=' or ';' */
-				const char *end = line;
-				while (end < p && *end != '[' && *end != '=' && *end != ';')
-					end++;
-				while (end > line && (end[-1] == ' ' || end[-1] == '\t'))
-					end--;
-				const char *name = end;
-				while (name > line && name[-1] != ' ' && name[-1] != '\t')
-					name--;
-				if (strncmp(name, "gpux_", 5))
-					return true;
-			}
-		}
-		for (const char *c = line; c < p; c++) {
-			if (*c == '/' && c[1] == '/')
-				break;
-			depth += *c == '{';
-			depth -= *c == '}';
-		}
-	}
-	return false;
-}
-
-bool rt_image_has_vars(const void *image, size_t size)
+/* The PTX a load of image would be rewritten from, malloc'd, or NULL. */
+static char *image_ptx(const void *image, size_t size)
 {
 	enum rt_img_kind kind = rt_image_classify(image, &size);
-	if (kind == RT_IMG_PTX) {
-		char *t = strndup(image, size);
-		bool v = t && ptx_has_vars(t);
-		free(t);
-		return v;
-	}
+	if (kind == RT_IMG_PTX)
+		return strndup(image, size ? size : SIZE_MAX);
 	if (kind != RT_IMG_FATBIN)
-		return false;
+		return NULL;
 	struct gpux_cubin_regs regs = { 0 };
 	char *t = fatbin_ptx(image, &regs);
 	gpux_cubin_regs_free(&regs);
-	bool v = t && ptx_has_vars(t);
-	free(t);
-	return v;
+	return t;
 }
 
-static struct patched *remember(uint64_t hash, size_t len, bool lib_ptx, char *ptx)
+int rt_image_vars(const void *image, size_t size, struct ptx_var_list *out)
+{
+	memset(out, 0, sizeof(*out));
+	char *t = image_ptx(image, size), err[200];
+	int rc = t ? ptx_vars_list(t, strlen(t), out, err, sizeof(err)) : 0;
+	if (rc)
+		rt_warn("a module's variables cannot be shared with its live copy (%s); its "
+			"kernels run untouched in this session", err);
+	free(t);
+	return rc;
+}
+
+static struct patched *remember(uint64_t hash, size_t len, bool lib_ptx, bool live, char *ptx)
 {
 	if (ncache == capcache) {
 		size_t c = capcache ? 2 * capcache : 16;
@@ -437,14 +423,14 @@ static struct patched *remember(uint64_t hash, size_t len, bool lib_ptx, char *p
 		cache = v;
 		capcache = c;
 	}
-	cache[ncache] = (struct patched){ hash, len, lib_ptx, ptx, NULL, NULL };
+	cache[ncache] = (struct patched){ hash, len, lib_ptx, live, ptx, NULL, NULL };
 	return &cache[ncache++];
 }
 
 /* A module of relocatable device code (rt_relink.c), cached by its
  * linked container: the cubin, or NULL to load it untouched. *rdc:
  * whether image is one. */
-static const char *relinked(const void *image, bool *rdc)
+static const char *relinked(const void *image, bool *rdc, bool live)
 {
 	struct gpux_fb_wrapper w;
 	size_t len;
@@ -460,10 +446,10 @@ static const char *relinked(const void *image, bool *rdc)
 			return cache[i].ptx;
 		}
 	size_t size = 0;
-	char *cubin = rt_relink(&w, device_arch(), &size, rdc);
+	char *cubin = rt_relink(&w, device_arch(), &size, rdc, live);
 	if (!*rdc)
 		return NULL;
-	struct patched *p = remember(hash, len, false, cubin);
+	struct patched *p = remember(hash, len, false, false, cubin);
 	if (p && cubin)
 		p->orig = image; /* a wrapper: in the program's image */
 	return cubin;
@@ -506,11 +492,12 @@ static bool probes_need_library(void)
 /* user rewritten for a load: linked with the helper library's cubin
  * where it can be and the probes need more of it than the array
  * updates (rt_link.c), else as PTX carrying the library. */
-static char *patch_for_load(const char *user, size_t len, const struct gpux_cubin_regs *regs)
+static char *patch_for_load(const char *user, size_t len, const struct gpux_cubin_regs *regs,
+			    bool live)
 {
 	unsigned arch = device_arch();
 	if (rt_link_lib(arch) && probes_need_library()) {
-		char *ptx = rt_image_rewrite(user, len, regs, PTX_FIRST_UNIT, true);
+		char *ptx = rt_image_rewrite(user, len, regs, PTX_FIRST_UNIT, true, live);
 		if (!ptx)
 			return NULL; /* nothing probed, or refused (said) */
 		size_t size;
@@ -519,7 +506,7 @@ static char *patch_for_load(const char *user, size_t len, const struct gpux_cubi
 		if (cubin)
 			return cubin;
 	}
-	return rt_image_rewrite(user, len, regs, PTX_WHOLE_MODULE, false);
+	return rt_image_rewrite(user, len, regs, PTX_WHOLE_MODULE, false, live);
 }
 
 const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
@@ -536,7 +523,7 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 		return NULL;
 	if (kind == RT_IMG_FATBIN && as != RT_AS_PTX) {
 		bool rdc;
-		const char *cubin = relinked(image, &rdc);
+		const char *cubin = relinked(image, &rdc, as == RT_AS_LIVE);
 		if (rdc)
 			return cubin;
 	}
@@ -555,9 +542,10 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 	}
 	const char *text = user ? user : image;
 	uint64_t hash = fnv(text, ulen);
-	bool lib_ptx = as != RT_AS_LOAD;
+	bool lib_ptx = as == RT_AS_JIT || as == RT_AS_PTX, live = as == RT_AS_LIVE;
 	for (size_t i = 0; i < ncache; i++)
-		if (cache[i].hash == hash && cache[i].len == ulen && cache[i].lib_ptx == lib_ptx) {
+		if (cache[i].hash == hash && cache[i].len == ulen && cache[i].lib_ptx == lib_ptx &&
+		    cache[i].live == live) {
 			free(user);
 			gpux_cubin_regs_free(&regs);
 			return cache[i].ptx;
@@ -570,13 +558,13 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 		rt_warn("a module loaded with JIT options that shape its code carries the helper "
 			"library as PTX, compiled under them");
 	const char *src = user ? user : copy;
-	char *ptx = lib_ptx ? rt_image_rewrite(src, ulen, &regs, PTX_WHOLE_MODULE, false)
-			    : patch_for_load(src, ulen, &regs);
+	char *ptx = lib_ptx ? rt_image_rewrite(src, ulen, &regs, PTX_WHOLE_MODULE, false, false)
+			    : patch_for_load(src, ulen, &regs, live);
 	free(user);
 	free(copy);
 	gpux_cubin_regs_free(&regs);
 	/* kept for the process's life: a library may JIT it lazily later */
-	struct patched *p = remember(hash, ulen, lib_ptx, ptx);
+	struct patched *p = remember(hash, ulen, lib_ptx, live, ptx);
 	if (p && ptx)
 		keep_original(p, image, size);
 	return ptx;

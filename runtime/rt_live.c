@@ -1,7 +1,8 @@
 /* Live sessions (GPUX_SESS_LIVE, the REPL): every module loads untouched
  * and its image is kept; a launch runs the function's namesake in a
  * module instrumented with the current generation's probes, loaded on
- * the first launch that needs it in each context. The program's handles
+ * the first launch that needs it in each context, pointed at the
+ * program's module variables (share_vars). The program's handles
  * stay its own, so its queries and attributes see the original; graphs
  * are set to the namesakes before their launches (rt_live_graph.c).
  * When the controller makes a new generation, the runtime thread waits
@@ -11,6 +12,8 @@
 #define _GNU_SOURCE
 #endif
 #include "rt_hooks.h"
+
+#include "ptx_vars.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +29,9 @@ struct rec {
 	bool lib;
 	const void *image;
 	void *copy;
-	bool checked, vars; /* vars: has its own variables (never swapped) */
+	bool checked;     /* vars read */
+	struct ptx_var_list vars; /* its variables: slots of its copies' tables */
+	bool vars_bad;    /* a copy could not share them: never swapped */
 	struct swap {
 		CUcontext ctx;
 		CUmodule mod; /* NULL: nothing probed in it (or refused) */
@@ -115,6 +120,7 @@ void rt_live_unloaded(const void *handle)
 	for (int i = 0; i < nrecs; i++)
 		if (recs[i]->handle == handle) {
 			unload_swaps(recs[i], NULL, true);
+			ptx_var_list_free(&recs[i]->vars);
 			free(recs[i]->copy);
 			free(recs[i]);
 			recs[i] = recs[--nrecs];
@@ -157,6 +163,39 @@ static struct rec *rec_of(const void *f)
 	return NULL;
 }
 
+/* Points copy's table at the variables of r's module in the current
+ * context, so that its kernels use the program's. */
+static bool share_vars(struct rec *r, CUmodule copy)
+{
+	CUdeviceptr tab;
+	size_t n = r->vars.n, bytes;
+	CUresult rc = rt_cu.ModuleGetGlobal(&tab, &bytes, copy, PTX_VARS_TABLE);
+	if (rc == CUDA_ERROR_NOT_FOUND && !n)
+		return true; /* nothing to share */
+	if (rc != CUDA_SUCCESS || bytes != n * sizeof(uint64_t))
+		return false;
+	uint64_t *addr = malloc(bytes);
+	bool ok = addr != NULL;
+	for (size_t i = 0; ok && i < n; i++) {
+		CUdeviceptr d;
+		ok = (r->lib ? rt_cu.LibraryGetGlobal(&d, NULL, (CUlibrary)r->handle, r->vars.name[i])
+			     : rt_cu.ModuleGetGlobal(&d, NULL, (CUmodule)r->handle,
+						     r->vars.name[i])) == CUDA_SUCCESS;
+		addr[i] = d;
+	}
+	/* complete before the launch that needs it, whatever its stream */
+	CUstream s = NULL;
+	CUstreamCaptureMode mode = rt_relaxed_begin();
+	ok = ok && rt_cu.StreamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS;
+	ok = ok && rt_cu.MemcpyHtoDAsync(tab, addr, bytes, s) == CUDA_SUCCESS;
+	ok = ok && rt_cu.StreamSynchronize(s) == CUDA_SUCCESS;
+	if (s)
+		rt_cu.StreamDestroy(s);
+	rt_relaxed_end(mode);
+	free(addr);
+	return ok;
+}
+
 /* The rewritten module of r in context c, loaded on first need. */
 static CUmodule swap_of(struct rec *r, CUcontext c)
 {
@@ -168,18 +207,25 @@ static CUmodule swap_of(struct rec *r, CUcontext c)
 	CUmodule mod = NULL;
 	if (!r->checked) {
 		r->checked = true;
-		r->vars = rt_image_has_vars(r->image, 0);
+		r->vars_bad = rt_image_vars(r->image, 0, &r->vars) != 0;
 	}
-	const char *ptx = rt_image_patch(r->image, 0, RT_AS_LOAD);
-	if (ptx && r->vars) {
-		rt_warn("a module with __device__ or __constant__ variables runs untouched in a "
-			"live session (a second copy would not share them); gpux -c probes it");
-		ptx = NULL;
-	}
-	if (ptx && rt_load_patched(&mod, ptx, 0, NULL, NULL) == CUDA_SUCCESS)
-		rt_module_loaded(mod);
-	else
+	const char *ptx = r->vars_bad ? NULL : rt_image_patch(r->image, 0, RT_AS_LIVE);
+	if (ptx && rt_load_patched(&mod, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
+		if (share_vars(r, mod)) {
+			rt_module_loaded(mod);
+		} else {
+			static int told;
+			if (!told++)
+				rt_warn("cannot point a module's live copy at its variables; its "
+					"kernels run untouched");
+			mod_unload_fn un = REAL(H_MOD_UNLOAD, "cuModuleUnload", mod_unload_fn);
+			if (un)
+				un(mod);
+			mod = NULL;
+		}
+	} else {
 		mod = NULL;
+	}
 	r->swaps[r->nswaps++] = (struct swap){ c, mod };
 	return mod;
 }

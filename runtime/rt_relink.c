@@ -22,6 +22,7 @@
 #include "cubin.h"
 #include "fatbin.h"
 #include "ptx_rewrite.h"
+#include "ptx_vars.h"
 #include "rt_helpers.h"
 
 #define MAX_UNITS 4096
@@ -66,7 +67,7 @@ static int unit_input(const void *unit, unsigned arch, const struct gpux_cubin_r
 		ptx = NULL;
 	if (ptx && rt_image_probed(ptx)) {
 		char *out = rt_image_rewrite(ptx, strlen(ptx), regs,
-					     later ? PTX_LATER_UNIT : PTX_FIRST_UNIT, lib);
+					     later ? PTX_LATER_UNIT : PTX_FIRST_UNIT, lib, false);
 		free(ptx);
 		if (!out)
 			return -1;
@@ -154,7 +155,21 @@ static void *link_units(const void *const *units, int n, unsigned arch,
 	return cubin;
 }
 
-void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bool *rdc)
+/* A unit's PTX for arch (malloc'd), or NULL. */
+static char *unit_ptx(const void *unit, unsigned arch)
+{
+	size_t len;
+	struct gpux_fb_elem e;
+	char *ptx;
+	if (gpux_fb_container_size(unit, GPUX_FB_HEADER_SIZE, &len) ||
+	    gpux_fb_best_ptx(unit, len, arch, &e, NULL) != GPUX_FB_OK ||
+	    gpux_fb_elem_ptx(&e, &ptx) != GPUX_FB_OK)
+		return NULL;
+	return ptx;
+}
+
+void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bool *rdc,
+		bool live)
 {
 	const void *const *units = (const void *const *)(uintptr_t)w->extra;
 	*rdc = false;
@@ -168,17 +183,28 @@ void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bo
 		return NULL;
 	*rdc = true;
 	/* anything to probe? */
-	bool any = false;
+	bool any = false, vars = false;
 	for (int i = 0; i < n && !any; i++) {
-		size_t len;
-		struct gpux_fb_elem e;
-		char *ptx;
-		if (gpux_fb_container_size(units[i], GPUX_FB_HEADER_SIZE, &len) ||
-		    gpux_fb_best_ptx(units[i], len, arch, &e, NULL) != GPUX_FB_OK ||
-		    gpux_fb_elem_ptx(&e, &ptx) != GPUX_FB_OK)
-			continue;
-		any = rt_image_probed(ptx);
+		char *ptx = unit_ptx(units[i], arch);
+		any = ptx && rt_image_probed(ptx);
 		free(ptx);
+	}
+	/* a live copy: its units would need tables of their own (and the
+	 * .extern variables between them remapped too) */
+	for (int i = 0; live && any && i < n && !vars; i++) {
+		char *ptx = unit_ptx(units[i], arch), err[200];
+		struct ptx_var_list v;
+		vars = ptx && (ptx_vars_list(ptx, strlen(ptx), &v, err, sizeof(err)) || v.n);
+		if (ptx && !vars)
+			ptx_var_list_free(&v);
+		free(ptx);
+	}
+	if (vars) {
+		static int told;
+		if (!told++)
+			rt_warn("relocatable device code with __device__ or __constant__ variables "
+				"runs untouched in a live session; gpux -c probes it");
+		return NULL;
 	}
 	if (!any)
 		return NULL;

@@ -1,17 +1,20 @@
 /* Test driver for the PTX rewriter:
  *   rewrite_ptx -p PROBES.ptx [-P KIND:GLOB:FUNC[:ONLY]]... [-R KERNEL=N]...
- *               [-u 1|2] [-s SITES] IN.ptx
+ *               [-u 1|2] [-V] [-s SITES] IN.ptx
  * prints the rewritten module, writes per-function site counts and the
  * warnings to SITES (or stderr). KIND is a ptx_site_name; ONLY the
  * probe's GPUX_SITE_* bits (abi/probe_site.h, default 0); GLOB "*"
  * matches every function; -R caps KERNEL at N registers (max_regs);
- * -u makes IN the first (1) or a later (2) unit of a relocatable link.
+ * -u makes IN the first (1) or a later (2) unit of a relocatable link;
+ * -V remaps the module's variables as for a live session's copy
+ * (ptx_vars.h) and lists them, in table order, with the sites.
  * Exit 1 with the error if the rewrite fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ptx_rewrite.h"
+#include "ptx_vars.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -81,6 +84,7 @@ int main(int argc, char **argv)
 	int nprobes = 0;
 	const char *probes_path = NULL, *sites_path = NULL, *in_path = NULL;
 	int unit = 0;
+	int vars = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-p") && i + 1 < argc)
 			probes_path = argv[++i];
@@ -91,6 +95,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "bad probe %s\n", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "-V")) {
+			vars = 1;
 		} else if (!strcmp(argv[i], "-u") && i + 1 < argc) {
 			unit = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "-R") && i + 1 < argc && ncaps < 64) {
@@ -121,10 +127,25 @@ int main(int argc, char **argv)
 	FILE *s = sites_path ? fopen(sites_path, "w") : stderr;
 	if (!s)
 		s = stderr;
+	char *remapped = NULL;
+	size_t rlen = 0;
+	struct ptx_var_list list = { 0 };
+	if (!rc && vars) {
+		int v = ptx_vars_list(out.ptx, out.len, &list, out.err, sizeof(out.err));
+		if (!v)
+			v = ptx_vars_remap(out.ptx, out.len, &remapped, &rlen, out.err,
+					   sizeof(out.err));
+		rc = v < 0;
+	}
 	if (rc) {
 		fprintf(stderr, "error: %s\n", out.err);
 	} else {
-		fwrite(out.ptx, 1, out.len, stdout);
+		if (remapped)
+			fwrite(remapped, 1, rlen, stdout);
+		else
+			fwrite(out.ptx, 1, out.len, stdout);
+		for (size_t i = 0; i < list.n; i++)
+			fprintf(s, "var %zu %s\n", i, list.name[i]);
 		for (int i = 0; i < out.nfuncs; i++) {
 			const struct ptx_func_sites *f = &out.funcs[i];
 			fprintf(s, "%s %s id=%u", f->is_kernel ? "kernel" : "func",
@@ -144,6 +165,8 @@ int main(int argc, char **argv)
 	if (s != stderr)
 		fclose(s);
 	ptx_rewrite_free(&out);
+	ptx_var_list_free(&list);
+	free(remapped);
 	free((char *)in.user);
 	free((char *)in.probes_ptx);
 	return rc ? 1 : 0;

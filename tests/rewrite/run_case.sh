@@ -13,6 +13,8 @@ args=()
 for p in $(sed -n 's,^// probes: ,,p' "$case_file"); do
 	args+=(-P "$p")
 done
+# "// live: 1": remapped as a live session's copy (-V)
+grep -q '^// live: 1' "$case_file" && args+=(-V)
 for r in $(sed -n 's,^// maxregs: ,,p' "$case_file"); do
 	args+=(-R "$r")
 done

@@ -39,7 +39,8 @@
  *       live     as module, then add_one<<<1, 32>>> and scale<<<1, 32>>> by
  *                turns, 1 ms apart, until SIGTERM (or N launches); each
  *                SIGUSR1 starts a new phase; prints each phase's launches
- *                of each kernel
+ *                of each kernel; with FILE from kern_vars.cu, what its
+ *                kernels added to their launch counter, started at 1000
  *       live-graph  as live, through two graphs: add_one captured from a
  *                stream (captured again, and the executable graph updated
  *                from the new graph, every 32nd time), scale a kernel node
@@ -480,8 +481,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(mode, "live") || !strcmp(mode, "live-graph")) {
+		/* a module with a launch counter (kern_vars.cu) starts it at
+		 * 1000 and prints what its kernels added */
+		CUdeviceptr runs;
+		unsigned v = 1000;
+		bool vars = cuModuleGetGlobal(&runs, NULL, mod, "fk_runs") == CUDA_SUCCESS;
+		if (vars)
+			check(cuMemcpyHtoD(runs, &v, sizeof(v)), "cuMemcpyHtoD");
 		live_launches(add_one, scale, args1, args2, argc == 4 ? atol(argv[3]) : 0,
 			      !strcmp(mode, "live-graph"));
+		if (vars) {
+			check(cuMemcpyDtoH(&v, runs, sizeof(v)), "cuMemcpyDtoH");
+			printf("drv_app: fk_runs %u\n", v - 1000);
+		}
 		return 0;
 	}
 	if (!strcmp(mode, "many")) {

@@ -1123,7 +1123,7 @@ static size_t type_size(const char *t)
 	return 0;
 }
 
-/* One line that defines a .global variable: name and size. */
+/* One line that defines a .global or .const variable: name and size. */
 static bool global_line(const char *line, size_t len, char *name, size_t nlen, size_t *size)
 {
 	char buf[512];
@@ -1140,7 +1140,7 @@ static bool global_line(const char *line, size_t len, char *name, size_t nlen, s
 	while (tok) {
 		if (!strcmp(tok, ".extern"))
 			return false;
-		if (!strcmp(tok, ".global")) {
+		if (!strcmp(tok, ".global") || !strcmp(tok, ".const")) {
 			global = true;
 		} else if (!global) {
 			if (strcmp(tok, ".visible") && strcmp(tok, ".weak") && strcmp(tok, ".common"))
@@ -1191,7 +1191,8 @@ static void parse_globals(struct fk_mod *m)
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
 		char name[128];
 		size_t size;
-		if (memmem(p, len, ".global", 7) && global_line(p, len, name, sizeof(name), &size))
+		if ((memmem(p, len, ".global", 7) || memmem(p, len, ".const", 6)) &&
+		    global_line(p, len, name, sizeof(name), &size))
 			add_global(m, name, size);
 		p += len + (nl ? 1 : 0);
 	}
@@ -2314,6 +2315,63 @@ static void emulate_printf(struct fk_func *f, uint64_t threads)
 	flog("launch %s: printf fmt %u, %u lanes", f->name, fmt, lanes);
 }
 
+/* Whether a is the start of a variable of a loaded module. */
+static bool a_variable(uint64_t a)
+{
+	bool yes = false;
+	pthread_mutex_lock(&lock);
+	for (struct fk_mod *m = mods; m && !yes; m = m->next)
+		for (int i = 0; i < m->ng && !yes; i++) {
+			yes = (uintptr_t)m->g[i].mem == a;
+			for (int j = 0; j < MAX_PER_CTX && !yes; j++)
+				yes = m->g[i].per[j].mem && (uintptr_t)m->g[i].per[j].mem == a;
+		}
+	pthread_mutex_unlock(&lock);
+	return yes;
+}
+
+/* A kernel of a module that declares fk_runs (kern_vars.cu) adds one to
+ * it a launch. In a live session's copy, whose table gpux_mvars holds
+ * the addresses of the variables (tests' slot i: the i-th variable not
+ * gpux's), through the table, as the copy's PTX does. */
+static void emulate_vars(struct fk_func *f)
+{
+	struct fk_mod *m = f->mod;
+	int runs = -1, table = -1, slot = 0, k = 0;
+	for (int i = 0; i < m->ng; i++) {
+		if (!strcmp(m->g[i].name, "gpux_mvars")) {
+			table = i;
+			continue;
+		}
+		if (!strncmp(m->g[i].name, "gpux_", 5))
+			continue;
+		if (!strcmp(m->g[i].name, "fk_runs")) {
+			runs = i;
+			slot = k;
+		}
+		k++;
+	}
+	if (runs < 0)
+		return;
+	unsigned *p;
+	if (table < 0) {
+		p = (unsigned *)(m->lib ? per_ctx(&m->g[runs]) : m->g[runs].mem);
+	} else {
+		unsigned char *t = m->lib ? per_ctx(&m->g[table]) : m->g[table].mem;
+		uint64_t a = 0;
+		if (t && m->g[table].size >= (size_t)(slot + 1) * 8)
+			memcpy(&a, t + slot * 8, 8);
+		if (!a_variable(a)) {
+			flog("launch %s: fk_runs: slot %d of gpux_mvars holds %#llx, no variable",
+			     f->name, slot, (unsigned long long)a);
+			return;
+		}
+		p = (unsigned *)(uintptr_t)a;
+	}
+	if (p)
+		__atomic_add_fetch(p, 1, __ATOMIC_RELAXED);
+}
+
 static void emulate_exit(struct fk_func *f)
 {
 	struct gpux_ctl *ctl = ctl_of(f->mod);
@@ -2402,6 +2460,7 @@ CUresult fk_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 	pthread_mutex_unlock(&lock);
 	flog("%s %s grid=%u,%u,%u block=%u,%u,%u sites=%d%s", api, f->name, gx, gy, gz, bx, by, bz,
 	     f->neff, setup_state(f->mod));
+	emulate_vars(f);
 	bool once[2] = { false, false }; /* entry and exit act once per thread */
 	for (int i = 0; i < f->neff && !probes_off(f->mod); i++) {
 		const struct fk_effect *ef = &f->eff[i];

@@ -1086,6 +1086,26 @@ t_live_graph_attach_detach() {
 	attach_detach live-graph 0 || return
 	grep -q '^cuGraphExecUpdate_v2' "$tmp/log" || fail "the executable graph was never updated"
 }
+# The same with module variables (kern_vars.cu): a launch counter the
+# program starts before the session attaches and reads at its end, and a
+# __constant__ table. The instrumented copies count into the program's
+# counter, so it has every launch of every phase, instrumented or not;
+# the copies' PTX, their variables remapped, passes ptxas.
+t_live_vars() {
+	local PTX=$RT_CUDA_DIR/kern_vars.ptx
+	[ -f "$PTX" ] || { echo "SKIP: $PTX was not built (no nvcc)"; return 77; }
+	FAKE_CUDA_PTXAS=$RT_PTXAS attach_detach live 1 || return
+	local n=0 p
+	for p in 0 1 2 3 4; do
+		n=$((n + $(launches $p 1) + $(launches $p 2)))
+	done
+	grep -qxF "drv_app: fk_runs $n" "$tmp/app.out" ||
+		{ cat "$tmp/app.out"; fail "fk_runs: want $n, every launch"; return; }
+	[ "$(grep -c ' patched entries=' "$tmp/log")" -ge 2 ] ||
+		{ grep ' load ' "$tmp/log"; fail "two instrumented copies"; return; }
+	! grep -q 'fk_runs: slot\|ptxas failed' "$tmp/log" ||
+		{ grep 'fk_runs\|ptxas' "$tmp/log"; fail "a copy's table or PTX"; }
+}
 # attach_detach MODE TIMED: the session above against drv_app MODE; :top's
 # kernels timed (1) or not (0).
 attach_detach() {

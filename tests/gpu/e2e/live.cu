@@ -8,6 +8,11 @@
 // updated from the new capture, every 64th time), scale a kernel node of
 // a graph the program keeps, whose parameters it sets on the executable
 // graph before every other launch of it.
+// The kernels use module variables as programs do: each launch adds
+// c_step (a __constant__ the program sets with cudaMemcpyToSymbol) to
+// runs (a __device__ counter it reads back at the end), so `live: runs`
+// equals the launches only if every launch, instrumented copy or not,
+// used the program's variables.
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -21,9 +26,14 @@ static volatile sig_atomic_t phase, quit;
 static void on_usr1(int) { if (phase < PHASES - 1) phase++; }
 static void on_term(int) { quit = 1; }
 
+__device__ unsigned long long runs;
+__constant__ unsigned c_step;
+
 __global__ void add_one(float *x, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i == 0)
+		atomicAdd(&runs, (unsigned long long)c_step);
 	if (i < n)
 		x[i] += 1.0f;
 }
@@ -31,6 +41,8 @@ __global__ void add_one(float *x, int n)
 __global__ void scale(float *x, float a, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i == 0)
+		atomicAdd(&runs, (unsigned long long)c_step);
 	if (i < n)
 		x[i] *= a;
 }
@@ -70,7 +82,7 @@ static void graphs_make(graphs &g, float *d)
 	g.args[0] = &g.d;
 	g.args[1] = &g.a;
 	g.args[2] = &g.n;
-	std::memset(&g.scale_params, 0, sizeof(g.scale_params));
+	g.scale_params = cudaKernelNodeParams{};
 	g.scale_params.func = (void *)scale;
 	g.scale_params.gridDim = dim3(blocks);
 	g.scale_params.blockDim = dim3(threads);
@@ -103,6 +115,8 @@ int main(int argc, char **argv)
 	float *d;
 	CK(cudaMalloc(&d, n * sizeof(float)));
 	CK(cudaMemset(d, 0, n * sizeof(float)));
+	const unsigned step = 1;
+	CK(cudaMemcpyToSymbol(c_step, &step, sizeof(step)));
 	std::signal(SIGUSR1, on_usr1);
 	std::signal(SIGTERM, on_term);
 	if (use_graphs)
@@ -133,6 +147,9 @@ int main(int argc, char **argv)
 		std::printf("live: phase %d: add_one %ld, scale %ld\n", p, launches[p][0],
 			    launches[p][1]);
 	std::printf("live: x[0] = %.6f\n", h[0]);
+	unsigned long long r;
+	CK(cudaMemcpyFromSymbol(&r, runs, sizeof(r)));
+	std::printf("live: runs %llu\n", r);
 	if (use_graphs) {
 		CK(cudaGraphExecDestroy(g.add));
 		CK(cudaGraphExecDestroy(g.scale));

@@ -12,7 +12,10 @@
 # launched through CUDA graphs (live graph: one captured and updated from
 # new captures, one whose kernel node the program sets on the executable
 # graph): attached and detached the same way, counted exactly, :top
-# counting the graphs' kernels.
+# counting the graphs' kernels. Both programs' kernels count their
+# launches into a __device__ variable by a __constant__ step: the
+# instrumented copies must use the program's variables, so the count is
+# every launch of the run.
 # Usage: live.sh E2E_DIR GPUX OUTDIR
 set -u
 e2e=$1 gpux=$2 out=$3
@@ -52,6 +55,9 @@ SESSION
 timeout 120 "$gpux" --repl -c "exec '$e2e/live' >'$out/app.out'" <"$out/session.txt" \
 	>"$out/session.out" 2>"$out/session.err" || fail "gpux exited $?"
 cat "$out/session.out" "$out/session.err"
+if grep -v '^gpux: the program exited with status 0$' "$out/session.err" | grep -q .; then
+	fail "gpux said more than the program's end"
+fi
 a1=$(sed -n 's/^live: phase 1: add_one \([0-9]*\), scale \([0-9]*\)/\1/p' "$out/app.out")
 s1=$(sed -n 's/^live: phase 1: add_one \([0-9]*\), scale \([0-9]*\)/\2/p' "$out/app.out")
 [ "${a1:-0}" -gt 0 ] || { cat "$out/app.out"; fail "no launches in phase 1"; }
@@ -80,6 +86,8 @@ $st $((st * threads)) 1" ] || fail ":top: want $at and $st launches, timed"
 # The same computation whatever the phases' lengths: x[0] converges.
 [ "$(grep '^live: x\[0\]' "$out/app.out")" = "$(grep '^live: x\[0\]' "$out/alone.out")" ] ||
 	fail "the result differs from the run without gpux"
+grep -qxF "live: runs $((at + st))" "$out/app.out" ||
+	fail "the module variables: want runs $((at + st)), every launch"
 echo "live: direct launches PASS (phase 1: add_one $a1, scale $s1 launches, counted exactly)"
 
 "$e2e/live" graph >"$out/graph_alone.out" 2>&1 &
@@ -124,6 +132,8 @@ top=$(sed -n '/^ *LAUNCHES  *THREADS  *GPU TIME  *AVG  *KERNEL$/,$p' "$out/graph
 $gst $((gst * threads))" ] || fail "graphs: :top: want $gat and $gst launches"
 [ "$(grep '^live: x\[0\]' "$out/graph_app.out")" = "$(grep '^live: x\[0\]' "$out/graph_alone.out")" ] ||
 	fail "graphs: the result differs from the run without gpux"
+grep -qxF "live: runs $((gat + gst))" "$out/graph_app.out" ||
+	fail "graphs: the module variables: want runs $((gat + gst)), every launch"
 if grep -v '^gpux: the program exited with status 0$' "$out/graph_session.err" | grep -q .; then
 	fail "graphs: gpux said more than the program's end"
 fi
