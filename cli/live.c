@@ -68,7 +68,7 @@ static int child_env(void *arg)
 	return spawn_runtime_env(lv->fd, lv->rt);
 }
 
-struct live *live_start(const struct options *o, FILE *out)
+struct live *live_start(const struct options *o, FILE *out, char *const *first, size_t n)
 {
 	struct live *lv = calloc(1, sizeof(*lv));
 	if (!lv)
@@ -106,6 +106,10 @@ struct live *live_start(const struct options *o, FILE *out)
 		return NULL;
 	}
 	setpgid(lv->pid, lv->pid); /* either side may get there first */
+	/* the program is held: no runtime yet, which starts at the newest
+	 * generation, so these run from the first launch */
+	for (size_t i = 0; i < n; i++)
+		live_attach(lv, first[i], strlen(first[i]));
 	spawn_release(go);
 	return lv;
 }

@@ -14,10 +14,11 @@
 
 struct live;
 
-/* Starts o's command (-c or --) held, with the runtime preloaded and no
- * probes, in a process group of its own (Ctrl-C is the prompt's). NULL
- * with a message on stderr. */
-struct live *live_start(const struct options *o, FILE *out);
+/* Starts o's command (-c or --) with the runtime preloaded, in a process
+ * group of its own (Ctrl-C is the prompt's), the n entries first[]
+ * attached before it starts, so from its first launch. NULL with a
+ * message on stderr. */
+struct live *live_start(const struct options *o, FILE *out, char *const *first, size_t n);
 /* Stops probing, ends the program if it still runs (SIGTERM, then
  * SIGKILL), frees everything. */
 void live_end(struct live *lv);

@@ -205,6 +205,31 @@ static void summary(struct repl *r, const struct program *prog,
 
 enum verdict { DONE, MORE };
 
+/* An entry of gdev: probes checked with no program running: kept for
+ * :run, which attaches it before the program's first launch. */
+static void queue_device(struct repl *r, const struct program *prog, const char *text,
+			 size_t len)
+{
+	for (const struct node *p = prog->probes; p; p = p->next)
+		if (p->kind != N_PROBE || !place_is_device(p->u.probe.place))
+			return;
+	char **v = realloc(r->queued, (r->nqueued + 1) * sizeof(*v));
+	if (!v)
+		return;
+	r->queued = v;
+	if ((v[r->nqueued] = strndup(text, len)))
+		r->nqueued++;
+}
+
+void repl_unqueue(struct repl *r)
+{
+	for (size_t i = 0; i < r->nqueued; i++)
+		free(r->queued[i]);
+	free(r->queued);
+	r->queued = NULL;
+	r->nqueued = 0;
+}
+
 /* Parse and check one entry; MORE when it is unfinished and more lines
  * may finish it (never when final: end of input or an empty line). */
 static enum verdict check_entry(struct repl *r, const char *text, size_t len,
@@ -234,10 +259,13 @@ static enum verdict check_entry(struct repl *r, const char *text, size_t len,
 	diags_print(&d, &prog->src, stderr);
 	for (const struct map_info *m = prog->maps; rc == 0 && m; m = m->next)
 		repl_remember_map(r, m->name);
-	if (rc == 0 && whole && r->live)
+	if (rc == 0 && whole && r->live) {
 		live_attach(r->live, text, len);
-	else if (rc == 0 && prog->probes)
+	} else if (rc == 0 && prog->probes) {
 		summary(r, prog, stmts);
+		if (whole)
+			queue_device(r, prog, text, len);
+	}
 	program_free(prog);
 	return DONE;
 }
@@ -507,7 +535,7 @@ int repl_run(FILE *in, FILE *out, bool use_readline, const struct options *o)
 			  .ctx = strdup(DEFAULT_CONTEXT), .place = PLACE_DEVICE, .o = o };
 	if (!r.ctx)
 		return 1;
-	if ((o->command || o->cmd_argv) && !(r.live = live_start(o, out))) {
+	if ((o->command || o->cmd_argv) && !(r.live = live_start(o, out, NULL, 0))) {
 		free(r.ctx);
 		return 1;
 	}
@@ -546,6 +574,7 @@ int repl_run(FILE *in, FILE *out, bool use_readline, const struct options *o)
 	if (r.rl)
 		readline_close(&r);
 	live_end(r.live);
+	repl_unqueue(&r);
 	repl_forget_maps(&r);
 	free(r.ctx);
 	fflush(out);

@@ -68,7 +68,8 @@ void repl_cmd_run(struct repl *r, const char *arg)
 	o.cmd_argv = NULL;
 	o.cmd_argc = 0;
 	live_end(r->live);
-	r->live = live_start(&o, r->out);
+	r->live = live_start(&o, r->out, r->queued, r->nqueued);
+	repl_unqueue(r);
 	if (r->live && !r->rl)
 		repl_live_signals();
 }

@@ -28,12 +28,17 @@ struct repl {
 	const char *pending; /* an unfinished entry's lines, for completion */
 	char **maps;       /* maps of the entries checked, for completion */
 	size_t nmaps;
+	char **queued;     /* gdev: entries checked with no program: :run attaches them */
+	size_t nqueued;
 };
 
 struct repl_command {
 	const char *name, *alias, *args, *help;
 	void (*fn)(struct repl *r, const char *arg);
 };
+
+/* Drops the entries queued for :run. */
+void repl_unqueue(struct repl *r);
 
 /* The commands, as :help lists them. */
 const struct repl_command *repl_commands(size_t *n);
@@ -94,7 +99,8 @@ void repl_cmd_sleep(struct repl *r, const char *arg);
 void repl_cmd_wait(struct repl *r, const char *arg);
 
 #define REPL_LIVE_COMMANDS                                                                   \
-	{ "run", "", "CMD", "start CMD (a shell command line) to attach probes to", repl_cmd_run }, \
+	{ "run", "", "CMD", "start CMD (a shell command line) with the probes entered "         \
+	  "before it", repl_cmd_run },                                                          \
 	{ "probes", "", "", "the attached probes, with their ids", repl_cmd_probes },        \
 	{ "detach", "d", "ID", "remove probe ID: later launches run without it",             \
 	  repl_cmd_detach },                                                                  \

@@ -170,8 +170,8 @@ static int module_stmt(struct walk *w, const struct ptx_tok *t)
 	const char *space, *name;
 	size_t n;
 	int rc = var_decl(w, cleaned(w, t), t->start, &space, &name, &n);
-	if (rc <= 0 || (n >= 5 && !strncmp(name, "gpux_", 5)))
-		return rc < 0 ? -1 : 0;
+	if (rc <= 0) /* a program may name its own gpux_table: only the region is ours */
+		return rc;
 	if (!w->o) {
 		struct ptx_var_list *v = w->vars;
 		if (v->n == v->cap) {

@@ -29,7 +29,8 @@ struct ptx_var_list {
 	size_t n, cap;
 };
 
-/* The module-scope .global and .const variables of s (not gpux's). 0,
+/* The module-scope .global and .const variables of s, but for those
+ * between the probe markers (gpux's, whatever the program's names). 0,
  * or -1 with err when the module has variables a copy cannot share:
  * .extern ones (relocatable code), texture or surface references,
  * variables declared inside a function. */

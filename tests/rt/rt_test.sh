@@ -1106,6 +1106,35 @@ t_live_vars() {
 	! grep -q 'fk_runs: slot\|ptxas failed' "$tmp/log" ||
 		{ grep 'fk_runs\|ptxas' "$tmp/log"; fail "a copy's table or PTX"; }
 }
+# Probes entered before :run attach before the program starts: every
+# launch is counted, the first one too (drv_app module: add_one<<<4, 64>>>
+# x3, scale<<<2, (8, 4)>>>); a host probe entered then is only checked.
+t_live_run_queued() {
+	if [ "${RT_SANITIZED:-OFF}" = ON ]; then
+		echo "SKIP: sanitizer build (gpux preloads the runtime before the ASan runtime)"
+		return 77
+	fi
+	cat >"$tmp/session" <<SESSION
+gdev:kernel_exit { @[kernel] = count(); }
+uprobe:/bin/sh:main { @u = count(); }
+gdev:kernel_entry { @in[kernel] = count(); }
+:run exec '$RT_DRV_APP' module '$PTX' >'$tmp/app.out'
+:wait
+@
+@in
+SESSION
+	GPUX_RT=$RT_LIB FAKE_CUDA_LOG=$tmp/log timeout 60 "$RT_GPUX" --repl <"$tmp/session" \
+		>"$tmp/out" 2>"$tmp/err" || { cat "$tmp/out" "$tmp/err"; fail "gpux --repl exited"; return; }
+	grep -q '^drv_app: done' "$tmp/app.out" || { cat "$tmp/app.out"; fail "the program"; return; }
+	local want
+	want=$(printf '%s\n' 'Attached 1: gdev:kernel_exit' 'Attached 2: gdev:kernel_entry' \
+		'@[scale(float*, float, int)]: 64' '@[add_one]: 768' \
+		'@in[scale(float*, float, int)]: 64' '@in[add_one]: 768')
+	[ "$(grep -E '^(Attached|@.*: [0-9]+$)' "$tmp/out")" = "$want" ] ||
+		{ cat "$tmp/out" "$tmp/err"; fail "want every launch counted: $want"; return; }
+	[ "$(cat "$tmp/err")" = 'gpux: the program exited with status 0' ] ||
+		{ cat "$tmp/err"; fail "stderr"; }
+}
 # attach_detach MODE TIMED: the session above against drv_app MODE; :top's
 # kernels timed (1) or not (0).
 attach_detach() {

@@ -15,7 +15,8 @@
 # counting the graphs' kernels. Both programs' kernels count their
 # launches into a __device__ variable by a __constant__ step: the
 # instrumented copies must use the program's variables, so the count is
-# every launch of the run.
+# every launch of the run. Last, short programs with module variables
+# (constant, named) started by :run with probes entered before it.
 # Usage: live.sh E2E_DIR GPUX OUTDIR
 set -u
 e2e=$1 gpux=$2 out=$3
@@ -137,4 +138,37 @@ grep -qxF "live: runs $((gat + gst))" "$out/graph_app.out" ||
 if grep -v '^gpux: the program exited with status 0$' "$out/graph_session.err" | grep -q .; then
 	fail "graphs: gpux said more than the program's end"
 fi
-echo "live: PASS (direct: phase 1 add_one $a1, scale $s1; graphs: phase 1 add_one $ga1, scale $gs1; counted exactly)"
+
+# Short programs with module variables, probes entered before :run: every
+# launch runs them, counts and output as with gpux -e (expected/*.txt)
+# and as without gpux. constant writes __constant__ coefficients and
+# reads a __device__ array back; named reads its own gpux_table.
+expected=$(dirname "$0")/expected
+for prog in constant named; do
+	"$e2e/$prog" >"$out/${prog}_alone.out" 2>&1 || fail "$prog alone exited $?"
+	cat >"$out/${prog}_session.txt" <<SESSION
+gdev:kernel_exit { @[kernel] = count(); }
+gdev:access { @a[kernel] = count(); }
+:run exec '$e2e/$prog' >'$out/${prog}_app.out'
+:wait
+@
+@a
+SESSION
+	timeout 60 "$gpux" --repl <"$out/${prog}_session.txt" >"$out/${prog}_session.out" \
+		2>"$out/${prog}_session.err" || fail "gpux ($prog) exited $?"
+	cat "$out/${prog}_session.out" "$out/${prog}_session.err"
+	cmp -s "$out/${prog}_app.out" "$out/${prog}_alone.out" ||
+		fail "$prog: the output differs from the run without gpux"
+	# the map lines (not the checked entries' types, "@[string] :: count")
+	[ "$(grep -E '^@\[.*: [0-9]+$' "$out/${prog}_session.out")" = \
+	  "$(grep '^@' "$expected/${prog}_exit.txt")" ] ||
+		fail "$prog: kernel_exit counts differ from expected/${prog}_exit.txt"
+	if [ -f "$expected/${prog}_access.txt" ]; then
+		[ "$(grep -E '^@a\[.*: [0-9]+$' "$out/${prog}_session.out" | sed 's/^@a/@/')" = \
+		  "$(grep '^@' "$expected/${prog}_access.txt")" ] ||
+			fail "$prog: access counts differ from expected/${prog}_access.txt"
+	fi
+	[ "$(cat "$out/${prog}_session.err")" = 'gpux: the program exited with status 0' ] ||
+		fail "$prog: gpux said more than the program's end"
+done
+echo "live: PASS (direct: phase 1 add_one $a1, scale $s1; graphs: phase 1 add_one $ga1, scale $gs1; counted exactly; constant and named from :run)"
