@@ -146,6 +146,9 @@ enum rt_patch_as {
 	 * its variables the original's (ptx_vars.h), filled in by the
 	 * caller at the addresses rt_image_vars names */
 	RT_AS_LIVE,
+	/* the same for a module loaded with JIT options that shape the
+	 * code: as RT_AS_JIT */
+	RT_AS_LIVE_JIT,
 };
 /* What to load in place of image: NULL to load image untouched (nothing
  * to probe, or it cannot be instrumented: reported once). The result
@@ -346,8 +349,10 @@ void rt_kend_final(bool crash);
 /* ---- rt_live.c: live sessions (GPUX_SESS_LIVE) ---- */
 /* Whether this is one (then the runtime thread runs from the start). */
 bool rt_live(void);
-/* A module or library the program loaded (untouched) from image. */
-void rt_live_loaded(const void *handle, bool lib, const void *image, size_t size);
+/* A module or library the program loaded (untouched) from image, with
+ * n JIT options (its copies are compiled under those that shape code). */
+void rt_live_loaded(const void *handle, bool lib, const void *image, size_t size, unsigned n,
+		    const CUjit_option *opt, void *const *val);
 void rt_live_unloaded(const void *handle);
 /* Around a launch going in: held while the controller pauses launches. */
 void rt_live_enter(void);

@@ -523,7 +523,7 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 		return NULL;
 	if (kind == RT_IMG_FATBIN && as != RT_AS_PTX) {
 		bool rdc;
-		const char *cubin = relinked(image, &rdc, as == RT_AS_LIVE);
+		const char *cubin = relinked(image, &rdc, as == RT_AS_LIVE || as == RT_AS_LIVE_JIT);
 		if (rdc)
 			return cubin;
 	}
@@ -542,7 +542,8 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 	}
 	const char *text = user ? user : image;
 	uint64_t hash = fnv(text, ulen);
-	bool lib_ptx = as == RT_AS_JIT || as == RT_AS_PTX, live = as == RT_AS_LIVE;
+	bool lib_ptx = as == RT_AS_JIT || as == RT_AS_PTX || as == RT_AS_LIVE_JIT;
+	bool live = as == RT_AS_LIVE || as == RT_AS_LIVE_JIT;
 	for (size_t i = 0; i < ncache; i++)
 		if (cache[i].hash == hash && cache[i].len == ulen && cache[i].lib_ptx == lib_ptx &&
 		    cache[i].live == live) {
@@ -554,11 +555,12 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 	if (!user && !(copy = strndup(text, ulen)))
 		return NULL;
 	static int told_jit;
-	if (as == RT_AS_JIT && (rt_sess()->flags & GPUX_SESS_VERBOSE) && !told_jit++)
+	if ((as == RT_AS_JIT || as == RT_AS_LIVE_JIT) && (rt_sess()->flags & GPUX_SESS_VERBOSE) &&
+	    !told_jit++)
 		rt_warn("a module loaded with JIT options that shape its code carries the helper "
 			"library as PTX, compiled under them");
 	const char *src = user ? user : copy;
-	char *ptx = lib_ptx ? rt_image_rewrite(src, ulen, &regs, PTX_WHOLE_MODULE, false, false)
+	char *ptx = lib_ptx ? rt_image_rewrite(src, ulen, &regs, PTX_WHOLE_MODULE, false, live)
 			    : patch_for_load(src, ulen, &regs, live);
 	free(user);
 	free(copy);

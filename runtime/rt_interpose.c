@@ -149,7 +149,7 @@ static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_optio
 	if (rc == CUDA_SUCCESS && is_elf(image))
 		loaded_module(*m); /* a cubin linked from patched PTX (numba) */
 	if (rc == CUDA_SUCCESS)
-		rt_live_loaded(*m, false, image, 0);
+		rt_live_loaded(*m, false, image, 0, n, opt, val);
 	return module_ev(rc, rc == CUDA_SUCCESS ? *m : NULL, image, 0);
 }
 
@@ -232,7 +232,7 @@ CUresult cuModuleLoad(CUmodule *m, const char *path)
 		if (rc == CUDA_SUCCESS && is_elf(image))
 			loaded_module(*m);
 		if (rc == CUDA_SUCCESS && image)
-			rt_live_loaded(*m, false, image, len);
+			rt_live_loaded(*m, false, image, len, 0, NULL, NULL);
 	}
 	module_ev(rc, rc == CUDA_SUCCESS ? *m : NULL, image, len);
 	free(image);
@@ -262,7 +262,7 @@ CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, v
 	if (rc != CUDA_SUCCESS) {
 		rc = fn(lib, code, jo, jv, nj, lo, lv, nl);
 		if (rc == CUDA_SUCCESS)
-			rt_live_loaded(*lib, true, code, 0);
+			rt_live_loaded(*lib, true, code, 0, nj, jo, jv);
 	}
 	if (rc == CUDA_SUCCESS && (ptx || is_elf(code)) && rt_sess()) {
 		pthread_mutex_lock(&rt_lock);

@@ -22,6 +22,7 @@
 #define MAX_RECS 1024
 #define MAX_SWAPS 16  /* instrumented modules of a record: one per context */
 #define FN_SLOTS 4096 /* the function cache, a power of two */
+#define MAX_JIT 16    /* JIT options kept for a record's copies */
 
 /* A module or library the program loaded, with what it was loaded from. */
 struct rec {
@@ -32,6 +33,9 @@ struct rec {
 	bool checked;     /* vars read */
 	struct ptx_var_list vars; /* its variables: slots of its copies' tables */
 	bool vars_bad;    /* a copy could not share them: never swapped */
+	unsigned njit;    /* the program's JIT options that shape code */
+	CUjit_option jo[MAX_JIT];
+	void *jv[MAX_JIT];
 	struct swap {
 		CUcontext ctx;
 		CUmodule mod; /* NULL: nothing probed in it (or refused) */
@@ -70,13 +74,49 @@ bool rt_live(void)
 	return v;
 }
 
-void rt_live_loaded(const void *handle, bool lib, const void *image, size_t size)
+/* Whether JIT option o shapes the code and has a value, not a pointer,
+ * so that a copy of the module compiles as the original did (FTZ and
+ * precise division change results; registers, occupancy). Logs and the
+ * options that point at the caller's memory are left out. */
+static bool shapes_code(CUjit_option o)
+{
+	/* 30-33 (position-independent code, CTAs per SM, threads per block,
+	 * directives overridden) by value: an older cuda.h does not name them */
+	if ((int)o >= 30 && (int)o <= 33)
+		return true;
+	switch (o) {
+	case CU_JIT_MAX_REGISTERS:
+	case CU_JIT_THREADS_PER_BLOCK:
+	case CU_JIT_OPTIMIZATION_LEVEL:
+	case CU_JIT_TARGET_FROM_CUCONTEXT:
+	case CU_JIT_TARGET:
+	case CU_JIT_FALLBACK_STRATEGY:
+	case CU_JIT_GENERATE_DEBUG_INFO:
+	case CU_JIT_GENERATE_LINE_INFO:
+	case CU_JIT_CACHE_MODE:
+	case CU_JIT_FTZ:
+	case CU_JIT_PREC_DIV:
+	case CU_JIT_PREC_SQRT:
+	case CU_JIT_FMA:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void rt_live_loaded(const void *handle, bool lib, const void *image, size_t size, unsigned n,
+		    const CUjit_option *opt, void *const *val)
 {
 	if (!handle || !image || !rt_live())
 		return;
 	struct rec *r = calloc(1, sizeof(*r));
 	if (!r)
 		return;
+	for (unsigned i = 0; opt && val && i < n && r->njit < MAX_JIT; i++)
+		if (shapes_code(opt[i])) {
+			r->jo[r->njit] = opt[i];
+			r->jv[r->njit++] = val[i];
+		}
 	r->handle = handle;
 	r->lib = lib;
 	r->image = rt_image_keep(image, size, &r->copy);
@@ -209,8 +249,10 @@ static CUmodule swap_of(struct rec *r, CUcontext c)
 		r->checked = true;
 		r->vars_bad = rt_image_vars(r->image, 0, &r->vars) != 0;
 	}
-	const char *ptx = r->vars_bad ? NULL : rt_image_patch(r->image, 0, RT_AS_LIVE);
-	if (ptx && rt_load_patched(&mod, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
+	const char *ptx = r->vars_bad ? NULL
+				      : rt_image_patch(r->image, 0,
+						       r->njit ? RT_AS_LIVE_JIT : RT_AS_LIVE);
+	if (ptx && rt_load_patched(&mod, ptx, r->njit, r->jo, r->jv) == CUDA_SUCCESS) {
 		if (share_vars(r, mod)) {
 			rt_module_loaded(mod);
 		} else {

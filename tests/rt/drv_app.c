@@ -409,8 +409,15 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "module") || !strcmp(mode, "noclean") || !strcmp(mode, "many") ||
 	    !strcmp(mode, "primary") || !strcmp(mode, "segv") || !strcmp(mode, "abort") ||
-	    !strcmp(mode, "streams") || !strcmp(mode, "live") || !strcmp(mode, "live-graph")) {
+	    !strcmp(mode, "streams") || !strcmp(mode, "live-graph")) {
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
+	} else if (!strcmp(mode, "live")) {
+		/* DRV_APP_MAXREG: loaded with CU_JIT_MAX_REGISTERS, as a
+		 * program that shapes its code does */
+		const char *mr = getenv("DRV_APP_MAXREG");
+		CUjit_option o[] = { CU_JIT_MAX_REGISTERS };
+		void *v[] = { (void *)(uintptr_t)(mr ? strtoul(mr, NULL, 10) : 0) };
+		check(cuModuleLoadDataEx(&mod, image, mr ? 1 : 0, o, v), "cuModuleLoadDataEx");
 	} else if (!strcmp(mode, "modex")) {
 		char info[256] = "";
 		CUjit_option o[] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES };

@@ -1977,9 +1977,14 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_op
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (jit_refused("cuModuleLoadDataEx", n, o))
 		return CUDA_ERROR_INVALID_VALUE;
-	char log[512] = "";
+	char log[512] = "", regs[32] = "";
+	for (unsigned i = 0; i < n; i++)
+		if (o[i] == CU_JIT_MAX_REGISTERS)
+			snprintf(regs, sizeof(regs), " maxregs=%u", (unsigned)(uintptr_t)v[i]);
 	CUresult rc = load((struct fk_mod **)m, image, "cuModuleLoadDataEx", false, log,
 			   sizeof(log));
+	if (*regs)
+		flog("cuModuleLoadDataEx%s: %s", regs, rc == CUDA_SUCCESS ? "loaded" : "failed");
 	jit_log(n, o, v, rc == CUDA_SUCCESS ? "" : log);
 	return rc;
 }

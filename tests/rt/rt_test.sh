@@ -1106,6 +1106,14 @@ t_live_vars() {
 	! grep -q 'fk_runs: slot\|ptxas failed' "$tmp/log" ||
 		{ grep 'fk_runs\|ptxas' "$tmp/log"; fail "a copy's table or PTX"; }
 }
+# A module loaded with JIT options that shape its code (here
+# CU_JIT_MAX_REGISTERS, DRV_APP_MAXREG): the session's copies are
+# compiled under them too, as the original was.
+t_live_jit_options() {
+	DRV_APP_MAXREG=40 attach_detach live 1 || return
+	[ "$(grep -c '^cuModuleLoadDataEx maxregs=40: loaded' "$tmp/log")" -ge 3 ] ||
+		{ grep 'load\|maxregs' "$tmp/log"; fail "the copies without the program's JIT options"; }
+}
 # Probes entered before :run attach before the program starts: every
 # launch is counted, the first one too (drv_app module: add_one<<<4, 64>>>
 # x3, scale<<<2, (8, 4)>>>); a host probe entered then is only checked.
