@@ -2,7 +2,9 @@
  * context, cuModuleLoadData of PTX text embedded at build time
  * (drvapi_kernel.cu -> nvcc -ptx -arch=compute_80 -> bin2c -> drvapi_ptx.h),
  * cuModuleGetFunction, cuLaunchKernel of drvScale, 40 blocks x 256
- * threads, n = 10000: y = a * x + y, 2 global loads + 1 store per i < n. */
+ * threads, n = 10000: y = a * x + y, 2 global loads + 1 store per i < n.
+ * DRVAPI_JIT_FTZ set: the module is loaded with CU_JIT_FTZ and
+ * CU_JIT_MAX_REGISTERS (cuModuleLoadDataEx). */
 #include <cuda.h>
 
 #include <stdint.h>
@@ -55,7 +57,15 @@ int main(void)
 	CU(cuDeviceGet(&dev, 0));
 	CU(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CU(cuCtxSetCurrent(ctx));
-	CU(cuModuleLoadData(&mod, drvapi_ptx));
+	/* DRVAPI_JIT_FTZ=1: loaded with JIT options that shape the code, as
+	 * some programs do (a live session's copy must get them too) */
+	if (getenv("DRVAPI_JIT_FTZ")) {
+		CUjit_option o[] = { CU_JIT_FTZ, CU_JIT_MAX_REGISTERS };
+		void *v[] = { (void *)(uintptr_t)1, (void *)(uintptr_t)32 };
+		CU(cuModuleLoadDataEx(&mod, drvapi_ptx, 2, o, v));
+	} else {
+		CU(cuModuleLoadData(&mod, drvapi_ptx));
+	}
 	CU(cuModuleGetFunction(&fn, mod, "drvScale"));
 	CU(cuMemAlloc(&dx, sizeof(x)));
 	CU(cuMemAlloc(&dy, sizeof(y)));

@@ -16,7 +16,8 @@
 # launches into a __device__ variable by a __constant__ step: the
 # instrumented copies must use the program's variables, so the count is
 # every launch of the run. Last, short programs with module variables
-# (constant, named) started by :run with probes entered before it.
+# (constant, named) and one loaded with JIT options (drvapi), started by
+# :run with probes entered before it.
 # Usage: live.sh E2E_DIR GPUX OUTDIR
 set -u
 e2e=$1 gpux=$2 out=$3
@@ -144,7 +145,10 @@ fi
 # and as without gpux. constant writes __constant__ coefficients and
 # reads a __device__ array back; named reads its own gpux_table.
 expected=$(dirname "$0")/expected
-for prog in constant named; do
+# drvapi loads its module with JIT options that shape code (FTZ, a
+# register cap), which the session's copy gets too.
+export DRVAPI_JIT_FTZ=1
+for prog in constant named drvapi; do
 	"$e2e/$prog" >"$out/${prog}_alone.out" 2>&1 || fail "$prog alone exited $?"
 	cat >"$out/${prog}_session.txt" <<SESSION
 gdev:kernel_exit { @[kernel] = count(); }
@@ -171,4 +175,5 @@ SESSION
 	[ "$(cat "$out/${prog}_session.err")" = 'gpux: the program exited with status 0' ] ||
 		fail "$prog: gpux said more than the program's end"
 done
-echo "live: PASS (direct: phase 1 add_one $a1, scale $s1; graphs: phase 1 add_one $ga1, scale $gs1; counted exactly; constant and named from :run)"
+unset DRVAPI_JIT_FTZ
+echo "live: PASS (direct: phase 1 add_one $a1, scale $s1; graphs: phase 1 add_one $ga1, scale $gs1; counted exactly; constant, named and drvapi from :run)"
