@@ -2,6 +2,7 @@
  * shift counts are masked to the operand width, unsigned division by zero
  * gives 0 and modulo by zero leaves the dividend (as the kernel does). */
 #include <inttypes.h>
+#include <string.h>
 
 #include "ptx_emit.h"
 
@@ -45,6 +46,69 @@ static void imm_str(char *buf, size_t len, int32_t imm, char type, int bits)
 		snprintf(buf, len, "0x%08" PRIX32, (uint32_t)imm);
 }
 
+/* q = floor(2^64 * hi / d) for hi < d: the quotient of a 128-bit
+ * dividend whose low half is zero, bit by bit. */
+static uint64_t div_high(uint64_t hi, uint64_t d)
+{
+	uint64_t q = 0;
+	for (int i = 0; i < 64; i++) {
+		bool carry = hi >> 63;
+		hi <<= 1;
+		q <<= 1;
+		if (carry || hi >= d) {
+			hi -= d;
+			q |= 1;
+		}
+	}
+	return q;
+}
+
+void ptx_udiv_magic(uint64_t d, uint64_t *m, int *l)
+{
+	*l = 0;
+	while (*l < 64 && (UINT64_C(1) << *l) < d)
+		(*l)++;
+	/* 2^64 wraps to 0 for l = 64; 2^l - d is still right modulo 2^64 */
+	uint64_t two_l = *l == 64 ? 0 : UINT64_C(1) << *l;
+	*m = div_high(two_l - d, d) + 1;
+}
+
+void ptx_udiv_imm(struct ptx_fn *f, const char *dst, const char *src, uint64_t d, bool rem)
+{
+	if (d == 0) { /* eBPF: x / 0 is 0, x % 0 is x */
+		if (!rem)
+			ptx_line(f, "mov.b64 %s, 0;", dst);
+		else if (strcmp(dst, src))
+			ptx_line(f, "mov.b64 %s, %s;", dst, src);
+		return;
+	}
+	if (!(d & (d - 1))) {
+		int k = 0;
+		while ((d >> k) != 1)
+			k++;
+		if (rem)
+			ptx_line(f, "and.b64 %s, %s, 0x%" PRIX64 ";", dst, src, d - 1);
+		else
+			ptx_line(f, "shr.u64 %s, %s, %d;", dst, src, k);
+		return;
+	}
+	uint64_t m;
+	int l;
+	ptx_udiv_magic(d, &m, &l);
+	ptx_line(f, "{ .reg .b64 %%dq<2>;");
+	ptx_line(f, "mul.hi.u64 %%dq0, %s, 0x%" PRIX64 ";", src, m);
+	ptx_line(f, "sub.u64 %%dq1, %s, %%dq0;", src);
+	ptx_line(f, "shr.u64 %%dq1, %%dq1, 1;");
+	ptx_line(f, "add.u64 %%dq1, %%dq1, %%dq0;");
+	ptx_line(f, "shr.u64 %%dq1, %%dq1, %d;", l - 1);
+	if (rem) {
+		ptx_line(f, "mul.lo.u64 %%dq1, %%dq1, 0x%" PRIX64 ";", d);
+		ptx_line(f, "sub.u64 %s, %s, %%dq1; }", dst, src);
+	} else {
+		ptx_line(f, "mov.b64 %s, %%dq1; }", dst);
+	}
+}
+
 static bool is_shift(uint8_t op)
 {
 	return op == BPF_LSH || op == BPF_RSH || op == BPF_ARSH;
@@ -61,9 +125,12 @@ static void alu64(struct ptx_fn *f, const struct bpf_insn *in,
 		if (is_shift(op)) {
 			ptx_line(f, "%s.%s %%r%d, %%r%d, %d;", a->name, sfx, d, d,
 				 in->imm & 63);
-		} else if ((op == BPF_DIV || op == BPF_MOD) && in->imm == 0) {
-			if (op == BPF_DIV)
-				ptx_line(f, "mov.b64 %%r%d, 0;", d);
+		} else if (op == BPF_DIV || op == BPF_MOD) {
+			/* ptxas calls a subroutine for div.u64 and rem.u64,
+			 * even by a constant: multiply instead */
+			char r[8];
+			snprintf(r, sizeof(r), "%%r%d", d);
+			ptx_udiv_imm(f, r, r, (uint64_t)(int64_t)in->imm, op == BPF_MOD);
 		} else {
 			imm_str(imm, sizeof(imm), in->imm, a->type, 64);
 			ptx_line(f, "%s.%s %%r%d, %%r%d, %s;", a->name, sfx, d, d, imm);

@@ -43,7 +43,7 @@ static void bucket(struct ptx_fn *f, int id, const struct dev_map *m)
 	}
 	/* below min, then [min + k*step, +step), the last one open */
 	ptx_line(f, "sub.s64 %%gt, %%r3, %lld;", (long long)m->lhist_min);
-	ptx_line(f, "div.u64 %%gt, %%gt, %lld;", (long long)m->lhist_step);
+	ptx_udiv_imm(f, "%gt", "%gt", (uint64_t)m->lhist_step, false);
 	ptx_line(f, "min.u64 %%gt, %%gt, %u;", n - 2);
 	ptx_line(f, "cvt.u32.u64 %%gb, %%gt;");
 	ptx_line(f, "add.u32 %%gb, %%gb, 1;");

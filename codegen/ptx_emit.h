@@ -83,6 +83,17 @@ int ptx_emit_call(struct ptx_fn *f, int i);
 /* The n-th helper of the library (NULL past the end), for prototypes. */
 const char *ptx_helper_nth(int n, int *nargs);
 
+/* dst = src / d (rem: src % d), unsigned 64-bit, d a constant, with
+ * eBPF's meaning for d = 0: a shift or mask for powers of two, else a
+ * multiply by ptx_udiv_magic's m (ptxas calls a subroutine for div.u64
+ * and rem.u64, even by a constant). dst may be src. */
+void ptx_udiv_imm(struct ptx_fn *f, const char *dst, const char *src, uint64_t d, bool rem);
+/* For d >= 2 not a power of two: n / d ==
+ * (mulhi(m, n) + ((n - mulhi(m, n)) >> 1)) >> (l - 1) for every 64-bit
+ * n, with l = ceil(log2 d) and m = floor(2^64 (2^l - d) / d) + 1
+ * (Granlund and Montgomery). */
+void ptx_udiv_magic(uint64_t d, uint64_t *m, int *l);
+
 /* A diagnostic at instruction i's source span. */
 int ptx_fail(struct ptx_fn *f, int i, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
