@@ -218,8 +218,9 @@ static bool share_vars(struct rec *r, CUmodule copy)
 	bool ok = addr != NULL;
 	for (size_t i = 0; ok && i < n; i++) {
 		CUdeviceptr d;
-		ok = (r->lib ? rt_cu.LibraryGetGlobal(&d, NULL, (CUlibrary)r->handle, r->vars.name[i])
-			     : rt_cu.ModuleGetGlobal(&d, NULL, (CUmodule)r->handle,
+		size_t sz; /* asked for: cuLibraryGetGlobal does not say it may be NULL */
+		ok = (r->lib ? rt_cu.LibraryGetGlobal(&d, &sz, (CUlibrary)r->handle, r->vars.name[i])
+			     : rt_cu.ModuleGetGlobal(&d, &sz, (CUmodule)r->handle,
 						     r->vars.name[i])) == CUDA_SUCCESS;
 		addr[i] = d;
 	}

@@ -41,6 +41,9 @@
  *                SIGUSR1 starts a new phase; prints each phase's launches
  *                of each kernel; with FILE from kern_vars.cu, what its
  *                kernels added to their launch counter, started at 1000
+ *       live-lib  as live, the module loaded with cuLibraryLoadData before
+ *                the context, its kernels CUkernels, its counter read
+ *                with cuLibraryGetGlobal
  *       live-graph  as live, through two graphs: add_one captured from a
  *                stream (captured again, and the executable graph updated
  *                from the new graph, every 32nd time), scale a kernel node
@@ -239,7 +242,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc"))) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|rdc|"
-			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live|live-graph FILE [N]\n");
+			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live|live-lib|live-graph FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -252,7 +255,7 @@ int main(int argc, char **argv)
 
 	check(cuInit(0), "cuInit");
 	check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-	if (!strcmp(mode, "library") || !strcmp(mode, "libctx"))
+	if (!strcmp(mode, "library") || !strcmp(mode, "libctx") || !strcmp(mode, "live-lib"))
 		check(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0),
 		      "cuLibraryLoadData");
 	check(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
@@ -439,7 +442,7 @@ int main(int argc, char **argv)
 		check(cuLinkComplete(ls, &cubin, &size), "cuLinkComplete");
 		check(cuModuleLoadData(&mod, cubin), "cuModuleLoadData");
 		check(cuLinkDestroy(ls), "cuLinkDestroy");
-	} else if (strcmp(mode, "library")) {
+	} else if (strcmp(mode, "library") && strcmp(mode, "live-lib")) {
 		fprintf(stderr, "drv_app: unknown mode %s\n", mode);
 		return 2;
 	}
@@ -487,12 +490,14 @@ int main(int argc, char **argv)
 		*(volatile int *)(uintptr_t)argc = 0; /* SIGSEGV */
 		return 1;
 	}
-	if (!strcmp(mode, "live") || !strcmp(mode, "live-graph")) {
+	if (!strcmp(mode, "live") || !strcmp(mode, "live-graph") || !strcmp(mode, "live-lib")) {
 		/* a module with a launch counter (kern_vars.cu) starts it at
 		 * 1000 and prints what its kernels added */
 		CUdeviceptr runs;
 		unsigned v = 1000;
-		bool vars = cuModuleGetGlobal(&runs, NULL, mod, "fk_runs") == CUDA_SUCCESS;
+		size_t bytes;
+		bool vars = (lib ? cuLibraryGetGlobal(&runs, &bytes, lib, "fk_runs")
+				 : cuModuleGetGlobal(&runs, &bytes, mod, "fk_runs")) == CUDA_SUCCESS;
 		if (vars)
 			check(cuMemcpyHtoD(runs, &v, sizeof(v)), "cuMemcpyHtoD");
 		live_launches(add_one, scale, args1, args2, argc == 4 ? atol(argv[3]) : 0,

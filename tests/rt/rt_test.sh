@@ -1092,9 +1092,19 @@ t_live_graph_attach_detach() {
 # counter, so it has every launch of every phase, instrumented or not;
 # the copies' PTX, their variables remapped, passes ptxas.
 t_live_vars() {
+	live_vars live
+}
+# The same through a library (cuLibraryLoadData, as cudart loads
+# modules lazily): the copy's table holds the library's addresses in the
+# context (cuLibraryGetGlobal).
+t_live_vars_library() {
+	live_vars live-lib
+}
+# live_vars MODE: the session of attach_detach against kern_vars.ptx.
+live_vars() {
 	local PTX=$RT_CUDA_DIR/kern_vars.ptx
 	[ -f "$PTX" ] || { echo "SKIP: $PTX was not built (no nvcc)"; return 77; }
-	FAKE_CUDA_PTXAS=$RT_PTXAS attach_detach live 1 || return
+	FAKE_CUDA_PTXAS=$RT_PTXAS attach_detach "$1" 1 || return
 	local n=0 p
 	for p in 0 1 2 3 4; do
 		n=$((n + $(launches $p 1) + $(launches $p 2)))
