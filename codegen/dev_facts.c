@@ -178,11 +178,45 @@ static bool key_bound(const struct node *e, uint64_t *hi, bool *kern)
 	}
 }
 
+/* Whether e differs between the lanes of a warp whatever the data: the
+ * lane, threadIdx.x and the global thread id (consecutive in a warp for
+ * blocks at least a warp wide), and `%` or `&` of them by 32 or more.
+ * Such keys never share a reduction, so the warp need not vote on them. */
+static bool lane_distinct(const struct node *e)
+{
+	switch (e->kind) {
+	case N_IDENT:
+		return e->u.ident.kind == ID_BUILTIN && e->u.ident.builtin &&
+		       (!strcmp(e->u.ident.builtin->name, "lane") ||
+			!strcmp(e->u.ident.builtin->name, "gtid"));
+	case N_FIELD: {
+		const struct node *b = e->u.field.base;
+		return b->kind == N_IDENT && b->u.ident.kind == ID_BUILTIN && b->u.ident.builtin &&
+		       !strcmp(b->u.ident.builtin->name, "threadIdx") &&
+		       !strcmp(e->u.field.name, "x");
+	}
+	case N_BINOP: {
+		const struct node *r = e->u.binop.rhs;
+		if (r->kind != N_INT || (r->type.is_signed && r->u.num.value > INT64_MAX))
+			return false;
+		uint64_t c = r->u.num.value;
+		if (e->u.binop.op == OP_MOD)
+			return c >= 32 && lane_distinct(e->u.binop.lhs);
+		if (e->u.binop.op == OP_BAND) /* a mask keeping the low five bits */
+			return (c & 31) == 31 && lane_distinct(e->u.binop.lhs);
+		return false;
+	}
+	default:
+		return false;
+	}
+}
+
 struct bound {
 	const struct map_info *mi;
 	uint64_t hi;
 	bool ok;
-	bool kern; /* every key is at most the kernel id */
+	bool kern;  /* every key is at most the kernel id */
+	bool lanes; /* every key differs between lanes (lane_distinct) */
 };
 
 static void scan_keys(struct node *n, void *arg)
@@ -196,6 +230,7 @@ static void scan_keys(struct node *n, void *arg)
 		else if (n->u.map.nkeys != 0)
 			b->ok = false;
 		b->kern = b->kern && kern;
+		b->lanes = b->lanes && n->u.map.nkeys == 1 && lane_distinct(n->u.map.keys);
 	}
 	ast_visit_children(n, scan_keys, arg);
 }
@@ -235,10 +270,11 @@ static void choose_arrays(const struct program *prog, struct dev_module *mod)
 		struct dev_map *dm = &mod->maps[k];
 		dm->array = false;
 		dm->kernel_rows = false;
+		dm->lane_keys = false;
 		if (meta->read_on_device || meta->nkeys > 1 ||
 		    meta->agg == AGG_NONE || meta->agg == AGG_MIN || meta->agg == AGG_MAX)
 			continue;
-		struct bound b = { meta->info, 0, true, true };
+		struct bound b = { meta->info, 0, true, true, true };
 		struct host_use u = { meta->info, false };
 		for (struct node *p = prog->probes; p && b.ok && !u.data; p = p->next) {
 			if (p->u.probe.place & PLACE_DEVICE)
@@ -253,6 +289,7 @@ static void choose_arrays(const struct program *prog, struct dev_module *mod)
 			n <<= 1;
 		dm->array = true;
 		dm->kernel_rows = b.kern;
+		dm->lane_keys = b.lanes;
 		dm->max_entries = n;
 	}
 }

@@ -137,6 +137,8 @@ struct dev_map {
 				 * only launches write its device table */
 	bool kernel_rows;    /* an array whose key never exceeds the kernel
 			      * id: rows past the ids in use stay zero */
+	bool lane_keys;      /* an array whose every device key differs from
+			      * lane to lane (dev_facts.c): no warp vote */
 };
 
 /* Per-hook budgets (docs/ARCHITECTURE.md, "The device execution model"). */

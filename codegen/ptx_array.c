@@ -114,8 +114,20 @@ static void bucket_groups(struct ptx_fn *f, int i)
  * bucket of a histogram (bucket_groups). A key that
  * differs between lanes gets one reduction per lane: grouping 32
  * distinct keys with match.any cost more than it saved. */
-static void warp_or_lanes(struct ptx_fn *f, int i, int id)
+static void warp_or_lanes(struct ptx_fn *f, int i, int id, bool lanes)
 {
+	if (lanes) { /* keys that differ between lanes: each lane adds its own */
+		if (id == DH_AGG_COUNT || id == DH_AGG_HIST || id == DH_AGG_LHIST) {
+			ptx_line(f, "@%%gin red.global.add.u64 [%%ga], 1;");
+		} else if (id == DH_AGG_SUM) {
+			ptx_line(f, "@%%gin red.global.add.u64 [%%ga], %%r3;");
+			ptx_line(f, "@%%gin st.volatile.global.u32 [%%gt], %u;", GPUX_SLOT_FULL);
+		} else {
+			ptx_line(f, "@%%gin red.global.add.u64 [%%ga], 1;");
+			ptx_line(f, "@%%gin red.global.add.u64 [%%ga+8], %%r3;");
+		}
+		return;
+	}
 	ptx_line(f, "activemask.b32 %%gm;");
 	ptx_line(f, "neg.s32 %%gl, %%gm;");
 	ptx_line(f, "and.b32 %%gl, %%gl, %%gm;");
@@ -200,7 +212,7 @@ int ptx_array_update(struct ptx_fn *f, int i, int map)
 		ptx_line(f, "add.u64 %%ga, %%ga, %%gt;");
 	}
 	ptx_line(f, "add.u64 %%ga, %%ga, %%gv;");
-	warp_or_lanes(f, i, id);
+	warp_or_lanes(f, i, id, m->lane_keys);
 	ptx_line(f, "}");
 	ptx_line(f, "mov.b64 %%r0, 0;");
 	return 0;
