@@ -260,80 +260,66 @@ static int body_stmt(struct walk *w, const struct ptx_tok *t)
 		op += strcspn(op, " ") + (op[strcspn(op, " ")] == ' ');
 	size_t oplen = strcspn(op, " ;");
 	const char *ops = op + oplen;
-	/* which variables, in the order met (at most 8 a statement) */
+	/* the statement rewritten into edit: the opcode moved to global
+	 * space, each variable named by the register its slot loads into
+	 * (slot[r] for %gpux_mv<r>, in the order met, at most 8) */
+	struct ptx_buf edit = { .max = w->o->max };
 	uint32_t slot[8];
 	int nref = 0;
-	bool any = false;
-	for (const char *p = ops; *p; p++) {
-		if (!ident0(*p) || (p > ops && (ident(p[-1]) || p[-1] == '.')))
+	bool moved = false;
+	const char *why = NULL, *bad = NULL;
+	ptx_buf_put(&edit, c, (size_t)(op - c));
+	if (!move_op(op, oplen, &edit, &moved))
+		why = "an instruction on constant space";
+	for (const char *p = ops; *p && !why; p++) {
+		if (!ident0(*p) || (p > ops && (ident(p[-1]) || p[-1] == '.'))) {
+			ptx_buf_put(&edit, p, 1);
 			continue;
+		}
 		const char *e = p;
 		while (ident(*e))
 			e++;
 		long long k = lookup(&w->set, p, (size_t)(e - p));
-		if (k >= 0) {
+		if (k < 0) {
+			ptx_buf_put(&edit, p, (size_t)(e - p));
+		} else {
 			char pc = prev_char(ops, p), nc = next_char(e);
 			bool addr = pc == '[' && (nc == ']' || nc == '+' || nc == '-');
 			bool bare = (pc == ',' || pc == 0) && (nc == ',' || nc == ';');
-			if (!addr && !bare)
-				return fail(w, "a use of the variable %s that gpux cannot "
-					    "redirect", w->vars->name[k], t->start);
 			int r = 0;
 			while (r < nref && slot[r] != (uint32_t)k)
 				r++;
-			if (r == nref) {
-				if (nref == 8)
-					return fail(w, "%s", "over 8 variables in one statement",
-						    t->start);
+			if (!addr && !bare)
+				bad = w->vars->name[k];
+			else if (r == 8)
+				why = "over 8 variables in one statement";
+			else if (r == nref)
 				slot[nref++] = (uint32_t)k;
-			}
-			any = true;
+			if (bad)
+				break;
+			ptx_buf_printf(&edit, "%%gpux_mv%d", r);
 		}
 		p = e - 1;
 	}
-	struct ptx_buf edit = { .max = w->o->max };
-	bool moved = false;
-	ptx_buf_put(&edit, c, (size_t)(op - c));
-	if (!move_op(op, oplen, &edit, &moved)) {
-		free(edit.p);
-		return fail(w, "%s on constant space", "an instruction", t->start);
+	bool change = !why && !bad && (nref || moved);
+	if (change) {
+		copy_to(w, t->start);
+		if (nref) {
+			ptx_buf_printf(w->o, "{ .reg .b64 %%gpux_mv<%d>;", nref);
+			for (int r = 0; r < nref; r++)
+				ptx_buf_printf(w->o, " ld.const.u64 %%gpux_mv%d, [" PTX_VARS_TABLE
+					       "+%u];", r, slot[r] * 8);
+			ptx_buf_put(w->o, " ", 1);
+		}
+		ptx_buf_put(w->o, edit.p, edit.len);
+		if (nref)
+			ptx_buf_put(w->o, " }", 2);
+		w->cur = t->end;
 	}
-	if (!any && !moved) {
-		free(edit.p);
-		return 0;
-	}
-	copy_to(w, t->start);
-	if (any) {
-		ptx_buf_printf(w->o, "{ .reg .b64 %%gpux_mv<%d>;", nref);
-		for (int r = 0; r < nref; r++)
-			ptx_buf_printf(w->o, " ld.const.u64 %%gpux_mv%d, [" PTX_VARS_TABLE "+%u];", r,
-				       slot[r] * 8);
-		ptx_buf_put(w->o, " ", 1);
-	}
-	ptx_buf_put(w->o, edit.p, edit.len);
 	free(edit.p);
-	for (const char *p = ops; *p; p++) {
-		if (!ident0(*p) || (p > ops && (ident(p[-1]) || p[-1] == '.'))) {
-			ptx_buf_put(w->o, p, 1);
-			continue;
-		}
-		const char *e = p;
-		while (ident(*e))
-			e++;
-		long long k = lookup(&w->set, p, (size_t)(e - p));
-		int r = 0;
-		while (k >= 0 && slot[r] != (uint32_t)k)
-			r++;
-		if (k >= 0)
-			ptx_buf_printf(w->o, "%%gpux_mv%d", r);
-		else
-			ptx_buf_put(w->o, p, (size_t)(e - p));
-		p = e - 1;
-	}
-	if (any)
-		ptx_buf_put(w->o, " }", 2);
-	w->cur = t->end;
-	return 0;
+	if (bad)
+		return fail(w, "a use of the variable %s that gpux cannot redirect", bad, t->start);
+	return why ? fail(w, "%s", why, t->start) : 0;
 }
 
 /* A function's body, its '{' next. */
