@@ -213,21 +213,28 @@ static void queue_device(struct repl *r, const struct program *prog, const char 
 	for (const struct node *p = prog->probes; p; p = p->next)
 		if (p->kind != N_PROBE || !place_is_device(p->u.probe.place))
 			return;
-	char **v = realloc(r->queued, (r->nqueued + 1) * sizeof(*v));
-	if (!v)
-		return;
-	r->queued = v;
-	if ((v[r->nqueued] = strndup(text, len)))
-		r->nqueued++;
+	repl_strs_add(&r->queued, text, len);
 }
 
-void repl_unqueue(struct repl *r)
+bool repl_strs_add(struct repl_strs *l, const char *s, size_t len)
 {
-	for (size_t i = 0; i < r->nqueued; i++)
-		free(r->queued[i]);
-	free(r->queued);
-	r->queued = NULL;
-	r->nqueued = 0;
+	char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
+	if (!v)
+		return false;
+	l->v = v;
+	if (!(v[l->n] = strndup(s, len)))
+		return false;
+	l->n++;
+	return true;
+}
+
+void repl_strs_free(struct repl_strs *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
 }
 
 /* Parse and check one entry; MORE when it is unfinished and more lines
@@ -574,8 +581,8 @@ int repl_run(FILE *in, FILE *out, bool use_readline, const struct options *o)
 	if (r.rl)
 		readline_close(&r);
 	live_end(r.live);
-	repl_unqueue(&r);
-	repl_forget_maps(&r);
+	repl_strs_free(&r.queued);
+	repl_strs_free(&r.maps);
 	free(r.ctx);
 	fflush(out);
 	return 0;

@@ -159,8 +159,8 @@ static void add_map(const char *name, void *arg)
 static void maps(struct comp *k, const char *text)
 {
 	live_map_names(k->r->live, add_map, k);
-	for (size_t i = 0; i < k->r->nmaps; i++)
-		add(k, "@", k->r->maps[i]);
+	for (size_t i = 0; i < k->r->maps.n; i++)
+		add(k, "@", k->r->maps.v[i]);
 	text_names(k, text, '@');
 }
 
@@ -466,26 +466,12 @@ int repl_complete(struct repl *r, const char *line, size_t start, size_t end,
 
 void repl_remember_map(struct repl *r, const char *name)
 {
-	for (size_t i = 0; i < r->nmaps; i++)
-		if (!strcmp(r->maps[i], name))
+	for (size_t i = 0; i < r->maps.n; i++)
+		if (!strcmp(r->maps.v[i], name))
 			return;
-	if (r->nmaps == MAX_REMEMBERED)
-		return;
-	char **v = realloc(r->maps, (r->nmaps + 1) * sizeof(*v));
-	if (!v)
-		return; /* completion offers a little less */
-	r->maps = v;
-	if ((v[r->nmaps] = strdup(name)))
-		r->nmaps++;
-}
-
-void repl_forget_maps(struct repl *r)
-{
-	for (size_t i = 0; i < r->nmaps; i++)
-		free(r->maps[i]);
-	free(r->maps);
-	r->maps = NULL;
-	r->nmaps = 0;
+	/* out of memory, completion offers a little less */
+	if (r->maps.n < MAX_REMEMBERED)
+		repl_strs_add(&r->maps, name, strlen(name));
 }
 
 void repl_cmd_complete(struct repl *r, const char *arg)

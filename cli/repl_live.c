@@ -68,8 +68,8 @@ void repl_cmd_run(struct repl *r, const char *arg)
 	o.cmd_argv = NULL;
 	o.cmd_argc = 0;
 	live_end(r->live);
-	r->live = live_start(&o, r->out, r->queued, r->nqueued);
-	repl_unqueue(r);
+	r->live = live_start(&o, r->out, r->queued.v, r->queued.n);
+	repl_strs_free(&r->queued);
 	if (r->live && !r->rl)
 		repl_live_signals();
 }

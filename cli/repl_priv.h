@@ -15,6 +15,16 @@
 #define PROMPT "gpux> "
 #define SRC_NAME "repl"
 
+/* A list of strings the prompt owns. */
+struct repl_strs {
+	char **v;
+	size_t n;
+};
+
+/* Appends a copy of s[0..len); false (nothing added) out of memory. */
+bool repl_strs_add(struct repl_strs *l, const char *s, size_t len);
+void repl_strs_free(struct repl_strs *l);
+
 struct repl {
 	FILE *in, *out;
 	bool rl;
@@ -26,19 +36,14 @@ struct repl {
 	const struct options *o;
 	struct live *live; /* the program probes attach to, or NULL */
 	const char *pending; /* an unfinished entry's lines, for completion */
-	char **maps;       /* maps of the entries checked, for completion */
-	size_t nmaps;
-	char **queued;     /* gdev: entries checked with no program: :run attaches them */
-	size_t nqueued;
+	struct repl_strs maps;   /* maps of the entries checked, for completion */
+	struct repl_strs queued; /* gdev: entries checked with no program: :run attaches them */
 };
 
 struct repl_command {
 	const char *name, *alias, *args, *help;
 	void (*fn)(struct repl *r, const char *arg);
 };
-
-/* Drops the entries queued for :run. */
-void repl_unqueue(struct repl *r);
 
 /* The commands, as :help lists them. */
 const struct repl_command *repl_commands(size_t *n);
@@ -68,7 +73,6 @@ void repl_cands_free(struct repl_cands *c);
 size_t repl_word_start(const char *line, size_t end);
 /* Maps an entry named, offered after '@' from then on (copied). */
 void repl_remember_map(struct repl *r, const char *name);
-void repl_forget_maps(struct repl *r);
 /* readline's hooks: completion for r (NULL: none). */
 void repl_complete_bind(struct repl *r);
 char **repl_rl_complete(const char *text, int start, int end);
