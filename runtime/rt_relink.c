@@ -182,24 +182,21 @@ void *rt_relink(const struct gpux_fb_wrapper *w, unsigned arch, size_t *size, bo
 	if (!n)
 		return NULL;
 	*rdc = true;
-	/* anything to probe? */
+	/* anything to probe? For a live copy, any variables too: its units
+	 * would need tables of their own (and the .extern variables between
+	 * them remapped) */
 	bool any = false, vars = false;
-	for (int i = 0; i < n && !any; i++) {
-		char *ptx = unit_ptx(units[i], arch);
-		any = ptx && rt_image_probed(ptx);
-		free(ptx);
-	}
-	/* a live copy: its units would need tables of their own (and the
-	 * .extern variables between them remapped too) */
-	for (int i = 0; live && any && i < n && !vars; i++) {
+	for (int i = 0; i < n && !(any && (vars || !live)); i++) {
 		char *ptx = unit_ptx(units[i], arch), err[200];
-		struct ptx_var_list v;
-		vars = ptx && (ptx_vars_list(ptx, strlen(ptx), &v, err, sizeof(err)) || v.n);
-		if (ptx && !vars)
-			ptx_var_list_free(&v);
+		any = any || (ptx && rt_image_probed(ptx));
+		if (live && ptx && !vars) {
+			struct ptx_var_list v;
+			vars = ptx_vars_list(ptx, strlen(ptx), &v, err, sizeof(err)) || v.n;
+			ptx_var_list_free(&v); /* zeroed by a failed list: freeing is safe */
+		}
 		free(ptx);
 	}
-	if (vars) {
+	if (vars && any) {
 		static int told;
 		if (!told++)
 			rt_warn("relocatable device code with __device__ or __constant__ variables "
