@@ -6,6 +6,7 @@ target_sources(gpux_codegen PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/ptx_stack.c
   ${CMAKE_CURRENT_LIST_DIR}/ptx_array.c
   ${CMAKE_CURRENT_LIST_DIR}/ptx_lookup.c
+  ${CMAKE_CURRENT_LIST_DIR}/ptx_desc.c
   ${CMAKE_CURRENT_LIST_DIR}/ptx_jmp.c
   ${CMAKE_CURRENT_LIST_DIR}/ptx_call.c
   ${CMAKE_CURRENT_LIST_DIR}/ptx_module.c)

@@ -45,6 +45,19 @@ struct ptx_fn {
 	 * reaches an array helper, which takes the word itself): slot k is
 	 * register %s<k> and nothing is in local memory (ptx_stack.c). */
 	bool stack_regs;
+	/* Descriptor words in registers (ptx_desc.c): where the first inline
+	 * map operation is, when nothing branches before it (-1: each
+	 * operation loads its own), and per map the words loaded there. */
+	int desc_at;
+	unsigned *desc_words;
+	/* Read-only lookups load the value's first word with their slot
+	 * (ptx_lookup.c): lk_at[r] is the lookup whose value's address r
+	 * holds, its word in %lv<lk_at[r]> (-1: none). value_regs: the
+	 * program stores through no pointer but the stack, so nothing can
+	 * change a value it looked up. lk_done: the call just emitted. */
+	bool value_regs;
+	int lk_at[BPF_NREGS];
+	int lk_done;
 };
 
 /* The map r1 points at after in, given r1_map before it (-1: none or
@@ -64,6 +77,27 @@ int ptx_array_update(struct ptx_fn *f, int i, int map);
  * (the key through r2; r0 = the value's address or 0). */
 bool ptx_lookup_at(const struct ptx_fn *f, int id, int map);
 int ptx_lookup(struct ptx_fn *f, int i, int map);
+
+/* ptx_desc.c: the words of struct gpux_map_desc an inline operation
+ * reads. ptx_desc_plan (before the prologue) finds where they can all be
+ * loaded at once; ptx_desc_decls declares their registers in the
+ * prologue; ptx_desc_hoist loads them at instruction i if that is the
+ * place; ptx_desc_word sets dst (a register of the word's width) to
+ * map's word, from its register or with a load. */
+enum ptx_desc_word {
+	PTX_DW_STATE, PTX_DW_KEYS, PTX_DW_VALUES, PTX_DW_MAX_ENTRIES, PTX_DW_KIND,
+	PTX_DW_COUNT
+};
+int ptx_desc_plan(struct ptx_fn *f);
+void ptx_desc_decls(struct ptx_fn *f);
+void ptx_desc_hoist(struct ptx_fn *f, int i);
+void ptx_desc_word(struct ptx_fn *f, int map, enum ptx_desc_word w, const char *dst);
+/* The words an inline operation (helper id on map) reads, a mask of
+ * 1 << enum ptx_desc_word; 0 for one not written inline. */
+unsigned ptx_desc_needs(const struct ptx_fn *f, int id, int map);
+
+/* ptx_lookup.c: after instruction i (at index at), keep lk_at. */
+void ptx_lookup_track(struct ptx_fn *f, const struct bpf_insn *in, int at);
 
 /* ptx_stack.c: decide f->stack_regs (before the prologue); a load or
  * store through r10 in that mode. */

@@ -89,6 +89,8 @@ static void forget(struct ptx_fn *f)
 	f->r1_known = false;
 	f->r1_map = -1;
 	f->r2_fp_known = false;
+	for (int r = 0; r < BPF_NREGS; r++)
+		f->lk_at[r] = -1;
 }
 
 /* Keep track, within a basic block, of a constant in r1 (the builtin
@@ -224,6 +226,23 @@ static int find_ctx_reg(const struct dev_prog *p)
 	return r;
 }
 
+/* Whether a looked-up value's first word may live in a register: the
+ * program has a lookup and stores through no pointer but the stack. */
+static bool value_regs(const struct dev_prog *p)
+{
+	bool lookup = false;
+	for (int i = 0; i < p->ninsns; i++) {
+		const struct bpf_insn *in = &p->insns[i];
+		uint8_t cls = BPF_CLASS(in->code);
+		if ((cls == BPF_ST || cls == BPF_STX) && in->dst != BPF_REG_FP)
+			return false;
+		lookup |= in->code == (BPF_JMP | BPF_CALL) && in->imm == DH_MAP_LOOKUP;
+		if (bpf_is_lddw(in))
+			i++;
+	}
+	return lookup;
+}
+
 static void prologue(struct ptx_fn *f, const char *name)
 {
 	fprintf(f->out,
@@ -253,6 +272,9 @@ static void prologue(struct ptx_fn *f, const char *name)
 	}
 	if (f->ctx_mem)
 		ptx_line(f, ".local .align 8 .b64 gpux_ctxbuf[3];");
+	if (f->value_regs)
+		ptx_line(f, ".reg .b64 %%lv<%d>;", f->prog->ninsns);
+	ptx_desc_decls(f);
 	ptx_line(f, "activemask.b32 %%gpux_m;");
 	for (int w = 0; w < 3; w++)
 		ptx_line(f, "ld.param.u64 %%c%d, [gpux_c%d];", w, w);
@@ -322,6 +344,11 @@ int ptx_jit(const struct dev_prog *prog, const char *func_name, FILE *out,
 	int rc = find_targets(&f);
 	if (rc == 0)
 		ptx_stack_plan(&f);
+	if (rc == 0)
+		rc = ptx_desc_plan(&f);
+	f.value_regs = value_regs(prog);
+	forget(&f);
+	f.lk_done = -1;
 	/* The verifier rejects falling off the end; PTX would run into
 	 * whatever follows, so refuse it here too. */
 	const struct bpf_insn *last = &prog->insns[prog->ninsns - 1];
@@ -341,9 +368,11 @@ int ptx_jit(const struct dev_prog *prog, const char *func_name, FILE *out,
 		bpf_disasm_insn(out, prog->insns, i, prog->ninsns, prog->maps,
 				prog->nmaps);
 		fputc('\n', out);
+		ptx_desc_hoist(&f, i);
 		if (emit_insn(&f, i))
 			rc = -1;
 		track_regs(&f, in);
+		ptx_lookup_track(&f, in, i);
 		if (bpf_is_lddw(in))
 			i++;
 	}
@@ -355,5 +384,6 @@ int ptx_jit(const struct dev_prog *prog, const char *func_name, FILE *out,
 	}
 	fputs("}\n", out);
 	free(f.is_target);
+	free(f.desc_words);
 	return rc;
 }

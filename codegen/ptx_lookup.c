@@ -44,14 +44,56 @@ static void mix(struct ptx_fn *f)
 	ptx_line(f, "xor.b64 %%hh, %%hh, %%hx;");
 }
 
+/* Whether the lookup of m loads its value's first word with the slot. */
+static bool loads_value(const struct ptx_fn *f, const struct dev_map *m)
+{
+	return f->value_regs && m->device_reads_only && m->value_size >= 8 &&
+	       m->value_size % 8 == 0;
+}
+
+/* Where nothing inserts, the first slot's state, first key word and (for
+ * the value registers) value word are loaded at once: one round trip
+ * after the descriptor's for the usual hit, where the loop below takes
+ * one for the state and key and another for the value. A slot past the
+ * first (a collision) goes round the loop from the second. */
+static void first_slot(struct ptx_fn *f, int i, const struct dev_map *m, bool value)
+{
+	ptx_line(f, "setp.ne.u32 %%hp, %%hn, 0;");
+	ptx_line(f, "mov.u32 %%hw, %u;", GPUX_SLOT_EMPTY);
+	ptx_line(f, "mul.wide.u32 %%hx, %%hi, 4;");
+	ptx_line(f, "add.u64 %%hx, %%hx, %%hs;");
+	ptx_line(f, "@%%hp ld.global.u32 %%hw, [%%hx];");
+	ptx_line(f, "mul.wide.u32 %%hx, %%hi, %u;", m->key_size);
+	ptx_line(f, "add.u64 %%hx, %%hx, %%hkeys;");
+	ptx_line(f, "@%%hp ld.global.u64 %%hh, [%%hx];");
+	ptx_line(f, "mul.wide.u32 %%hy, %%hi, %u;", m->value_size);
+	ptx_line(f, "add.u64 %%hy, %%hy, %%hv;");
+	if (value)
+		ptx_line(f, "@%%hp ld.global.u64 %%lv%d, [%%hy];", i);
+	ptx_line(f, "setp.eq.u32 %%hp, %%hw, %u;", GPUX_SLOT_EMPTY);
+	ptx_line(f, "@%%hp bra $Lgpux_lk%d_done;", i);
+	ptx_line(f, "setp.ne.u32 %%hp, %%hw, %u;", GPUX_SLOT_FULL);
+	ptx_line(f, "@%%hp bra $Lgpux_lk%d_next;", i);
+	ptx_line(f, "setp.ne.u64 %%hp, %%hh, %%hk0;");
+	ptx_line(f, "@%%hp bra $Lgpux_lk%d_next;", i);
+	for (int w = 1; w < (int)(m->key_size / 8); w++) {
+		ptx_line(f, "ld.global.u64 %%hh, [%%hx+%d];", 8 * w);
+		ptx_line(f, "setp.ne.u64 %%hp, %%hh, %%hk%d;", w);
+		ptx_line(f, "@%%hp bra $Lgpux_lk%d_next;", i);
+	}
+	ptx_line(f, "mov.u64 %%r0, %%hy;");
+	ptx_line(f, "bra $Lgpux_lk%d_done;", i);
+}
+
 int ptx_lookup(struct ptx_fn *f, int i, int map)
 {
 	const struct dev_map *m = &f->prog->maps[map];
 	int words = (int)(m->key_size / 8);
-	const char *ld = m->device_reads_only ? "ld.global" : "ld.relaxed.gpu.global";
-	const char *ld_state = m->device_reads_only ? "ld.global" : "ld.acquire.gpu.global";
+	bool ro = m->device_reads_only, value = loads_value(f, m);
+	const char *ld = ro ? "ld.global" : "ld.relaxed.gpu.global";
+	const char *ld_state = ro ? "ld.global" : "ld.acquire.gpu.global";
 	ptx_line(f, "{ // lookup in " GPUX_SYM_MAP "%d", map);
-	ptx_line(f, ".reg .b64 %%hk<%d>, %%hh, %%hx, %%hs, %%hkeys, %%hv;", words);
+	ptx_line(f, ".reg .b64 %%hk<%d>, %%hh, %%hx, %%hy, %%hs, %%hkeys, %%hv;", words);
 	ptx_line(f, ".reg .b32 %%hn, %%hm, %%hi, %%hc, %%hw;");
 	ptx_line(f, ".reg .pred %%hp;");
 	for (int w = 0; w < words; w++) {
@@ -65,23 +107,25 @@ int ptx_lookup(struct ptx_fn *f, int i, int map)
 		ptx_line(f, "xor.b64 %%hh, %%hh, %%hk%d;", w);
 		mix(f);
 	}
-	ptx_line(f, "ld.global.nc.u64 %%hs, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(state));
-	ptx_line(f, "ld.global.nc.u64 %%hkeys, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(keys));
-	ptx_line(f, "ld.global.nc.u64 %%hv, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(values));
-	ptx_line(f, "ld.global.nc.u32 %%hn, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(max_entries));
+	ptx_desc_word(f, map, PTX_DW_STATE, "%hs");
+	ptx_desc_word(f, map, PTX_DW_KEYS, "%hkeys");
+	ptx_desc_word(f, map, PTX_DW_VALUES, "%hv");
+	ptx_desc_word(f, map, PTX_DW_MAX_ENTRIES, "%hn");
 	/* max_entries is a power of two: slot (h + probe) & (n - 1) */
 	ptx_line(f, "sub.u32 %%hm, %%hn, 1;");
 	ptx_line(f, "cvt.u32.u64 %%hi, %%hh;");
 	ptx_line(f, "and.b32 %%hi, %%hi, %%hm;");
 	ptx_line(f, "mov.u32 %%hc, 0;");
 	ptx_line(f, "mov.u64 %%r0, 0;");
+	if (ro)
+		first_slot(f, i, m, value);
 	fprintf(f->out, "$Lgpux_lk%d:\n", i);
 	ptx_line(f, "setp.ge.u32 %%hp, %%hc, %%hn;");
 	ptx_line(f, "@%%hp bra $Lgpux_lk%d_done;", i);
 	ptx_line(f, "mul.wide.u32 %%hx, %%hi, 4;");
 	ptx_line(f, "add.u64 %%hx, %%hx, %%hs;");
 	ptx_line(f, "%s.u32 %%hw, [%%hx];", ld_state);
-	if (m->device_reads_only) {
+	if (ro) {
 		/* nothing inserts: the slot's first key word is loaded with
 		 * its state, one memory round trip instead of two */
 		ptx_line(f, "mul.wide.u32 %%hx, %%hi, %u;", m->key_size);
@@ -92,18 +136,20 @@ int ptx_lookup(struct ptx_fn *f, int i, int map)
 	ptx_line(f, "@%%hp bra $Lgpux_lk%d_done;", i);
 	ptx_line(f, "setp.ne.u32 %%hp, %%hw, %u;", GPUX_SLOT_FULL);
 	ptx_line(f, "@%%hp bra $Lgpux_lk%d_next;", i);
-	if (!m->device_reads_only) {
+	if (!ro) {
 		ptx_line(f, "mul.wide.u32 %%hx, %%hi, %u;", m->key_size);
 		ptx_line(f, "add.u64 %%hx, %%hx, %%hkeys;");
 	}
 	for (int w = 0; w < words; w++) {
-		if (w || !m->device_reads_only)
+		if (w || !ro)
 			ptx_line(f, "%s.u64 %%hh, [%%hx+%d];", ld, 8 * w);
 		ptx_line(f, "setp.ne.u64 %%hp, %%hh, %%hk%d;", w);
 		ptx_line(f, "@%%hp bra $Lgpux_lk%d_next;", i);
 	}
 	ptx_line(f, "mul.wide.u32 %%hx, %%hi, %u;", m->value_size);
 	ptx_line(f, "add.u64 %%r0, %%hx, %%hv;");
+	if (value)
+		ptx_line(f, "ld.global.u64 %%lv%d, [%%r0];", i);
 	ptx_line(f, "bra $Lgpux_lk%d_done;", i);
 	fprintf(f->out, "$Lgpux_lk%d_next:\n", i);
 	ptx_line(f, "add.u32 %%hc, %%hc, 1;");
@@ -112,5 +158,28 @@ int ptx_lookup(struct ptx_fn *f, int i, int map)
 	ptx_line(f, "bra $Lgpux_lk%d;", i);
 	fprintf(f->out, "$Lgpux_lk%d_done:\n", i);
 	ptx_line(f, "}");
+	if (value)
+		f->lk_done = i;
 	return 0;
+}
+
+/* A value's address moves with mov and is lost on any other write; the
+ * jump targets forget it (ptx_jit.c), so a register keeps it only on
+ * the straight path from its lookup, where the value was loaded. */
+void ptx_lookup_track(struct ptx_fn *f, const struct bpf_insn *in, int at)
+{
+	uint8_t cls = BPF_CLASS(in->code);
+	if (in->code == (BPF_JMP | BPF_CALL)) {
+		for (int r = 0; r <= 5; r++)
+			f->lk_at[r] = -1;
+		f->lk_at[0] = f->lk_done == at ? at : -1;
+		f->lk_done = -1;
+		return;
+	}
+	if (in->dst >= BPF_NREGS ||
+	    !(cls == BPF_ALU || cls == BPF_ALU64 || cls == BPF_LDX || cls == BPF_LD))
+		return;
+	bool mov = cls == BPF_ALU64 && in->code == (BPF_ALU64 | BPF_MOV | BPF_X) &&
+		   in->src < BPF_NREGS;
+	f->lk_at[in->dst] = mov ? f->lk_at[in->src] : -1;
 }

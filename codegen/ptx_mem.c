@@ -102,6 +102,12 @@ int ptx_emit_mem(struct ptx_fn *f, int i)
 			return ctx_field(f, i);
 		if (in->src == BPF_REG_FP && f->stack_regs)
 			return ptx_stack_access(f, i);
+		if (in->src < BPF_NREGS && f->lk_at[in->src] >= 0 && in->off == 0 &&
+		    BPF_SIZE(in->code) == BPF_DW) {
+			/* a looked-up value's first word, loaded with its slot */
+			ptx_line(f, "mov.b64 %%r%d, %%lv%d;", in->dst, f->lk_at[in->src]);
+			return 0;
+		}
 		if (address(f, i, in->src, space, addr, sizeof(addr)))
 			return -1;
 		ptx_line(f, "ld%s.%s %%r%d, %s;", space, width(in->code), in->dst,

@@ -141,6 +141,13 @@ add multistream_cuda './multistream' 'cuda:launch { @[kernel, grid.x, block.x] =
 add drvapi_cuda './drvapi' "$CUDA_API cuda:module_load { @modules[ptx] = count(); }" exact
 add vecadd_cuda_launch './vecadd' 'cuda:launch { @ = count(); }' exact
 add vecadd_latency './vecadd' "$LATENCY" 'head_is "Attaching 2 probes..."; hist_total lat 10240 32; hist_positive lat; only_maps lat t'
+# A cross-layer map read on the device, 3000 keys in 4096 slots: most
+# lookups hit their first slot (loaded with the value at once), many a
+# later one, and keys from 3000 up miss (the sum adds 0 for those).
+# Expected: sum of 3 * (gtid % 3500) below 3000, and of gtid % 3000,
+# over the 10240 threads.
+LOOKUPS='cuda:launch { for ($i : 0..3000) { @v[$i] = $i * 3; @w[$i, $i + 1] = $i; } } gdev:kernel_exit { @s[kernel] = sum(@v[gtid % 3500]); @t[kernel] = sum(@w[gtid % 3000, gtid % 3000 + 1]); }'
+add vecadd_lookups './vecadd' "$LOOKUPS" "has_line '@s[vecAdd(float const*, float const*, float*, int)]: 40486500'; has_line '@t[vecAdd(float const*, float const*, float*, int)]: 14263680'; only_maps s t v w"
 add multistream_latency './multistream' "$LATENCY" 'head_is "Attaching 2 probes..."; hist_total lat 36864 32; hist_positive lat; only_maps lat t'
 add gemm_cuda_filter './gemm' 'cuda:launch:*gemm* { @gemm[grid.x, grid.y, block.x, block.y] = count(); } cuda:launch { @all = count(); }' exact
 # interval probes beside them: print and clear maps held in the program;
