@@ -211,12 +211,34 @@ static bool lane_distinct(const struct node *e)
 	}
 }
 
+/* Whether e is the same in every lane of a warp whatever the data: a
+ * constant, the builtins the catalog says are (kernel, sm, blockIdx, ...)
+ * and arithmetic of them. Such a key is one reduction for the warp by
+ * its lowest lane, with no vote to find that out. */
+static bool warp_same(const struct node *e)
+{
+	switch (e->kind) {
+	case N_INT:
+		return true;
+	case N_IDENT:
+		return e->u.ident.kind == ID_BUILTIN && e->u.ident.builtin &&
+		       e->u.ident.builtin->unif == UNIF_UNIFORM;
+	case N_FIELD:
+		return warp_same(e->u.field.base);
+	case N_BINOP:
+		return warp_same(e->u.binop.lhs) && warp_same(e->u.binop.rhs);
+	default:
+		return false;
+	}
+}
+
 struct bound {
 	const struct map_info *mi;
 	uint64_t hi;
 	bool ok;
 	bool kern;  /* every key is at most the kernel id */
 	bool lanes; /* every key differs between lanes (lane_distinct) */
+	bool warp;  /* every key is the same in every lane (warp_same) */
 };
 
 static void scan_keys(struct node *n, void *arg)
@@ -231,6 +253,7 @@ static void scan_keys(struct node *n, void *arg)
 			b->ok = false;
 		b->kern = b->kern && kern;
 		b->lanes = b->lanes && n->u.map.nkeys == 1 && lane_distinct(n->u.map.keys);
+		b->warp = b->warp && (n->u.map.nkeys == 0 || warp_same(n->u.map.keys));
 	}
 	ast_visit_children(n, scan_keys, arg);
 }
@@ -271,10 +294,11 @@ static void choose_arrays(const struct program *prog, struct dev_module *mod)
 		dm->array = false;
 		dm->kernel_rows = false;
 		dm->lane_keys = false;
+		dm->warp_keys = false;
 		if (meta->read_on_device || meta->nkeys > 1 ||
 		    meta->agg == AGG_NONE || meta->agg == AGG_MIN || meta->agg == AGG_MAX)
 			continue;
-		struct bound b = { meta->info, 0, true, true, true };
+		struct bound b = { meta->info, 0, true, true, true, true };
 		struct host_use u = { meta->info, false };
 		for (struct node *p = prog->probes; p && b.ok && !u.data; p = p->next) {
 			if (p->u.probe.place & PLACE_DEVICE)
@@ -290,6 +314,7 @@ static void choose_arrays(const struct program *prog, struct dev_module *mod)
 		dm->array = true;
 		dm->kernel_rows = b.kern;
 		dm->lane_keys = b.lanes;
+		dm->warp_keys = b.warp;
 		dm->max_entries = n;
 	}
 }

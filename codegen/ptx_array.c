@@ -88,9 +88,10 @@ static void group_adds(struct ptx_fn *f)
  * on a CuPy workload: bench/gpu/README.md). %gr: the lanes left, the
  * same in every lane, so the loop stays converged for its shuffles and
  * votes. */
-static void bucket_groups(struct ptx_fn *f, int i)
+static void bucket_groups(struct ptx_fn *f, int i, bool warp)
 {
-	ptx_line(f, "@!%%gu bra.uni $Lgpux_arr%d;", i);
+	if (!warp)
+		ptx_line(f, "@!%%gu bra.uni $Lgpux_arr%d;", i);
 	ptx_line(f, "mov.b32 %%gr, %%gm;");
 	fprintf(f->out, "$Lgpux_arr%d_next:\n", i);
 	ptx_line(f, "neg.s32 %%gq0, %%gr;");
@@ -113,8 +114,10 @@ static void bucket_groups(struct ptx_fn *f, int i)
  * active lane (%gu), the lowest lane adds for the warp, or for each
  * bucket of a histogram (bucket_groups). A key that
  * differs between lanes gets one reduction per lane: grouping 32
- * distinct keys with match.any cost more than it saved. */
-static void warp_or_lanes(struct ptx_fn *f, int i, int id, bool lanes)
+ * distinct keys with match.any cost more than it saved. A key the
+ * compiler knows is the same in every lane (warp: `kernel`, blockIdx,
+ * constants) needs no vote. */
+static void warp_or_lanes(struct ptx_fn *f, int i, int id, bool lanes, bool warp)
 {
 	if (lanes) { /* keys that differ between lanes: each lane adds its own */
 		if (id == DH_AGG_COUNT || id == DH_AGG_HIST || id == DH_AGG_LHIST) {
@@ -129,21 +132,25 @@ static void warp_or_lanes(struct ptx_fn *f, int i, int id, bool lanes)
 		return;
 	}
 	ptx_line(f, "activemask.b32 %%gm;");
-	ptx_line(f, "neg.s32 %%gl, %%gm;");
-	ptx_line(f, "and.b32 %%gl, %%gl, %%gm;");
-	ptx_line(f, "bfind.u32 %%gl, %%gl;");
-	ptx_line(f, "mov.b64 {%%gq0, %%gq1}, %%t0;");
-	ptx_line(f, "shfl.sync.idx.b32 %%gq0, %%gq0, %%gl, 31, %%gm;");
-	ptx_line(f, "shfl.sync.idx.b32 %%gq1, %%gq1, %%gl, 31, %%gm;");
-	ptx_line(f, "mov.b64 %%gw, {%%gq0, %%gq1};");
-	ptx_line(f, "setp.eq.u64 %%gu, %%gw, %%t0;");
-	ptx_line(f, "vote.sync.all.pred %%gu, %%gu, %%gm;");
-	/* the group: the warp, this lane's bucket, or this lane alone */
-	ptx_line(f, "mov.u32 %%gq0, %%laneid;");
-	ptx_line(f, "shl.b32 %%gq1, 1, %%gq0;");
-	ptx_line(f, "selp.b32 %%gg, %%gm, %%gq1, %%gu;");
+	if (warp) {
+		ptx_line(f, "mov.b32 %%gg, %%gm;");
+	} else {
+		ptx_line(f, "neg.s32 %%gl, %%gm;");
+		ptx_line(f, "and.b32 %%gl, %%gl, %%gm;");
+		ptx_line(f, "bfind.u32 %%gl, %%gl;");
+		ptx_line(f, "mov.b64 {%%gq0, %%gq1}, %%t0;");
+		ptx_line(f, "shfl.sync.idx.b32 %%gq0, %%gq0, %%gl, 31, %%gm;");
+		ptx_line(f, "shfl.sync.idx.b32 %%gq1, %%gq1, %%gl, 31, %%gm;");
+		ptx_line(f, "mov.b64 %%gw, {%%gq0, %%gq1};");
+		ptx_line(f, "setp.eq.u64 %%gu, %%gw, %%t0;");
+		ptx_line(f, "vote.sync.all.pred %%gu, %%gu, %%gm;");
+		/* the group: the warp, this lane's bucket, or this lane alone */
+		ptx_line(f, "mov.u32 %%gq0, %%laneid;");
+		ptx_line(f, "shl.b32 %%gq1, 1, %%gq0;");
+		ptx_line(f, "selp.b32 %%gg, %%gm, %%gq1, %%gu;");
+	}
 	if (id == DH_AGG_HIST || id == DH_AGG_LHIST)
-		bucket_groups(f, i);
+		bucket_groups(f, i, warp);
 	group_adds(f);
 	switch (id) {
 	case DH_AGG_COUNT: case DH_AGG_HIST: case DH_AGG_LHIST:
@@ -153,7 +160,8 @@ static void warp_or_lanes(struct ptx_fn *f, int i, int id, bool lanes)
 		break;
 	}
 	warp_sum(f);
-	ptx_line(f, "selp.u64 %%gv, %%gv, %%r3, %%gu;");
+	if (!warp)
+		ptx_line(f, "selp.u64 %%gv, %%gv, %%r3, %%gu;");
 	if (id == DH_AGG_SUM) {
 		ptx_line(f, "@%%p red.global.add.u64 [%%ga], %%gv;");
 		/* a sum may be 0: the slot's state says it was seen */
@@ -186,10 +194,10 @@ int ptx_array_update(struct ptx_fn *f, int i, int map)
 	ptx_line(f, ".reg .b32 %%gk, %%gs, %%gb, %%gm, %%gl, %%gg, %%gr, %%gq<3>;");
 	ptx_line(f, ".reg .pred %%gin, %%gu;");
 	/* where shard 0's values (and states) are, and the shard count */
-	ptx_line(f, "ld.global.nc.u64 %%gv, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(values));
-	ptx_line(f, "ld.global.nc.u32 %%gk, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(kind));
+	ptx_desc_word(f, map, PTX_DW_VALUES, "%gv");
+	ptx_desc_word(f, map, PTX_DW_KIND, "%gk");
 	if (id == DH_AGG_SUM)
-		ptx_line(f, "ld.global.nc.u64 %%gt, [" GPUX_SYM_MAP "%d+%d];", map, PTX_DESC(state));
+		ptx_desc_word(f, map, PTX_DW_STATE, "%gt");
 	/* a key past the table is counted as a drop, never written: the
 	 * compiler's bound says it cannot happen */
 	ptx_line(f, "setp.lt.u64 %%gin, %%t0, %u;", m->max_entries);
@@ -212,7 +220,7 @@ int ptx_array_update(struct ptx_fn *f, int i, int map)
 		ptx_line(f, "add.u64 %%ga, %%ga, %%gt;");
 	}
 	ptx_line(f, "add.u64 %%ga, %%ga, %%gv;");
-	warp_or_lanes(f, i, id, m->lane_keys);
+	warp_or_lanes(f, i, id, m->lane_keys, m->warp_keys && !m->lane_keys);
 	ptx_line(f, "}");
 	ptx_line(f, "mov.b64 %%r0, 0;");
 	return 0;

@@ -49,11 +49,16 @@ for arch in sm_80 sm_90; do
 		fail=1
 	fi
 	# NAME.ptx.expect: text every module must hold, one line each
-	# (lines starting with # are comments).
+	# (lines starting with # are comments, with ! text it must not hold).
 	[ -f "$name.ptx.expect" ] || continue
 	while IFS= read -r want; do
 		case "$want" in ''|'#'*) continue ;; esac
-		if ! grep -qF -- "$want" "$tmp/$arch.ptx"; then
+		if [ "${want#!}" != "$want" ]; then
+			if grep -qF -- "${want#!}" "$tmp/$arch.ptx"; then
+				echo "FAIL: the $arch module of $name holds: ${want#!}"
+				fail=1
+			fi
+		elif ! grep -qF -- "$want" "$tmp/$arch.ptx"; then
 			echo "FAIL: the $arch module of $name lacks: $want"
 			fail=1
 		fi
