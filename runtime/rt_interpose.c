@@ -143,6 +143,8 @@ static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_optio
 	if (ptx && rt_load_patched(m, ptx, n, opt, val) == CUDA_SUCCESS) {
 		loaded_module(*m);
 		rt_original_note(*m, false, ptx);
+		if (rt_sess()->flags & GPUX_SESS_VERBOSE)
+			rt_regs_report(*m, ptx);
 		return module_ev(CUDA_SUCCESS, *m, image, 0);
 	}
 	CUresult rc = orig(m, image, n, opt, val, orig_arg);
@@ -225,6 +227,8 @@ CUresult cuModuleLoad(CUmodule *m, const char *path)
 	if (ptx && rt_load_patched(m, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
 		loaded_module(*m);
 		rt_original_note(*m, false, ptx);
+		if (rt_sess()->flags & GPUX_SESS_VERBOSE)
+			rt_regs_report(*m, ptx);
 		rc = CUDA_SUCCESS;
 	} else {
 		load_file_fn fn = REAL(H_LOAD_FILE, "cuModuleLoad", load_file_fn);

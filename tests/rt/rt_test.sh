@@ -386,6 +386,14 @@ t_lib_no_cubin() {
 	grep -qE '^gpux: the driver loaded a patched module \(PTX with the helper library\) in ' "$tmp/err" &&
 	set_up || { cat "$tmp/err"; fail "lib_no_cubin"; }
 }
+# -v says what the probes cost each kernel in registers: the original
+# image loaded beside the patched one (the fake counts an instrumented
+# body's statements as more registers), once per module.
+t_verbose_regs() {
+	count_ctl 0 "" --verbose -- "$RT_DRV_APP" module "$PTX" &&
+	[ "$(grep -cE '^gpux: registers per thread, without -> with probes: add_one [0-9]+ -> [0-9]+, scale\(float\*, float, int\) [0-9]+ -> [0-9]+; 0 unchanged$' "$tmp/err")" = 1 ] &&
+	log_has '^load 2 cuModuleLoadData ' || { cat "$tmp/err"; fail "verbose_regs"; }
+}
 # The driver's link refuses the cubin: the module carries the library as
 # PTX, as before, and -v says so once.
 t_lib_link_refused() {
