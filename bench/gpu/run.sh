@@ -35,6 +35,9 @@ declare -A PROG=(
 	[hist]='gdev:kernel_exit { @[gtid % 1024] = count(); }'
 	[printf]='gdev:kernel_exit { printf("%d\n", nsecs); }'
 	[access]='gdev:access { @ = count(); }'
+	# blockfinish (bench/gpu/tools/): a cross-layer lookup, the clock and
+	# a histogram in every thread (opt-in: MODES)
+	[finish]='cuda:launch { @t[kernel] = nsecs; } gdev:kernel_exit { @us[kernel] = hist((nsecs - @t[kernel]) / 1000); }'
 	# no instrumentation: CUDA events around each launch (opt-in: MODES)
 	[kend]='cuda:kernel_end { @ = count(); }'
 )
