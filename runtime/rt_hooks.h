@@ -73,7 +73,8 @@ const char *rt_patch(const void *image, size_t size, enum rt_patch_as as);
 CUresult rt_load_patched(CUmodule *m, const char *ptx, unsigned n, CUjit_option *opt,
 			 void **val);
 /* With -v: each kernel's registers and local memory without and with
- * probes, the original image loaded beside patched to ask (rt_regs.c). */
+ * probes, the original image loaded beside patched to ask (rt_regs.c);
+ * ptx is the patched text (a relinked cubin is not asked about). */
 void rt_regs_report(CUmodule patched, const char *ptx);
 /* The hook for an nvJitLink entry point (rt_nvjitlink.c), or NULL. */
 void *rt_nvjitlink_hook(const char *name, void *real_fn);

@@ -143,7 +143,7 @@ static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_optio
 	if (ptx && rt_load_patched(m, ptx, n, opt, val) == CUDA_SUCCESS) {
 		loaded_module(*m);
 		rt_original_note(*m, false, ptx);
-		if (rt_sess()->flags & GPUX_SESS_VERBOSE)
+		if ((rt_sess()->flags & GPUX_SESS_VERBOSE) && !is_elf(ptx))
 			rt_regs_report(*m, ptx);
 		return module_ev(CUDA_SUCCESS, *m, image, 0);
 	}
@@ -227,7 +227,7 @@ CUresult cuModuleLoad(CUmodule *m, const char *path)
 	if (ptx && rt_load_patched(m, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
 		loaded_module(*m);
 		rt_original_note(*m, false, ptx);
-		if (rt_sess()->flags & GPUX_SESS_VERBOSE)
+		if ((rt_sess()->flags & GPUX_SESS_VERBOSE) && !is_elf(ptx))
 			rt_regs_report(*m, ptx);
 		rc = CUDA_SUCCESS;
 	} else {
