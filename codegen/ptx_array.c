@@ -82,30 +82,14 @@ static void group_adds(struct ptx_fn *f)
 }
 
 /* With one key in the warp, %gg = the lanes whose bucket (%gb) is this
- * lane's: one ballot per distinct bucket, the lowest lane not yet
- * grouped naming the next, so a histogram of times or sizes, one or two
- * buckets in a warp, costs one or two votes (match.any measured the same
- * on a CuPy workload: bench/gpu/README.md). %gr: the lanes left, the
- * same in every lane, so the loop stays converged for its shuffles and
- * votes. */
-static void bucket_groups(struct ptx_fn *f, int i, bool warp)
+ * lane's: one match.any, where a ballot per distinct bucket issued a
+ * dozen instructions for the usual one bucket a warp. On CuPy's short
+ * kernels a probe costs what it issues (bench/gpu/README.md): five
+ * fewer instructions a warp measured. %gu is the same in every lane
+ * (a vote), so the warp runs the match together or not at all. */
+static void bucket_groups(struct ptx_fn *f, bool warp)
 {
-	if (!warp)
-		ptx_line(f, "@!%%gu bra.uni $Lgpux_arr%d;", i);
-	ptx_line(f, "mov.b32 %%gr, %%gm;");
-	fprintf(f->out, "$Lgpux_arr%d_next:\n", i);
-	ptx_line(f, "neg.s32 %%gq0, %%gr;");
-	ptx_line(f, "and.b32 %%gq0, %%gq0, %%gr;");
-	ptx_line(f, "bfind.u32 %%gq0, %%gq0;");
-	ptx_line(f, "shfl.sync.idx.b32 %%gq1, %%gb, %%gq0, 31, %%gm;");
-	ptx_line(f, "setp.eq.u32 %%p, %%gq1, %%gb;");
-	ptx_line(f, "vote.sync.ballot.b32 %%gq1, %%p, %%gm;");
-	ptx_line(f, "@%%p mov.b32 %%gg, %%gq1;");
-	ptx_line(f, "not.b32 %%gq1, %%gq1;");
-	ptx_line(f, "and.b32 %%gr, %%gr, %%gq1;");
-	ptx_line(f, "setp.ne.u32 %%p, %%gr, 0;");
-	ptx_line(f, "@%%p bra.uni $Lgpux_arr%d_next;", i);
-	fprintf(f->out, "$Lgpux_arr%d:\n", i);
+	ptx_line(f, "%smatch.any.sync.b32 %%gg, %%gb, %%gm;", warp ? "" : "@%gu ");
 }
 
 /* Same-address reductions from one warp reach L2 one by one (an xlarge
@@ -117,7 +101,7 @@ static void bucket_groups(struct ptx_fn *f, int i, bool warp)
  * distinct keys with match.any cost more than it saved. A key the
  * compiler knows is the same in every lane (warp: `kernel`, blockIdx,
  * constants) needs no vote. */
-static void warp_or_lanes(struct ptx_fn *f, int i, int id, bool lanes, bool warp)
+static void warp_or_lanes(struct ptx_fn *f, int id, bool lanes, bool warp)
 {
 	if (lanes) { /* keys that differ between lanes: each lane adds its own */
 		if (id == DH_AGG_COUNT || id == DH_AGG_HIST || id == DH_AGG_LHIST) {
@@ -150,7 +134,7 @@ static void warp_or_lanes(struct ptx_fn *f, int i, int id, bool lanes, bool warp
 		ptx_line(f, "selp.b32 %%gg, %%gm, %%gq1, %%gu;");
 	}
 	if (id == DH_AGG_HIST || id == DH_AGG_LHIST)
-		bucket_groups(f, i, warp);
+		bucket_groups(f, warp);
 	group_adds(f);
 	switch (id) {
 	case DH_AGG_COUNT: case DH_AGG_HIST: case DH_AGG_LHIST:
@@ -191,7 +175,7 @@ int ptx_array_update(struct ptx_fn *f, int i, int map)
 	ptx_stack_key(f); /* the key's word, %t0 */
 	ptx_line(f, "{ // %s() into array " GPUX_SYM_MAP "%d", what[id], map);
 	ptx_line(f, ".reg .b64 %%ga, %%gv, %%gt, %%gw, %%gc;");
-	ptx_line(f, ".reg .b32 %%gk, %%gs, %%gb, %%gm, %%gl, %%gg, %%gr, %%gq<3>;");
+	ptx_line(f, ".reg .b32 %%gk, %%gs, %%gb, %%gm, %%gl, %%gg, %%gq<3>;");
 	ptx_line(f, ".reg .pred %%gin, %%gu;");
 	/* where shard 0's values (and states) are, and the shard count */
 	ptx_desc_word(f, map, PTX_DW_VALUES, "%gv");
@@ -220,7 +204,7 @@ int ptx_array_update(struct ptx_fn *f, int i, int map)
 		ptx_line(f, "add.u64 %%ga, %%ga, %%gt;");
 	}
 	ptx_line(f, "add.u64 %%ga, %%ga, %%gv;");
-	warp_or_lanes(f, i, id, m->lane_keys, m->warp_keys && !m->lane_keys);
+	warp_or_lanes(f, id, m->lane_keys, m->warp_keys && !m->lane_keys);
 	ptx_line(f, "}");
 	ptx_line(f, "mov.b64 %%r0, 0;");
 	return 0;
