@@ -211,34 +211,13 @@ static bool lane_distinct(const struct node *e)
 	}
 }
 
-/* Whether e is the same in every lane of a warp whatever the data: a
- * constant, the builtins the catalog says are (kernel, sm, blockIdx, ...)
- * and arithmetic of them. Such a key is one reduction for the warp by
- * its lowest lane, with no vote to find that out. */
-static bool warp_same(const struct node *e)
-{
-	switch (e->kind) {
-	case N_INT:
-		return true;
-	case N_IDENT:
-		return e->u.ident.kind == ID_BUILTIN && e->u.ident.builtin &&
-		       e->u.ident.builtin->unif == UNIF_UNIFORM;
-	case N_FIELD:
-		return warp_same(e->u.field.base);
-	case N_BINOP:
-		return warp_same(e->u.binop.lhs) && warp_same(e->u.binop.rhs);
-	default:
-		return false;
-	}
-}
-
 struct bound {
 	const struct map_info *mi;
 	uint64_t hi;
 	bool ok;
 	bool kern;  /* every key is at most the kernel id */
 	bool lanes; /* every key differs between lanes (lane_distinct) */
-	bool warp;  /* every key is the same in every lane (warp_same) */
+	bool warp;  /* every key is the same in every lane (sema's unif) */
 };
 
 static void scan_keys(struct node *n, void *arg)
@@ -253,7 +232,9 @@ static void scan_keys(struct node *n, void *arg)
 			b->ok = false;
 		b->kern = b->kern && kern;
 		b->lanes = b->lanes && n->u.map.nkeys == 1 && lane_distinct(n->u.map.keys);
-		b->warp = b->warp && (n->u.map.nkeys == 0 || warp_same(n->u.map.keys));
+		/* sema_uniform.c's answer: one reduction for the warp by its
+		 * lowest lane, with no vote to find that out */
+		b->warp = b->warp && (n->u.map.nkeys == 0 || n->u.map.keys->unif == UNIF_UNIFORM);
 	}
 	ast_visit_children(n, scan_keys, arg);
 }

@@ -140,7 +140,7 @@ struct dev_map {
 	bool lane_keys;      /* an array whose every device key differs from
 			      * lane to lane (dev_facts.c): no warp vote */
 	bool warp_keys;      /* an array whose every device key is the same in
-			      * every lane (dev_facts.c): no warp vote */
+			      * every lane (sema's uniformity): no warp vote */
 };
 
 /* Per-hook budgets (docs/ARCHITECTURE.md, "The device execution model"). */

@@ -38,12 +38,6 @@ unsigned ptx_desc_needs(const struct ptx_fn *f, int id, int map)
 	return id == DH_AGG_SUM ? w | 1u << PTX_DW_STATE : w;
 }
 
-static bool is_branch(const struct bpf_insn *in)
-{
-	uint8_t cls = BPF_CLASS(in->code);
-	return (cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(in->code) != BPF_CALL;
-}
-
 /* The map r1 points at is followed as the emitter follows it (ptx_jit.c):
  * forgotten at jump targets and calls, so an operation counted here is
  * one written inline there. */
@@ -74,7 +68,7 @@ int ptx_desc_plan(struct ptx_fn *f)
 			}
 			r1 = -1;
 		} else {
-			if (is_branch(in))
+			if (ptx_is_jump(in)) /* past an exit: unreachable or a target */
 				straight = false;
 			r1 = ptx_r1_map_after(in, r1);
 		}

@@ -60,6 +60,9 @@ struct ptx_fn {
 	int lk_done;
 };
 
+/* Whether in is a jump (conditional or not; not a call or exit). */
+bool ptx_is_jump(const struct bpf_insn *in);
+
 /* The map r1 points at after in, given r1_map before it (-1: none or
  * unknown); calls and jump targets are the caller's to handle. */
 int ptx_r1_map_after(const struct bpf_insn *in, int r1_map);

@@ -43,7 +43,7 @@ static bool valid_symbol(const char *s)
 	return true;
 }
 
-static bool is_jump(const struct bpf_insn *in)
+bool ptx_is_jump(const struct bpf_insn *in)
 {
 	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
 	return (cls == BPF_JMP || cls == BPF_JMP32) && op != BPF_CALL &&
@@ -63,7 +63,7 @@ static int find_targets(struct ptx_fn *f)
 		if (bpf_is_lddw(&p->insns[i]) && i + 1 < p->ninsns)
 			second[++i] = true;
 	for (int i = 0; i < p->ninsns; i++) {
-		if (second[i] || !is_jump(&p->insns[i]))
+		if (second[i] || !ptx_is_jump(&p->insns[i]))
 			continue;
 		int t = i + 1 + p->insns[i].off;
 		if (t < 0 || t >= p->ninsns || second[t])

@@ -51,40 +51,6 @@ static bool loads_value(const struct ptx_fn *f, const struct dev_map *m)
 	       m->value_size % 8 == 0;
 }
 
-/* Where nothing inserts, the first slot's state, first key word and (for
- * the value registers) value word are loaded at once: one round trip
- * after the descriptor's for the usual hit, where the loop below takes
- * one for the state and key and another for the value. A slot past the
- * first (a collision) goes round the loop from the second. */
-static void first_slot(struct ptx_fn *f, int i, const struct dev_map *m, bool value)
-{
-	ptx_line(f, "setp.ne.u32 %%hp, %%hn, 0;");
-	ptx_line(f, "mov.u32 %%hw, %u;", GPUX_SLOT_EMPTY);
-	ptx_line(f, "mul.wide.u32 %%hx, %%hi, 4;");
-	ptx_line(f, "add.u64 %%hx, %%hx, %%hs;");
-	ptx_line(f, "@%%hp ld.global.u32 %%hw, [%%hx];");
-	ptx_line(f, "mul.wide.u32 %%hx, %%hi, %u;", m->key_size);
-	ptx_line(f, "add.u64 %%hx, %%hx, %%hkeys;");
-	ptx_line(f, "@%%hp ld.global.u64 %%hh, [%%hx];");
-	ptx_line(f, "mul.wide.u32 %%hy, %%hi, %u;", m->value_size);
-	ptx_line(f, "add.u64 %%hy, %%hy, %%hv;");
-	if (value)
-		ptx_line(f, "@%%hp ld.global.u64 %%lv%d, [%%hy];", i);
-	ptx_line(f, "setp.eq.u32 %%hp, %%hw, %u;", GPUX_SLOT_EMPTY);
-	ptx_line(f, "@%%hp bra $Lgpux_lk%d_done;", i);
-	ptx_line(f, "setp.ne.u32 %%hp, %%hw, %u;", GPUX_SLOT_FULL);
-	ptx_line(f, "@%%hp bra $Lgpux_lk%d_next;", i);
-	ptx_line(f, "setp.ne.u64 %%hp, %%hh, %%hk0;");
-	ptx_line(f, "@%%hp bra $Lgpux_lk%d_next;", i);
-	for (int w = 1; w < (int)(m->key_size / 8); w++) {
-		ptx_line(f, "ld.global.u64 %%hh, [%%hx+%d];", 8 * w);
-		ptx_line(f, "setp.ne.u64 %%hp, %%hh, %%hk%d;", w);
-		ptx_line(f, "@%%hp bra $Lgpux_lk%d_next;", i);
-	}
-	ptx_line(f, "mov.u64 %%r0, %%hy;");
-	ptx_line(f, "bra $Lgpux_lk%d_done;", i);
-}
-
 int ptx_lookup(struct ptx_fn *f, int i, int map)
 {
 	const struct dev_map *m = &f->prog->maps[map];
@@ -117,8 +83,6 @@ int ptx_lookup(struct ptx_fn *f, int i, int map)
 	ptx_line(f, "and.b32 %%hi, %%hi, %%hm;");
 	ptx_line(f, "mov.u32 %%hc, 0;");
 	ptx_line(f, "mov.u64 %%r0, 0;");
-	if (ro)
-		first_slot(f, i, m, value);
 	fprintf(f->out, "$Lgpux_lk%d:\n", i);
 	ptx_line(f, "setp.ge.u32 %%hp, %%hc, %%hn;");
 	ptx_line(f, "@%%hp bra $Lgpux_lk%d_done;", i);
@@ -126,11 +90,16 @@ int ptx_lookup(struct ptx_fn *f, int i, int map)
 	ptx_line(f, "add.u64 %%hx, %%hx, %%hs;");
 	ptx_line(f, "%s.u32 %%hw, [%%hx];", ld_state);
 	if (ro) {
-		/* nothing inserts: the slot's first key word is loaded with
-		 * its state, one memory round trip instead of two */
+		/* nothing inserts: the slot's first key word (and, for the
+		 * value registers, its value's) is loaded with its state, one
+		 * memory round trip for a hit where it took three */
 		ptx_line(f, "mul.wide.u32 %%hx, %%hi, %u;", m->key_size);
 		ptx_line(f, "add.u64 %%hx, %%hx, %%hkeys;");
 		ptx_line(f, "%s.u64 %%hh, [%%hx];", ld);
+		ptx_line(f, "mul.wide.u32 %%hy, %%hi, %u;", m->value_size);
+		ptx_line(f, "add.u64 %%hy, %%hy, %%hv;");
+		if (value)
+			ptx_line(f, "ld.global.u64 %%lv%d, [%%hy];", i);
 	}
 	ptx_line(f, "setp.eq.u32 %%hp, %%hw, %u;", GPUX_SLOT_EMPTY);
 	ptx_line(f, "@%%hp bra $Lgpux_lk%d_done;", i);
@@ -146,10 +115,12 @@ int ptx_lookup(struct ptx_fn *f, int i, int map)
 		ptx_line(f, "setp.ne.u64 %%hp, %%hh, %%hk%d;", w);
 		ptx_line(f, "@%%hp bra $Lgpux_lk%d_next;", i);
 	}
-	ptx_line(f, "mul.wide.u32 %%hx, %%hi, %u;", m->value_size);
-	ptx_line(f, "add.u64 %%r0, %%hx, %%hv;");
-	if (value)
-		ptx_line(f, "ld.global.u64 %%lv%d, [%%r0];", i);
+	if (ro) {
+		ptx_line(f, "mov.u64 %%r0, %%hy;");
+	} else {
+		ptx_line(f, "mul.wide.u32 %%hx, %%hi, %u;", m->value_size);
+		ptx_line(f, "add.u64 %%r0, %%hx, %%hv;");
+	}
 	ptx_line(f, "bra $Lgpux_lk%d_done;", i);
 	fprintf(f->out, "$Lgpux_lk%d_next:\n", i);
 	ptx_line(f, "add.u32 %%hc, %%hc, 1;");

@@ -58,6 +58,17 @@ static bool is_elf(const void *image)
 	return image && !memcmp(image, "\x7f" "ELF", 4);
 }
 
+/* The program's module m loaded from patched text (PTX, or a cubin the
+ * runtime linked again): set up, its original remembered for queries,
+ * and with -v what the probes cost its kernels. */
+static void loaded_patched(CUmodule m, const char *ptx)
+{
+	loaded_module(m);
+	rt_original_note(m, false, ptx);
+	if ((rt_sess()->flags & GPUX_SESS_VERBOSE) && !is_elf(ptx))
+		rt_regs_report(m, ptx);
+}
+
 /* A load whose JIT options shape the code (registers, optimization,
  * target, debug information...) gets PTX, compiled under them; only
  * the logs and timings leave a link with the library's cubin alone. */
@@ -141,10 +152,7 @@ static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_optio
 {
 	const char *ptx = rt_patch(image, 0, patch_as(n, opt));
 	if (ptx && rt_load_patched(m, ptx, n, opt, val) == CUDA_SUCCESS) {
-		loaded_module(*m);
-		rt_original_note(*m, false, ptx);
-		if ((rt_sess()->flags & GPUX_SESS_VERBOSE) && !is_elf(ptx))
-			rt_regs_report(*m, ptx);
+		loaded_patched(*m, ptx);
 		return module_ev(CUDA_SUCCESS, *m, image, 0);
 	}
 	CUresult rc = orig(m, image, n, opt, val, orig_arg);
@@ -225,10 +233,7 @@ CUresult cuModuleLoad(CUmodule *m, const char *path)
 	const char *ptx = image ? rt_patch(image, len, RT_AS_LOAD) : NULL;
 	CUresult rc;
 	if (ptx && rt_load_patched(m, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {
-		loaded_module(*m);
-		rt_original_note(*m, false, ptx);
-		if ((rt_sess()->flags & GPUX_SESS_VERBOSE) && !is_elf(ptx))
-			rt_regs_report(*m, ptx);
+		loaded_patched(*m, ptx);
 		rc = CUDA_SUCCESS;
 	} else {
 		load_file_fn fn = REAL(H_LOAD_FILE, "cuModuleLoad", load_file_fn);
