@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(build-essential cmake flex bison libreadline-dev valgrind llvm-16-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev)
+pkgs=(build-essential cmake flex bison libreadline-dev valgrind llvm-16-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev bpftrace)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
