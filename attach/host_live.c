@@ -242,19 +242,43 @@ static int load(struct host_live *l, char *err, size_t errlen)
 	return 0;
 }
 
+static bool is_uprobe(const struct bpf_program *p)
+{
+	const char *sec = bpf_program__section_name(p);
+	return !strncmp(sec, "uprobe/", 7) || !strncmp(sec, "uretprobe/", 10);
+}
+
+static int attach_prog(struct host_live *l, struct bpf_program *p, int pid, char *err,
+		       size_t errlen)
+{
+	const struct host_prog *hp = prog_of(l->obj, bpf_program__name(p));
+	char why[PATH_MAX + 256];
+	if (attach_one(l, p, pid, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", hp ? hp->probe : bpf_program__name(p), why);
+		return -1;
+	}
+	return 0;
+}
+
+/* Probes on one event run in the order they are written, as bpftrace's
+ * do: the kernel runs a tracepoint's programs in the order they were
+ * attached and a uprobe's newest first, so uprobes attach last to
+ * first. */
 static int attach_kernel(struct host_live *l, int pid, char *err, size_t errlen)
 {
-	struct bpf_program *p;
+	struct bpf_program *p, *last = NULL;
 	bpf_object__for_each_program(p, l->bo) {
 		if (!bpf_program__autoload(p))
 			continue;
-		const struct host_prog *hp = prog_of(l->obj, bpf_program__name(p));
-		char why[PATH_MAX + 256];
-		if (attach_one(l, p, pid, why, sizeof(why))) {
-			snprintf(err, errlen, "%s: %s", hp ? hp->probe : bpf_program__name(p), why);
+		if (is_uprobe(p))
+			last = p;
+		else if (attach_prog(l, p, pid, err, errlen))
 			return -1;
-		}
 	}
+	for (struct bpf_program *u = last; u; u = bpf_object__prev_program(l->bo, u))
+		if (bpf_program__autoload(u) && is_uprobe(u) &&
+		    attach_prog(l, u, pid, err, errlen))
+			return -1;
 	return 0;
 }
 

@@ -490,9 +490,11 @@ static int eval_node(struct lw *L, struct node *n, int lvl)
 			dl_emit_mov_k(L, R, L->prog->npositional);
 			return R;
 		}
-		if (n->type.kind != TY_INT || i > L->prog->npositional)
+		if (n->type.kind != TY_INT)
 			return dl_unsupported(L, n, "a string positional parameter");
-		dl_emit_mov_k(L, R, strtoll(L->prog->positional[i - 1], NULL, 0));
+		/* one that is not given is 0, as in bpftrace */
+		dl_emit_mov_k(L, R, i > L->prog->npositional ? 0
+			      : strtoll(L->prog->positional[i - 1], NULL, 0));
 		return R;
 	}
 	case N_VAR: {

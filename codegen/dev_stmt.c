@@ -132,8 +132,10 @@ static int lower_call_stmt(struct lw *L, struct node *call)
 	if (!strcmp(name, "exit")) {
 		if (call->u.call.nargs)
 			return dl_unsupported(L, call, "exit() with a status");
-		/* Tracing stops on the host; this warp finishes its probe. */
+		/* Tracing stops on the host; as in bpftrace, the rest of the
+		 * probe does not run. */
 		dl_emit_call(L, DH_EXIT);
+		dl_emit_ja(L, L->exit_label);
 		return 0;
 	}
 	if (!strcmp(name, "prefetch") && call->u.call.nargs == 1) {

@@ -35,8 +35,10 @@ static LLVMValueRef header(struct hctx *h, unsigned size, enum host_rec_kind kin
 }
 
 /* printf(fmt, args...): {hdr, args}; also print(value) with a made-up
- * format. Each argument takes 8 bytes, a string its size rounded up. */
-static void rec_printf(struct hctx *h, const char *fmt, struct node *args, int nargs)
+ * format. Each argument takes 8 bytes, a string its size rounded up.
+ * The record's format, or NULL after an error. */
+static struct host_fmt *rec_printf(struct hctx *h, const char *fmt, struct node *args,
+				   int nargs)
 {
 	struct hval vals[64];
 	struct host_fmt_arg *fa = arena_zalloc(&h->obj->arena, sizeof(*fa) * (size_t)(nargs + 1));
@@ -45,17 +47,17 @@ static void rec_printf(struct hctx *h, const char *fmt, struct node *args, int n
 	for (struct node *a = args; a && i < 64; a = a->next, i++) {
 		vals[i] = hl_expr(h, a);
 		if (!vals[i].v)
-			return;
+			return NULL;
 		unsigned sz = vals[i].ssize ? (vals[i].ssize + 7) & ~7u : 8;
 		fa[i] = (struct host_fmt_arg){ a->type, off, sz };
 		off += sz;
 	}
 	if (off > 480) {
 		host_err(h, args, "printf() arguments take %u bytes; BPF stack allows 480", off);
-		return;
+		return NULL;
 	}
 	struct host_fmt *f = new_fmt(h);
-	*f = (struct host_fmt){ fmt, fa, nargs, off };
+	*f = (struct host_fmt){ .fmt = fmt, .args = fa, .nargs = nargs, .size = off };
 	LLVMValueRef rec = header(h, off, HOST_REC_PRINTF, (unsigned)(f - h->obj->fmts));
 	for (int k = 0; k < i; k++) {
 		LLVMValueRef dst = host_gep(h, rec, fa[k].offset);
@@ -65,6 +67,7 @@ static void rec_printf(struct hctx *h, const char *fmt, struct node *args, int n
 			LLVMBuildStore(h->b, vals[k].v, dst);
 	}
 	emit(h, rec, off);
+	return f;
 }
 
 static void rec_map(struct hctx *h, struct node *call, enum host_rec_kind kind)
@@ -127,10 +130,15 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 	} else if (!strcmp(name, "printf")) {
 		rec_printf(h, a->u.str.s, a->next, call->u.call.nargs - 1);
 	} else if (!strcmp(name, "print")) {
-		if (a->kind == N_MAP && !a->u.map.nkeys)
+		if (a->kind == N_MAP && !a->u.map.nkeys) {
 			rec_map(h, call, HOST_REC_PRINT);
-		else
-			rec_printf(h, a->type.kind == TY_STR ? "%s\n" : "%lld\n", a, 1);
+		} else {
+			bool u = a->type.kind == TY_INT && !a->type.is_signed;
+			struct host_fmt *f = rec_printf(h, a->type.kind == TY_STR ? "%s\n"
+							: u ? "%llu\n" : "%lld\n", a, 1);
+			if (f)
+				f->value = true; /* -f json: a "value" record */
+		}
 	} else if (!strcmp(name, "clear")) {
 		rec_map(h, call, HOST_REC_CLEAR);
 	} else if (!strcmp(name, "zero")) {
@@ -144,9 +152,13 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 		LLVMValueRef rec = header(h, 16, HOST_REC_EXIT, 0);
 		LLVMBuildStore(h->b, st, host_gep(h, rec, 8));
 		emit(h, rec, 16);
+		/* as in bpftrace, the rest of the probe does not run */
+		hl_leave(h, host_const(h, 0));
+		LLVMPositionBuilderAtEnd(h->b, LLVMAppendBasicBlockInContext(h->ctx, h->fn,
+									     "after_exit"));
 	} else if (!strcmp(name, "time")) {
 		struct host_fmt *f = new_fmt(h);
-		*f = (struct host_fmt){ a ? a->u.str.s : "%H:%M:%S\n", NULL, 0, 8 };
+		*f = (struct host_fmt){ .fmt = a ? a->u.str.s : "%H:%M:%S\n", .size = 8 };
 		LLVMValueRef rec = header(h, 8, HOST_REC_TIME, (unsigned)(f - h->obj->fmts));
 		emit(h, rec, 8);
 	} else {

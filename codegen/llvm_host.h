@@ -258,6 +258,7 @@ struct host_fmt {
 	struct host_fmt_arg *args;
 	int nargs;
 	unsigned size; /* the whole record */
+	bool value;      /* print(value): one argument, a "value" record in json */
 };
 
 struct host_obj {

@@ -263,10 +263,40 @@ static struct type chk_time(struct tctx *c, struct node *call, const struct fn *
 	return TYPE_VOID;
 }
 
+/* str($N[, len]): the text of positional parameter N as given ("" when
+ * it is not), numeric or not, as bpftrace has it; the call becomes that
+ * string. */
+static struct type str_positional(struct tctx *c, struct node *call, struct node *p)
+{
+	int i = p->u.positional.index;
+	const char *s = i <= c->prog->npositional ? c->prog->positional[i - 1] : "";
+	size_t len = strlen(s);
+	struct node *n = arg(call, 1);
+	if (n) {
+		if (n->kind != N_INT) {
+			terr(c, n->span, "str() of a positional parameter takes a constant length");
+			return TYPE_NONE;
+		}
+		if (n->u.num.value < len)
+			len = (size_t)n->u.num.value;
+	}
+	if (!c->final) /* the reporting walk rewrites the call */
+		return TYPE_STR;
+	if (i > c->prog->npositional)
+		positional_unset(c, p);
+	call->kind = N_STR;
+	call->u.str.s = arena_strndup(&c->prog->arena, s, len);
+	call->u.str.len = len;
+	return TYPE_STR;
+}
+
 static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	(void)fn;
-	want_int(c, call, arg(call, 0), "address");
+	struct node *a = arg(call, 0);
+	if (a && a->kind == N_POSITIONAL && a->u.positional.index > 0)
+		return str_positional(c, call, a);
+	want_int(c, call, a, "address");
 	if (call->u.call.nargs == 2)
 		want_int(c, call, arg(call, 1), "length");
 	return TYPE_STR;

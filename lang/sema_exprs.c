@@ -311,6 +311,19 @@ static void check_cast(struct tctx *c, struct node *n)
 	n->type = n->u.cast.to;
 }
 
+/* bpftrace takes a parameter that is not given as 0 without a word; a
+ * policy run without its threshold deserves one. */
+void positional_unset(struct tctx *c, const struct node *n)
+{
+	if (!c->final)
+		return;
+	struct diag *dg = diag_warning(c->diags, n->span,
+		"positional parameter $%d is not given (the program got %d argument%s): it is 0, "
+		"\"\" in str()", n->u.positional.index, c->prog->npositional,
+		c->prog->npositional == 1 ? "" : "s");
+	diag_hint(dg, "pass it after the script: gpux script.gpx ARG...");
+}
+
 static void check_positional(struct tctx *c, struct node *n)
 {
 	int i = n->u.positional.index;
@@ -318,11 +331,9 @@ static void check_positional(struct tctx *c, struct node *n)
 		n->type = TYPE_I64;
 		return;
 	}
-	if (i > c->prog->npositional) {
-		struct diag *dg = terr(c, n->span,
-			"positional parameter $%d is not set (the program got %d argument%s)",
-			i, c->prog->npositional, c->prog->npositional == 1 ? "" : "s");
-		diag_hint(dg, "pass it after the script: gpux script.gpx ARG...");
+	if (i > c->prog->npositional) { /* as in bpftrace: 0, and "" in str() */
+		positional_unset(c, n);
+		n->type = TYPE_I64;
 		return;
 	}
 	const char *s = c->prog->positional[i - 1];

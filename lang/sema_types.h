@@ -31,6 +31,8 @@ struct diag *terr(struct tctx *c, struct span sp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 void check_expr(struct tctx *c, struct node *n);
+/* A warning at $N where the program got fewer arguments. */
+void positional_unset(struct tctx *c, const struct node *n);
 /* An assignment's right side may be an aggregation call. */
 struct type check_call(struct tctx *c, struct node *n, bool map_value);
 void check_printf(struct tctx *c, struct node *call);

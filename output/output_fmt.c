@@ -154,8 +154,23 @@ void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 	if (!m)
 		return;
 	put_printf(m, fmt, rec, len);
-	if (fclose(m) == 0)
+	if (fclose(m)) {
+		free(buf);
+		return;
+	}
+	if (fmt->value && fmt->nargs == 1) {
+		/* print(value): {"type": "value", "data": 5 or "text"} */
+		if (n && buf[n - 1] == '\n')
+			n--;
+		fputs("{\"type\": \"value\", \"data\": ", out);
+		if (fmt->args[0].type.kind == TY_STR)
+			out_json_str(out, buf, n);
+		else
+			fwrite(buf, 1, n, out);
+		fputs("}\n", out);
+	} else {
 		json_msg(out, "printf", buf, n);
+	}
 	free(buf);
 }
 

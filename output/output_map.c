@@ -307,6 +307,18 @@ int out_map_entries(FILE *out, bool json, const struct host_map *hm,
 {
 	struct coll c = { .kv = e->kv, .n = e->n, .ks = e->ks, .vs = e->vs };
 	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
+	/* bpftrace 0.17 keeps a count() without keys in an array: it always
+	 * has a value, 0 before the first count and after clear() or delete() */
+	unsigned char *zero = NULL;
+	if (!c.n && !hm->nkeys && agg == AGG_COUNT) {
+		if (c.vs < 8)
+			c.vs = 8;
+		zero = calloc(1, c.ks + c.vs);
+		if (!zero)
+			return -1;
+		c.kv = zero;
+		c.n = 1;
+	}
 	int nb = agg == AGG_LHIST ? (int)((hm->lhist[1] - hm->lhist[0]) / hm->lhist[2]) + 2 : 66;
 	cur = hm;
 	cur_prefix = hm->bucket ? c.ks - 8 : c.ks;
@@ -321,6 +333,7 @@ int out_map_entries(FILE *out, bool json, const struct host_map *hm,
 	if (rc) {
 		free(g);
 		free(bk);
+		free(zero);
 		return -1;
 	}
 	if (hm->bucket && c.n > 1)
@@ -381,6 +394,7 @@ int out_map_entries(FILE *out, bool json, const struct host_map *hm,
 		fputc('\n', out);
 	free(g);
 	free(bk);
+	free(zero);
 	return rc;
 }
 

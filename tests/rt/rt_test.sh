@@ -751,7 +751,7 @@ t_gpux_interval() {
 t_gpux_begin_exit() {
 	gpux_run 0 'BEGIN { printf("begin\n"); exit(); } cuda:launch { @l = count(); }
 		END { printf("end\n"); }' "touch '$tmp/ran'" || return
-	printf 'Attaching 3 probes...\nbegin\nend\n\n\n\n' >"$tmp/want"
+	printf 'Attaching 3 probes...\nbegin\nend\n\n\n@l: 0\n' >"$tmp/want"
 	cmp -s "$tmp/want" "$tmp/out" || { diff -u "$tmp/want" "$tmp/out"; fail "output"; return 1; }
 	[ ! -e "$tmp/ran" ] || fail "the program ran"
 }
