@@ -81,6 +81,9 @@ static const char *helper_name(int id)
 	case HELPER_GET_CURRENT_PID_TGID: return "bpf_get_current_pid_tgid";
 	case HELPER_GET_CURRENT_UID_GID: return "bpf_get_current_uid_gid";
 	case HELPER_GET_CURRENT_COMM: return "bpf_get_current_comm";
+	case HELPER_GET_PRANDOM_U32: return "bpf_get_prandom_u32";
+	case HELPER_GET_NUMA_NODE_ID: return "bpf_get_numa_node_id";
+	case HELPER_GET_CURRENT_CGROUP_ID: return "bpf_get_current_cgroup_id";
 	case HELPER_PROBE_READ_USER_STR: return "bpf_probe_read_user_str";
 	case HELPER_PROBE_READ_KERNEL: return "bpf_probe_read_kernel";
 	case HELPER_PROBE_READ_KERNEL_STR: return "bpf_probe_read_kernel_str";

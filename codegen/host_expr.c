@@ -116,9 +116,16 @@ static struct hval builtin(struct hctx *h, struct node *e)
 			host_err(h, e, "cpid needs a command: run the program with -c CMD or "
 				 "-- CMD ARGS");
 		r.v = host_const(h, (uint64_t)(h->opts->cpid > 0 ? h->opts->cpid : 0));
-	} else if (!strcmp(name, "uid")) {
+	} else if (!strcmp(name, "uid") || !strcmp(name, "gid")) {
 		LLVMValueRef v = host_helper(h, HELPER_GET_CURRENT_UID_GID, h->i64, NULL, 0);
-		r.v = LLVMBuildAnd(h->b, v, host_const(h, 0xffffffff), "");
+		r.v = name[0] == 'u' ? LLVMBuildAnd(h->b, v, host_const(h, 0xffffffff), "")
+				     : LLVMBuildLShr(h->b, v, host_const(h, 32), "");
+	} else if (!strcmp(name, "rand") || !strcmp(name, "numaid")) {
+		r.v = host_helper(h, name[0] == 'r' ? HELPER_GET_PRANDOM_U32 : HELPER_GET_NUMA_NODE_ID,
+				  h->i64, NULL, 0);
+		r.v = LLVMBuildAnd(h->b, r.v, host_const(h, 0xffffffff), "");
+	} else if (!strcmp(name, "cgroup")) {
+		r.v = host_helper(h, HELPER_GET_CURRENT_CGROUP_ID, h->i64, NULL, 0);
 	} else if (!strcmp(name, "cpu")) {
 		r.v = host_helper(h, HELPER_GET_SMP_PROCESSOR_ID, h->i64, NULL, 0);
 		r.v = LLVMBuildAnd(h->b, r.v, host_const(h, 0xffffffff), "");
@@ -349,6 +356,65 @@ static struct hval ternary(struct hctx *h, struct node *e)
 	return r;
 }
 
+/* bswap(x): llvm.bswap at x's width (a byte is itself), back to 64 bits
+ * as x's type extends. */
+static struct hval bswap(struct hctx *h, struct node *e)
+{
+	struct node *a = e->u.call.args;
+	LLVMValueRef v = hl_expr_int(h, a);
+	if (!v)
+		return (struct hval){ 0 };
+	unsigned bits = a->type.bits >= 8 && a->type.bits <= 64 ? a->type.bits : 64;
+	if (bits == 8)
+		return (struct hval){ v, 0 };
+	LLVMTypeRef t = LLVMIntTypeInContext(h->ctx, bits);
+	unsigned id = LLVMLookupIntrinsicID("llvm.bswap", 10);
+	LLVMValueRef fn = LLVMGetIntrinsicDeclaration(h->mod, id, &t, 1);
+	LLVMValueRef n = LLVMBuildTrunc(h->b, v, t, "");
+	n = LLVMBuildCall2(h->b, LLVMIntrinsicGetType(h->ctx, id, &t, 1), fn, &n, 1, "");
+	v = a->type.is_signed ? LLVMBuildSExt(h->b, n, h->i64, "") : LLVMBuildZExt(h->b, n, h->i64, "");
+	return (struct hval){ v, 0 };
+}
+
+/* strncmp(a, b, n): byte by byte up to n, a string's bytes past its
+ * buffer taken as NUL; 0 when they agree. */
+static struct hval strncmp_call(struct hctx *h, struct node *e)
+{
+	struct node *sa = e->u.call.args, *sb = sa->next;
+	struct hval a = hl_expr(h, sa), b = hl_expr(h, sb);
+	int64_t n;
+	if (!a.v || !b.v || !a.ssize || !b.ssize)
+		return (struct hval){ 0 };
+	if (!host_const_int(sb->next, &n) || n < 0) {
+		host_err(h, sb->next, "strncmp() length must be a constant of 0 or more");
+		return (struct hval){ 0 };
+	}
+	/* past both buffers every byte is NUL on both sides */
+	unsigned most = a.ssize > b.ssize ? a.ssize : b.ssize;
+	unsigned len = (unsigned)((uint64_t)n < most ? (uint64_t)n : most);
+	LLVMValueRef zero8 = LLVMConstInt(h->i8, 0, false);
+	LLVMBasicBlockRef ne = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "ncmp_ne");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "ncmp_done");
+	LLVMValueRef res = host_alloca(h, 8, "ncmp");
+	LLVMBuildStore(h->b, host_const(h, 0), res);
+	for (unsigned i = 0; i < len; i++) {
+		LLVMValueRef ca = i < a.ssize ? byte_at(h, a.v, i) : zero8;
+		LLVMValueRef cb = i < b.ssize ? byte_at(h, b.v, i) : zero8;
+		LLVMBasicBlockRef same = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "ncmp_same");
+		LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntNE, ca, cb, ""), ne, same);
+		LLVMPositionBuilderAtEnd(h->b, same);
+		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "ncmp_next");
+		LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntEQ, ca, zero8, ""), done, next);
+		LLVMPositionBuilderAtEnd(h->b, next);
+	}
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, ne);
+	LLVMBuildStore(h->b, host_const(h, 1), res);
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, done);
+	return (struct hval){ LLVMBuildLoad2(h->b, h->i64, res, ""), 0 };
+}
+
 static struct hval call_value(struct hctx *h, struct node *e)
 {
 	struct hval r = { 0 };
@@ -363,6 +429,10 @@ static struct hval call_value(struct hctx *h, struct node *e)
 					  h->i64, &p, 1);
 		return r;
 	}
+	if (!strcmp(fn, "bswap"))
+		return bswap(h, e);
+	if (!strcmp(fn, "strncmp"))
+		return strncmp_call(h, e);
 	if (strcmp(fn, "str")) {
 		host_err(h, e, "%s() has no value", e->u.call.name);
 		return r;

@@ -336,6 +336,10 @@ static const struct builtin builtins[] = {
 	  "name of the probe fired" },
 	{ "cpu", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "CPU id" },
 	{ "uid", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "user id" },
+	{ "gid", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "group id" },
+	{ "rand", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "a pseudo-random number" },
+	{ "numaid", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "NUMA node of the CPU" },
+	{ "cgroup", TYPE_U64, HOST, UNIF_UNIFORM, "cgroup v2 id of the task" },
 	{ "elapsed", TYPE_U64, HOST, UNIF_UNIFORM, "ns since gpux started" },
 };
 

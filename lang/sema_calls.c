@@ -28,6 +28,8 @@ static struct type chk_printf(struct tctx *c, struct node *call, const struct fn
 static struct type chk_exit(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_time(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_bswap(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
 #define HOSTISH (PLACE_HOST | PLACE_DRIVER)
@@ -54,6 +56,10 @@ static const struct fn fns[] = {
 	  "it formats the host's wall clock; use nsecs on the device" },
 	{ "str", 1, 2, HOSTISH, AGG_NONE, chk_str,
 	  "it reads host memory" },
+	{ "bswap", 1, 1, HOSTISH, AGG_NONE, chk_bswap,
+	  "device code has no byte swap yet" },
+	{ "strncmp", 3, 3, HOSTISH, AGG_NONE, chk_strncmp,
+	  "device code compares only kernel names" },
 	{ "alloc_base", 1, 1, PLACE_HOST, AGG_NONE, chk_in_target,
 	  "allocations are tracked on the host; a cuda: probe can look them up" },
 	{ "alloc_size", 1, 1, PLACE_HOST, AGG_NONE, chk_in_target,
@@ -302,6 +308,36 @@ static struct type chk_str(struct tctx *c, struct node *call, const struct fn *f
 	return TYPE_STR;
 }
 
+/* bswap(x): the bytes of x in reverse order, within x's own width. */
+static struct type chk_bswap(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = arg(call, 0);
+	if (!want_int(c, call, a, "value"))
+		return TYPE_NONE;
+	return a->type;
+}
+
+/* strncmp(a, b, n): 0 when the strings agree in their first n bytes (or
+ * up to an end both reach together), 1 otherwise; n is a literal, as
+ * bpftrace 0.17 wants it. */
+static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	char b[64];
+	for (int i = 0; i < 2; i++) {
+		struct node *s = arg(call, i);
+		check_expr(c, s);
+		if (s->type.kind != TY_STR && s->type.kind != TY_NONE)
+			terr(c, s->span, "strncmp() expects a string (%s supplied)", tname(s->type, b));
+	}
+	struct node *n = arg(call, 2);
+	check_expr(c, n);
+	if (n->kind != N_INT)
+		terr(c, n->span, "strncmp() expects an integer literal as its length");
+	return TYPE_U64;
+}
+
 /* alloc_base(ptr), alloc_size(ptr): the runtime in the traced program
  * keeps the allocations it saw, so only cuda: probes can ask; so too
  * gpu_free(), the driver's free memory on the event's GPU. */
@@ -426,7 +462,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 	/* bpftrace 0.17's functions that gpux lacks: not a typo to correct */
 	static const char *const bt[] = {
 		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr", "reg", "system", "cat",
-		"signal", "strncmp", "override", "buf", "sizeof", "ntop", "macaddr", "cgroupid",
+		"signal", "override", "buf", "sizeof", "ntop", "macaddr", "cgroupid",
 		"join", "strftime", "path", "unwatch", "kptr", "uptr", "skboutput", "pton",
 	};
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)

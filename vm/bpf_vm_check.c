@@ -37,7 +37,8 @@ bool vm_helper_known(const struct vm *vm, int32_t id)
 	case VM_H_GET_CURRENT_PID_TGID: case VM_H_GET_CURRENT_UID_GID:
 	case VM_H_GET_CURRENT_COMM: case VM_H_PROBE_READ_USER:
 	case VM_H_PROBE_READ_USER_STR: case VM_H_KTIME_GET_BOOT_NS:
-	case VM_H_RINGBUF_OUTPUT:
+	case VM_H_RINGBUF_OUTPUT: case VM_H_GET_PRANDOM_U32:
+	case VM_H_GET_NUMA_NODE_ID: case VM_H_GET_CURRENT_CGROUP_ID:
 		return true;
 	case VM_H_PROBE_READ_KERNEL: /* the driver's structures: the simulator's */
 		return vm->driver;

@@ -5,9 +5,13 @@
  * map argument stops the program (the kernel's verifier would have
  * refused it), a failing operation returns a negative errno to it. */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +52,42 @@ static uint64_t clock_ns(clockid_t id)
 	struct timespec ts;
 	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t next_rand(struct vm *vm)
+{
+	uint64_t s = vm->rand_state;
+	while (!s && getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s))
+		s = (uint64_t)clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid() << 32;
+	s ^= s << 13;
+	s ^= s >> 7;
+	s ^= s << 17;
+	vm->rand_state = s;
+	return (uint32_t)(s >> 32);
+}
+
+/* The cgroup v2 id of this process, as bpf_get_current_cgroup_id gives
+ * it: the inode of its folder under /sys/fs/cgroup (0 where there is
+ * none, as on a cgroup v1 system). */
+static uint64_t own_cgroup(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	if (!f)
+		return 0;
+	char line[PATH_MAX], path[PATH_MAX + 32];
+	uint64_t id = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%s", line + 3);
+		struct stat st;
+		if (!stat(path, &st))
+			id = (uint64_t)st.st_ino;
+		break;
+	}
+	fclose(f);
+	return id;
 }
 
 /* Reads the process's own memory through the kernel, so that a bad
@@ -125,6 +165,21 @@ int vm_helper(struct vm_exec *x, int32_t id)
 	case VM_H_GET_CURRENT_PID_TGID:
 		r[0] = x->vm->task_set ? (uint64_t)x->vm->task_pid << 32 | x->vm->task_pid
 				       : (uint64_t)getpid() << 32 | (uint32_t)gettid();
+		return 0;
+	case VM_H_GET_PRANDOM_U32:
+		r[0] = next_rand(x->vm);
+		return 0;
+	case VM_H_GET_NUMA_NODE_ID: {
+		unsigned cpu, node;
+		r[0] = getcpu(&cpu, &node) ? 0 : node;
+		return 0;
+	}
+	case VM_H_GET_CURRENT_CGROUP_ID:
+		if (!x->vm->cgroup_read) {
+			x->vm->cgroup_id = own_cgroup();
+			x->vm->cgroup_read = true;
+		}
+		r[0] = x->vm->cgroup_id;
 		return 0;
 	case VM_H_GET_CURRENT_UID_GID:
 		r[0] = (uint64_t)getgid() << 32 | (uint32_t)getuid();

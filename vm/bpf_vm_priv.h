@@ -24,10 +24,13 @@ enum {
 	VM_H_MAP_UPDATE = 2,
 	VM_H_MAP_DELETE = 3,
 	VM_H_KTIME_GET_NS = 5,
+	VM_H_GET_PRANDOM_U32 = 7,
 	VM_H_GET_SMP_PROCESSOR_ID = 8,
 	VM_H_GET_CURRENT_PID_TGID = 14,
 	VM_H_GET_CURRENT_UID_GID = 15,
 	VM_H_GET_CURRENT_COMM = 16,
+	VM_H_GET_NUMA_NODE_ID = 42,
+	VM_H_GET_CURRENT_CGROUP_ID = 80,
 	VM_H_PROBE_READ_USER = 112,
 	VM_H_PROBE_READ_KERNEL = 113,
 	VM_H_PROBE_READ_USER_STR = 114,
@@ -65,6 +68,9 @@ struct vm {
 	char task_comm[16];
 	uint64_t (*clock)(void *arg);
 	void *clock_arg;
+	uint64_t rand_state; /* rand: xorshift64, seeded at its first use */
+	uint64_t cgroup_id;  /* cgroup: read at its first use */
+	bool cgroup_read;
 };
 
 #define VM_LIVE_VALUES 64

@@ -1,0 +1,1 @@
+BEGIN { $n = 3; @ = strncmp("a", comm, $n); @b = bswap("x"); @c = strncmp(1, "b", 2); }
