@@ -1,8 +1,8 @@
-/* libFuzzer target: any bytes through the whole front end (parse, all
- * semantic passes, dumps and diagnostic printing) and, for programs that
- * check, the device code generator (lowering, SIMT verifier, PTX JIT).
- * It must never crash, hang or leak. Host lowering (LLVM) is left out:
- * too slow to fuzz, and LLVM's own robustness is not ours to test. */
+/* libFuzzer target: any bytes through the whole compile path: the front
+ * end (parse, all semantic passes, dumps and diagnostic printing) and,
+ * for programs that check, both code generators: the device's (lowering,
+ * SIMT verifier, PTX JIT) and the host's (LLVM to BPF, its disassembly).
+ * It must never crash, hang or leak. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include "ast_dump.h"
 #include "dev_lower.h"
 #include "frontend.h"
+#include "llvm_host.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -33,6 +34,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (dev_compile(prog, &mod, &diags) == 0)
 			dev_write_ptx(sink, &mod, "sm_80", NULL, 0,
 				      PTX_LINK_SAME_MODULE, &diags);
+		/* cpid 0: compiling only, as --dry-run does */
+		struct host_opts opts = { .optimize = true };
+		struct host_obj obj;
+		if (host_compile(prog, &opts, &obj, &diags) == 0 && obj.size)
+			host_print_bpf(&obj, &prog->src, sink);
+		host_obj_free(&obj);
 	}
 	diags_print(&diags, &prog->src, sink);
 	program_free(prog);
