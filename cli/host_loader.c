@@ -73,6 +73,11 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.binding_free = dlsym(h, "host_binding_free");
 	*(void **)&api.live_driver_check = dlsym(h, "host_live_driver_check");
 	*(void **)&api.live_open_driver = dlsym(h, "host_live_open_driver");
+	*(void **)&api.resolve_target = dlsym(h, "host_resolve_target");
+	*(void **)&api.glob_symbols = dlsym(h, "host_glob_symbols");
+	*(void **)&api.syms_free = dlsym(h, "host_syms_free");
+	if (!api.resolve_target || !api.glob_symbols || !api.syms_free)
+		api.glob_symbols = NULL;
 	if (!api.live_open || !api.live_attached || !api.live_fd || !api.live_consume ||
 	    !api.live_detach || !api.live_map_read || !api.live_map_clear ||
 	    !api.live_map_zero || !api.live_close || !api.bind_driver || !api.binding_free ||

@@ -5,6 +5,7 @@
 #define GPUX_HOST_MODULE_H
 
 #include "host_live.h"
+#include "host_path.h"
 #include "llvm_host.h"
 
 struct host_api {
@@ -34,6 +35,10 @@ struct host_api {
 	int (*live_driver_check)(char *, size_t);
 	int (*live_open_driver)(const struct host_obj *, const struct host_live *,
 				host_live_rec_fn, void *, struct host_live **, char *, size_t);
+	/* Binaries' functions (host_path.h), for -l */
+	int (*resolve_target)(const char *, int, char *, size_t);
+	int (*glob_symbols)(const char *, const char *, struct host_syms *);
+	void (*syms_free)(struct host_syms *);
 };
 
 /* Open the module once (later calls return the same table). NULL, with a

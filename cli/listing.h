@@ -15,4 +15,16 @@
  * printed; the caller reports 0 as "no probes match". */
 int listing_print(FILE *out, const char *glob, bool verbose);
 
+struct diags;
+#define LISTING_NOT_MINE (-2)
+/* The functions of a binary (listing_uprobes.c): glob "uprobe:TARGET:SYM"
+ * or "uretprobe:TARGET:SYM" with a literal TARGET lists TARGET's
+ * functions matching SYM (TARGET resolved as an attach point's is); with
+ * pid > 0, the functions of the process's executable matching glob's
+ * last part ("uprobe:FUNC"; NULL: all). How many were printed; LISTING_NOT_MINE when
+ * glob is for listing_print; -1 with the reason in err (or in diags when
+ * the host code generator cannot be loaded). */
+int listing_uprobes(FILE *out, const char *glob, long pid, struct diags *diags,
+		    char *err, size_t errlen);
+
 #endif

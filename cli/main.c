@@ -1,5 +1,6 @@
 /* gpux: parse the command line, then list, check, dump or prompt. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,27 @@
 
 static int do_list(const struct options *o, FILE *out)
 {
-	int n = listing_print(out, o->list_glob, o->verbose);
+	struct program *none = program_new("-l", "", 0);
+	struct diags diags;
+	char err[PATH_MAX + 128] = "";
+	if (!none)
+		return 1;
+	diags_init(&diags, &none->arena);
+	int n = listing_uprobes(out, o->list_glob, o->pid, &diags, err, sizeof(err));
+	if (n == -1) {
+		if (*err)
+			fprintf(stderr, "gpux: ERROR: %s\n", err);
+		diags_print(&diags, &none->src, stderr);
+	}
+	program_free(none);
+	if (n == -1)
+		return 1;
+	if (n != LISTING_NOT_MINE) {
+		if (n == 0 && o->list_glob)
+			fprintf(stderr, "gpux: ERROR: no probes match '%s'\n", o->list_glob);
+		return n == 0 && o->list_glob ? 1 : 0;
+	}
+	n = listing_print(out, o->list_glob, o->verbose);
 	if (n == 0 && o->list_glob) {
 		fprintf(stderr, "gpux: ERROR: no probes match '%s'\n", o->list_glob);
 		return 1;

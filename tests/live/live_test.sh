@@ -346,6 +346,30 @@ t_libc_name() {
 	run 0 -e 'uprobe:libc:getppid /pid == cpid/ { @ = count(); }' -c "$TGT 4" &&
 		grep -q '^@: 4$' "$tmp/out" || fail "libc getppid not counted 4 times"
 }
+t_list_uprobes() {
+	# -l lists a binary's functions as bpftrace 0.17 does: sorted, the
+	# target resolved; -p lists the process's executable through
+	# /proc/PID/root
+	run 0 -l "uprobe:$TGT:gpux_tgt*" || return 1
+	expect <<OUT || return 1
+uprobe:$TGT:gpux_tgt_add
+OUT
+	run 0 -l "uretprobe:$TGT:*" || return 1
+	grep -qxF "uretprobe:$TGT:main" "$tmp/out" && sort -c "$tmp/out" ||
+		{ cat "$tmp/out"; fail "uretprobe listing"; return 1; }
+	run 1 -l "uprobe:$tmp/none:*" &&
+		err_has "uprobe target file '$tmp/none' does not exist or is not executable" || return 1
+	"$TGT" 1 5 >/dev/null &
+	local p=$!
+	sleep 0.3
+	run 0 -p "$p" -l 'uprobe:gpux_tgt*'
+	local rc=$?
+	kill "$p" 2>/dev/null; wait "$p" 2>/dev/null
+	[ "$rc" = 0 ] || return 1
+	expect <<OUT
+uprobe:/proc/$p/root$TGT:gpux_tgt_add
+OUT
+}
 t_sigint() {
 	"$GPUX" -e 'tracepoint:syscalls:sys_enter_getppid /comm == "gpux_none"/ { @ = count(); }' \
 		>"$tmp/out" 2>"$tmp/err" </dev/null &

@@ -1,0 +1,91 @@
+/* gpux -l 'uprobe:TARGET:GLOB' and gpux -p PID -l [GLOB]: the functions
+ * of a binary one may attach to, as bpftrace 0.17 lists them. The ELF
+ * reading is the host code generator's (host_path.h), in its module. */
+#include "listing.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host_loader.h"
+#include "host_path.h"
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Each function of path matching sym_glob, sorted, as "PREFIX:NAME". */
+static int print_syms(FILE *out, const struct host_api *api, const char *path,
+		      const char *prefix, const char *sym_glob, char *err, size_t errlen)
+{
+	struct host_syms s;
+	if (api->glob_symbols(path, sym_glob, &s)) {
+		snprintf(err, errlen, "cannot read the symbols of %s", path);
+		return -1;
+	}
+	if (s.n > 1)
+		qsort(s.name, (size_t)s.n, sizeof(*s.name), by_name);
+	int count = 0;
+	for (int i = 0; i < s.n; i++) {
+		fprintf(out, "%s:%s\n", prefix, s.name[i]);
+		count++;
+	}
+	api->syms_free(&s);
+	return count;
+}
+
+/* With -p: the process's executable, seen through /proc/PID/root as
+ * bpftrace names it; glob's last part ("uprobe:FUNC", as a -p program
+ * names one) picks its functions. */
+static int list_process(FILE *out, const struct host_api *api, const char *glob, long pid,
+			char *err, size_t errlen)
+{
+	char link[64], exe[PATH_MAX], path[PATH_MAX + 64], prefix[PATH_MAX + 96];
+	snprintf(link, sizeof(link), "/proc/%ld/exe", pid);
+	ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		snprintf(err, errlen, "cannot read %s: is process %ld running?", link, pid);
+		return -1;
+	}
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%ld/root%s", pid, exe);
+	snprintf(prefix, sizeof(prefix), "uprobe:%s", path);
+	const char *sym = glob && strrchr(glob, ':') ? strrchr(glob, ':') + 1 : "*";
+	return print_syms(out, api, path, prefix, *sym ? sym : "*", err, errlen);
+}
+
+int listing_uprobes(FILE *out, const char *glob, long pid, struct diags *diags,
+		    char *err, size_t errlen)
+{
+	bool ret = glob && !strncmp(glob, "uretprobe:", 10);
+	bool up = glob && (ret || !strncmp(glob, "uprobe:", 7));
+	if (pid > 0 && glob && *glob && !up && strcmp(glob, "*"))
+		return LISTING_NOT_MINE;
+	const char *target = up ? strchr(glob, ':') + 1 : NULL;
+	const char *colon = target ? strchr(target, ':') : NULL;
+	if (pid <= 0) {
+		/* a literal target: "uprobe:*" is the catalog's template */
+		if (!colon || colon == target || strcspn(target, "*?[") < (size_t)(colon - target))
+			return LISTING_NOT_MINE;
+	}
+	const struct host_api *api = host_module_open(diags);
+	if (!api)
+		return -1;
+	if (!api->glob_symbols) {
+		snprintf(err, errlen, "this gpux cannot read binaries' symbols");
+		return -1;
+	}
+	if (pid > 0)
+		return list_process(out, api, glob, pid, err, errlen);
+	char t[PATH_MAX], path[PATH_MAX], prefix[PATH_MAX + 16];
+	snprintf(t, sizeof(t), "%.*s", (int)(colon - target), target);
+	if (api->resolve_target(t, 0, path, sizeof(path)) || access(path, X_OK)) {
+		snprintf(err, errlen, "uprobe target file '%s' does not exist or is not executable",
+			 t);
+		return -1;
+	}
+	snprintf(prefix, sizeof(prefix), "%s:%s", ret ? "uretprobe" : "uprobe", path);
+	return print_syms(out, api, path, prefix, *(colon + 1) ? colon + 1 : "*", err, errlen);
+}
