@@ -99,6 +99,7 @@ static int do_program(const struct options *o, FILE *out)
 		prog->src.nfiles = o->nmore_files + 1;
 	}
 	program_set_args(prog, o->args, o->nargs);
+	prog->unsafe = o->unsafe;
 	struct diags diags;
 	diags_init(&diags, &prog->arena);
 	enum fe_stop stop = o->dump == DUMP_AST ? FE_STOP_PARSE : FE_STOP_SEMA;

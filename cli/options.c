@@ -27,6 +27,7 @@ void options_usage(FILE *out)
 "    -d STAGE       print a compiler stage and stop: ast, types, ir,\n"
 "                   bpf, verifier, ptx (several with commas: -d ast,ptx)\n"
 "    --dry-run      compile and check the program, then stop\n"
+"    --unsafe       allow system(), which runs shell commands\n"
 "    --emit DIR     write the compiled objects and PTX into DIR\n"
 "    -c CMD         run CMD (a shell command line) and trace it\n"
 "    -p PID         trace the process PID\n"
@@ -93,7 +94,7 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 	return 0;
 }
 
-enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM };
+enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM, OPT_UNSAFE };
 
 static bool ends_with(const char *s, const char *tail)
 {
@@ -110,6 +111,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		{ "repl", no_argument, NULL, OPT_REPL },
 		{ "emit", required_argument, NULL, OPT_EMIT },
 		{ "sim", required_argument, NULL, OPT_SIM },
+		{ "unsafe", no_argument, NULL, OPT_UNSAFE },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof(*o));
@@ -156,6 +158,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		case 'h': o->help = true; break;
 		case 'V': o->version = true; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;
+		case OPT_UNSAFE: o->unsafe = true; break;
 		case OPT_REPL: o->repl = true; break;
 		case OPT_EMIT: o->emit_dir = optarg; break;
 		case OPT_SIM: o->sim = optarg; break;

@@ -29,6 +29,7 @@ struct options {
 	bool verbose;          /* -v */
 	unsigned dump;         /* -d stages */
 	bool dry_run;
+	bool unsafe;           /* --unsafe: system() may run commands */
 	const char *emit_dir;  /* --emit: write objects and PTX here */
 	const char *command;   /* -c */
 	char **cmd_argv;       /* after -- */

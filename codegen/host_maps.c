@@ -97,7 +97,7 @@ static void walk_node(struct node *n, void *arg)
 	}
 	if (n->kind == N_CALL) {
 		static const char *const rec[] = { "printf", "exit", "print", "clear",
-						   "zero", "time" };
+						   "zero", "time", "cat", "system" };
 		for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++)
 			if (!strcmp(n->u.call.name, rec[i]))
 				h->need_events = true;

@@ -127,8 +127,10 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 			mem_action(h, call, act);
 		else
 			hl_kfunc_call(h, call);
-	} else if (!strcmp(name, "printf")) {
-		rec_printf(h, a->u.str.s, a->next, call->u.call.nargs - 1);
+	} else if (!strcmp(name, "printf") || !strcmp(name, "cat") || !strcmp(name, "system")) {
+		struct host_fmt *f = rec_printf(h, a->u.str.s, a->next, call->u.call.nargs - 1);
+		if (f && name[0] != 'p')
+			f->kind = name[0] == 'c' ? HOST_FMT_CAT : HOST_FMT_SYSTEM;
 	} else if (!strcmp(name, "print")) {
 		if (a->kind == N_MAP && !a->u.map.nkeys) {
 			rec_map(h, call, HOST_REC_PRINT);
@@ -137,7 +139,7 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 			struct host_fmt *f = rec_printf(h, a->type.kind == TY_STR ? "%s\n"
 							: u ? "%llu\n" : "%lld\n", a, 1);
 			if (f)
-				f->value = true; /* -f json: a "value" record */
+				f->kind = HOST_FMT_VALUE;
 		}
 	} else if (!strcmp(name, "clear")) {
 		rec_map(h, call, HOST_REC_CLEAR);

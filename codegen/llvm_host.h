@@ -253,12 +253,20 @@ struct host_fmt_arg {
 	unsigned offset, size; /* bytes from the record's start */
 };
 
+/* What a record formatted with a host_fmt is for. */
+enum host_fmt_kind {
+	HOST_FMT_PRINTF,
+	HOST_FMT_VALUE,  /* print(value): one argument, a "value" record in json */
+	HOST_FMT_CAT,    /* cat(): the text names a file to print */
+	HOST_FMT_SYSTEM, /* system(): the text is a shell command to run */
+};
+
 struct host_fmt {
 	const char *fmt; /* as written, escapes resolved by the front end */
 	struct host_fmt_arg *args;
 	int nargs;
 	unsigned size; /* the whole record */
-	bool value;      /* print(value): one argument, a "value" record in json */
+	enum host_fmt_kind kind;
 };
 
 struct host_obj {

@@ -154,6 +154,7 @@ struct program {
 	char **positional; /* script arguments, $1.. */
 	int npositional;
 	bool inspect_exprs; /* a bare expression statement is fine (REPL :type) */
+	bool unsafe;        /* --unsafe: system() is allowed */
 };
 
 struct node *ast_new(struct arena *a, enum node_kind kind, struct span sp);

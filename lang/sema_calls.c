@@ -29,6 +29,7 @@ static struct type chk_exit(struct tctx *c, struct node *call, const struct fn *
 static struct type chk_time(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_bswap(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_system(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
@@ -51,6 +52,10 @@ static const struct fn fns[] = {
 	{ "print", 1, 3, HOSTISH, AGG_NONE, chk_print,
 	  "output is formatted on the host; use printf() on the device" },
 	{ "printf", 1, 64, PLACE_ANY, AGG_NONE, chk_printf, NULL },
+	{ "cat", 1, 64, HOSTISH, AGG_NONE, chk_printf,
+	  "gpux reads the file on the host; use printf() on the device" },
+	{ "system", 1, 64, HOSTISH, AGG_NONE, chk_system,
+	  "gpux runs the command on the host" },
 	{ "exit", 0, 1, PLACE_ANY, AGG_NONE, chk_exit, NULL },
 	{ "time", 0, 1, HOSTISH, AGG_NONE, chk_time,
 	  "it formats the host's wall clock; use nsecs on the device" },
@@ -247,6 +252,20 @@ static struct type chk_printf(struct tctx *c, struct node *call, const struct fn
 {
 	(void)fn;
 	check_printf(c, call);
+	return TYPE_VOID;
+}
+
+/* system(fmt, args...): as printf, only with --unsafe (bpftrace's words) */
+static struct type chk_system(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	check_printf(c, call);
+	if (!c->prog->unsafe) {
+		struct diag *dg = terr(c, call->span,
+				       "system() is an unsafe function being used in safe mode");
+		if (dg)
+			diag_hint(dg, "run gpux with --unsafe to let the program run commands");
+	}
 	return TYPE_VOID;
 }
 
@@ -461,7 +480,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 		cands[k++] = acts[i].name;
 	/* bpftrace 0.17's functions that gpux lacks: not a typo to correct */
 	static const char *const bt[] = {
-		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr", "reg", "system", "cat",
+		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr", "reg",
 		"signal", "override", "buf", "sizeof", "ntop", "macaddr", "cgroupid",
 		"join", "strftime", "path", "unwatch", "kptr", "uptr", "skboutput", "pton",
 	};

@@ -68,6 +68,7 @@ static bool arg_fits(enum want w, struct type t)
 void check_printf(struct tctx *c, struct node *call)
 {
 	struct node *fmt = call->u.call.args;
+	const char *who = call->u.call.name; /* printf, cat or system */
 	char b[64];
 	for (struct node *a = fmt ? fmt->next : NULL; a; a = a->next)
 		check_expr(c, a);
@@ -75,7 +76,7 @@ void check_printf(struct tctx *c, struct node *call)
 		if (fmt)
 			check_expr(c, fmt);
 		terr(c, fmt ? fmt->span : call->span,
-		     "printf: the first argument must be a format string literal");
+		     "%s: the first argument must be a format string literal", who);
 		return;
 	}
 	fmt->type = TYPE_STR;
@@ -94,7 +95,7 @@ void check_printf(struct tctx *c, struct node *call)
 		size_t n = parse_spec(s + i + 1, len - i - 1, &conv);
 		enum want w;
 		if (!n || !conv_want(conv, &w)) {
-			terr(c, fmt->span, "printf: Unknown format string token: %%%.*s",
+			terr(c, fmt->span, "%s: Unknown format string token: %%%.*s", who,
 			     (int)(n ? n : len - i - 1 > 0 ? 1 : 0), s + i + 1);
 			return;
 		}
@@ -102,8 +103,8 @@ void check_printf(struct tctx *c, struct node *call)
 		if (a) {
 			if (a->type.kind != TY_NONE && !arg_fits(w, a->type)) {
 				struct diag *dg = terr(c, a->span,
-					"printf: %%%.*s specifier expects a value of type %s (%s supplied)",
-					(int)n, s + i + 1,
+					"%s: %%%.*s specifier expects a value of type %s (%s supplied)",
+					who, (int)n, s + i + 1,
 					w == WANT_STR ? "string" : w == WANT_PTR ? "pointer" : "integer",
 					tname(a->type, b));
 				if (a->type.kind == TY_DIM3)
@@ -115,10 +116,10 @@ void check_printf(struct tctx *c, struct node *call)
 	}
 	if (supplied < expected)
 		terr(c, call->span,
-		     "printf: Not enough arguments for format string (%d supplied, %d expected)",
-		     supplied, expected);
+		     "%s: Not enough arguments for format string (%d supplied, %d expected)",
+		     who, supplied, expected);
 	else if (supplied > expected)
 		terr(c, call->span,
-		     "printf: Too many arguments for format string (%d supplied, %d expected)",
-		     supplied, expected);
+		     "%s: Too many arguments for format string (%d supplied, %d expected)",
+		     who, supplied, expected);
 }

@@ -19,6 +19,18 @@
  * bpftrace 0.17 passes them), strings as the record's char arrays. */
 void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 		const unsigned char *rec, size_t len);
+/* A printf record's text (malloc'd, *n bytes), or NULL. */
+char *out_format(const struct host_fmt *fmt, const unsigned char *rec, size_t len,
+		 size_t *n);
+/* {"type": "TYPE", "data": "TEXT"}, TEXT escaped. */
+void out_text_record(FILE *out, const char *type, const char *s, size_t n);
+/* cat() and system() records (output_actions.c): the file's contents, the
+ * command's output, as bpftrace 0.17 prints them (json: "cat" and
+ * "syscall" records); a file that cannot be read is an error on stderr. */
+void out_cat(FILE *out, bool json, const struct host_fmt *fmt, const unsigned char *rec,
+	     size_t len);
+void out_system(FILE *out, bool json, const struct host_fmt *fmt, const unsigned char *rec,
+		size_t len);
 /* time(fmt): the local wall time through strftime. */
 void out_time(FILE *out, bool json, const char *fmt);
 /* "Attaching N probes..." or its json record. */

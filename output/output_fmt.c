@@ -158,7 +158,7 @@ void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 		free(buf);
 		return;
 	}
-	if (fmt->value && fmt->nargs == 1) {
+	if (fmt->kind == HOST_FMT_VALUE && fmt->nargs == 1) {
 		/* print(value): {"type": "value", "data": 5 or "text"} */
 		if (n && buf[n - 1] == '\n')
 			n--;
@@ -172,6 +172,26 @@ void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 		json_msg(out, "printf", buf, n);
 	}
 	free(buf);
+}
+
+char *out_format(const struct host_fmt *fmt, const unsigned char *rec, size_t len,
+		 size_t *n)
+{
+	char *buf = NULL;
+	FILE *m = open_memstream(&buf, n);
+	if (!m)
+		return NULL;
+	put_printf(m, fmt, rec, len);
+	if (fclose(m)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+void out_text_record(FILE *out, const char *type, const char *s, size_t n)
+{
+	json_msg(out, type, s, n);
 }
 
 void out_time(FILE *out, bool json, const char *fmt)

@@ -22,7 +22,13 @@ int rec_handle(void *arg, const void *data, size_t len)
 	}
 	switch (h.kind) {
 	case HOST_REC_PRINTF:
-		if (fmt_ok && len == o->fmts[h.id].size)
+		if (!fmt_ok || len != o->fmts[h.id].size)
+			break;
+		if (o->fmts[h.id].kind == HOST_FMT_CAT)
+			out_cat(s->out, s->json, &o->fmts[h.id], d, len);
+		else if (o->fmts[h.id].kind == HOST_FMT_SYSTEM)
+			out_system(s->out, s->json, &o->fmts[h.id], d, len);
+		else
 			out_printf(s->out, s->json, &o->fmts[h.id], d, len);
 		break;
 	case HOST_REC_EXIT:

@@ -1,0 +1,78 @@
+/* cat() and system() records (output.h): what they name is read or run
+ * here, in gpux, when the record arrives, as bpftrace does. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+
+/* All of f into a malloc'd buffer (*n bytes); NULL if memory ran out. */
+static char *slurp(FILE *f, size_t *n)
+{
+	char *buf = NULL;
+	FILE *m = open_memstream(&buf, n);
+	if (!m)
+		return NULL;
+	char chunk[4096];
+	size_t got;
+	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, got, m);
+	if (fclose(m)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void put(FILE *out, bool json, const char *type, const char *s, size_t n)
+{
+	if (json)
+		out_text_record(out, type, s, n);
+	else
+		fwrite(s, 1, n, out);
+}
+
+void out_cat(FILE *out, bool json, const struct host_fmt *fmt, const unsigned char *rec,
+	     size_t len)
+{
+	size_t n;
+	char *path = out_format(fmt, rec, len, &n);
+	if (!path)
+		return;
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "ERROR: failed to open file '%s': %s\n", path, strerror(errno));
+		if (json) /* bpftrace 0.17 still writes the (empty) record */
+			out_text_record(out, "cat", "", 0);
+		free(path);
+		return;
+	}
+	char *text = slurp(f, &n);
+	fclose(f);
+	if (text)
+		put(out, json, "cat", text, n);
+	free(text);
+	free(path);
+}
+
+void out_system(FILE *out, bool json, const struct host_fmt *fmt, const unsigned char *rec,
+		size_t len)
+{
+	size_t n;
+	char *cmd = out_format(fmt, rec, len, &n);
+	if (!cmd)
+		return;
+	fflush(out); /* the command's own stderr may interleave */
+	FILE *p = popen(cmd, "r");
+	if (!p) {
+		fprintf(stderr, "ERROR: cannot run '%s': %s\n", cmd, strerror(errno));
+		free(cmd);
+		return;
+	}
+	char *text = slurp(p, &n);
+	pclose(p);
+	if (text)
+		put(out, json, "syscall", text, n);
+	free(text);
+	free(cmd);
+}

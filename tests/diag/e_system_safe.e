@@ -1,0 +1,1 @@
+BEGIN { system("echo %d", 1); cat(5); cat("/tmp/%s", 3); }
