@@ -56,18 +56,20 @@ static void read_lines(Elf_Data *btf, Elf_Data *ext, struct lines *L)
 	}
 }
 
-static int line_of(const struct lines *L, const char *sec, uint32_t insn_off)
+/* The source line of each of n instructions of section sec (0: none),
+ * into line[]: one pass over the section's line records. */
+static void lines_of(const struct lines *L, const char *sec, int *line, size_t n)
 {
+	memset(line, 0, n * sizeof(*line));
 	for (int i = 0; i < L->n; i++) {
 		if (strcmp(L->secs[i].name, sec))
 			continue;
 		for (uint32_t k = 0; k < L->secs[i].n; k++) {
 			const uint32_t *r = L->secs[i].recs + k * L->secs[i].rec_words;
-			if (r[0] == insn_off)
-				return (int)(r[3] >> 10);
+			if (r[0] % 8 == 0 && r[0] / 8 < n)
+				line[r[0] / 8] = (int)(r[3] >> 10);
 		}
 	}
-	return 0;
 }
 
 static const char *helper_name(int id)
@@ -99,25 +101,25 @@ static const char *helper_name(int id)
 	}
 }
 
-/* The symbol a relocation at byte offset off of the section refers to. */
-static const char *reloc_at(Elf *elf, Elf_Scn *rel, size_t strndx_sym, Elf_Data *syms,
-			    uint64_t off)
+/* The symbol each of n instructions' relocation refers to (NULL: none),
+ * into sym[]: one pass over the relocations. */
+static void relocs_of(Elf *elf, Elf_Scn *rel, size_t strndx_sym, Elf_Data *syms,
+		      const char **sym, size_t n)
 {
+	memset(sym, 0, n * sizeof(*sym));
 	if (!rel || !syms)
-		return NULL;
+		return;
 	GElf_Shdr sh;
 	gelf_getshdr(rel, &sh);
 	Elf_Data *d = elf_getdata(rel, NULL);
-	for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+	for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
 		GElf_Rel r;
 		GElf_Sym s;
-		if (!gelf_getrel(d, (int)i, &r) || r.r_offset != off)
+		if (!gelf_getrel(d, (int)i, &r) || r.r_offset % 8 || r.r_offset / 8 >= n)
 			continue;
-		if (!gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
-			return NULL;
-		return elf_strptr(elf, strndx_sym, s.st_name);
+		if (gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
+			sym[r.r_offset / 8] = elf_strptr(elf, strndx_sym, s.st_name);
 	}
-	return NULL;
 }
 
 static void print_insns(FILE *out, Elf *elf, Elf_Scn *scn, const char *sec,
@@ -127,8 +129,17 @@ static void print_insns(FILE *out, Elf *elf, Elf_Scn *scn, const char *sec,
 	Elf_Data *d = elf_getdata(scn, NULL);
 	const struct bpf_insn *in = d->d_buf;
 	int n = (int)(d->d_size / sizeof(*in)), last = 0;
+	int *lines = calloc((size_t)n + 1, sizeof(*lines));
+	const char **syms_at = calloc((size_t)n + 1, sizeof(*syms_at));
+	if (!lines || !syms_at) {
+		free(lines);
+		free(syms_at);
+		return;
+	}
+	lines_of(L, sec, lines, (size_t)n);
+	relocs_of(elf, rel, symstr, syms, syms_at, (size_t)n);
 	for (int k = 0; k < n;) {
-		int line = line_of(L, sec, (uint32_t)k * 8);
+		int line = lines[k];
 		size_t len;
 		const char *text = line && src ? source_line(src, line, &len) : NULL;
 		if (line && line != last && text)
@@ -136,7 +147,7 @@ static void print_insns(FILE *out, Elf *elf, Elf_Scn *scn, const char *sec,
 		if (line)
 			last = line;
 		fprintf(out, "%4d: ", k);
-		const char *sym = reloc_at(elf, rel, symstr, syms, (uint64_t)k * 8);
+		const char *sym = syms_at[k];
 		const struct bpf_insn *i = &in[k];
 		if (sym && bpf_is_lddw(i)) {
 			fprintf(out, "r%d = map[%s] ll\n", i->dst, sym);
@@ -154,6 +165,8 @@ static void print_insns(FILE *out, Elf *elf, Elf_Scn *scn, const char *sec,
 		k += bpf_disasm_insn(out, in, k, n, NULL, 0);
 		fputc('\n', out);
 	}
+	free(lines);
+	free(syms_at);
 }
 
 int host_print_bpf(const struct host_obj *obj, const struct source *src, FILE *out)
