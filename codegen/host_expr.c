@@ -356,6 +356,41 @@ static struct hval ternary(struct hctx *h, struct node *e)
 	return r;
 }
 
+/* A tuple is bytes, as a string is (struct type_tuple gives the layout),
+ * so variables, map values and records carry it as they carry strings:
+ * ssize is its size. */
+static struct hval tuple(struct hctx *h, struct node *e)
+{
+	unsigned size = tuple_size(e->type);
+	LLVMValueRef buf = host_alloca_zero(h, size, "tuple");
+	int i = 0;
+	for (struct node *x = e->u.tuple.elems; x; x = x->next, i++) {
+		struct hval v = hl_expr(h, x);
+		if (!v.v)
+			return (struct hval){ 0 };
+		LLVMValueRef dst = host_gep(h, buf, tuple_off(e->type, i));
+		if (v.ssize)
+			hl_str_copy(h, dst, tuple_size(x->type), v);
+		else
+			LLVMBuildStore(h->b, v.v, dst);
+	}
+	return (struct hval){ buf, size };
+}
+
+/* $t.N: an integer is loaded, a string or tuple is its bytes in place. */
+static struct hval tuple_elem(struct hctx *h, struct node *e)
+{
+	struct node *b = e->u.field.base;
+	struct hval t = hl_expr(h, b);
+	if (!t.v || !t.ssize)
+		return (struct hval){ 0 };
+	int i = e->u.field.index;
+	LLVMValueRef p = host_gep(h, t.v, tuple_off(b->type, i));
+	if (e->type.kind == TY_INT)
+		return (struct hval){ LLVMBuildLoad2(h->b, h->i64, p, ""), 0 };
+	return (struct hval){ p, tuple_size(e->type) };
+}
+
 /* bswap(x): llvm.bswap at x's width (a byte is itself), back to 64 bits
  * as x's type extends. */
 static struct hval bswap(struct hctx *h, struct node *e)
@@ -511,8 +546,12 @@ struct hval hl_expr(struct hctx *h, struct node *e)
 			r.v = hl_ctx_field(h, e, &r.ssize);
 		break;
 	case N_FIELD:
+		if (e->u.field.base->type.kind == TY_TUPLE)
+			return tuple_elem(h, e);
 		r.v = hl_ctx_field(h, e, &r.ssize);
 		break;
+	case N_TUPLE:
+		return tuple(h, e);
 	case N_BINOP:
 		r.v = binop(h, e);
 		break;

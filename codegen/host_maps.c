@@ -13,6 +13,8 @@ struct hmap *hl_map_of(struct hctx *h, const struct node *m)
 
 unsigned hl_str_size(struct hctx *h, const struct node *e)
 {
+	if (e->type.kind == TY_TUPLE)
+		return tuple_size(e->type);
 	switch (e->kind) {
 	case N_STR:
 		return (unsigned)e->u.str.len + 1;
@@ -120,7 +122,8 @@ static void walk_node(struct node *n, void *arg)
 	if (t->kind != N_MAP || !t->u.map.info)
 		return;
 	struct seen *e = seen_of(w, t->u.map.info);
-	if (v->type.kind == TY_STR && hl_str_size(h, v) > e->value_str)
+	if ((v->type.kind == TY_STR || v->type.kind == TY_TUPLE) &&
+	    hl_str_size(h, v) > e->value_str)
 		e->value_str = hl_str_size(h, v);
 	if (v->kind == N_CALL && !strcmp(v->u.call.name, "lhist") && !e->lhist)
 		e->lhist = v;
@@ -246,7 +249,8 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 		default:
 			break;
 		}
-	} else if (mi->value.kind == TY_STR) {
+	} else if (mi->value.kind == TY_STR || mi->value.kind == TY_TUPLE) {
+		/* a tuple is bytes like a string (host_expr.c) */
 		p->value_str = (e->value_str + 7) & ~7u;
 		p->value_size = p->value_str;
 	}

@@ -136,7 +136,8 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 			rec_map(h, call, HOST_REC_PRINT);
 		} else {
 			bool u = a->type.kind == TY_INT && !a->type.is_signed;
-			struct host_fmt *f = rec_printf(h, a->type.kind == TY_STR ? "%s\n"
+			struct host_fmt *f = rec_printf(h, a->type.kind == TY_STR ||
+							a->type.kind == TY_TUPLE ? "%s\n"
 							: u ? "%llu\n" : "%lld\n", a, 1);
 			if (f)
 				f->kind = HOST_FMT_VALUE;

@@ -119,6 +119,7 @@ void ast_visit_children(struct node *n, ast_visit_fn fn, void *arg)
 	case N_CAST: fn(n->u.cast.operand, arg); break;
 	case N_CALL: visit_list(n->u.call.args, fn, arg); break;
 	case N_INCDEC: fn(n->u.incdec.target, arg); break;
+	case N_TUPLE: visit_list(n->u.tuple.elems, fn, arg); break;
 	default: /* leaves */
 		break;
 	}

@@ -38,6 +38,7 @@ enum node_kind {
 	N_CAST,
 	N_CALL,
 	N_INCDEC, /* ++x, x++, --x, x-- */
+	N_TUPLE,  /* (a, b, ...) */
 };
 
 /* Operators use their token spelling's first character where it is
@@ -121,7 +122,9 @@ struct node {
 			 enum decision decision;
 			 unsigned hint; /* ID_HINT: catalog hint_info.value */ } ident;
 		struct { struct node *base; const char *name;
-			 bool arrow; /* written base->name */ } field;
+			 bool arrow; /* written base->name */
+			 int index;  /* base.N of a tuple: N, else -1 */ } field;
+		struct { struct node *elems; int n; } tuple;
 		struct { int op; struct node *lhs, *rhs; } binop;
 		struct { int op; struct node *operand; } unop;
 		struct { struct node *cond, *then, *els; } ternary;

@@ -85,6 +85,7 @@ static void put_head(FILE *out, const struct node *n)
 	case N_TERNARY: fputs("?:", out); break;
 	case N_CAST: fprintf(out, "cast (%s)", n->u.cast.name); break;
 	case N_CALL: fprintf(out, "call %s", n->u.call.name); break;
+	case N_TUPLE: fputs("tuple", out); break;
 	case N_INCDEC:
 		fprintf(out, "%s%s", n->u.incdec.prefix ? "pre" : "post",
 			n->u.incdec.op == OP_INC ? "++" : "--");
@@ -185,6 +186,9 @@ void ast_dump_node(FILE *out, const struct node *n, int indent, bool types,
 		break;
 	case N_CALL:
 		dump_list(out, n->u.call.args, in, types, device);
+		break;
+	case N_TUPLE:
+		dump_list(out, n->u.tuple.elems, in, types, device);
 		break;
 	case N_INCDEC:
 		ast_dump_node(out, n->u.incdec.target, in, types, device);

@@ -285,6 +285,13 @@ postfix
 		CHECK_DEPTH($$);
 		$$->u.field.name = $3;
 	}
+	| postfix '.' INT {
+		/* $t.0: a tuple's element */
+		$$ = mk_expr(ctx, N_FIELD, @$, $1, NULL, NULL);
+		CHECK_DEPTH($$);
+		$$->u.field.index = $3 > 1000000 ? 1000000 : (int)$3;
+		$$->u.field.name = arena_printf(&ctx->prog->arena, "%d", $$->u.field.index);
+	}
 	| postfix ARROW IDENT {
 		/* bpftrace 0.17 writes args->NAME */
 		$$ = mk_expr(ctx, N_FIELD, @$, $1, NULL, NULL);
@@ -329,6 +336,15 @@ primary
 		$$->u.call.nargs = ast_count($3.head);
 	}
 	| '(' expr ')'		{ $$ = $2; }
+	| '(' expr ',' arg_list ')' {
+		struct nlist l = list1($2);
+		l.tail->next = $4.head;
+		l.tail = $4.tail;
+		$$ = mk_expr(ctx, N_TUPLE, @$, l.head, NULL, NULL);
+		CHECK_DEPTH($$);
+		$$->u.tuple.elems = l.head;
+		$$->u.tuple.n = ast_count(l.head);
+	}
 	;
 
 map
@@ -378,7 +394,7 @@ static struct node *mk_expr(struct parse_ctx *ctx, enum node_kind kind,
 			    struct span sp, struct node *a, struct node *b,
 			    struct node *c)
 {
-	bool list = kind == N_CALL || kind == N_MAP;
+	bool list = kind == N_CALL || kind == N_MAP || kind == N_TUPLE;
 	int d = depth_of(a, list);
 	if (depth_of(b, false) > d)
 		d = depth_of(b, false);
@@ -414,6 +430,7 @@ static struct node *mk_expr(struct parse_ctx *ctx, enum node_kind kind,
 		break;
 	case N_FIELD:
 		n->u.field.base = a;
+		n->u.field.index = -1;
 		break;
 	default:
 		break;

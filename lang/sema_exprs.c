@@ -173,7 +173,51 @@ static void check_field(struct tctx *c, struct node *n)
 		terr(c, n->span, "dim3 has no field '%s'; use .x, .y or .z", name);
 		return;
 	}
+	if (base->type.kind == TY_TUPLE) {
+		const struct type_tuple *t = base->type.tuple;
+		int i = n->u.field.index;
+		if (i < 0 || n->u.field.arrow)
+			terr(c, n->span, "a tuple's elements are read by position: .0, .1, ...");
+		else if (i >= t->n)
+			terr(c, n->span, "a tuple of %d elements has no element %d", t->n, i);
+		else
+			n->type = t->elem[i];
+		return;
+	}
 	terr(c, n->span, "a value of type '%s' has no fields", tname(base->type, b));
+}
+
+/* (a, b, ...): integers, strings and tuples; the device has no room for
+ * them (a probe's values live in registers). */
+static void check_tuple(struct tctx *c, struct node *n)
+{
+	char b[64];
+	struct type_tuple *t = arena_alloc(&c->prog->arena, sizeof(*t));
+	t->n = n->u.tuple.n;
+	t->elem = arena_alloc(&c->prog->arena, sizeof(*t->elem) * (size_t)t->n);
+	bool ok = true;
+	int i = 0;
+	for (struct node *e = n->u.tuple.elems; e && i < t->n; e = e->next, i++) {
+		check_expr(c, e);
+		t->elem[i] = e->type;
+		if (e->type.kind == TY_NONE) {
+			ok = false;
+		} else if (e->type.kind != TY_INT && e->type.kind != TY_STR &&
+			   e->type.kind != TY_TUPLE) {
+			if (!reject_non_scalar(c, e))
+				terr(c, e->span, "a tuple cannot hold a value of type '%s'",
+				     tname(e->type, b));
+			ok = false;
+		}
+	}
+	if (c->probe->u.probe.place == PLACE_DEVICE) {
+		struct diag *dg = terr(c, n->span, "tuples are not available in device probes");
+		diag_hint(dg, "a device probe keeps its values in registers; use several maps "
+			  "or a map with several keys");
+		ok = false;
+	}
+	if (ok)
+		n->type = (struct type){ .kind = TY_TUPLE, .tuple = t };
 }
 
 /* ---- operators ---- */
@@ -195,7 +239,7 @@ bool reject_non_scalar(struct tctx *c, struct node *n)
 		diag_hint(dg, "use one of its fields: .x, .y or .z");
 		return true;
 	}
-	if (n->type.kind == TY_AGG || n->type.kind == TY_VOID) {
+	if (n->type.kind == TY_AGG || n->type.kind == TY_VOID || n->type.kind == TY_TUPLE) {
 		terr(c, n->span, "a value of type '%s' cannot be used in an expression",
 		     tname(n->type, b));
 		return true;
@@ -392,6 +436,9 @@ void check_expr(struct tctx *c, struct node *n)
 		break;
 	case N_IDENT:
 		check_ident(c, n);
+		break;
+	case N_TUPLE:
+		check_tuple(c, n);
 		break;
 	case N_FIELD:
 		check_field(c, n);

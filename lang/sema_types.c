@@ -151,7 +151,11 @@ void check_map_keys(struct tctx *c, struct node *m)
 		char b[64];
 		if (k->type.kind == TY_NONE)
 			known = false;
-		else if (k->type.kind == TY_AGG || k->type.kind == TY_VOID ||
+		else if (k->type.kind == TY_TUPLE) {
+			struct diag *dg = terr(c, k->span, "a tuple cannot be a map key");
+			diag_hint(dg, "give the map several keys instead: @m[a, b] = ...");
+			known = false;
+		} else if (k->type.kind == TY_AGG || k->type.kind == TY_VOID ||
 			 k->type.kind == TY_DIM3) {
 			terr(c, k->span, "a value of type '%s' cannot be a map key",
 			     tname(k->type, b));

@@ -38,8 +38,36 @@ const char *type_str(struct type t, char *buf, size_t len)
 	case TY_VOID:
 		snprintf(buf, len, "void");
 		break;
+	case TY_TUPLE: {
+		size_t n = 0;
+		char eb[64];
+		n += (size_t)snprintf(buf, len, "(");
+		for (int i = 0; t.tuple && i < t.tuple->n && n < len; i++)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? "," : "",
+					      type_str(t.tuple->elem[i], eb, sizeof(eb)));
+		if (n < len)
+			snprintf(buf + n, len - n, ")");
+		break;
+	}
 	}
 	return buf;
+}
+
+unsigned tuple_size(struct type t)
+{
+	if (t.kind == TY_STR)
+		return TUPLE_STR_SIZE;
+	if (t.kind != TY_TUPLE || !t.tuple)
+		return 8;
+	return tuple_off(t, t.tuple->n);
+}
+
+unsigned tuple_off(struct type t, int i)
+{
+	unsigned off = 0;
+	for (int k = 0; k < i && t.tuple && k < t.tuple->n; k++)
+		off += tuple_size(t.tuple->elem[k]);
+	return off;
 }
 
 bool type_equal(struct type a, struct type b)
@@ -54,6 +82,13 @@ bool type_equal(struct type a, struct type b)
 	case TY_PTR:
 		return (a.name == b.name) ||
 		       (a.name && b.name && !strcmp(a.name, b.name));
+	case TY_TUPLE:
+		if (!a.tuple || !b.tuple || a.tuple->n != b.tuple->n)
+			return a.tuple == b.tuple;
+		for (int i = 0; i < a.tuple->n; i++)
+			if (!type_compatible(a.tuple->elem[i], b.tuple->elem[i]))
+				return false;
+		return true;
 	default:
 		return true;
 	}

@@ -14,6 +14,7 @@ enum type_kind {
 	TY_PTR,   /* opaque handle to a driver object; name says which */
 	TY_AGG,   /* an aggregation map value: count(), hist(), ... */
 	TY_VOID,  /* a call that returns nothing */
+	TY_TUPLE, /* (a, b, ...): elements in tuple */
 };
 
 enum agg_kind {
@@ -34,7 +35,21 @@ struct type {
 	bool is_signed;
 	enum agg_kind agg;
 	const char *name; /* TY_PTR: the object kind ("chunk") */
+	const struct type_tuple *tuple; /* TY_TUPLE: its elements */
 };
+
+/* A tuple's elements. In memory (host maps, variables, records) each
+ * element takes 8 bytes if an integer, TUPLE_STR_SIZE if a string, its
+ * own layout if a tuple, in order, without gaps. */
+struct type_tuple {
+	int n;
+	struct type *elem;
+};
+#define TUPLE_STR_SIZE 64
+/* Bytes of a value of type t in that layout (tuples, strings, integers). */
+unsigned tuple_size(struct type t);
+/* Where element i of tuple type t starts. */
+unsigned tuple_off(struct type t, int i);
 
 #define TYPE_NONE ((struct type){ .kind = TY_NONE })
 #define TYPE_VOID ((struct type){ .kind = TY_VOID })

@@ -133,6 +133,34 @@ void out_json_str(FILE *out, const char *s, size_t n)
 	fputc('"', out);
 }
 
+void out_tuple(FILE *out, bool json, struct type t, const unsigned char *p)
+{
+	fputc(json ? '[' : '(', out);
+	for (int i = 0; t.tuple && i < t.tuple->n; i++) {
+		struct type e = t.tuple->elem[i];
+		const unsigned char *v = p + tuple_off(t, i);
+		if (i)
+			fputs(json ? "," : ", ", out);
+		if (e.kind == TY_TUPLE) {
+			out_tuple(out, json, e, v);
+		} else if (e.kind == TY_STR) {
+			size_t n = strnlen((const char *)v, TUPLE_STR_SIZE);
+			if (json)
+				out_json_str(out, (const char *)v, n);
+			else
+				fwrite(v, 1, n, out);
+		} else {
+			int64_t x;
+			memcpy(&x, v, 8);
+			if (e.is_signed)
+				fprintf(out, "%lld", (long long)x);
+			else
+				fprintf(out, "%llu", (unsigned long long)x);
+		}
+	}
+	fputc(json ? ']' : ')', out);
+}
+
 /* {"type": "TYPE", "data": "TEXT"} */
 static void json_msg(FILE *out, const char *type, const char *s, size_t n)
 {
@@ -144,6 +172,16 @@ static void json_msg(FILE *out, const char *type, const char *s, size_t n)
 void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 		const unsigned char *rec, size_t len)
 {
+	if (fmt->kind == HOST_FMT_VALUE && fmt->nargs == 1 &&
+	    fmt->args[0].type.kind == TY_TUPLE &&
+	    fmt->args[0].offset + tuple_size(fmt->args[0].type) <= len) {
+		/* print($t): (1, ab) or {"type": "value", "data": [1,"ab"]} */
+		if (json)
+			fputs("{\"type\": \"value\", \"data\": ", out);
+		out_tuple(out, json, fmt->args[0].type, rec + fmt->args[0].offset);
+		fputs(json ? "}\n" : "\n", out);
+		return;
+	}
 	if (!json) {
 		put_printf(out, fmt, rec, len);
 		return;

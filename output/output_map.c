@@ -208,7 +208,9 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 {
 	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
 	int64_t x = rd64(v);
-	if (hm->value_str) {
+	if (hm->value.kind == TY_TUPLE) {
+		out_tuple(out, false, hm->value, v);
+	} else if (hm->value_str) {
 		fprintf(out, "%.*s", (int)hm->value_str, (const char *)v);
 	} else if (agg == AGG_STATS) {
 		int64_t n = rd64(v + 8);
@@ -267,7 +269,9 @@ static void put_json_value(FILE *out, const struct host_map *hm, const unsigned 
 			   uint64_t div)
 {
 	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
-	if (hm->value_str) {
+	if (hm->value.kind == TY_TUPLE) {
+		out_tuple(out, true, hm->value, v);
+	} else if (hm->value_str) {
 		out_json_str(out, (const char *)v, strnlen((const char *)v, hm->value_str));
 	} else if (agg == AGG_STATS) {
 		int64_t x = rd64(v), n = rd64(v + 8);
