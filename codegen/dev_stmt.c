@@ -219,16 +219,35 @@ int dl_lower_stmt(struct lw *L, struct node *s)
 	return rc;
 }
 
+/* The maps a dead statement names still exist (a count() without keys
+ * prints 0, as in bpftrace): declared, with no code. */
+static void declare_maps(struct node *n, void *arg)
+{
+	if (n->kind == N_MAP && n->u.map.info)
+		(void)dl_map_index(arg, n);
+	ast_visit_children(n, declare_maps, arg);
+}
+
+static bool ends_probe(const struct node *s)
+{
+	return s->kind == N_RETURN ||
+	       (s->kind == N_EXPR_STMT && s->u.expr_stmt.expr->kind == N_CALL &&
+		!strcmp(s->u.expr_stmt.expr->u.call.name, "exit"));
+}
+
 int dl_lower_block(struct lw *L, struct node *b)
 {
 	int rc = 0;
 	for (struct node *s = b->u.block.stmts; s; s = s->next) {
 		if (dl_lower_stmt(L, s) < 0)
 			rc = -1;
-		/* What follows a return is dead, and the verifier rejects
-		 * unreachable code. */
-		if (s->kind == N_RETURN)
+		/* What follows a return or exit() is dead, and the verifier
+		 * rejects unreachable code. */
+		if (ends_probe(s)) {
+			for (struct node *d = s->next; d; d = d->next)
+				declare_maps(d, L);
 			break;
+		}
 	}
 	return rc;
 }
