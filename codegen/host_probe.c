@@ -15,6 +15,7 @@ _Static_assert(HOST_STR_MAX == GPUX_CEV_STR, "cuda: strings are inline char[HOST
 
 const unsigned hl_pt_regs_arg[6] = HOST_PT_REGS_ARGS;
 #define PT_REGS_AX 80
+#define PT_REGS_SP 152
 
 struct sops_used {
 	const struct host_sops_abi *abi;
@@ -166,6 +167,20 @@ static LLVMValueRef driver_field(struct hctx *h, const struct node *n,
 	return NULL;
 }
 
+/* sargN at a function's first instruction (x86-64): the return address
+ * at sp, then the arguments past the sixth, 8 bytes each; read from the
+ * traced process's stack (0 if it cannot be). */
+static LLVMValueRef stack_arg(struct hctx *h, int i)
+{
+	LLVMValueRef sp = load_at(h, h->ctxarg, PT_REGS_SP, 8, false);
+	LLVMValueRef at = LLVMBuildAdd(h->b, sp, host_const(h, 8 * ((uint64_t)i + 1)), "");
+	LLVMValueRef buf = host_alloca_zero(h, 8, "sarg");
+	LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, 8, false),
+				LLVMBuildIntToPtr(h->b, at, h->ptr, "") };
+	host_helper(h, HELPER_PROBE_READ_USER, h->i64, args, 3);
+	return LLVMBuildLoad2(h->b, h->i64, buf, "");
+}
+
 LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 {
 	*ssize = 0;
@@ -201,6 +216,9 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 		return load_at(h, h->ctxarg, hl_pt_regs_arg[name[3] - '0'], 8, false);
 	if (pid == PROV_URETPROBE && !strcmp(name, "retval"))
 		return load_at(h, h->ctxarg, PT_REGS_AX, 8, false);
+	if (pid == PROV_UPROBE && !strncmp(name, "sarg", 4) && name[4] >= '0' &&
+	    name[4] <= '5' && !name[5])
+		return stack_arg(h, name[4] - '0');
 	host_err(h, n, "'%s' cannot be read in %s probes yet", name, prov);
 	return NULL;
 }

@@ -217,6 +217,12 @@ static const struct field uprobe_fields[] = {
 	{ "arg3", TYPE_U64, UNIF_UNIFORM, "fourth integer argument" },
 	{ "arg4", TYPE_U64, UNIF_UNIFORM, "fifth integer argument" },
 	{ "arg5", TYPE_U64, UNIF_UNIFORM, "sixth integer argument" },
+	{ "sarg0", TYPE_U64, UNIF_UNIFORM, "first argument on the stack (x86-64: past six)" },
+	{ "sarg1", TYPE_U64, UNIF_UNIFORM, "second argument on the stack" },
+	{ "sarg2", TYPE_U64, UNIF_UNIFORM, "third argument on the stack" },
+	{ "sarg3", TYPE_U64, UNIF_UNIFORM, "fourth argument on the stack" },
+	{ "sarg4", TYPE_U64, UNIF_UNIFORM, "fifth argument on the stack" },
+	{ "sarg5", TYPE_U64, UNIF_UNIFORM, "sixth argument on the stack" },
 	{ "func", TYPE_STR, UNIF_UNIFORM, "probed function name" },
 	FIELDS_END,
 };

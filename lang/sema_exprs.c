@@ -70,8 +70,7 @@ static void explain_unknown(struct tctx *c, struct node *n)
 			cands[k++] = decisions[i];
 	/* bpftrace 0.17's builtins that gpux lacks: not a typo to correct */
 	static const char *const bt[] = { "kstack", "ustack", "username", "curtask",
-					  "sarg0", "sarg1", "sarg2", "sarg3",
-					  "sarg4", "sarg5", "ctx", "jiffies" };
+					  "ctx", "jiffies" };
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
 		if (!strcmp(name, bt[i])) {
 			terr(c, n->span, "gpux does not support bpftrace's builtin '%s' yet", name);

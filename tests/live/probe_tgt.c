@@ -11,6 +11,14 @@ __attribute__((noinline, used)) long gpux_tgt_add(long a, long b)
 	return a + b;
 }
 
+/* More arguments than registers: sarg0 and sarg1 are g and h (x86-64) */
+__attribute__((noinline, used)) long gpux_stack_args(long a, long b, long c, long d, long e,
+						     long f, long g, long h)
+{
+	__asm__ volatile("" ::: "memory");
+	return a + b + c + d + e + f + g * h;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 5;
@@ -21,6 +29,8 @@ int main(int argc, char **argv)
 		s = gpux_tgt_add(s, i + 1);
 	for (int i = 0; i < n; i++)
 		(void)getppid();
+	if (gpux_stack_args(1, 2, 3, 4, 5, 6, 7, 8) != 77)
+		return 1;
 	printf("sum %ld\n", s);
 	fflush(stdout);
 	if (argc > 3)
