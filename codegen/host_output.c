@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "host_priv.h"
+#include "sema.h"
 
 static struct host_fmt *new_fmt(struct hctx *h)
 {
@@ -159,6 +160,13 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 		hl_leave(h, host_const(h, 0));
 		LLVMPositionBuilderAtEnd(h->b, LLVMAppendBasicBlockInContext(h->ctx, h->fn,
 									     "after_exit"));
+	} else if (!strcmp(name, "signal")) {
+		/* bpf_send_signal(sig): sema checked the name or number */
+		LLVMValueRef sig = a->kind == N_STR
+					   ? host_const(h, (uint64_t)sema_signal_number(a->u.str.s))
+					   : hl_expr_int(h, a);
+		if (sig)
+			host_helper(h, HELPER_SEND_SIGNAL, h->i64, &sig, 1);
 	} else if (!strcmp(name, "time")) {
 		struct host_fmt *f = new_fmt(h);
 		*f = (struct host_fmt){ .fmt = a ? a->u.str.s : "%H:%M:%S\n", .size = 8 };

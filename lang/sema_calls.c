@@ -30,6 +30,7 @@ static struct type chk_time(struct tctx *c, struct node *call, const struct fn *
 static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_bswap(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_system(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_signal(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
@@ -56,6 +57,8 @@ static const struct fn fns[] = {
 	  "gpux reads the file on the host; use printf() on the device" },
 	{ "system", 1, 64, HOSTISH, AGG_NONE, chk_system,
 	  "gpux runs the command on the host" },
+	{ "signal", 1, 1, PLACE_HOST, AGG_NONE, chk_signal,
+	  "the kernel sends it to the task a kernel probe interrupted" },
 	{ "exit", 0, 1, PLACE_ANY, AGG_NONE, chk_exit, NULL },
 	{ "time", 0, 1, HOSTISH, AGG_NONE, chk_time,
 	  "it formats the host's wall clock; use nsecs on the device" },
@@ -265,6 +268,54 @@ static struct type chk_system(struct tctx *c, struct node *call, const struct fn
 				       "system() is an unsafe function being used in safe mode");
 		if (dg)
 			diag_hint(dg, "run gpux with --unsafe to let the program run commands");
+	}
+	return TYPE_VOID;
+}
+
+int sema_signal_number(const char *name)
+{
+	static const char *const sigs[] = {
+		[1] = "HUP", [2] = "INT", [3] = "QUIT", [4] = "ILL", [5] = "TRAP",
+		[6] = "ABRT", [7] = "BUS", [8] = "FPE", [9] = "KILL", [10] = "USR1",
+		[11] = "SEGV", [12] = "USR2", [13] = "PIPE", [14] = "ALRM", [15] = "TERM",
+		[16] = "STKFLT", [17] = "CHLD", [18] = "CONT", [19] = "STOP", [20] = "TSTP",
+		[21] = "TTIN", [22] = "TTOU", [23] = "URG", [24] = "XCPU", [25] = "XFSZ",
+		[26] = "VTALRM", [27] = "PROF", [28] = "WINCH", [29] = "IO", [30] = "PWR",
+		[31] = "SYS",
+	};
+	if (!strncmp(name, "SIG", 3))
+		name += 3;
+	for (int i = 1; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
+		if (!strcmp(sigs[i], name))
+			return i;
+	return -1;
+}
+
+/* signal(SIG): bpf_send_signal to the task a kernel probe interrupted,
+ * by name ("SIGUSR1", "USR1") or number, with --unsafe as in bpftrace. */
+static struct type chk_signal(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = arg(call, 0);
+	const struct provider *p = c->probe->u.probe.attach->u.attach.prov;
+	char pb[64];
+	if (!c->prog->unsafe) {
+		struct diag *dg = terr(c, call->span,
+				       "signal() is an unsafe function being used in safe mode");
+		if (dg)
+			diag_hint(dg, "run gpux with --unsafe to let the program send signals");
+	}
+	if (!p || p->runner != RUNNER_KERNEL)
+		terr(c, call->span, "signal can not be used with \"%s\" probes",
+		     probe_name(c, pb, sizeof(pb)));
+	if (a->kind == N_STR) {
+		a->type = TYPE_STR;
+		if (sema_signal_number(a->u.str.s) < 0)
+			terr(c, call->span, "%s is not a valid signal", a->u.str.s);
+	} else if (want_int(c, call, a, "signal number")) {
+		int64_t v;
+		if (const_int(a, &v) && (v < 1 || v > 64))
+			terr(c, call->span, "%lld is not a valid signal", (long long)v);
 	}
 	return TYPE_VOID;
 }
@@ -481,7 +532,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 	/* bpftrace 0.17's functions that gpux lacks: not a typo to correct */
 	static const char *const bt[] = {
 		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr", "reg",
-		"signal", "override", "buf", "sizeof", "ntop", "macaddr", "cgroupid",
+		"override", "buf", "sizeof", "ntop", "macaddr", "cgroupid",
 		"join", "strftime", "path", "unwatch", "kptr", "uptr", "skboutput", "pton",
 	};
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)

@@ -1,0 +1,1 @@
+BEGIN { signal(10); } uprobe:/bin/sh:main { signal("SIGFOO"); signal(99); }
