@@ -22,7 +22,17 @@ enum host_rec_kind {
 	HOST_REC_CLEAR = 4,  /* id: map index */
 	HOST_REC_ZERO = 5,   /* id: map index */
 	HOST_REC_TIME = 6,   /* id: format index (strftime) */
+	HOST_REC_JOIN = 7,   /* id: format index (the delimiter); then u64 n
+			      * and HOST_JOIN_MAX strings of HOST_JOIN_STR
+			      * bytes, the first n of them read */
 };
+
+/* join(argv): bpftrace 0.17's limits, 16 strings of up to 1 KiB; the
+ * record is built in HOST_JOIN_MAP, a per-CPU scratch value. */
+#define HOST_JOIN_MAP "gpux_join"
+#define HOST_JOIN_MAX 16
+#define HOST_JOIN_STR 1024
+#define HOST_JOIN_BYTES (16 + HOST_JOIN_MAX * HOST_JOIN_STR)
 
 struct host_rec_hdr {
 	uint32_t kind;

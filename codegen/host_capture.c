@@ -7,8 +7,6 @@
 
 #include "host_priv.h"
 
-enum { MAP_PERCPU_ARRAY = 6 };
-
 static LLVMValueRef slot_map(struct hctx *h, const struct host_sops_capture *c)
 {
 	if (!h->capture_map) {

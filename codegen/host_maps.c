@@ -99,10 +99,12 @@ static void walk_node(struct node *n, void *arg)
 	}
 	if (n->kind == N_CALL) {
 		static const char *const rec[] = { "printf", "exit", "print", "clear",
-						   "zero", "time", "cat", "system" };
+						   "zero", "time", "cat", "system", "join" };
 		for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++)
 			if (!strcmp(n->u.call.name, rec[i]))
 				h->need_events = true;
+		if (!strcmp(n->u.call.name, "join"))
+			h->need_join = true;
 	}
 	ast_visit_children(n, walk_node, w);
 	const struct node *changed = NULL;
@@ -304,6 +306,12 @@ int hl_maps_layout(struct hctx *h)
 		static const char *const names[] = { "type", "max_entries" };
 		uint32_t vals[] = { MAP_RINGBUF, HOST_RINGBUF_BYTES };
 		h->events = hl_map_global(h, HOST_EVENTS_MAP, vals, names, 2);
+	}
+	if (h->need_join) {
+		static const char *const names[] = { "type", "max_entries", "key_size",
+						     "value_size" };
+		uint32_t vals[] = { MAP_PERCPU_ARRAY, 1, 4, HOST_JOIN_BYTES };
+		h->join = hl_map_global(h, HOST_JOIN_MAP, vals, names, 4);
 	}
 	return 0;
 }

@@ -71,6 +71,54 @@ static struct host_fmt *rec_printf(struct hctx *h, const char *fmt, struct node 
 	return f;
 }
 
+/* join(argv[, delim]): the strings of a NULL-ended array of pointers in
+ * the traced process, up to HOST_JOIN_MAX, into the per-CPU record of
+ * HOST_JOIN_MAP and out through the ring buffer; gpux joins them. */
+static void join(struct hctx *h, struct node *call)
+{
+	struct node *a = call->u.call.args;
+	LLVMValueRef arr = hl_expr_int(h, a);
+	if (!arr)
+		return;
+	struct host_fmt *f = new_fmt(h);
+	*f = (struct host_fmt){ .fmt = a->next ? a->next->u.str.s : " ", .size = 0 };
+	LLVMValueRef key = host_alloca_zero(h, 4, "jkey");
+	LLVMValueRef largs[] = { h->join, key };
+	LLVMValueRef rec = host_helper(h, HELPER_MAP_LOOKUP, h->ptr, largs, 2);
+	LLVMBasicBlockRef fill = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "join_fill");
+	LLVMBasicBlockRef send = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "join_send");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "join_done");
+	LLVMBuildCondBr(h->b, LLVMBuildIsNull(h->b, rec, ""), done, fill);
+	LLVMPositionBuilderAtEnd(h->b, fill);
+	uint64_t hdr = (uint64_t)HOST_REC_JOIN | (uint64_t)(f - h->obj->fmts) << 32;
+	LLVMBuildStore(h->b, host_const(h, hdr), rec);
+	LLVMValueRef ptr = host_alloca(h, 8, "jptr");
+	for (unsigned i = 0; i < HOST_JOIN_MAX; i++) {
+		LLVMBuildStore(h->b, host_const(h, i), host_gep(h, rec, 8));
+		host_zero(h, ptr, 8, 8);
+		LLVMValueRef at = LLVMBuildAdd(h->b, arr, host_const(h, 8 * (uint64_t)i), "");
+		LLVMValueRef rargs[] = { ptr, LLVMConstInt(h->i32, 8, false),
+					 LLVMBuildIntToPtr(h->b, at, h->ptr, "") };
+		host_helper(h, HELPER_PROBE_READ_USER, h->i64, rargs, 3);
+		LLVMValueRef p = LLVMBuildLoad2(h->b, h->i64, ptr, "");
+		LLVMBasicBlockRef more = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "join_str");
+		LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntEQ, p, host_const(h, 0), ""),
+				send, more);
+		LLVMPositionBuilderAtEnd(h->b, more);
+		LLVMValueRef sargs[] = { host_gep(h, rec, 16 + i * HOST_JOIN_STR),
+					 LLVMConstInt(h->i32, HOST_JOIN_STR, false),
+					 LLVMBuildIntToPtr(h->b, p, h->ptr, "") };
+		host_helper(h, HELPER_PROBE_READ_USER_STR, h->i64, sargs, 3);
+	}
+	LLVMBuildStore(h->b, host_const(h, HOST_JOIN_MAX), host_gep(h, rec, 8));
+	LLVMBuildBr(h->b, send);
+	LLVMPositionBuilderAtEnd(h->b, send);
+	LLVMValueRef oargs[] = { h->events, rec, host_const(h, HOST_JOIN_BYTES), host_const(h, 0) };
+	host_helper(h, HELPER_RINGBUF_OUTPUT, h->i64, oargs, 4);
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, done);
+}
+
 static void rec_map(struct hctx *h, struct node *call, enum host_rec_kind kind)
 {
 	struct node *m = call->u.call.args;
@@ -160,6 +208,8 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 		hl_leave(h, host_const(h, 0));
 		LLVMPositionBuilderAtEnd(h->b, LLVMAppendBasicBlockInContext(h->ctx, h->fn,
 									     "after_exit"));
+	} else if (!strcmp(name, "join")) {
+		join(h, call);
 	} else if (!strcmp(name, "signal")) {
 		/* bpf_send_signal(sig): sema checked the name or number */
 		LLVMValueRef sig = a->kind == N_STR

@@ -41,6 +41,7 @@ enum {
 	MAP_HASH = 1,
 	MAP_ARRAY = 2,
 	MAP_PERCPU_HASH = 5,
+	MAP_PERCPU_ARRAY = 6,
 	MAP_RINGBUF = 27,
 };
 
@@ -109,6 +110,8 @@ struct hctx {
 	struct hindex map_ix;    /* map_info -> struct hmap */
 	struct hbtf_map *btf_maps, *btf_maps_tail; /* hl_btf_map_note */
 	LLVMValueRef events; /* the ring buffer */
+	LLVMValueRef join;   /* HOST_JOIN_MAP, when join() is called */
+	bool need_join;
 	LLVMValueRef syms;   /* HOST_SYMS_MAP, made on first use */
 	LLVMValueRef capture_map; /* HOST_CAPTURE_MAP, made on first use */
 	const struct host_sops_capture *capture; /* ... for this capture */

@@ -31,6 +31,7 @@ static struct type chk_str(struct tctx *c, struct node *call, const struct fn *f
 static struct type chk_bswap(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_system(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_signal(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_join(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
@@ -57,6 +58,8 @@ static const struct fn fns[] = {
 	  "gpux reads the file on the host; use printf() on the device" },
 	{ "system", 1, 64, HOSTISH, AGG_NONE, chk_system,
 	  "gpux runs the command on the host" },
+	{ "join", 1, 2, PLACE_HOST, AGG_NONE, chk_join,
+	  "it reads the traced process's memory from the kernel" },
 	{ "signal", 1, 1, PLACE_HOST, AGG_NONE, chk_signal,
 	  "the kernel sends it to the task a kernel probe interrupted" },
 	{ "exit", 0, 1, PLACE_ANY, AGG_NONE, chk_exit, NULL },
@@ -269,6 +272,28 @@ static struct type chk_system(struct tctx *c, struct node *call, const struct fn
 		if (dg)
 			diag_hint(dg, "run gpux with --unsafe to let the program run commands");
 	}
+	return TYPE_VOID;
+}
+
+/* join(argv[, delim]): the strings of a NULL-ended array of pointers,
+ * read by a kernel probe from the process it interrupted. */
+static struct type chk_join(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	const struct provider *p = c->probe->u.probe.attach->u.attach.prov;
+	char pb[64];
+	want_int(c, call, arg(call, 0), "address");
+	struct node *d = arg(call, 1);
+	if (d && d->kind != N_STR) {
+		check_expr(c, d);
+		terr(c, d->span, "join() expects a string literal as its delimiter");
+	} else if (d) {
+		d->type = TYPE_STR;
+	}
+	if (!p || p->runner != RUNNER_KERNEL)
+		terr(c, call->span, "join() can not be used with \"%s\" probes: only kernel "
+		     "probes (uprobes, tracepoints) read a process's arrays",
+		     probe_name(c, pb, sizeof(pb)));
 	return TYPE_VOID;
 }
 
@@ -533,7 +558,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 	static const char *const bt[] = {
 		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr", "reg",
 		"override", "buf", "sizeof", "ntop", "macaddr", "cgroupid",
-		"join", "strftime", "path", "unwatch", "kptr", "uptr", "skboutput", "pton",
+		"strftime", "path", "unwatch", "kptr", "uptr", "skboutput", "pton",
 	};
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
 		if (!strcmp(call->u.call.name, bt[i])) {

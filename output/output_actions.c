@@ -76,3 +76,29 @@ void out_system(FILE *out, bool json, const struct host_fmt *fmt, const unsigned
 	free(text);
 	free(cmd);
 }
+
+void out_join(FILE *out, bool json, const char *delim, const unsigned char *rec, size_t len)
+{
+	uint64_t n;
+	memcpy(&n, rec + 8, 8);
+	if (n > HOST_JOIN_MAX || len < HOST_JOIN_BYTES)
+		return;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&buf, &size);
+	if (!m)
+		return;
+	for (uint64_t i = 0; i < n; i++) {
+		const char *s = (const char *)rec + 16 + i * HOST_JOIN_STR;
+		fprintf(m, "%s%.*s", i ? delim : "", (int)strnlen(s, HOST_JOIN_STR), s);
+	}
+	if (fclose(m)) {
+		free(buf);
+		return;
+	}
+	if (json)
+		out_text_record(out, "join", buf, size);
+	else
+		fprintf(out, "%.*s\n", (int)size, buf);
+	free(buf);
+}

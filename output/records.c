@@ -49,6 +49,10 @@ int rec_handle(void *arg, const void *data, size_t len)
 		if (map_ok)
 			s->maps.zero(s->maps.ctx, (int)h.id);
 		break;
+	case HOST_REC_JOIN:
+		if (fmt_ok && len >= HOST_JOIN_BYTES)
+			out_join(s->out, s->json, o->fmts[h.id].fmt, d, len);
+		break;
 	case HOST_REC_TIME:
 		if (fmt_ok)
 			out_time(s->out, s->json, o->fmts[h.id].fmt);

@@ -1,0 +1,1 @@
+BEGIN { join(0); } uprobe:/bin/sh:main { join(arg1, 5); join("x"); }
