@@ -116,9 +116,10 @@ static struct hval builtin(struct hctx *h, struct node *e)
 			host_err(h, e, "cpid needs a command: run the program with -c CMD or "
 				 "-- CMD ARGS");
 		r.v = host_const(h, (uint64_t)(h->opts->cpid > 0 ? h->opts->cpid : 0));
-	} else if (!strcmp(name, "uid") || !strcmp(name, "gid")) {
+	} else if (!strcmp(name, "uid") || !strcmp(name, "gid") || !strcmp(name, "username")) {
+		/* username: the uid, named when printed */
 		LLVMValueRef v = host_helper(h, HELPER_GET_CURRENT_UID_GID, h->i64, NULL, 0);
-		r.v = name[0] == 'u' ? LLVMBuildAnd(h->b, v, host_const(h, 0xffffffff), "")
+		r.v = name[0] != 'g' ? LLVMBuildAnd(h->b, v, host_const(h, 0xffffffff), "")
 				     : LLVMBuildLShr(h->b, v, host_const(h, 32), "");
 	} else if (!strcmp(name, "rand") || !strcmp(name, "numaid")) {
 		r.v = host_helper(h, name[0] == 'r' ? HELPER_GET_PRANDOM_U32 : HELPER_GET_NUMA_NODE_ID,

@@ -215,7 +215,7 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 		unsigned sz = 8;
 		if (t.kind == TY_STR)
 			sz = (e->key_str[i < 8 ? i : 7] + 7) & ~7u;
-		else if (t.kind != TY_INT && t.kind != TY_PTR) {
+		else if (t.kind != TY_INT && t.kind != TY_PTR && t.kind != TY_USERNAME) {
 			host_err(h, mi->first_use, "@%s: keys of this type are not supported in host probes",
 				 mi->name);
 			return -1;

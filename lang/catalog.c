@@ -343,6 +343,8 @@ static const struct builtin builtins[] = {
 	{ "cpu", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "CPU id" },
 	{ "uid", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "user id" },
 	{ "gid", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "group id" },
+	{ "username", { .kind = TY_USERNAME }, HOST, UNIF_UNIFORM,
+	  "the user id, printed as the user's name" },
 	{ "rand", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "a pseudo-random number" },
 	{ "numaid", TYPE_U32, DRV | HOST, UNIF_UNIFORM, "NUMA node of the CPU" },
 	{ "cgroup", TYPE_U64, HOST, UNIF_UNIFORM, "cgroup v2 id of the task" },

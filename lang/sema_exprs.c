@@ -69,7 +69,7 @@ static void explain_unknown(struct tctx *c, struct node *n)
 		for (size_t i = 0; i < 3 && k < 96; i++)
 			cands[k++] = decisions[i];
 	/* bpftrace 0.17's builtins that gpux lacks: not a typo to correct */
-	static const char *const bt[] = { "kstack", "ustack", "username", "curtask",
+	static const char *const bt[] = { "kstack", "ustack", "curtask",
 					  "ctx", "jiffies" };
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
 		if (!strcmp(name, bt[i])) {

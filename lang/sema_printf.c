@@ -58,7 +58,7 @@ static bool arg_fits(enum want w, struct type t)
 	case WANT_INT:
 		return t.kind == TY_INT;
 	case WANT_STR:
-		return t.kind == TY_STR;
+		return t.kind == TY_STR || t.kind == TY_USERNAME;
 	case WANT_PTR:
 		return t.kind == TY_INT || t.kind == TY_PTR;
 	}

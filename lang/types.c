@@ -26,6 +26,9 @@ const char *type_str(struct type t, char *buf, size_t len)
 	case TY_STR:
 		snprintf(buf, len, "string");
 		break;
+	case TY_USERNAME:
+		snprintf(buf, len, "username");
+		break;
 	case TY_DIM3:
 		snprintf(buf, len, "dim3");
 		break;

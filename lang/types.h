@@ -15,6 +15,7 @@ enum type_kind {
 	TY_AGG,   /* an aggregation map value: count(), hist(), ... */
 	TY_VOID,  /* a call that returns nothing */
 	TY_TUPLE, /* (a, b, ...): elements in tuple */
+	TY_USERNAME, /* a user id, printed as the user's name */
 };
 
 enum agg_kind {

@@ -1,6 +1,7 @@
 /* printf and time() records, the attach line, json strings (output.h). */
 #include "output.h"
 
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +22,17 @@ static uint64_t arg_u64(const struct host_fmt_arg *a, const unsigned char *rec)
 	return v;
 }
 
+const char *out_username(uint64_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+	if (getpwuid_r((uid_t)uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+		snprintf(buf, len, "%s", res->pw_name);
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)uid);
+	return buf;
+}
+
 /* One conversion: spec is "%" flags width precision conv, without any
  * length modifier; wide says an l/ll/j/z/t length was written. */
 static void convert(FILE *out, const char *spec, char conv, bool wide,
@@ -28,6 +40,12 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 {
 	char buf[64];
 	size_t n = strlen(spec);
+	if (a->type.kind == TY_USERNAME && conv == 's') {
+		uint64_t uid;
+		memcpy(&uid, rec + a->offset, 8);
+		fprintf(out, spec, out_username(uid, buf, sizeof(buf)));
+		return;
+	}
 	if (a->type.kind == TY_STR && conv == 's') {
 		/* strings are fixed-size arrays, maybe not NUL-terminated */
 		char *s = malloc(a->size + 1);
@@ -201,7 +219,7 @@ void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 		if (n && buf[n - 1] == '\n')
 			n--;
 		fputs("{\"type\": \"value\", \"data\": ", out);
-		if (fmt->args[0].type.kind == TY_STR)
+		if (fmt->args[0].type.kind == TY_STR || fmt->args[0].type.kind == TY_USERNAME)
 			out_json_str(out, buf, n);
 		else
 			fwrite(buf, 1, n, out);

@@ -104,8 +104,11 @@ static void put_key_parts(FILE *out, const struct host_map *hm, const unsigned c
 		const struct host_key *hk = &hm->keys[j];
 		if (j)
 			fputs(sep, out);
+		char name[256];
 		if (hk->type.kind == TY_STR)
 			fprintf(out, "%.*s", (int)hk->size, (const char *)k + hk->offset);
+		else if (hk->type.kind == TY_USERNAME)
+			fputs(out_username(rd64(k + hk->offset), name, sizeof(name)), out);
 		else if (hk->type.kind == TY_INT && !hk->type.is_signed)
 			fprintf(out, "%llu", (unsigned long long)rd64(k + hk->offset));
 		else
@@ -208,8 +211,11 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 {
 	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
 	int64_t x = rd64(v);
+	char name[256];
 	if (hm->value.kind == TY_TUPLE) {
 		out_tuple(out, false, hm->value, v);
+	} else if (hm->value.kind == TY_USERNAME) {
+		fputs(out_username((uint64_t)x, name, sizeof(name)), out);
 	} else if (hm->value_str) {
 		fprintf(out, "%.*s", (int)hm->value_str, (const char *)v);
 	} else if (agg == AGG_STATS) {
@@ -269,8 +275,12 @@ static void put_json_value(FILE *out, const struct host_map *hm, const unsigned 
 			   uint64_t div)
 {
 	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
+	char name[256];
 	if (hm->value.kind == TY_TUPLE) {
 		out_tuple(out, true, hm->value, v);
+	} else if (hm->value.kind == TY_USERNAME) {
+		out_username(rd64(v), name, sizeof(name));
+		out_json_str(out, name, strlen(name));
 	} else if (hm->value_str) {
 		out_json_str(out, (const char *)v, strnlen((const char *)v, hm->value_str));
 	} else if (agg == AGG_STATS) {
