@@ -392,6 +392,36 @@ static struct hval tuple_elem(struct hctx *h, struct node *e)
 	return (struct hval){ p, tuple_size(e->type) };
 }
 
+/* buf(data, n): {u64 length, BUF_MAX bytes}, carried as bytes the way
+ * strings are. A string's bytes are copied (zeros past its end); an
+ * address is read from the process, min(n, BUF_MAX) bytes. */
+static struct hval buf_call(struct hctx *h, struct node *e)
+{
+	struct node *d = e->u.call.args, *n = d->next;
+	struct hval src = hl_expr(h, d);
+	LLVMValueRef len = hl_expr_int(h, n);
+	if (!src.v || !len)
+		return (struct hval){ 0 };
+	LLVMValueRef max = host_const(h, BUF_MAX);
+	LLVMValueRef big = LLVMBuildICmp(h->b, LLVMIntUGT, len, max, "");
+	len = LLVMBuildSelect(h->b, big, max, len, "");
+	LLVMValueRef out = host_alloca_zero(h, BUF_SIZE, "buf");
+	LLVMBuildStore(h->b, len, out);
+	LLVMValueRef data = host_gep(h, out, 8);
+	if (src.ssize) {
+		unsigned k = src.ssize < BUF_MAX ? src.ssize : BUF_MAX;
+		LLVMBuildMemCpy(h->b, data, 1, src.v, 1, host_const(h, k));
+		return (struct hval){ out, BUF_SIZE };
+	}
+	int64_t c;
+	LLVMValueRef size = host_const_int(n, &c) ? host_const(h, c < 0 ? 0 : c > BUF_MAX ? BUF_MAX : (uint64_t)c)
+					      : len;
+	LLVMValueRef args[] = { data, LLVMBuildTrunc(h->b, size, h->i32, ""),
+				LLVMBuildIntToPtr(h->b, src.v, h->ptr, "") };
+	host_helper(h, HELPER_PROBE_READ_USER, h->i64, args, 3);
+	return (struct hval){ out, BUF_SIZE };
+}
+
 /* bswap(x): llvm.bswap at x's width (a byte is itself), back to 64 bits
  * as x's type extends. */
 static struct hval bswap(struct hctx *h, struct node *e)
@@ -467,6 +497,8 @@ static struct hval call_value(struct hctx *h, struct node *e)
 	}
 	if (!strcmp(fn, "bswap"))
 		return bswap(h, e);
+	if (!strcmp(fn, "buf"))
+		return buf_call(h, e);
 	if (!strcmp(fn, "strncmp"))
 		return strncmp_call(h, e);
 	if (strcmp(fn, "str")) {

@@ -32,6 +32,7 @@ static struct type chk_bswap(struct tctx *c, struct node *call, const struct fn 
 static struct type chk_system(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_signal(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_join(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_buf(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
@@ -58,6 +59,8 @@ static const struct fn fns[] = {
 	  "gpux reads the file on the host; use printf() on the device" },
 	{ "system", 1, 64, HOSTISH, AGG_NONE, chk_system,
 	  "gpux runs the command on the host" },
+	{ "buf", 2, 2, HOSTISH, AGG_NONE, chk_buf,
+	  "it reads host memory" },
 	{ "join", 1, 2, PLACE_HOST, AGG_NONE, chk_join,
 	  "it reads the traced process's memory from the kernel" },
 	{ "signal", 1, 1, PLACE_HOST, AGG_NONE, chk_signal,
@@ -295,6 +298,29 @@ static struct type chk_join(struct tctx *c, struct node *call, const struct fn *
 		     "probes (uprobes, tracepoints) read a process's arrays",
 		     probe_name(c, pb, sizeof(pb)));
 	return TYPE_VOID;
+}
+
+/* buf(data, length): length bytes of a string or of the process's memory
+ * at an address, up to BUF_MAX (bpftrace's string length), printed with
+ * %r. */
+static struct type chk_buf(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *d = arg(call, 0), *n = arg(call, 1);
+	char b[64];
+	check_expr(c, d);
+	if (d->type.kind != TY_NONE && d->type.kind != TY_STR && d->type.kind != TY_INT)
+		terr(c, d->span, "buf() reads a string or an address, not a value of type '%s'",
+		     tname(d->type, b));
+	int64_t v;
+	if (want_int(c, call, n, "length") && const_int(n, &v)) {
+		if (v < 0)
+			terr(c, n->span, "buf() length must not be negative");
+		else if (v > BUF_MAX && c->final)
+			diag_warning(c->diags, call->span, "buf() length is too long and will be "
+				     "shortened to %d bytes (see BPFTRACE_STRLEN)", BUF_MAX);
+	}
+	return (struct type){ .kind = TY_BUF };
 }
 
 int sema_signal_number(const char *name)
@@ -557,7 +583,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 	/* bpftrace 0.17's functions that gpux lacks: not a typo to correct */
 	static const char *const bt[] = {
 		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr", "reg",
-		"override", "buf", "sizeof", "ntop", "macaddr", "cgroupid",
+		"override", "sizeof", "ntop", "macaddr", "cgroupid",
 		"strftime", "path", "unwatch", "kptr", "uptr", "skboutput", "pton",
 	};
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)

@@ -5,7 +5,7 @@
 
 #include "sema_types.h"
 
-enum want { WANT_INT, WANT_STR, WANT_PTR };
+enum want { WANT_INT, WANT_STR, WANT_PTR, WANT_BUF };
 
 /* Parse one conversion starting after '%'. Returns its length, and the
  * conversion character in *conv; 0 if malformed. */
@@ -47,6 +47,9 @@ static bool conv_want(char conv, enum want *w)
 	case 'p':
 		*w = WANT_PTR;
 		return true;
+	case 'r':
+		*w = WANT_BUF;
+		return true;
 	default:
 		return false;
 	}
@@ -61,6 +64,8 @@ static bool arg_fits(enum want w, struct type t)
 		return t.kind == TY_STR || t.kind == TY_USERNAME;
 	case WANT_PTR:
 		return t.kind == TY_INT || t.kind == TY_PTR;
+	case WANT_BUF:
+		return t.kind == TY_BUF;
 	}
 	return false;
 }
@@ -105,7 +110,8 @@ void check_printf(struct tctx *c, struct node *call)
 				struct diag *dg = terr(c, a->span,
 					"%s: %%%.*s specifier expects a value of type %s (%s supplied)",
 					who, (int)n, s + i + 1,
-					w == WANT_STR ? "string" : w == WANT_PTR ? "pointer" : "integer",
+					w == WANT_STR ? "string" : w == WANT_PTR ? "pointer"
+					: w == WANT_BUF ? "buffer" : "integer",
 					tname(a->type, b));
 				if (a->type.kind == TY_DIM3)
 					diag_hint(dg, "print one field: .x, .y or .z");

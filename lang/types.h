@@ -16,6 +16,7 @@ enum type_kind {
 	TY_VOID,  /* a call that returns nothing */
 	TY_TUPLE, /* (a, b, ...): elements in tuple */
 	TY_USERNAME, /* a user id, printed as the user's name */
+	TY_BUF,   /* buf(): bytes with their length, printed with %r */
 };
 
 enum agg_kind {
@@ -47,6 +48,9 @@ struct type_tuple {
 	struct type *elem;
 };
 #define TUPLE_STR_SIZE 64
+/* A buf() value in memory: u64 length, then up to BUF_MAX bytes. */
+#define BUF_MAX 64
+#define BUF_SIZE (8 + BUF_MAX)
 /* Bytes of a value of type t in that layout (tuples, strings, integers). */
 unsigned tuple_size(struct type t);
 /* Where element i of tuple type t starts. */

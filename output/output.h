@@ -36,6 +36,9 @@ void out_system(FILE *out, bool json, const struct host_fmt *fmt, const unsigned
 void out_tuple(FILE *out, bool json, struct type t, const unsigned char *p);
 /* join(): a HOST_REC_JOIN record's strings with delim between them. */
 void out_join(FILE *out, bool json, const char *delim, const unsigned char *rec, size_t len);
+/* A buf() value as %r prints it: printable ASCII as it is, other bytes
+ * as \xNN. */
+void out_buf(FILE *out, const unsigned char *p);
 /* The name of user uid into buf (its number when it has none). */
 const char *out_username(uint64_t uid, char *buf, size_t len);
 /* time(fmt): the local wall time through strftime. */

@@ -33,6 +33,21 @@ const char *out_username(uint64_t uid, char *buf, size_t len)
 	return buf;
 }
 
+void out_buf(FILE *out, const unsigned char *p)
+{
+	uint64_t n;
+	memcpy(&n, p, 8);
+	if (n > BUF_MAX)
+		n = BUF_MAX;
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned char c = p[8 + i];
+		if (c >= 0x20 && c <= 0x7e)
+			fputc(c, out);
+		else
+			fprintf(out, "\\x%02x", c);
+	}
+}
+
 /* One conversion: spec is "%" flags width precision conv, without any
  * length modifier; wide says an l/ll/j/z/t length was written. */
 static void convert(FILE *out, const char *spec, char conv, bool wide,
@@ -40,6 +55,11 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 {
 	char buf[64];
 	size_t n = strlen(spec);
+	if (a->type.kind == TY_BUF && conv == 'r') {
+		if (a->size >= BUF_SIZE)
+			out_buf(out, rec + a->offset);
+		return;
+	}
 	if (a->type.kind == TY_USERNAME && conv == 's') {
 		uint64_t uid;
 		memcpy(&uid, rec + a->offset, 8);

@@ -109,6 +109,8 @@ static void put_key_parts(FILE *out, const struct host_map *hm, const unsigned c
 			fprintf(out, "%.*s", (int)hk->size, (const char *)k + hk->offset);
 		else if (hk->type.kind == TY_USERNAME)
 			fputs(out_username(rd64(k + hk->offset), name, sizeof(name)), out);
+		else if (hk->type.kind == TY_BUF && hk->size >= BUF_SIZE)
+			out_buf(out, k + hk->offset);
 		else if (hk->type.kind == TY_INT && !hk->type.is_signed)
 			fprintf(out, "%llu", (unsigned long long)rd64(k + hk->offset));
 		else
@@ -216,6 +218,8 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 		out_tuple(out, false, hm->value, v);
 	} else if (hm->value.kind == TY_USERNAME) {
 		fputs(out_username((uint64_t)x, name, sizeof(name)), out);
+	} else if (hm->value.kind == TY_BUF && hm->value_str >= BUF_SIZE) {
+		out_buf(out, v);
 	} else if (hm->value_str) {
 		fprintf(out, "%.*s", (int)hm->value_str, (const char *)v);
 	} else if (agg == AGG_STATS) {
@@ -281,6 +285,16 @@ static void put_json_value(FILE *out, const struct host_map *hm, const unsigned 
 	} else if (hm->value.kind == TY_USERNAME) {
 		out_username(rd64(v), name, sizeof(name));
 		out_json_str(out, name, strlen(name));
+	} else if (hm->value.kind == TY_BUF && hm->value_str >= BUF_SIZE) {
+		char *text = NULL;
+		size_t n = 0;
+		FILE *m = open_memstream(&text, &n);
+		if (m) {
+			out_buf(m, v);
+			if (!fclose(m))
+				out_json_str(out, text, n);
+			free(text);
+		}
 	} else if (hm->value_str) {
 		out_json_str(out, (const char *)v, strnlen((const char *)v, hm->value_str));
 	} else if (agg == AGG_STATS) {

@@ -19,6 +19,13 @@ __attribute__((noinline, used)) long gpux_stack_args(long a, long b, long c, lon
 	return a + b + c + d + e + f + g * h;
 }
 
+/* Bytes and their length, for buf() */
+__attribute__((noinline, used)) long gpux_bytes(const char *p, long n)
+{
+	__asm__ volatile("" ::: "memory");
+	return p[0] + n;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 5;
@@ -30,6 +37,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		(void)getppid();
 	if (gpux_stack_args(1, 2, 3, 4, 5, 6, 7, 8) != 77)
+		return 1;
+	/* on the stack: a page the process has touched, which a probe can read */
+	char bytes[] = "gpux\tbuf\001\377";
+	if (gpux_bytes(bytes, (long)sizeof(bytes) - 1) != 'g' + 10)
 		return 1;
 	printf("sum %ld\n", s);
 	fflush(stdout);

@@ -1,0 +1,1 @@
+BEGIN { printf("%s\n", buf("ab", 2)); $b = buf(comm, -1); @x = buf(@m, 2); } gdev:kernel_exit { @y[buf(1, 2)] = count(); }
