@@ -499,6 +499,8 @@ static struct hval call_value(struct hctx *h, struct node *e)
 		return bswap(h, e);
 	if (!strcmp(fn, "buf"))
 		return buf_call(h, e);
+	if (!strcmp(fn, "strftime")) /* the time; its format is in the type */
+		return (struct hval){ hl_expr_int(h, e->u.call.args->next), 0 };
 	if (!strcmp(fn, "strncmp"))
 		return strncmp_call(h, e);
 	if (strcmp(fn, "str")) {

@@ -217,7 +217,8 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 		unsigned sz = 8;
 		if (t.kind == TY_STR || t.kind == TY_BUF)
 			sz = (e->key_str[i < 8 ? i : 7] + 7) & ~7u;
-		else if (t.kind != TY_INT && t.kind != TY_PTR && t.kind != TY_USERNAME) {
+		else if (t.kind != TY_INT && t.kind != TY_PTR && t.kind != TY_USERNAME &&
+			 t.kind != TY_TIMESTAMP) {
 			host_err(h, mi->first_use, "@%s: keys of this type are not supported in host probes",
 				 mi->name);
 			return -1;

@@ -33,6 +33,7 @@ static struct type chk_system(struct tctx *c, struct node *call, const struct fn
 static struct type chk_signal(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_join(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_buf(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_strftime(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
@@ -59,6 +60,8 @@ static const struct fn fns[] = {
 	  "gpux reads the file on the host; use printf() on the device" },
 	{ "system", 1, 64, HOSTISH, AGG_NONE, chk_system,
 	  "gpux runs the command on the host" },
+	{ "strftime", 2, 2, HOSTISH, AGG_NONE, chk_strftime,
+	  "gpux formats the host's wall clock; use nsecs on the device" },
 	{ "buf", 2, 2, HOSTISH, AGG_NONE, chk_buf,
 	  "it reads host memory" },
 	{ "join", 1, 2, PLACE_HOST, AGG_NONE, chk_join,
@@ -323,6 +326,22 @@ static struct type chk_buf(struct tctx *c, struct node *call, const struct fn *f
 	return (struct type){ .kind = TY_BUF };
 }
 
+/* strftime(fmt, ns): ns since boot as a wall-clock time, formatted when
+ * printed (printf %s, print(), keys and values), as bpftrace 0.17 does. */
+static struct type chk_strftime(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *f = arg(call, 0);
+	want_int(c, call, arg(call, 1), "time in ns");
+	if (f->kind != N_STR) {
+		check_expr(c, f);
+		terr(c, f->span, "strftime() expects a format string literal");
+		return TYPE_NONE;
+	}
+	f->type = TYPE_STR;
+	return (struct type){ .kind = TY_TIMESTAMP, .name = f->u.str.s };
+}
+
 int sema_signal_number(const char *name)
 {
 	static const char *const sigs[] = {
@@ -584,7 +603,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 	static const char *const bt[] = {
 		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr", "reg",
 		"override", "sizeof", "ntop", "macaddr", "cgroupid",
-		"strftime", "path", "unwatch", "kptr", "uptr", "skboutput", "pton",
+		"path", "unwatch", "kptr", "uptr", "skboutput", "pton",
 	};
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
 		if (!strcmp(call->u.call.name, bt[i])) {

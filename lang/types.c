@@ -32,6 +32,9 @@ const char *type_str(struct type t, char *buf, size_t len)
 	case TY_BUF:
 		snprintf(buf, len, "buffer");
 		break;
+	case TY_TIMESTAMP:
+		snprintf(buf, len, "timestamp");
+		break;
 	case TY_DIM3:
 		snprintf(buf, len, "dim3");
 		break;

@@ -17,6 +17,7 @@ enum type_kind {
 	TY_TUPLE, /* (a, b, ...): elements in tuple */
 	TY_USERNAME, /* a user id, printed as the user's name */
 	TY_BUF,   /* buf(): bytes with their length, printed with %r */
+	TY_TIMESTAMP, /* strftime(): ns since boot, printed with name as format */
 };
 
 enum agg_kind {
@@ -36,7 +37,8 @@ struct type {
 	uint8_t bits;
 	bool is_signed;
 	enum agg_kind agg;
-	const char *name; /* TY_PTR: the object kind ("chunk") */
+	const char *name; /* TY_PTR: the object kind ("chunk"); TY_TIMESTAMP:
+			   * its strftime format */
 	const struct type_tuple *tuple; /* TY_TUPLE: its elements */
 };
 

@@ -39,6 +39,8 @@ void out_join(FILE *out, bool json, const char *delim, const unsigned char *rec,
 /* A buf() value as %r prints it: printable ASCII as it is, other bytes
  * as \xNN. */
 void out_buf(FILE *out, const unsigned char *p);
+/* strftime(fmt) of a time in ns since boot, into buf ("" if too long). */
+const char *out_timestamp(const char *fmt, uint64_t ns, char *buf, size_t len);
 /* The name of user uid into buf (its number when it has none). */
 const char *out_username(uint64_t uid, char *buf, size_t len);
 /* time(fmt): the local wall time through strftime. */

@@ -48,6 +48,20 @@ void out_buf(FILE *out, const unsigned char *p)
 	}
 }
 
+const char *out_timestamp(const char *fmt, uint64_t ns, char *buf, size_t len)
+{
+	/* ns since boot: the wall clock at boot plus ns, as bpftrace has it */
+	struct timespec rt, bt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_BOOTTIME, &bt);
+	int64_t boot = ((int64_t)rt.tv_sec - bt.tv_sec) * 1000000000 + rt.tv_nsec - bt.tv_nsec;
+	time_t t = (time_t)((boot + (int64_t)ns) / 1000000000);
+	struct tm tm;
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, fmt ? fmt : "", &tm))
+		buf[0] = '\0';
+	return buf;
+}
+
 /* One conversion: spec is "%" flags width precision conv, without any
  * length modifier; wide says an l/ll/j/z/t length was written. */
 static void convert(FILE *out, const char *spec, char conv, bool wide,
@@ -58,6 +72,13 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 	if (a->type.kind == TY_BUF && conv == 'r') {
 		if (a->size >= BUF_SIZE)
 			out_buf(out, rec + a->offset);
+		return;
+	}
+	if (a->type.kind == TY_TIMESTAMP && conv == 's') {
+		char ts[256];
+		uint64_t ns;
+		memcpy(&ns, rec + a->offset, 8);
+		fprintf(out, spec, out_timestamp(a->type.name, ns, ts, sizeof(ts)));
 		return;
 	}
 	if (a->type.kind == TY_USERNAME && conv == 's') {

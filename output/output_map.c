@@ -111,6 +111,9 @@ static void put_key_parts(FILE *out, const struct host_map *hm, const unsigned c
 			fputs(out_username(rd64(k + hk->offset), name, sizeof(name)), out);
 		else if (hk->type.kind == TY_BUF && hk->size >= BUF_SIZE)
 			out_buf(out, k + hk->offset);
+		else if (hk->type.kind == TY_TIMESTAMP)
+			fputs(out_timestamp(hk->type.name, rd64(k + hk->offset), name, sizeof(name)),
+			      out);
 		else if (hk->type.kind == TY_INT && !hk->type.is_signed)
 			fprintf(out, "%llu", (unsigned long long)rd64(k + hk->offset));
 		else
@@ -220,6 +223,8 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 		fputs(out_username((uint64_t)x, name, sizeof(name)), out);
 	} else if (hm->value.kind == TY_BUF && hm->value_str >= BUF_SIZE) {
 		out_buf(out, v);
+	} else if (hm->value.kind == TY_TIMESTAMP) {
+		fputs(out_timestamp(hm->value.name, (uint64_t)x, name, sizeof(name)), out);
 	} else if (hm->value_str) {
 		fprintf(out, "%.*s", (int)hm->value_str, (const char *)v);
 	} else if (agg == AGG_STATS) {

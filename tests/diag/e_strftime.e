@@ -1,0 +1,1 @@
+BEGIN { $f = "%Y"; printf("%d\n", strftime("%Y", nsecs)); @x = strftime($f, 1); }
