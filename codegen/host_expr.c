@@ -499,6 +499,17 @@ static struct hval call_value(struct hctx *h, struct node *e)
 		return bswap(h, e);
 	if (!strcmp(fn, "buf"))
 		return buf_call(h, e);
+	if (!strcmp(fn, "ntop")) {
+		struct node *a = e->u.call.args;
+		LLVMValueRef af = e->u.call.nargs == 2 ? hl_expr_int(h, a) : host_const(h, 2);
+		LLVMValueRef addr = hl_expr_int(h, e->u.call.nargs == 2 ? a->next : a);
+		if (!af || !addr)
+			return (struct hval){ 0 };
+		LLVMValueRef out = host_alloca_zero(h, INET_SIZE, "inet");
+		LLVMBuildStore(h->b, af, out);
+		LLVMBuildStore(h->b, addr, host_gep(h, out, 8));
+		return (struct hval){ out, INET_SIZE };
+	}
 	if (!strcmp(fn, "strftime")) /* the time; its format is in the type */
 		return (struct hval){ hl_expr_int(h, e->u.call.args->next), 0 };
 	if (!strcmp(fn, "strncmp"))

@@ -188,7 +188,8 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 			struct host_fmt *f = rec_printf(h, a->type.kind == TY_STR ||
 							a->type.kind == TY_TUPLE ||
 							a->type.kind == TY_USERNAME ||
-							a->type.kind == TY_TIMESTAMP ? "%s\n"
+							a->type.kind == TY_TIMESTAMP ||
+							a->type.kind == TY_INET ? "%s\n"
 							: u ? "%llu\n" : "%lld\n", a, 1);
 			if (f)
 				f->kind = HOST_FMT_VALUE;

@@ -34,6 +34,7 @@ static struct type chk_signal(struct tctx *c, struct node *call, const struct fn
 static struct type chk_join(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_buf(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_strftime(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_ntop(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
@@ -60,6 +61,8 @@ static const struct fn fns[] = {
 	  "gpux reads the file on the host; use printf() on the device" },
 	{ "system", 1, 64, HOSTISH, AGG_NONE, chk_system,
 	  "gpux runs the command on the host" },
+	{ "ntop", 1, 2, HOSTISH, AGG_NONE, chk_ntop,
+	  "gpux formats the address on the host" },
 	{ "strftime", 2, 2, HOSTISH, AGG_NONE, chk_strftime,
 	  "gpux formats the host's wall clock; use nsecs on the device" },
 	{ "buf", 2, 2, HOSTISH, AGG_NONE, chk_buf,
@@ -342,6 +345,18 @@ static struct type chk_strftime(struct tctx *c, struct node *call, const struct 
 	return (struct type){ .kind = TY_TIMESTAMP, .name = f->u.str.s };
 }
 
+/* ntop([af,] addr): an IPv4 address in an integer (network order), or
+ * with af 10 (AF_INET6) the integer's bytes as the first of 16, printed
+ * as bpftrace 0.17 prints them. */
+static struct type chk_ntop(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	if (call->u.call.nargs == 2)
+		want_int(c, call, arg(call, 0), "address family");
+	want_int(c, call, arg(call, call->u.call.nargs - 1), "address");
+	return (struct type){ .kind = TY_INET };
+}
+
 int sema_signal_number(const char *name)
 {
 	static const char *const sigs[] = {
@@ -602,7 +617,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 	/* bpftrace 0.17's functions that gpux lacks: not a typo to correct */
 	static const char *const bt[] = {
 		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr", "reg",
-		"override", "sizeof", "ntop", "macaddr", "cgroupid",
+		"override", "sizeof", "macaddr", "cgroupid",
 		"path", "unwatch", "kptr", "uptr", "skboutput", "pton",
 	};
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)

@@ -61,7 +61,8 @@ static bool arg_fits(enum want w, struct type t)
 	case WANT_INT:
 		return t.kind == TY_INT;
 	case WANT_STR:
-		return t.kind == TY_STR || t.kind == TY_USERNAME || t.kind == TY_TIMESTAMP;
+		return t.kind == TY_STR || t.kind == TY_USERNAME || t.kind == TY_TIMESTAMP ||
+		       t.kind == TY_INET;
 	case WANT_PTR:
 		return t.kind == TY_INT || t.kind == TY_PTR;
 	case WANT_BUF:

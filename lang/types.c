@@ -35,6 +35,9 @@ const char *type_str(struct type t, char *buf, size_t len)
 	case TY_TIMESTAMP:
 		snprintf(buf, len, "timestamp");
 		break;
+	case TY_INET:
+		snprintf(buf, len, "inet");
+		break;
 	case TY_DIM3:
 		snprintf(buf, len, "dim3");
 		break;

@@ -18,6 +18,7 @@ enum type_kind {
 	TY_USERNAME, /* a user id, printed as the user's name */
 	TY_BUF,   /* buf(): bytes with their length, printed with %r */
 	TY_TIMESTAMP, /* strftime(): ns since boot, printed with name as format */
+	TY_INET,  /* ntop(): an address family and 16 address bytes */
 };
 
 enum agg_kind {
@@ -53,6 +54,9 @@ struct type_tuple {
 /* A buf() value in memory: u64 length, then up to BUF_MAX bytes. */
 #define BUF_MAX 64
 #define BUF_SIZE (8 + BUF_MAX)
+/* An ntop() value in memory: u64 family (AF_INET6 or else IPv4), then
+ * the address's bytes, 16. */
+#define INET_SIZE 24
 /* Bytes of a value of type t in that layout (tuples, strings, integers). */
 unsigned tuple_size(struct type t);
 /* Where element i of tuple type t starts. */

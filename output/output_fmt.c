@@ -1,6 +1,7 @@
 /* printf and time() records, the attach line, json strings (output.h). */
 #include "output.h"
 
+#include <arpa/inet.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,15 @@ void out_buf(FILE *out, const unsigned char *p)
 	}
 }
 
+const char *out_inet(const unsigned char *p, char *buf, size_t len)
+{
+	uint64_t af;
+	memcpy(&af, p, 8);
+	if (!inet_ntop(af == AF_INET6 ? AF_INET6 : AF_INET, p + 8, buf, (socklen_t)len))
+		buf[0] = '\0';
+	return buf;
+}
+
 const char *out_timestamp(const char *fmt, uint64_t ns, char *buf, size_t len)
 {
 	/* ns since boot: the wall clock at boot plus ns, as bpftrace has it */
@@ -72,6 +82,12 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 	if (a->type.kind == TY_BUF && conv == 'r') {
 		if (a->size >= BUF_SIZE)
 			out_buf(out, rec + a->offset);
+		return;
+	}
+	if (a->type.kind == TY_INET && conv == 's') {
+		char ip[64];
+		if (a->size >= INET_SIZE)
+			fprintf(out, spec, out_inet(rec + a->offset, ip, sizeof(ip)));
 		return;
 	}
 	if (a->type.kind == TY_TIMESTAMP && conv == 's') {
@@ -260,7 +276,8 @@ void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 		if (n && buf[n - 1] == '\n')
 			n--;
 		fputs("{\"type\": \"value\", \"data\": ", out);
-		if (fmt->args[0].type.kind == TY_STR || fmt->args[0].type.kind == TY_USERNAME)
+		if (fmt->args[0].type.kind == TY_STR || fmt->args[0].type.kind == TY_USERNAME ||
+		    fmt->args[0].type.kind == TY_INET)
 			out_json_str(out, buf, n);
 		else
 			fwrite(buf, 1, n, out);
