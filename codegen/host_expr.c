@@ -499,6 +499,16 @@ static struct hval call_value(struct hctx *h, struct node *e)
 		return bswap(h, e);
 	if (!strcmp(fn, "buf"))
 		return buf_call(h, e);
+	if (!strcmp(fn, "macaddr")) {
+		LLVMValueRef addr = hl_expr_int(h, e->u.call.args);
+		if (!addr)
+			return (struct hval){ 0 };
+		LLVMValueRef out = host_alloca_zero(h, 8, "mac");
+		LLVMValueRef args[] = { out, LLVMConstInt(h->i32, 6, false),
+					LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
+		host_helper(h, HELPER_PROBE_READ_USER, h->i64, args, 3);
+		return (struct hval){ LLVMBuildLoad2(h->b, h->i64, out, ""), 0 };
+	}
 	if (!strcmp(fn, "ntop")) {
 		struct node *a = e->u.call.args;
 		LLVMValueRef af = e->u.call.nargs == 2 ? hl_expr_int(h, a) : host_const(h, 2);

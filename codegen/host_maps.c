@@ -221,7 +221,7 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 		if (t.kind == TY_STR || t.kind == TY_BUF || t.kind == TY_INET)
 			sz = (e->key_str[i < 8 ? i : 7] + 7) & ~7u;
 		else if (t.kind != TY_INT && t.kind != TY_PTR && t.kind != TY_USERNAME &&
-			 t.kind != TY_TIMESTAMP) {
+			 t.kind != TY_TIMESTAMP && t.kind != TY_MACADDR) {
 			host_err(h, mi->first_use, "@%s: keys of this type are not supported in host probes",
 				 mi->name);
 			return -1;

@@ -189,7 +189,8 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 							a->type.kind == TY_TUPLE ||
 							a->type.kind == TY_USERNAME ||
 							a->type.kind == TY_TIMESTAMP ||
-							a->type.kind == TY_INET ? "%s\n"
+							a->type.kind == TY_INET ||
+							a->type.kind == TY_MACADDR ? "%s\n"
 							: u ? "%llu\n" : "%lld\n", a, 1);
 			if (f)
 				f->kind = HOST_FMT_VALUE;

@@ -35,6 +35,7 @@ static struct type chk_join(struct tctx *c, struct node *call, const struct fn *
 static struct type chk_buf(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_strftime(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_ntop(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_macaddr(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
@@ -61,6 +62,8 @@ static const struct fn fns[] = {
 	  "gpux reads the file on the host; use printf() on the device" },
 	{ "system", 1, 64, HOSTISH, AGG_NONE, chk_system,
 	  "gpux runs the command on the host" },
+	{ "macaddr", 1, 1, HOSTISH, AGG_NONE, chk_macaddr,
+	  "it reads host memory" },
 	{ "ntop", 1, 2, HOSTISH, AGG_NONE, chk_ntop,
 	  "gpux formats the address on the host" },
 	{ "strftime", 2, 2, HOSTISH, AGG_NONE, chk_strftime,
@@ -357,6 +360,20 @@ static struct type chk_ntop(struct tctx *c, struct node *call, const struct fn *
 	return (struct type){ .kind = TY_INET };
 }
 
+/* macaddr(addr): the 6 bytes at addr in the process, printed as
+ * 67:70:75:78:09:62. */
+static struct type chk_macaddr(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = arg(call, 0);
+	check_expr(c, a);
+	if (a->type.kind == TY_STR)
+		terr(c, call->span, "macaddr() reads 6 bytes at an address; a string is not one");
+	else
+		want_int(c, call, a, "address");
+	return (struct type){ .kind = TY_MACADDR };
+}
+
 int sema_signal_number(const char *name)
 {
 	static const char *const sigs[] = {
@@ -617,7 +634,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 	/* bpftrace 0.17's functions that gpux lacks: not a typo to correct */
 	static const char *const bt[] = {
 		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr", "reg",
-		"override", "sizeof", "macaddr", "cgroupid",
+		"override", "sizeof", "cgroupid",
 		"path", "unwatch", "kptr", "uptr", "skboutput", "pton",
 	};
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)

@@ -62,7 +62,7 @@ static bool arg_fits(enum want w, struct type t)
 		return t.kind == TY_INT;
 	case WANT_STR:
 		return t.kind == TY_STR || t.kind == TY_USERNAME || t.kind == TY_TIMESTAMP ||
-		       t.kind == TY_INET;
+		       t.kind == TY_INET || t.kind == TY_MACADDR;
 	case WANT_PTR:
 		return t.kind == TY_INT || t.kind == TY_PTR;
 	case WANT_BUF:

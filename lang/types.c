@@ -38,6 +38,9 @@ const char *type_str(struct type t, char *buf, size_t len)
 	case TY_INET:
 		snprintf(buf, len, "inet");
 		break;
+	case TY_MACADDR:
+		snprintf(buf, len, "macaddr");
+		break;
 	case TY_DIM3:
 		snprintf(buf, len, "dim3");
 		break;

@@ -19,6 +19,7 @@ enum type_kind {
 	TY_BUF,   /* buf(): bytes with their length, printed with %r */
 	TY_TIMESTAMP, /* strftime(): ns since boot, printed with name as format */
 	TY_INET,  /* ntop(): an address family and 16 address bytes */
+	TY_MACADDR, /* macaddr(): 6 bytes in an integer's first ones */
 };
 
 enum agg_kind {

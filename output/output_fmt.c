@@ -49,6 +49,14 @@ void out_buf(FILE *out, const unsigned char *p)
 	}
 }
 
+const char *out_macaddr(uint64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", (unsigned)(v & 0xff),
+		 (unsigned)(v >> 8 & 0xff), (unsigned)(v >> 16 & 0xff), (unsigned)(v >> 24 & 0xff),
+		 (unsigned)(v >> 32 & 0xff), (unsigned)(v >> 40 & 0xff));
+	return buf;
+}
+
 const char *out_inet(const unsigned char *p, char *buf, size_t len)
 {
 	uint64_t af;
@@ -82,6 +90,13 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 	if (a->type.kind == TY_BUF && conv == 'r') {
 		if (a->size >= BUF_SIZE)
 			out_buf(out, rec + a->offset);
+		return;
+	}
+	if (a->type.kind == TY_MACADDR && conv == 's') {
+		char mac[32];
+		uint64_t v;
+		memcpy(&v, rec + a->offset, 8);
+		fprintf(out, spec, out_macaddr(v, mac, sizeof(mac)));
 		return;
 	}
 	if (a->type.kind == TY_INET && conv == 's') {
@@ -277,7 +292,8 @@ void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 			n--;
 		fputs("{\"type\": \"value\", \"data\": ", out);
 		if (fmt->args[0].type.kind == TY_STR || fmt->args[0].type.kind == TY_USERNAME ||
-		    fmt->args[0].type.kind == TY_INET)
+		    fmt->args[0].type.kind == TY_INET || fmt->args[0].type.kind == TY_MACADDR ||
+		    fmt->args[0].type.kind == TY_TIMESTAMP) /* bpftrace: bare, not json */
 			out_json_str(out, buf, n);
 		else
 			fwrite(buf, 1, n, out);

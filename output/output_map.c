@@ -111,6 +111,8 @@ static void put_key_parts(FILE *out, const struct host_map *hm, const unsigned c
 			fputs(out_username(rd64(k + hk->offset), name, sizeof(name)), out);
 		else if (hk->type.kind == TY_BUF && hk->size >= BUF_SIZE)
 			out_buf(out, k + hk->offset);
+		else if (hk->type.kind == TY_MACADDR)
+			fputs(out_macaddr(rd64(k + hk->offset), name, sizeof(name)), out);
 		else if (hk->type.kind == TY_INET && hk->size >= INET_SIZE)
 			fputs(out_inet(k + hk->offset, name, sizeof(name)), out);
 		else if (hk->type.kind == TY_TIMESTAMP)
@@ -227,6 +229,8 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 		out_buf(out, v);
 	} else if (hm->value.kind == TY_INET && hm->value_str >= INET_SIZE) {
 		fputs(out_inet(v, name, sizeof(name)), out);
+	} else if (hm->value.kind == TY_MACADDR) {
+		fputs(out_macaddr((uint64_t)x, name, sizeof(name)), out);
 	} else if (hm->value.kind == TY_TIMESTAMP) {
 		fputs(out_timestamp(hm->value.name, (uint64_t)x, name, sizeof(name)), out);
 	} else if (hm->value_str) {
@@ -296,6 +300,13 @@ static void put_json_value(FILE *out, const struct host_map *hm, const unsigned 
 		out_json_str(out, name, strlen(name));
 	} else if (hm->value.kind == TY_INET && hm->value_str >= INET_SIZE) {
 		out_inet(v, name, sizeof(name));
+		out_json_str(out, name, strlen(name));
+	} else if (hm->value.kind == TY_MACADDR || hm->value.kind == TY_TIMESTAMP) {
+		/* strings: bpftrace 0.17 writes them bare, which is not json */
+		if (hm->value.kind == TY_MACADDR)
+			out_macaddr(rd64(v), name, sizeof(name));
+		else
+			out_timestamp(hm->value.name, rd64(v), name, sizeof(name));
 		out_json_str(out, name, strlen(name));
 	} else if (hm->value.kind == TY_BUF && hm->value_str >= BUF_SIZE) {
 		char *text = NULL;

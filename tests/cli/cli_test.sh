@@ -94,6 +94,12 @@ t_positional() {
 	err_has 'WARNING: positional parameter \$3 is not given' || return 1
 	run 1 --dry-run "$tmp/a.gpx" 5 && err_has '%s specifier expects a value of type string'
 }
+t_json_timestamps() {
+	# strftime() values are json strings (bpftrace 0.17 writes them bare)
+	run 0 -f json -e 'BEGIN { @v = strftime("%%", 0); print(strftime("x", 0)); exit(); }' &&
+		out_has '^\{"type": "value", "data": "x"\}$' &&
+		out_has '^\{"type": "map", "data": \{"@v": "%"\}\}$'
+}
 t_command_c() {
 	run 0 --dry-run -e 'gdev:kernel_exit { @[kernel] = count(); }' -c './app --n 3' &&
 	err_has "would trace command: ./app --n 3"
