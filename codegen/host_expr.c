@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "host_priv.h"
+#include "sema.h"
 
 struct hvar *hl_var_find(struct hctx *h, const char *name)
 {
@@ -499,6 +500,8 @@ static struct hval call_value(struct hctx *h, struct node *e)
 		return bswap(h, e);
 	if (!strcmp(fn, "buf"))
 		return buf_call(h, e);
+	if (!strcmp(fn, "reg")) /* sema checked the name and the probe */
+		return (struct hval){ hl_reg(h, (unsigned)sema_reg_offset(e->u.call.args->u.str.s)), 0 };
 	if (!strcmp(fn, "macaddr")) {
 		LLVMValueRef addr = hl_expr_int(h, e->u.call.args);
 		if (!addr)

@@ -234,6 +234,8 @@ void hl_call_stmt(struct hctx *h, struct node *call);
 
 /* host_probe.c */
 extern const unsigned hl_pt_regs_arg[6]; /* HOST_PT_REGS_ARGS */
+/* The pt_regs word at off of a uprobe's context. */
+LLVMValueRef hl_reg(struct hctx *h, unsigned off);
 int hl_probes_lower(struct hctx *h);
 /* A program's function (i64 f(ptr ctx)) in section, the builder at its
  * entry; line for its BTF (0: none). */

@@ -167,6 +167,11 @@ static LLVMValueRef driver_field(struct hctx *h, const struct node *n,
 	return NULL;
 }
 
+LLVMValueRef hl_reg(struct hctx *h, unsigned off)
+{
+	return load_at(h, h->ctxarg, off, 8, false);
+}
+
 /* sargN at a function's first instruction (x86-64): the return address
  * at sp, then the arguments past the sixth, 8 bytes each; read from the
  * traced process's stack (0 if it cannot be). */

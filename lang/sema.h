@@ -31,6 +31,8 @@ bool const_int(const struct node *n, int64_t *out);
  * are the catalog's), for completion: the i-th one's name and the
  * PLACE_* bits where it runs, or NULL past the last. */
 const char *sema_function(size_t i, unsigned *places);
+/* Where register name ("ip", "di") is in x86-64's struct pt_regs, or -1. */
+int sema_reg_offset(const char *name);
 /* The number of a signal named "SIGUSR1" or "USR1", or -1. */
 int sema_signal_number(const char *name);
 

@@ -36,6 +36,7 @@ static struct type chk_buf(struct tctx *c, struct node *call, const struct fn *f
 static struct type chk_strftime(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_ntop(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_macaddr(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_reg(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
@@ -62,6 +63,8 @@ static const struct fn fns[] = {
 	  "gpux reads the file on the host; use printf() on the device" },
 	{ "system", 1, 64, HOSTISH, AGG_NONE, chk_system,
 	  "gpux runs the command on the host" },
+	{ "reg", 1, 1, PLACE_HOST, AGG_NONE, chk_reg,
+	  "it reads the registers of the task a uprobe interrupted" },
 	{ "macaddr", 1, 1, HOSTISH, AGG_NONE, chk_macaddr,
 	  "it reads host memory" },
 	{ "ntop", 1, 2, HOSTISH, AGG_NONE, chk_ntop,
@@ -374,6 +377,41 @@ static struct type chk_macaddr(struct tctx *c, struct node *call, const struct f
 	return (struct type){ .kind = TY_MACADDR };
 }
 
+int sema_reg_offset(const char *name)
+{
+	/* x86-64's struct pt_regs, in order, 8 bytes each */
+	static const char *const regs[] = {
+		"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax",
+		"cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
+	};
+	for (int i = 0; i < (int)(sizeof(regs) / sizeof(regs[0])); i++)
+		if (!strcmp(regs[i], name))
+			return 8 * i;
+	return -1;
+}
+
+/* reg("ip"): a register of the task a uprobe or uretprobe interrupted. */
+static struct type chk_reg(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = arg(call, 0);
+	const struct provider *p = c->probe->u.probe.attach->u.attach.prov;
+	char pb[64];
+	if (a->kind != N_STR) {
+		check_expr(c, a);
+		terr(c, a->span, "reg() expects a register name as a string literal");
+		return TYPE_U64;
+	}
+	a->type = TYPE_STR;
+	if (sema_reg_offset(a->u.str.s) < 0)
+		terr(c, call->span, "'%s' is not a valid register on this architecture (x86_64)",
+		     a->u.str.s);
+	if (!p || p->syntax != SYN_UPROBE)
+		terr(c, call->span, "reg can not be used with \"%s\" probes",
+		     probe_name(c, pb, sizeof(pb)));
+	return TYPE_U64;
+}
+
 int sema_signal_number(const char *name)
 {
 	static const char *const sigs[] = {
@@ -633,7 +671,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 		cands[k++] = acts[i].name;
 	/* bpftrace 0.17's functions that gpux lacks: not a typo to correct */
 	static const char *const bt[] = {
-		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr", "reg",
+		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr",
 		"override", "sizeof", "cgroupid",
 		"path", "unwatch", "kptr", "uptr", "skboutput", "pton",
 	};

@@ -1,0 +1,1 @@
+BEGIN { printf("%d\n", reg("ip")); } uprobe:/bin/sh:main { $r = "di"; @ = reg("xyz") + reg($r); } tracepoint:syscalls:sys_enter_getppid { @t = reg("ip"); }
