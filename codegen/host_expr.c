@@ -500,6 +500,8 @@ static struct hval call_value(struct hctx *h, struct node *e)
 		return bswap(h, e);
 	if (!strcmp(fn, "buf"))
 		return buf_call(h, e);
+	if (!strcmp(fn, "kptr") || !strcmp(fn, "uptr"))
+		return hl_expr(h, e->u.call.args);
 	if (!strcmp(fn, "reg")) /* sema checked the name and the probe */
 		return (struct hval){ hl_reg(h, (unsigned)sema_reg_offset(e->u.call.args->u.str.s)), 0 };
 	if (!strcmp(fn, "macaddr")) {

@@ -37,6 +37,7 @@ static struct type chk_strftime(struct tctx *c, struct node *call, const struct 
 static struct type chk_ntop(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_macaddr(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_reg(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_addr_space(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
@@ -63,6 +64,8 @@ static const struct fn fns[] = {
 	  "gpux reads the file on the host; use printf() on the device" },
 	{ "system", 1, 64, HOSTISH, AGG_NONE, chk_system,
 	  "gpux runs the command on the host" },
+	{ "kptr", 1, 1, HOSTISH, AGG_NONE, chk_addr_space, NULL },
+	{ "uptr", 1, 1, HOSTISH, AGG_NONE, chk_addr_space, NULL },
 	{ "reg", 1, 1, PLACE_HOST, AGG_NONE, chk_reg,
 	  "it reads the registers of the task a uprobe interrupted" },
 	{ "macaddr", 1, 1, HOSTISH, AGG_NONE, chk_macaddr,
@@ -377,6 +380,16 @@ static struct type chk_macaddr(struct tctx *c, struct node *call, const struct f
 	return (struct type){ .kind = TY_MACADDR };
 }
 
+/* kptr(p), uptr(p): bpftrace says which address space a pointer is in;
+ * gpux reads through the pointer's own probe (user memory in uprobes),
+ * so the value passes unchanged. */
+static struct type chk_addr_space(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = arg(call, 0);
+	return want_int(c, call, a, "pointer") ? a->type : TYPE_NONE;
+}
+
 int sema_reg_offset(const char *name)
 {
 	/* x86-64's struct pt_regs, in order, 8 bytes each */
@@ -673,7 +686,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 	static const char *const bt[] = {
 		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr",
 		"override", "sizeof", "cgroupid",
-		"path", "unwatch", "kptr", "uptr", "skboutput", "pton",
+		"path", "unwatch", "skboutput", "pton",
 	};
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
 		if (!strcmp(call->u.call.name, bt[i])) {
