@@ -234,6 +234,13 @@ void hl_call_stmt(struct hctx *h, struct node *call);
 
 /* host_probe.c */
 extern const unsigned hl_pt_regs_arg[6]; /* HOST_PT_REGS_ARGS */
+/* host_fns.c: tuples, and bpftrace's other functions with a value (true
+ * when e is one, its value in *r). */
+struct hval hl_tuple(struct hctx *h, struct node *e);
+struct hval hl_tuple_elem(struct hctx *h, struct node *e);
+bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r);
+/* The byte at i of a buffer, for comparisons. */
+LLVMValueRef hl_byte_at(struct hctx *h, LLVMValueRef buf, unsigned i);
 /* The pt_regs word at off of a uprobe's context. */
 LLVMValueRef hl_reg(struct hctx *h, unsigned off);
 int hl_probes_lower(struct hctx *h);

@@ -3,21 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sema_types.h"
+#include "sema_fns.h"
 #include "suggest.h"
-
-struct fn;
-typedef struct type (*fn_check)(struct tctx *c, struct node *call,
-				const struct fn *fn);
-
-struct fn {
-	const char *name;
-	int min, max;
-	unsigned places;
-	enum agg_kind agg; /* AGG_NONE unless it is an aggregation */
-	fn_check check;
-	const char *why_not_device; /* reason it does not run in gdev: */
-};
 
 static struct type chk_agg(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_lhist(struct tctx *c, struct node *call, const struct fn *fn);
@@ -28,17 +15,6 @@ static struct type chk_printf(struct tctx *c, struct node *call, const struct fn
 static struct type chk_exit(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_time(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_bswap(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_system(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_signal(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_join(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_buf(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_strftime(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_ntop(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_macaddr(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_reg(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_addr_space(struct tctx *c, struct node *call, const struct fn *fn);
-static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_in_target(struct tctx *c, struct node *call, const struct fn *fn);
 
 #define HOSTISH (PLACE_HOST | PLACE_DRIVER)
@@ -62,32 +38,32 @@ static const struct fn fns[] = {
 	{ "printf", 1, 64, PLACE_ANY, AGG_NONE, chk_printf, NULL },
 	{ "cat", 1, 64, HOSTISH, AGG_NONE, chk_printf,
 	  "gpux reads the file on the host; use printf() on the device" },
-	{ "system", 1, 64, HOSTISH, AGG_NONE, chk_system,
+	{ "system", 1, 64, HOSTISH, AGG_NONE, sema_chk_system,
 	  "gpux runs the command on the host" },
-	{ "kptr", 1, 1, HOSTISH, AGG_NONE, chk_addr_space, NULL },
-	{ "uptr", 1, 1, HOSTISH, AGG_NONE, chk_addr_space, NULL },
-	{ "reg", 1, 1, PLACE_HOST, AGG_NONE, chk_reg,
+	{ "kptr", 1, 1, HOSTISH, AGG_NONE, sema_chk_addr_space, NULL },
+	{ "uptr", 1, 1, HOSTISH, AGG_NONE, sema_chk_addr_space, NULL },
+	{ "reg", 1, 1, PLACE_HOST, AGG_NONE, sema_chk_reg,
 	  "it reads the registers of the task a uprobe interrupted" },
-	{ "macaddr", 1, 1, HOSTISH, AGG_NONE, chk_macaddr,
+	{ "macaddr", 1, 1, HOSTISH, AGG_NONE, sema_chk_macaddr,
 	  "it reads host memory" },
-	{ "ntop", 1, 2, HOSTISH, AGG_NONE, chk_ntop,
+	{ "ntop", 1, 2, HOSTISH, AGG_NONE, sema_chk_ntop,
 	  "gpux formats the address on the host" },
-	{ "strftime", 2, 2, HOSTISH, AGG_NONE, chk_strftime,
+	{ "strftime", 2, 2, HOSTISH, AGG_NONE, sema_chk_strftime,
 	  "gpux formats the host's wall clock; use nsecs on the device" },
-	{ "buf", 2, 2, HOSTISH, AGG_NONE, chk_buf,
+	{ "buf", 2, 2, HOSTISH, AGG_NONE, sema_chk_buf,
 	  "it reads host memory" },
-	{ "join", 1, 2, PLACE_HOST, AGG_NONE, chk_join,
+	{ "join", 1, 2, PLACE_HOST, AGG_NONE, sema_chk_join,
 	  "it reads the traced process's memory from the kernel" },
-	{ "signal", 1, 1, PLACE_HOST, AGG_NONE, chk_signal,
+	{ "signal", 1, 1, PLACE_HOST, AGG_NONE, sema_chk_signal,
 	  "the kernel sends it to the task a kernel probe interrupted" },
 	{ "exit", 0, 1, PLACE_ANY, AGG_NONE, chk_exit, NULL },
 	{ "time", 0, 1, HOSTISH, AGG_NONE, chk_time,
 	  "it formats the host's wall clock; use nsecs on the device" },
 	{ "str", 1, 2, HOSTISH, AGG_NONE, chk_str,
 	  "it reads host memory" },
-	{ "bswap", 1, 1, HOSTISH, AGG_NONE, chk_bswap,
+	{ "bswap", 1, 1, HOSTISH, AGG_NONE, sema_chk_bswap,
 	  "device code has no byte swap yet" },
-	{ "strncmp", 3, 3, HOSTISH, AGG_NONE, chk_strncmp,
+	{ "strncmp", 3, 3, HOSTISH, AGG_NONE, sema_chk_strncmp,
 	  "device code compares only kernel names" },
 	{ "alloc_base", 1, 1, PLACE_HOST, AGG_NONE, chk_in_target,
 	  "allocations are tracked on the host; a cuda: probe can look them up" },
@@ -130,7 +106,7 @@ static bool check_nargs(struct tctx *c, struct node *call, int min, int max)
 	return false;
 }
 
-static struct node *arg(struct node *call, int i)
+struct node *sema_arg(struct node *call, int i)
 {
 	struct node *a = call->u.call.args;
 	while (a && i--)
@@ -138,8 +114,8 @@ static struct node *arg(struct node *call, int i)
 	return a;
 }
 
-static bool want_int(struct tctx *c, struct node *call, struct node *a,
-		     const char *what)
+bool sema_want_int(struct tctx *c, struct node *call, struct node *a,
+		    const char *what)
 {
 	char b[64];
 	check_expr(c, a);
@@ -161,7 +137,7 @@ static bool want_int(struct tctx *c, struct node *call, struct node *a,
 static struct type chk_agg(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	if (fn->max == 1)
-		want_int(c, call, arg(call, 0), "argument");
+		sema_want_int(c, call, sema_arg(call, 0), "argument");
 	return TYPE_AGG(fn->agg);
 }
 
@@ -170,9 +146,9 @@ static struct type chk_lhist(struct tctx *c, struct node *call, const struct fn 
 	static const char *const names[] = { "min", "max", "step" };
 	int64_t v[3];
 	bool known = true;
-	want_int(c, call, arg(call, 0), "value");
+	sema_want_int(c, call, sema_arg(call, 0), "value");
 	for (int i = 0; i < 3; i++) {
-		struct node *a = arg(call, i + 1);
+		struct node *a = sema_arg(call, i + 1);
 		check_expr(c, a);
 		if (!const_int(a, &v[i])) {
 			terr(c, a->span, "lhist() %s must be a constant integer", names[i]);
@@ -180,11 +156,11 @@ static struct type chk_lhist(struct tctx *c, struct node *call, const struct fn 
 		}
 	}
 	if (known && v[0] < 0)
-		terr(c, arg(call, 1)->span, "lhist() min must be non-negative");
+		terr(c, sema_arg(call, 1)->span, "lhist() min must be non-negative");
 	else if (known && v[1] <= v[0])
-		terr(c, arg(call, 2)->span, "lhist() max must be greater than min");
+		terr(c, sema_arg(call, 2)->span, "lhist() max must be greater than min");
 	else if (known && v[2] <= 0)
-		terr(c, arg(call, 3)->span, "lhist() step must be >= 1");
+		terr(c, sema_arg(call, 3)->span, "lhist() step must be >= 1");
 	else if (known && (v[1] - v[0]) / v[2] > 1000)
 		terr(c, call->span, "lhist() would need more than 1000 buckets");
 	return TYPE_AGG(fn->agg);
@@ -207,7 +183,7 @@ static void warn_unwritten(struct tctx *c, struct map_info *mi, struct node *m,
 /* clear(@m), zero(@m): the whole map, so no keys. */
 static struct type chk_map_fn(struct tctx *c, struct node *call, const struct fn *fn)
 {
-	struct node *m = arg(call, 0);
+	struct node *m = sema_arg(call, 0);
 	if (m->kind != N_MAP) {
 		terr(c, m->span, "%s() expects a map, e.g. %s(@counts)", fn->name, fn->name);
 		return TYPE_VOID;
@@ -227,7 +203,7 @@ static struct type chk_map_fn(struct tctx *c, struct node *call, const struct fn
 static struct type chk_delete(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	(void)fn;
-	struct node *m = arg(call, 0);
+	struct node *m = sema_arg(call, 0);
 	if (m->kind != N_MAP) {
 		terr(c, m->span, "delete() expects a map element, e.g. delete(@m[key])");
 		return TYPE_VOID;
@@ -251,7 +227,7 @@ static struct type chk_delete(struct tctx *c, struct node *call, const struct fn
 static struct type chk_print(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	(void)fn;
-	struct node *m = arg(call, 0);
+	struct node *m = sema_arg(call, 0);
 	if (m->kind == N_MAP && !m->u.map.nkeys) {
 		warn_unwritten(c, map_lookup(c, m), m, "print");
 	} else {
@@ -262,7 +238,7 @@ static struct type chk_print(struct tctx *c, struct node *call, const struct fn 
 		}
 	}
 	for (int i = 1; i < call->u.call.nargs; i++) {
-		struct node *a = arg(call, i);
+		struct node *a = sema_arg(call, i);
 		int64_t v;
 		check_expr(c, a);
 		if (!const_int(a, &v) || v < 0)
@@ -279,212 +255,18 @@ static struct type chk_printf(struct tctx *c, struct node *call, const struct fn
 	return TYPE_VOID;
 }
 
-/* system(fmt, args...): as printf, only with --unsafe (bpftrace's words) */
-static struct type chk_system(struct tctx *c, struct node *call, const struct fn *fn)
-{
-	(void)fn;
-	check_printf(c, call);
-	if (!c->prog->unsafe) {
-		struct diag *dg = terr(c, call->span,
-				       "system() is an unsafe function being used in safe mode");
-		if (dg)
-			diag_hint(dg, "run gpux with --unsafe to let the program run commands");
-	}
-	return TYPE_VOID;
-}
-
-/* join(argv[, delim]): the strings of a NULL-ended array of pointers,
- * read by a kernel probe from the process it interrupted. */
-static struct type chk_join(struct tctx *c, struct node *call, const struct fn *fn)
-{
-	(void)fn;
-	const struct provider *p = c->probe->u.probe.attach->u.attach.prov;
-	char pb[64];
-	want_int(c, call, arg(call, 0), "address");
-	struct node *d = arg(call, 1);
-	if (d && d->kind != N_STR) {
-		check_expr(c, d);
-		terr(c, d->span, "join() expects a string literal as its delimiter");
-	} else if (d) {
-		d->type = TYPE_STR;
-	}
-	if (!p || p->runner != RUNNER_KERNEL)
-		terr(c, call->span, "join() can not be used with \"%s\" probes: only kernel "
-		     "probes (uprobes, tracepoints) read a process's arrays",
-		     probe_name(c, pb, sizeof(pb)));
-	return TYPE_VOID;
-}
-
-/* buf(data, length): length bytes of a string or of the process's memory
- * at an address, up to BUF_MAX (bpftrace's string length), printed with
- * %r. */
-static struct type chk_buf(struct tctx *c, struct node *call, const struct fn *fn)
-{
-	(void)fn;
-	struct node *d = arg(call, 0), *n = arg(call, 1);
-	char b[64];
-	check_expr(c, d);
-	if (d->type.kind != TY_NONE && d->type.kind != TY_STR && d->type.kind != TY_INT)
-		terr(c, d->span, "buf() reads a string or an address, not a value of type '%s'",
-		     tname(d->type, b));
-	int64_t v;
-	if (want_int(c, call, n, "length") && const_int(n, &v)) {
-		if (v < 0)
-			terr(c, n->span, "buf() length must not be negative");
-		else if (v > BUF_MAX && c->final)
-			diag_warning(c->diags, call->span, "buf() length is too long and will be "
-				     "shortened to %d bytes (see BPFTRACE_STRLEN)", BUF_MAX);
-	}
-	return (struct type){ .kind = TY_BUF };
-}
-
-/* strftime(fmt, ns): ns since boot as a wall-clock time, formatted when
- * printed (printf %s, print(), keys and values), as bpftrace 0.17 does. */
-static struct type chk_strftime(struct tctx *c, struct node *call, const struct fn *fn)
-{
-	(void)fn;
-	struct node *f = arg(call, 0);
-	want_int(c, call, arg(call, 1), "time in ns");
-	if (f->kind != N_STR) {
-		check_expr(c, f);
-		terr(c, f->span, "strftime() expects a format string literal");
-		return TYPE_NONE;
-	}
-	f->type = TYPE_STR;
-	return (struct type){ .kind = TY_TIMESTAMP, .name = f->u.str.s };
-}
-
-/* ntop([af,] addr): an IPv4 address in an integer (network order), or
- * with af 10 (AF_INET6) the integer's bytes as the first of 16, printed
- * as bpftrace 0.17 prints them. */
-static struct type chk_ntop(struct tctx *c, struct node *call, const struct fn *fn)
-{
-	(void)fn;
-	if (call->u.call.nargs == 2)
-		want_int(c, call, arg(call, 0), "address family");
-	want_int(c, call, arg(call, call->u.call.nargs - 1), "address");
-	return (struct type){ .kind = TY_INET };
-}
-
-/* macaddr(addr): the 6 bytes at addr in the process, printed as
- * 67:70:75:78:09:62. */
-static struct type chk_macaddr(struct tctx *c, struct node *call, const struct fn *fn)
-{
-	(void)fn;
-	struct node *a = arg(call, 0);
-	check_expr(c, a);
-	if (a->type.kind == TY_STR)
-		terr(c, call->span, "macaddr() reads 6 bytes at an address; a string is not one");
-	else
-		want_int(c, call, a, "address");
-	return (struct type){ .kind = TY_MACADDR };
-}
-
-/* kptr(p), uptr(p): bpftrace says which address space a pointer is in;
- * gpux reads through the pointer's own probe (user memory in uprobes),
- * so the value passes unchanged. */
-static struct type chk_addr_space(struct tctx *c, struct node *call, const struct fn *fn)
-{
-	(void)fn;
-	struct node *a = arg(call, 0);
-	return want_int(c, call, a, "pointer") ? a->type : TYPE_NONE;
-}
-
-int sema_reg_offset(const char *name)
-{
-	/* x86-64's struct pt_regs, in order, 8 bytes each */
-	static const char *const regs[] = {
-		"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax",
-		"cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
-	};
-	for (int i = 0; i < (int)(sizeof(regs) / sizeof(regs[0])); i++)
-		if (!strcmp(regs[i], name))
-			return 8 * i;
-	return -1;
-}
-
-/* reg("ip"): a register of the task a uprobe or uretprobe interrupted. */
-static struct type chk_reg(struct tctx *c, struct node *call, const struct fn *fn)
-{
-	(void)fn;
-	struct node *a = arg(call, 0);
-	const struct provider *p = c->probe->u.probe.attach->u.attach.prov;
-	char pb[64];
-	if (a->kind != N_STR) {
-		check_expr(c, a);
-		terr(c, a->span, "reg() expects a register name as a string literal");
-		return TYPE_U64;
-	}
-	a->type = TYPE_STR;
-	if (sema_reg_offset(a->u.str.s) < 0)
-		terr(c, call->span, "'%s' is not a valid register on this architecture (x86_64)",
-		     a->u.str.s);
-	if (!p || p->syntax != SYN_UPROBE)
-		terr(c, call->span, "reg can not be used with \"%s\" probes",
-		     probe_name(c, pb, sizeof(pb)));
-	return TYPE_U64;
-}
-
-int sema_signal_number(const char *name)
-{
-	static const char *const sigs[] = {
-		[1] = "HUP", [2] = "INT", [3] = "QUIT", [4] = "ILL", [5] = "TRAP",
-		[6] = "ABRT", [7] = "BUS", [8] = "FPE", [9] = "KILL", [10] = "USR1",
-		[11] = "SEGV", [12] = "USR2", [13] = "PIPE", [14] = "ALRM", [15] = "TERM",
-		[16] = "STKFLT", [17] = "CHLD", [18] = "CONT", [19] = "STOP", [20] = "TSTP",
-		[21] = "TTIN", [22] = "TTOU", [23] = "URG", [24] = "XCPU", [25] = "XFSZ",
-		[26] = "VTALRM", [27] = "PROF", [28] = "WINCH", [29] = "IO", [30] = "PWR",
-		[31] = "SYS",
-	};
-	if (!strncmp(name, "SIG", 3))
-		name += 3;
-	for (int i = 1; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
-		if (!strcmp(sigs[i], name))
-			return i;
-	return -1;
-}
-
-/* signal(SIG): bpf_send_signal to the task a kernel probe interrupted,
- * by name ("SIGUSR1", "USR1") or number, with --unsafe as in bpftrace. */
-static struct type chk_signal(struct tctx *c, struct node *call, const struct fn *fn)
-{
-	(void)fn;
-	struct node *a = arg(call, 0);
-	const struct provider *p = c->probe->u.probe.attach->u.attach.prov;
-	char pb[64];
-	if (!c->prog->unsafe) {
-		struct diag *dg = terr(c, call->span,
-				       "signal() is an unsafe function being used in safe mode");
-		if (dg)
-			diag_hint(dg, "run gpux with --unsafe to let the program send signals");
-	}
-	if (!p || p->runner != RUNNER_KERNEL)
-		terr(c, call->span, "signal can not be used with \"%s\" probes",
-		     probe_name(c, pb, sizeof(pb)));
-	if (a->kind == N_STR) {
-		a->type = TYPE_STR;
-		if (sema_signal_number(a->u.str.s) < 0)
-			terr(c, call->span, "%s is not a valid signal", a->u.str.s);
-	} else if (want_int(c, call, a, "signal number")) {
-		int64_t v;
-		if (const_int(a, &v) && (v < 1 || v > 64))
-			terr(c, call->span, "%lld is not a valid signal", (long long)v);
-	}
-	return TYPE_VOID;
-}
-
 static struct type chk_exit(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	(void)fn;
 	if (call->u.call.nargs)
-		want_int(c, call, arg(call, 0), "exit status");
+		sema_want_int(c, call, sema_arg(call, 0), "exit status");
 	return TYPE_VOID;
 }
 
 static struct type chk_time(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	(void)fn;
-	struct node *a = arg(call, 0);
+	struct node *a = sema_arg(call, 0);
 	if (a && a->kind != N_STR)
 		terr(c, a->span, "time() expects a strftime format string literal");
 	else if (a)
@@ -500,7 +282,7 @@ static struct type str_positional(struct tctx *c, struct node *call, struct node
 	int i = p->u.positional.index;
 	const char *s = i <= c->prog->npositional ? c->prog->positional[i - 1] : "";
 	size_t len = strlen(s);
-	struct node *n = arg(call, 1);
+	struct node *n = sema_arg(call, 1);
 	if (n) {
 		if (n->kind != N_INT) {
 			terr(c, n->span, "str() of a positional parameter takes a constant length");
@@ -522,43 +304,13 @@ static struct type str_positional(struct tctx *c, struct node *call, struct node
 static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	(void)fn;
-	struct node *a = arg(call, 0);
+	struct node *a = sema_arg(call, 0);
 	if (a && a->kind == N_POSITIONAL && a->u.positional.index > 0)
 		return str_positional(c, call, a);
-	want_int(c, call, a, "address");
+	sema_want_int(c, call, a, "address");
 	if (call->u.call.nargs == 2)
-		want_int(c, call, arg(call, 1), "length");
+		sema_want_int(c, call, sema_arg(call, 1), "length");
 	return TYPE_STR;
-}
-
-/* bswap(x): the bytes of x in reverse order, within x's own width. */
-static struct type chk_bswap(struct tctx *c, struct node *call, const struct fn *fn)
-{
-	(void)fn;
-	struct node *a = arg(call, 0);
-	if (!want_int(c, call, a, "value"))
-		return TYPE_NONE;
-	return a->type;
-}
-
-/* strncmp(a, b, n): 0 when the strings agree in their first n bytes (or
- * up to an end both reach together), 1 otherwise; n is a literal, as
- * bpftrace 0.17 wants it. */
-static struct type chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn)
-{
-	(void)fn;
-	char b[64];
-	for (int i = 0; i < 2; i++) {
-		struct node *s = arg(call, i);
-		check_expr(c, s);
-		if (s->type.kind != TY_STR && s->type.kind != TY_NONE)
-			terr(c, s->span, "strncmp() expects a string (%s supplied)", tname(s->type, b));
-	}
-	struct node *n = arg(call, 2);
-	check_expr(c, n);
-	if (n->kind != N_INT)
-		terr(c, n->span, "strncmp() expects an integer literal as its length");
-	return TYPE_U64;
 }
 
 /* alloc_base(ptr), alloc_size(ptr): the runtime in the traced program
@@ -575,7 +327,7 @@ static struct type chk_in_target(struct tctx *c, struct node *call, const struct
 		diag_hint(dg, "only cuda: probes run in the traced program, beside the driver");
 	}
 	if (call->u.call.nargs)
-		want_int(c, call, arg(call, 0), "address");
+		sema_want_int(c, call, sema_arg(call, 0), "address");
 	return TYPE_U64;
 }
 

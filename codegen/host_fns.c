@@ -1,0 +1,183 @@
+/* Values of bpftrace's library functions beyond gpux's core (buf,
+ * bswap, strncmp, ntop, macaddr, reg, strftime, kptr/uptr) and tuples:
+ * built where the probe runs, printed by output/ from their types. */
+#include <string.h>
+
+#include "host_priv.h"
+#include "sema.h"
+
+/* A tuple is bytes, as a string is (struct type_tuple gives the layout),
+ * so variables, map values and records carry it as they carry strings:
+ * ssize is its size. */
+struct hval hl_tuple(struct hctx *h, struct node *e)
+{
+	unsigned size = tuple_size(e->type);
+	LLVMValueRef buf = host_alloca_zero(h, size, "tuple");
+	int i = 0;
+	for (struct node *x = e->u.tuple.elems; x; x = x->next, i++) {
+		struct hval v = hl_expr(h, x);
+		if (!v.v)
+			return (struct hval){ 0 };
+		LLVMValueRef dst = host_gep(h, buf, tuple_off(e->type, i));
+		if (v.ssize)
+			hl_str_copy(h, dst, tuple_size(x->type), v);
+		else
+			LLVMBuildStore(h->b, v.v, dst);
+	}
+	return (struct hval){ buf, size };
+}
+
+/* $t.N: an integer is loaded, a string or tuple is its bytes in place. */
+struct hval hl_tuple_elem(struct hctx *h, struct node *e)
+{
+	struct node *b = e->u.field.base;
+	struct hval t = hl_expr(h, b);
+	if (!t.v || !t.ssize)
+		return (struct hval){ 0 };
+	int i = e->u.field.index;
+	LLVMValueRef p = host_gep(h, t.v, tuple_off(b->type, i));
+	if (e->type.kind == TY_INT)
+		return (struct hval){ LLVMBuildLoad2(h->b, h->i64, p, ""), 0 };
+	return (struct hval){ p, tuple_size(e->type) };
+}
+
+/* buf(data, n): {u64 length, BUF_MAX bytes}, carried as bytes the way
+ * strings are. A string's bytes are copied (zeros past its end); an
+ * address is read from the process, min(n, BUF_MAX) bytes. */
+static struct hval buf_call(struct hctx *h, struct node *e)
+{
+	struct node *d = e->u.call.args, *n = d->next;
+	struct hval src = hl_expr(h, d);
+	LLVMValueRef len = hl_expr_int(h, n);
+	if (!src.v || !len)
+		return (struct hval){ 0 };
+	LLVMValueRef max = host_const(h, BUF_MAX);
+	LLVMValueRef big = LLVMBuildICmp(h->b, LLVMIntUGT, len, max, "");
+	len = LLVMBuildSelect(h->b, big, max, len, "");
+	LLVMValueRef out = host_alloca_zero(h, BUF_SIZE, "buf");
+	LLVMBuildStore(h->b, len, out);
+	LLVMValueRef data = host_gep(h, out, 8);
+	if (src.ssize) {
+		unsigned k = src.ssize < BUF_MAX ? src.ssize : BUF_MAX;
+		LLVMBuildMemCpy(h->b, data, 1, src.v, 1, host_const(h, k));
+		return (struct hval){ out, BUF_SIZE };
+	}
+	int64_t c;
+	LLVMValueRef size = host_const_int(n, &c) ? host_const(h, c < 0 ? 0 : c > BUF_MAX ? BUF_MAX : (uint64_t)c)
+					      : len;
+	LLVMValueRef args[] = { data, LLVMBuildTrunc(h->b, size, h->i32, ""),
+				LLVMBuildIntToPtr(h->b, src.v, h->ptr, "") };
+	host_helper(h, HELPER_PROBE_READ_USER, h->i64, args, 3);
+	return (struct hval){ out, BUF_SIZE };
+}
+
+/* bswap(x): llvm.bswap at x's width (a byte is itself), back to 64 bits
+ * as x's type extends. */
+static struct hval bswap(struct hctx *h, struct node *e)
+{
+	struct node *a = e->u.call.args;
+	LLVMValueRef v = hl_expr_int(h, a);
+	if (!v)
+		return (struct hval){ 0 };
+	unsigned bits = a->type.bits >= 8 && a->type.bits <= 64 ? a->type.bits : 64;
+	if (bits == 8)
+		return (struct hval){ v, 0 };
+	LLVMTypeRef t = LLVMIntTypeInContext(h->ctx, bits);
+	unsigned id = LLVMLookupIntrinsicID("llvm.bswap", 10);
+	LLVMValueRef fn = LLVMGetIntrinsicDeclaration(h->mod, id, &t, 1);
+	LLVMValueRef n = LLVMBuildTrunc(h->b, v, t, "");
+	n = LLVMBuildCall2(h->b, LLVMIntrinsicGetType(h->ctx, id, &t, 1), fn, &n, 1, "");
+	v = a->type.is_signed ? LLVMBuildSExt(h->b, n, h->i64, "") : LLVMBuildZExt(h->b, n, h->i64, "");
+	return (struct hval){ v, 0 };
+}
+
+/* strncmp(a, b, n): byte by byte up to n, a string's bytes past its
+ * buffer taken as NUL; 0 when they agree. */
+static struct hval strncmp_call(struct hctx *h, struct node *e)
+{
+	struct node *sa = e->u.call.args, *sb = sa->next;
+	struct hval a = hl_expr(h, sa), b = hl_expr(h, sb);
+	int64_t n;
+	if (!a.v || !b.v || !a.ssize || !b.ssize)
+		return (struct hval){ 0 };
+	if (!host_const_int(sb->next, &n) || n < 0) {
+		host_err(h, sb->next, "strncmp() length must be a constant of 0 or more");
+		return (struct hval){ 0 };
+	}
+	/* past both buffers every byte is NUL on both sides */
+	unsigned most = a.ssize > b.ssize ? a.ssize : b.ssize;
+	unsigned len = (unsigned)((uint64_t)n < most ? (uint64_t)n : most);
+	LLVMValueRef zero8 = LLVMConstInt(h->i8, 0, false);
+	LLVMBasicBlockRef ne = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "ncmp_ne");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "ncmp_done");
+	LLVMValueRef res = host_alloca(h, 8, "ncmp");
+	LLVMBuildStore(h->b, host_const(h, 0), res);
+	for (unsigned i = 0; i < len; i++) {
+		LLVMValueRef ca = i < a.ssize ? hl_byte_at(h, a.v, i) : zero8;
+		LLVMValueRef cb = i < b.ssize ? hl_byte_at(h, b.v, i) : zero8;
+		LLVMBasicBlockRef same = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "ncmp_same");
+		LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntNE, ca, cb, ""), ne, same);
+		LLVMPositionBuilderAtEnd(h->b, same);
+		LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "ncmp_next");
+		LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntEQ, ca, zero8, ""), done, next);
+		LLVMPositionBuilderAtEnd(h->b, next);
+	}
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, ne);
+	LLVMBuildStore(h->b, host_const(h, 1), res);
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, done);
+	return (struct hval){ LLVMBuildLoad2(h->b, h->i64, res, ""), 0 };
+}
+
+/* macaddr(addr): the 6 bytes at addr, in an integer's first ones. */
+static struct hval macaddr(struct hctx *h, struct node *e)
+{
+	LLVMValueRef addr = hl_expr_int(h, e->u.call.args);
+	if (!addr)
+		return (struct hval){ 0 };
+	LLVMValueRef out = host_alloca_zero(h, 8, "mac");
+	LLVMValueRef args[] = { out, LLVMConstInt(h->i32, 6, false),
+				LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
+	host_helper(h, HELPER_PROBE_READ_USER, h->i64, args, 3);
+	return (struct hval){ LLVMBuildLoad2(h->b, h->i64, out, ""), 0 };
+}
+
+/* ntop([af,] addr): {u64 family, the integer's bytes, zeros}: INET_SIZE. */
+static struct hval ntop(struct hctx *h, struct node *e)
+{
+	struct node *a = e->u.call.args;
+	LLVMValueRef af = e->u.call.nargs == 2 ? hl_expr_int(h, a) : host_const(h, 2);
+	LLVMValueRef addr = hl_expr_int(h, e->u.call.nargs == 2 ? a->next : a);
+	if (!af || !addr)
+		return (struct hval){ 0 };
+	LLVMValueRef out = host_alloca_zero(h, INET_SIZE, "inet");
+	LLVMBuildStore(h->b, af, out);
+	LLVMBuildStore(h->b, addr, host_gep(h, out, 8));
+	return (struct hval){ out, INET_SIZE };
+}
+
+bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r)
+{
+	const char *fn = e->u.call.name;
+	struct node *a = e->u.call.args;
+	if (!strcmp(fn, "bswap"))
+		*r = bswap(h, e);
+	else if (!strcmp(fn, "buf"))
+		*r = buf_call(h, e);
+	else if (!strcmp(fn, "strncmp"))
+		*r = strncmp_call(h, e);
+	else if (!strcmp(fn, "macaddr"))
+		*r = macaddr(h, e);
+	else if (!strcmp(fn, "ntop"))
+		*r = ntop(h, e);
+	else if (!strcmp(fn, "kptr") || !strcmp(fn, "uptr")) /* the value itself */
+		*r = hl_expr(h, a);
+	else if (!strcmp(fn, "reg")) /* sema checked the name and the probe */
+		*r = (struct hval){ hl_reg(h, (unsigned)sema_reg_offset(a->u.str.s)), 0 };
+	else if (!strcmp(fn, "strftime")) /* the time; its format is in the type */
+		*r = (struct hval){ hl_expr_int(h, a->next), 0 };
+	else
+		return false;
+	return true;
+}

@@ -1,0 +1,232 @@
+/* Checks of bpftrace's library functions beyond gpux's core (sema_calls.c
+ * has the table that names them): strings and bytes, time, addresses,
+ * registers, and the unsafe ones that act on the system. */
+#include <stdint.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "sema_fns.h"
+
+/* system(fmt, args...): as printf, only with --unsafe (bpftrace's words) */
+struct type sema_chk_system(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	check_printf(c, call);
+	if (!c->prog->unsafe) {
+		struct diag *dg = terr(c, call->span,
+				       "system() is an unsafe function being used in safe mode");
+		if (dg)
+			diag_hint(dg, "run gpux with --unsafe to let the program run commands");
+	}
+	return TYPE_VOID;
+}
+
+/* join(argv[, delim]): the strings of a NULL-ended array of pointers,
+ * read by a kernel probe from the process it interrupted. */
+struct type sema_chk_join(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	const struct provider *p = c->probe->u.probe.attach->u.attach.prov;
+	char pb[64];
+	sema_want_int(c, call, sema_arg(call, 0), "address");
+	struct node *d = sema_arg(call, 1);
+	if (d && d->kind != N_STR) {
+		check_expr(c, d);
+		terr(c, d->span, "join() expects a string literal as its delimiter");
+	} else if (d) {
+		d->type = TYPE_STR;
+	}
+	if (!p || p->runner != RUNNER_KERNEL)
+		terr(c, call->span, "join() can not be used with \"%s\" probes: only kernel "
+		     "probes (uprobes, tracepoints) read a process's arrays",
+		     probe_name(c, pb, sizeof(pb)));
+	return TYPE_VOID;
+}
+
+/* buf(data, length): length bytes of a string or of the process's memory
+ * at an address, up to BUF_MAX (bpftrace's string length), printed with
+ * %r. */
+struct type sema_chk_buf(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *d = sema_arg(call, 0), *n = sema_arg(call, 1);
+	char b[64];
+	check_expr(c, d);
+	if (d->type.kind != TY_NONE && d->type.kind != TY_STR && d->type.kind != TY_INT)
+		terr(c, d->span, "buf() reads a string or an address, not a value of type '%s'",
+		     tname(d->type, b));
+	int64_t v;
+	if (sema_want_int(c, call, n, "length") && const_int(n, &v)) {
+		if (v < 0)
+			terr(c, n->span, "buf() length must not be negative");
+		else if (v > BUF_MAX && c->final)
+			diag_warning(c->diags, call->span, "buf() length is too long and will be "
+				     "shortened to %d bytes (see BPFTRACE_STRLEN)", BUF_MAX);
+	}
+	return (struct type){ .kind = TY_BUF };
+}
+
+/* strftime(fmt, ns): ns since boot as a wall-clock time, formatted when
+ * printed (printf %s, print(), keys and values), as bpftrace 0.17 does. */
+struct type sema_chk_strftime(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *f = sema_arg(call, 0);
+	sema_want_int(c, call, sema_arg(call, 1), "time in ns");
+	if (f->kind != N_STR) {
+		check_expr(c, f);
+		terr(c, f->span, "strftime() expects a format string literal");
+		return TYPE_NONE;
+	}
+	f->type = TYPE_STR;
+	return (struct type){ .kind = TY_TIMESTAMP, .name = f->u.str.s };
+}
+
+/* ntop([af,] addr): an IPv4 address in an integer (network order), or
+ * with af 10 (AF_INET6) the integer's bytes as the first of 16, printed
+ * as bpftrace 0.17 prints them. */
+struct type sema_chk_ntop(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	if (call->u.call.nargs == 2)
+		sema_want_int(c, call, sema_arg(call, 0), "address family");
+	sema_want_int(c, call, sema_arg(call, call->u.call.nargs - 1), "address");
+	return (struct type){ .kind = TY_INET };
+}
+
+/* macaddr(addr): the 6 bytes at addr in the process, printed as
+ * 67:70:75:78:09:62. */
+struct type sema_chk_macaddr(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = sema_arg(call, 0);
+	check_expr(c, a);
+	if (a->type.kind == TY_STR)
+		terr(c, call->span, "macaddr() reads 6 bytes at an address; a string is not one");
+	else
+		sema_want_int(c, call, a, "address");
+	return (struct type){ .kind = TY_MACADDR };
+}
+
+/* kptr(p), uptr(p): bpftrace says which address space a pointer is in;
+ * gpux reads through the pointer's own probe (user memory in uprobes),
+ * so the value passes unchanged. */
+struct type sema_chk_addr_space(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = sema_arg(call, 0);
+	return sema_want_int(c, call, a, "pointer") ? a->type : TYPE_NONE;
+}
+
+int sema_reg_offset(const char *name)
+{
+	/* x86-64's struct pt_regs, in order, 8 bytes each */
+	static const char *const regs[] = {
+		"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax",
+		"cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
+	};
+	for (int i = 0; i < (int)(sizeof(regs) / sizeof(regs[0])); i++)
+		if (!strcmp(regs[i], name))
+			return 8 * i;
+	return -1;
+}
+
+/* reg("ip"): a register of the task a uprobe or uretprobe interrupted. */
+struct type sema_chk_reg(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = sema_arg(call, 0);
+	const struct provider *p = c->probe->u.probe.attach->u.attach.prov;
+	char pb[64];
+	if (a->kind != N_STR) {
+		check_expr(c, a);
+		terr(c, a->span, "reg() expects a register name as a string literal");
+		return TYPE_U64;
+	}
+	a->type = TYPE_STR;
+	if (sema_reg_offset(a->u.str.s) < 0)
+		terr(c, call->span, "'%s' is not a valid register on this architecture (x86_64)",
+		     a->u.str.s);
+	if (!p || p->syntax != SYN_UPROBE)
+		terr(c, call->span, "reg can not be used with \"%s\" probes",
+		     probe_name(c, pb, sizeof(pb)));
+	return TYPE_U64;
+}
+
+int sema_signal_number(const char *name)
+{
+	static const char *const sigs[] = {
+		[1] = "HUP", [2] = "INT", [3] = "QUIT", [4] = "ILL", [5] = "TRAP",
+		[6] = "ABRT", [7] = "BUS", [8] = "FPE", [9] = "KILL", [10] = "USR1",
+		[11] = "SEGV", [12] = "USR2", [13] = "PIPE", [14] = "ALRM", [15] = "TERM",
+		[16] = "STKFLT", [17] = "CHLD", [18] = "CONT", [19] = "STOP", [20] = "TSTP",
+		[21] = "TTIN", [22] = "TTOU", [23] = "URG", [24] = "XCPU", [25] = "XFSZ",
+		[26] = "VTALRM", [27] = "PROF", [28] = "WINCH", [29] = "IO", [30] = "PWR",
+		[31] = "SYS",
+	};
+	if (!strncmp(name, "SIG", 3))
+		name += 3;
+	for (int i = 1; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
+		if (!strcmp(sigs[i], name))
+			return i;
+	return -1;
+}
+
+/* signal(SIG): bpf_send_signal to the task a kernel probe interrupted,
+ * by name ("SIGUSR1", "USR1") or number, with --unsafe as in bpftrace. */
+struct type sema_chk_signal(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = sema_arg(call, 0);
+	const struct provider *p = c->probe->u.probe.attach->u.attach.prov;
+	char pb[64];
+	if (!c->prog->unsafe) {
+		struct diag *dg = terr(c, call->span,
+				       "signal() is an unsafe function being used in safe mode");
+		if (dg)
+			diag_hint(dg, "run gpux with --unsafe to let the program send signals");
+	}
+	if (!p || p->runner != RUNNER_KERNEL)
+		terr(c, call->span, "signal can not be used with \"%s\" probes",
+		     probe_name(c, pb, sizeof(pb)));
+	if (a->kind == N_STR) {
+		a->type = TYPE_STR;
+		if (sema_signal_number(a->u.str.s) < 0)
+			terr(c, call->span, "%s is not a valid signal", a->u.str.s);
+	} else if (sema_want_int(c, call, a, "signal number")) {
+		int64_t v;
+		if (const_int(a, &v) && (v < 1 || v > 64))
+			terr(c, call->span, "%lld is not a valid signal", (long long)v);
+	}
+	return TYPE_VOID;
+}
+
+/* bswap(x): the bytes of x in reverse order, within x's own width. */
+struct type sema_chk_bswap(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = sema_arg(call, 0);
+	if (!sema_want_int(c, call, a, "value"))
+		return TYPE_NONE;
+	return a->type;
+}
+
+/* strncmp(a, b, n): 0 when the strings agree in their first n bytes (or
+ * up to an end both reach together), 1 otherwise; n is a literal, as
+ * bpftrace 0.17 wants it. */
+struct type sema_chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	char b[64];
+	for (int i = 0; i < 2; i++) {
+		struct node *s = sema_arg(call, i);
+		check_expr(c, s);
+		if (s->type.kind != TY_STR && s->type.kind != TY_NONE)
+			terr(c, s->span, "strncmp() expects a string (%s supplied)", tname(s->type, b));
+	}
+	struct node *n = sema_arg(call, 2);
+	check_expr(c, n);
+	if (n->kind != N_INT)
+		terr(c, n->span, "strncmp() expects an integer literal as its length");
+	return TYPE_U64;
+}
