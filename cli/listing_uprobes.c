@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "host_loader.h"
 #include "host_path.h"
 
@@ -59,11 +60,16 @@ static int list_process(FILE *out, const struct host_api *api, const char *glob,
 int listing_uprobes(FILE *out, const char *glob, long pid, struct diags *diags,
 		    char *err, size_t errlen)
 {
-	bool ret = glob && !strncmp(glob, "uretprobe:", 10);
-	bool up = glob && (ret || !strncmp(glob, "uprobe:", 7));
+	/* the provider as the catalog knows it, aliases ("u:") too */
+	const char *pc = glob ? strchr(glob, ':') : NULL;
+	char pname[32] = "";
+	if (pc && (size_t)(pc - glob) < sizeof(pname))
+		snprintf(pname, sizeof(pname), "%.*s", (int)(pc - glob), glob);
+	const struct provider *prov = *pname ? catalog_provider(pname) : NULL;
+	bool up = prov && prov->syntax == SYN_UPROBE;
 	if (pid > 0 && glob && *glob && !up && strcmp(glob, "*"))
 		return LISTING_NOT_MINE;
-	const char *target = up ? strchr(glob, ':') + 1 : NULL;
+	const char *target = up ? pc + 1 : NULL;
 	const char *colon = target ? strchr(target, ':') : NULL;
 	if (pid <= 0) {
 		/* a literal target: "uprobe:*" is the catalog's template */
@@ -86,6 +92,6 @@ int listing_uprobes(FILE *out, const char *glob, long pid, struct diags *diags,
 			 t);
 		return -1;
 	}
-	snprintf(prefix, sizeof(prefix), "%s:%s", ret ? "uretprobe" : "uprobe", path);
+	snprintf(prefix, sizeof(prefix), "%s:%s", prov->name, path);
 	return print_syms(out, api, path, prefix, *(colon + 1) ? colon + 1 : "*", err, errlen);
 }

@@ -354,6 +354,9 @@ t_list_uprobes() {
 	expect <<OUT || return 1
 uprobe:$TGT:gpux_tgt_add
 OUT
+	run 0 -l "u:$TGT:gpux_tgt*" && expect <<OUT || return 1
+uprobe:$TGT:gpux_tgt_add
+OUT
 	run 0 -l "uretprobe:$TGT:*" || return 1
 	grep -qxF "uretprobe:$TGT:main" "$tmp/out" && sort -c "$tmp/out" ||
 		{ cat "$tmp/out"; fail "uretprobe listing"; return 1; }
