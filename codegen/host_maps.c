@@ -82,7 +82,7 @@ static void note_map(struct walk_state *w, struct node *m)
 	struct hctx *h = w->h;
 	int i = 0;
 	for (struct node *k = m->u.map.keys; k && i < 8; k = k->next, i++)
-		if (k->type.kind == TY_STR || k->type.kind == TY_BUF || k->type.kind == TY_INET) {
+		if (type_is_bytes(k->type)) {
 			unsigned z = hl_str_size(h, k);
 			if (z > e->key_str[i])
 				e->key_str[i] = z;
@@ -128,8 +128,7 @@ static void walk_node(struct node *n, void *arg)
 	if (t->kind != N_MAP || !t->u.map.info)
 		return;
 	struct seen *e = seen_of(w, t->u.map.info);
-	if ((v->type.kind == TY_STR || v->type.kind == TY_TUPLE || v->type.kind == TY_BUF ||
-	     v->type.kind == TY_INET) &&
+	if (type_is_bytes(v->type) &&
 	    hl_str_size(h, v) > e->value_str)
 		e->value_str = hl_str_size(h, v);
 	if (v->kind == N_CALL && !strcmp(v->u.call.name, "lhist") && !e->lhist)
@@ -218,7 +217,7 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 	for (int i = 0; i < p->nkeys; i++) {
 		struct type t = mi->keys[i];
 		unsigned sz = 8;
-		if (t.kind == TY_STR || t.kind == TY_BUF || t.kind == TY_INET)
+		if (type_is_bytes(t))
 			sz = (e->key_str[i < 8 ? i : 7] + 7) & ~7u;
 		else if (t.kind != TY_INT && t.kind != TY_PTR && t.kind != TY_USERNAME &&
 			 t.kind != TY_TIMESTAMP && t.kind != TY_MACADDR) {
@@ -257,9 +256,8 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 		default:
 			break;
 		}
-	} else if (mi->value.kind == TY_STR || mi->value.kind == TY_TUPLE ||
-		   mi->value.kind == TY_BUF || mi->value.kind == TY_INET) {
-		/* a tuple is bytes like a string (host_expr.c) */
+	} else if (type_is_bytes(mi->value)) {
+		/* bytes whole, as strings are (host_fns.c) */
 		p->value_str = (e->value_str + 7) & ~7u;
 		p->value_size = p->value_str;
 	}

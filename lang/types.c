@@ -68,6 +68,11 @@ const char *type_str(struct type t, char *buf, size_t len)
 	return buf;
 }
 
+bool type_is_bytes(struct type t)
+{
+	return t.kind == TY_STR || t.kind == TY_TUPLE || t.kind == TY_BUF || t.kind == TY_INET;
+}
+
 unsigned tuple_size(struct type t)
 {
 	if (t.kind == TY_STR)

@@ -58,6 +58,9 @@ struct type_tuple {
 /* An ntop() value in memory: u64 family (AF_INET6 or else IPv4), then
  * the address's bytes, 16. */
 #define INET_SIZE 24
+/* Whether values of type t are carried as bytes, a size known at
+ * compile time (strings, tuples, buf(), ntop()), not as an integer. */
+bool type_is_bytes(struct type t);
 /* Bytes of a value of type t in that layout (tuples, strings, integers). */
 unsigned tuple_size(struct type t);
 /* Where element i of tuple type t starts. */
