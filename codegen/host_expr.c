@@ -287,7 +287,15 @@ static LLVMValueRef binop(struct hctx *h, struct node *e)
 	LLVMValueRef l = hl_expr_int(h, ln), r = hl_expr_int(h, rn);
 	if (!l || !r)
 		return NULL;
-	bool uns = is_u64(ln->type) || is_u64(rn->type);
+	bool lp = ln->type.kind == TY_POINTER, rp = rn->type.kind == TY_POINTER;
+	if ((op == OP_ADD || op == OP_SUB) && lp != rp) {
+		/* pointer arithmetic counts elements */
+		if (lp)
+			r = hl_pointer_offset(h, ln, r);
+		else
+			l = hl_pointer_offset(h, rn, l);
+	}
+	bool uns = is_u64(ln->type) || is_u64(rn->type) || lp || rp;
 	switch (op) {
 	case OP_ADD: return LLVMBuildAdd(h->b, l, r, "");
 	case OP_SUB: return LLVMBuildSub(h->b, l, r, "");
@@ -454,14 +462,21 @@ struct hval hl_expr(struct hctx *h, struct node *e)
 	case N_FIELD:
 		if (e->u.field.base->type.kind == TY_TUPLE)
 			return hl_tuple_elem(h, e);
+		if (e->u.field.base->type.kind == TY_POINTER ||
+		    e->u.field.base->type.kind == TY_RECORD)
+			return hl_memory(h, e);
 		r.v = hl_ctx_field(h, e, &r.ssize);
 		break;
 	case N_TUPLE:
 		return hl_tuple(h, e);
 	case N_BINOP:
+		if (e->u.binop.op == OP_INDEX)
+			return hl_memory(h, e);
 		r.v = binop(h, e);
 		break;
 	case N_UNOP: {
+		if (e->u.unop.op == OP_DEREF)
+			return hl_memory(h, e);
 		LLVMValueRef v = hl_expr_int(h, e->u.unop.operand);
 		if (!v)
 			break;
@@ -480,7 +495,7 @@ struct hval hl_expr(struct hctx *h, struct node *e)
 		if (!v)
 			break;
 		struct type t = e->u.cast.to;
-		if (t.bits >= 64) {
+		if (t.kind != TY_INT || t.bits >= 64) {
 			r.v = v;
 			break;
 		}

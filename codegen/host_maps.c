@@ -13,8 +13,10 @@ struct hmap *hl_map_of(struct hctx *h, const struct node *m)
 
 unsigned hl_str_size(struct hctx *h, const struct node *e)
 {
-	if (e->type.kind == TY_TUPLE)
+	if (e->type.kind == TY_TUPLE || e->type.kind == TY_RECORD || e->type.kind == TY_ARRAY)
 		return tuple_size(e->type);
+	if (e->type.kind == TY_STR && e->type.count)
+		return e->type.count + 1; /* a char array: NUL added */
 	if (e->type.kind == TY_BUF)
 		return BUF_SIZE;
 	if (e->type.kind == TY_INET)

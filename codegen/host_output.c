@@ -184,9 +184,10 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 		if (a->kind == N_MAP && !a->u.map.nkeys) {
 			rec_map(h, call, HOST_REC_PRINT);
 		} else {
-			bool u = a->type.kind == TY_INT && !a->type.is_signed;
+			bool u = (a->type.kind == TY_INT && !a->type.is_signed) ||
+				 a->type.kind == TY_POINTER;
 			struct host_fmt *f = rec_printf(h, a->type.kind == TY_STR ||
-							a->type.kind == TY_TUPLE ||
+							type_is_bytes(a->type) ||
 							a->type.kind == TY_USERNAME ||
 							a->type.kind == TY_TIMESTAMP ||
 							a->type.kind == TY_INET ||

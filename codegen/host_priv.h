@@ -236,6 +236,10 @@ void hl_call_stmt(struct hctx *h, struct node *call);
 extern const unsigned hl_pt_regs_arg[6]; /* HOST_PT_REGS_ARGS */
 /* host_fns.c: tuples, and bpftrace's other functions with a value (true
  * when e is one, its value in *r). */
+/* host_memory.c: '*p', 'p->f', 'a[i]' and what they reach */
+struct hval hl_memory(struct hctx *h, struct node *e);
+/* n elements of what ptr points to, in bytes */
+LLVMValueRef hl_pointer_offset(struct hctx *h, struct node *ptr, LLVMValueRef n);
 struct hval hl_tuple(struct hctx *h, struct node *e);
 struct hval hl_tuple_elem(struct hctx *h, struct node *e);
 bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r);

@@ -42,6 +42,8 @@ const char *op_str(int op)
 	case OP_PLUS: return "+";
 	case OP_INC: return "++";
 	case OP_DEC: return "--";
+	case OP_DEREF: return "*";
+	case OP_INDEX: return "[]";
 	case OP_ADD: return "+";
 	case OP_SUB: return "-";
 	case OP_MUL: return "*";
@@ -120,6 +122,10 @@ void ast_visit_children(struct node *n, ast_visit_fn fn, void *arg)
 	case N_CALL: visit_list(n->u.call.args, fn, arg); break;
 	case N_INCDEC: fn(n->u.incdec.target, arg); break;
 	case N_TUPLE: visit_list(n->u.tuple.elems, fn, arg); break;
+	case N_SIZEOF:
+		if (n->u.size_of.expr)
+			fn(n->u.size_of.expr, arg);
+		break;
 	default: /* leaves */
 		break;
 	}

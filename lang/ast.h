@@ -39,6 +39,7 @@ enum node_kind {
 	N_CALL,
 	N_INCDEC, /* ++x, x++, --x, x-- */
 	N_TUPLE,  /* (a, b, ...) */
+	N_SIZEOF, /* sizeof(type) or sizeof(expr): an N_INT after sema */
 };
 
 /* Operators use their token spelling's first character where it is
@@ -49,6 +50,8 @@ enum op {
 	OP_NOT = '!', OP_BNOT = '~', OP_ASSIGN = '=',
 	OP_EQ = 256, OP_NE, OP_LE, OP_GE, OP_LAND, OP_LOR, OP_SHL, OP_SHR,
 	OP_NEG, OP_PLUS, OP_INC, OP_DEC,
+	OP_DEREF, /* *p */
+	OP_INDEX, /* a[i], a binop */
 };
 
 /* What an N_IDENT turned out to be. */
@@ -129,7 +132,12 @@ struct node {
 		struct { int op; struct node *operand; } unop;
 		struct { struct node *cond, *then, *els; } ternary;
 		struct { const char *name; struct type to;
-			 struct node *operand; } cast;
+			 struct node *operand;
+			 int stars; /* to a pointer: name is its base type */
+			 struct span type_span; } cast;
+		struct { struct node *expr; /* or a type: */
+			 const char *tname; int stars;
+			 struct span type_span; } size_of;
 		struct { const char *name; struct node *args; int nargs;
 			 const void *fn; } call;
 		struct { int op; bool prefix; struct node *target; } incdec;
@@ -158,6 +166,7 @@ struct program {
 	int npositional;
 	bool inspect_exprs; /* a bare expression statement is fine (REPL :type) */
 	bool unsafe;        /* --unsafe: system() is allowed */
+	struct cdefs *cdefs; /* the C definitions before the probes, or NULL */
 };
 
 struct node *ast_new(struct arena *a, enum node_kind kind, struct span sp);

@@ -83,7 +83,14 @@ static void put_head(FILE *out, const struct node *n)
 	case N_BINOP: fprintf(out, "binop %s", op_str(n->u.binop.op)); break;
 	case N_UNOP: fprintf(out, "unop %s", op_str(n->u.unop.op)); break;
 	case N_TERNARY: fputs("?:", out); break;
-	case N_CAST: fprintf(out, "cast (%s)", n->u.cast.name); break;
+	case N_CAST:
+		fprintf(out, "cast (%s%s%.*s)", n->u.cast.name, n->u.cast.stars ? " " : "",
+			n->u.cast.stars > 8 ? 8 : n->u.cast.stars, "********");
+		break;
+	case N_SIZEOF:
+		fprintf(out, "sizeof%s%s", n->u.size_of.tname ? " " : "",
+			n->u.size_of.tname ? n->u.size_of.tname : "");
+		break;
 	case N_CALL: fprintf(out, "call %s", n->u.call.name); break;
 	case N_TUPLE: fputs("tuple", out); break;
 	case N_INCDEC:
@@ -189,6 +196,10 @@ void ast_dump_node(FILE *out, const struct node *n, int indent, bool types,
 		break;
 	case N_TUPLE:
 		dump_list(out, n->u.tuple.elems, in, types, device);
+		break;
+	case N_SIZEOF:
+		if (n->u.size_of.expr)
+			ast_dump_node(out, n->u.size_of.expr, in, types, device);
 		break;
 	case N_INCDEC:
 		ast_dump_node(out, n->u.incdec.target, in, types, device);

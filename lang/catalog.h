@@ -99,6 +99,9 @@ struct provider {
 	enum runner runner;
 	enum probe_syntax syntax;
 	const char *doc;
+	/* Pointers its probes see are the traced process's (read with
+	 * probe_read_user), else the kernel's. */
+	bool user_memory;
 };
 
 struct event {

@@ -14,6 +14,7 @@ static int run_parser(struct program *prog, struct diags *diags,
 		yy_scan_bytes(prog->src.text, (int)prog->src.len, scanner);
 	int errors_before = diags->errors;
 	int rc = yyparse(scanner, ctx);
+	lex_unwind(scanner);
 	yy_delete_buffer(buf, scanner);
 	yylex_destroy(scanner);
 	if (rc != 0 && diags->errors == errors_before)

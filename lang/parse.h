@@ -10,6 +10,8 @@
 /* Deepest expression nesting accepted; deeper input is refused with a
  * message instead of risking the stack of later recursive passes. */
 #define PARSE_MAX_DEPTH 256
+/* Macros expanding macros, at most this deep. */
+#define PARSE_MAX_MACRO_DEPTH 16
 
 /* State shared by the flex scanner and the bison parser. */
 struct parse_ctx {
@@ -25,7 +27,20 @@ struct parse_ctx {
 	struct span open_brace; /* the '{' that opened the current probe body */
 	struct span comment;    /* where the open comment began */
 	struct node *stmts;     /* result in stmt_mode */
+	/* C definitions before the probes */
+	struct span cdef_start; /* where the open definition began */
+	int cdef_depth;
+	bool after_cdef;        /* a ';' now ends the definition */
+	bool type_next;         /* "(name *": the name is a type */
+	/* macros being expanded: the buffers to go back to */
+	struct { const struct macro *macro; void *outer; } mstack[PARSE_MAX_MACRO_DEPTH];
+	int mdepth;
+	struct span mspan;      /* where the outermost one was named */
 };
+
+/* Leave the macro bodies the scanner may still be reading (a parse
+ * that stopped early). */
+void lex_unwind(void *scanner);
 
 /* Parse src->text into prog->probes. Returns 0 on success, -1 if
  * diagnostics were recorded. */

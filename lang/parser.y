@@ -61,6 +61,8 @@ static struct nlist list_add(struct nlist l, struct node *n);
 %token PRED_END "end of predicate"
 %token IF "if" ELSE "else" UNROLL "unroll" FOR "for" WHILE "while"
 %token RETURN "return"
+%token STRUCT "struct" UNION "union" SIZEOF "sizeof"
+%token <str> TYPENAME "type name"
 %token EQ "==" NE "!=" LE "<=" GE ">=" LAND "&&" LOR "||"
 %token SHL "<<" SHR ">>" INC "++" DEC "--" DOTDOT ".." ARROW "->"
 %token <op> COMPOUND "compound assignment"
@@ -68,6 +70,8 @@ static struct nlist list_add(struct nlist l, struct node *n);
 %type <node> probe pred block simple compound if_stmt expr unary
 %type <node> postfix primary map lvalue
 %type <list> probes attach_list stmts stmt_seq args arg_list
+%type <str> ctype
+%type <num> stars
 
 %right '?' ':'
 %left LOR
@@ -80,6 +84,8 @@ static struct nlist list_add(struct nlist l, struct node *n);
 %left SHL SHR
 %left '+' '-'
 %left '*' '/' '%'
+%precedence MAP_ALONE
+%precedence '['
 
 %%
 
@@ -260,12 +266,49 @@ unary
 		$$->u.incdec.op = OP_DEC;
 		$$->u.incdec.prefix = true;
 	}
+	| '*' unary		{ $$ = mk_expr(ctx, N_UNOP, @$, $2, NULL, NULL); CHECK_DEPTH($$); $$->u.unop.op = OP_DEREF; }
 	| '(' CASTTYPE ')' unary {
 		$$ = mk_expr(ctx, N_CAST, @$, $4, NULL, NULL);
 		CHECK_DEPTH($$);
 		$$->u.cast.name = $2;
 		type_from_cast_name($2, &$$->u.cast.to);
 	}
+	| '(' ctype stars ')' unary {
+		/* to a pointer: resolved against the C definitions */
+		$$ = mk_expr(ctx, N_CAST, @$, $5, NULL, NULL);
+		CHECK_DEPTH($$);
+		$$->u.cast.name = $2;
+		$$->u.cast.stars = (int)$3;
+		$$->u.cast.type_span = span_join(@2, @3);
+	}
+	| SIZEOF '(' ctype stars ')' {
+		$$ = mk(ctx, N_SIZEOF, @$);
+		$$->u.size_of.tname = $3;
+		$$->u.size_of.stars = (int)$4;
+		$$->u.size_of.type_span = @3;
+	}
+	| SIZEOF '(' ctype ')' {
+		$$ = mk(ctx, N_SIZEOF, @$);
+		$$->u.size_of.tname = $3;
+		$$->u.size_of.type_span = @3;
+	}
+	| SIZEOF '(' expr ')' {
+		$$ = mk_expr(ctx, N_SIZEOF, @$, $3, NULL, NULL);
+		CHECK_DEPTH($$);
+		$$->u.size_of.expr = $3;
+	}
+	;
+
+ctype
+	: CASTTYPE		{ $$ = $1; }
+	| TYPENAME		{ $$ = $1; }
+	| STRUCT IDENT		{ $$ = arena_printf(&ctx->prog->arena, "struct %s", $2); }
+	| UNION IDENT		{ $$ = arena_printf(&ctx->prog->arena, "union %s", $2); }
+	;
+
+stars
+	: '*'			{ $$ = 1; }
+	| stars '*'		{ $$ = $1 + 1; }
 	;
 
 postfix
@@ -291,6 +334,11 @@ postfix
 		CHECK_DEPTH($$);
 		$$->u.field.index = $3 > 1000000 ? 1000000 : (int)$3;
 		$$->u.field.name = arena_printf(&ctx->prog->arena, "%d", $$->u.field.index);
+	}
+	| postfix '[' expr ']' {
+		$$ = mk_expr(ctx, N_BINOP, @$, $1, $3, NULL);
+		CHECK_DEPTH($$);
+		$$->u.binop.op = OP_INDEX;
 	}
 	| postfix ARROW IDENT {
 		/* bpftrace 0.17 writes args->NAME */
@@ -348,7 +396,7 @@ primary
 	;
 
 map
-	: MAP {
+	: MAP %prec MAP_ALONE {
 		$$ = mk(ctx, N_MAP, @$);
 		$$->u.map.name = $1;
 	}
@@ -431,6 +479,9 @@ static struct node *mk_expr(struct parse_ctx *ctx, enum node_kind kind,
 	case N_FIELD:
 		n->u.field.base = a;
 		n->u.field.index = -1;
+		break;
+	case N_SIZEOF:
+		n->u.size_of.expr = a;
 		break;
 	default:
 		break;

@@ -1,11 +1,14 @@
 #include "sema.h"
 
+#include "cdefs.h"
 #include <stdio.h>
 #include <string.h>
 
 int sema_run(struct program *prog, struct diags *diags)
 {
 	int before = diags->errors;
+	if (cdefs_build(prog, diags) || diags->errors != before)
+		return -1;
 	sema_probes(prog, diags);
 	/* Types run on the probes that resolved, so a bad attach point
 	 * does not hide a type error elsewhere. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdefs.h"
 #include "sema_types.h"
 #include "suggest.h"
 /* ---- identifiers ---- */
@@ -114,6 +115,14 @@ static void check_ident(struct tctx *c, struct node *n)
 		n->type = TYPE_I64;
 		return;
 	}
+	int64_t ev;
+	if (cdefs_enum_value(c->prog->cdefs, name, &ev)) {
+		/* an enumerator of the C definitions: its value */
+		n->kind = N_INT;
+		n->u.num.value = (uint64_t)ev;
+		n->type = TYPE_I64;
+		return;
+	}
 	if (!strcmp(name, "args")) {
 		if (!is_tracepoint(c))
 			terr(c, n->span, "'args' is only available in tracepoint probes");
@@ -157,7 +166,7 @@ static void check_field(struct tctx *c, struct node *n)
 		return;
 	}
 	check_expr(c, base);
-	if (base->type.kind == TY_NONE)
+	if (base->type.kind == TY_NONE || sema_record_field(c, n))
 		return;
 	if (base->type.kind == TY_DIM3) {
 		if (n->u.field.arrow) {
@@ -238,7 +247,8 @@ bool reject_non_scalar(struct tctx *c, struct node *n)
 		diag_hint(dg, "use one of its fields: .x, .y or .z");
 		return true;
 	}
-	if (n->type.kind == TY_AGG || n->type.kind == TY_VOID || n->type.kind == TY_TUPLE) {
+	if (n->type.kind == TY_AGG || n->type.kind == TY_VOID || n->type.kind == TY_TUPLE ||
+	    n->type.kind == TY_RECORD || n->type.kind == TY_ARRAY) {
 		terr(c, n->span, "a value of type '%s' cannot be used in an expression",
 		     tname(n->type, b));
 		return true;
@@ -257,11 +267,17 @@ static void check_binop(struct tctx *c, struct node *n)
 	struct node *l = n->u.binop.lhs, *r = n->u.binop.rhs;
 	int op = n->u.binop.op;
 	char b1[64], b2[64];
+	if (op == OP_INDEX) {
+		sema_index(c, n);
+		return;
+	}
 	check_expr(c, l);
 	check_expr(c, r);
 	if (l->type.kind == TY_NONE || r->type.kind == TY_NONE)
 		return;
 	if (reject_non_scalar(c, l) || reject_non_scalar(c, r))
+		return;
+	if (sema_pointer_binop(c, n))
 		return;
 	struct type lt = l->type, rt = r->type;
 	if (lt.kind == TY_STR || rt.kind == TY_STR) {
@@ -304,10 +320,15 @@ static void check_unop(struct tctx *c, struct node *n)
 {
 	struct node *o = n->u.unop.operand;
 	char b[64];
+	if (n->u.unop.op == OP_DEREF) {
+		sema_deref(c, n);
+		return;
+	}
 	check_expr(c, o);
 	if (o->type.kind == TY_NONE || reject_non_scalar(c, o))
 		return;
-	if (o->type.kind != TY_INT && !(n->u.unop.op == OP_NOT && o->type.kind == TY_PTR)) {
+	if (o->type.kind != TY_INT && !(n->u.unop.op == OP_NOT &&
+					(o->type.kind == TY_PTR || o->type.kind == TY_POINTER))) {
 		terr(c, n->span, "operator '%s' expects an integer, not '%s'",
 		     op_str(n->u.unop.op), tname(o->type, b));
 		return;
@@ -343,10 +364,14 @@ static void check_cast(struct tctx *c, struct node *n)
 {
 	struct node *o = n->u.cast.operand;
 	char b[64];
+	if (n->u.cast.stars || n->u.cast.to.kind == TY_NONE) {
+		sema_cast_to_type(c, n);
+		return;
+	}
 	check_expr(c, o);
 	if (o->type.kind == TY_NONE || reject_non_scalar(c, o))
 		return;
-	if (o->type.kind != TY_INT && o->type.kind != TY_PTR) {
+	if (o->type.kind != TY_INT && o->type.kind != TY_PTR && o->type.kind != TY_POINTER) {
 		terr(c, n->span, "cannot cast a value of type '%s' to %s",
 		     tname(o->type, b), n->u.cast.name);
 		return;
@@ -459,6 +484,9 @@ void check_expr(struct tctx *c, struct node *n)
 		break;
 	case N_INCDEC:
 		check_incdec_target(c, n, n->u.incdec.target);
+		break;
+	case N_SIZEOF:
+		sema_sizeof(c, n);
 		break;
 	default:
 		break;

@@ -59,12 +59,12 @@ static bool arg_fits(enum want w, struct type t)
 {
 	switch (w) {
 	case WANT_INT:
-		return t.kind == TY_INT;
+		return t.kind == TY_INT || t.kind == TY_POINTER;
 	case WANT_STR:
 		return t.kind == TY_STR || t.kind == TY_USERNAME || t.kind == TY_TIMESTAMP ||
 		       t.kind == TY_INET || t.kind == TY_MACADDR;
 	case WANT_PTR:
-		return t.kind == TY_INT || t.kind == TY_PTR;
+		return t.kind == TY_INT || t.kind == TY_PTR || t.kind == TY_POINTER;
 	case WANT_BUF:
 		return t.kind == TY_BUF;
 	}

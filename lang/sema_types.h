@@ -52,4 +52,12 @@ void map_read(struct tctx *c, struct node *m);
 bool reject_non_scalar(struct tctx *c, struct node *n);
 const char *tname(struct type t, char *buf);
 
+/* Memory through pointers (sema_memory.c). */
+void sema_cast_to_type(struct tctx *c, struct node *n);
+void sema_deref(struct tctx *c, struct node *n);
+void sema_index(struct tctx *c, struct node *n);
+bool sema_record_field(struct tctx *c, struct node *n);
+bool sema_pointer_binop(struct tctx *c, struct node *n);
+void sema_sizeof(struct tctx *c, struct node *n);
+
 #endif

@@ -53,6 +53,20 @@ const char *type_str(struct type t, char *buf, size_t len)
 	case TY_VOID:
 		snprintf(buf, len, "void");
 		break;
+	case TY_POINTER: {
+		char ib[64];
+		snprintf(buf, len, "%s *", t.inner ? type_str(*t.inner, ib, sizeof(ib)) : "void");
+		break;
+	}
+	case TY_RECORD:
+		snprintf(buf, len, "%s", t.rec ? t.rec->name : "struct");
+		break;
+	case TY_ARRAY: {
+		char ib[64];
+		snprintf(buf, len, "%s[%u]", t.inner ? type_str(*t.inner, ib, sizeof(ib)) : "?",
+			 t.count);
+		break;
+	}
 	case TY_TUPLE: {
 		size_t n = 0;
 		char eb[64];
@@ -70,13 +84,40 @@ const char *type_str(struct type t, char *buf, size_t len)
 
 bool type_is_bytes(struct type t)
 {
-	return t.kind == TY_STR || t.kind == TY_TUPLE || t.kind == TY_BUF || t.kind == TY_INET;
+	return t.kind == TY_STR || t.kind == TY_TUPLE || t.kind == TY_BUF ||
+	       t.kind == TY_INET || t.kind == TY_RECORD || t.kind == TY_ARRAY;
+}
+
+const struct record_field *record_field(const struct record *r, const char *name)
+{
+	for (int i = 0; r && i < r->nfields; i++)
+		if (r->fields[i].name && !strcmp(r->fields[i].name, name))
+			return &r->fields[i];
+	return NULL;
+}
+
+unsigned type_mem_size(struct type t)
+{
+	switch (t.kind) {
+	case TY_INT:
+		return t.bits / 8;
+	case TY_RECORD:
+		return t.rec ? t.rec->size : 0;
+	case TY_ARRAY:
+		return t.inner ? t.count * type_mem_size(*t.inner) : 0;
+	case TY_STR:
+		return t.count;
+	default:
+		return 8;
+	}
 }
 
 unsigned tuple_size(struct type t)
 {
 	if (t.kind == TY_STR)
 		return TUPLE_STR_SIZE;
+	if (t.kind == TY_RECORD || t.kind == TY_ARRAY)
+		return (type_mem_size(t) + 7) & ~7u;
 	if (t.kind != TY_TUPLE || !t.tuple)
 		return 8;
 	return tuple_off(t, t.tuple->n);
@@ -102,6 +143,14 @@ bool type_equal(struct type a, struct type b)
 	case TY_PTR:
 		return (a.name == b.name) ||
 		       (a.name && b.name && !strcmp(a.name, b.name));
+	case TY_POINTER:
+		if (!a.inner || !b.inner)
+			return a.inner == b.inner;
+		return type_equal(*a.inner, *b.inner);
+	case TY_RECORD:
+		return a.rec == b.rec;
+	case TY_ARRAY:
+		return a.count == b.count && a.inner && b.inner && type_equal(*a.inner, *b.inner);
 	case TY_TUPLE:
 		if (!a.tuple || !b.tuple || a.tuple->n != b.tuple->n)
 			return a.tuple == b.tuple;

@@ -20,6 +20,9 @@ enum type_kind {
 	TY_TIMESTAMP, /* strftime(): ns since boot, printed with name as format */
 	TY_INET,  /* ntop(): an address family and 16 address bytes */
 	TY_MACADDR, /* macaddr(): 6 bytes in an integer's first ones */
+	TY_POINTER, /* an address in the probed memory; inner: what is there */
+	TY_RECORD,  /* a struct or union of the script's C definitions */
+	TY_ARRAY,   /* count elements of type inner, back to back */
 };
 
 enum agg_kind {
@@ -42,7 +45,31 @@ struct type {
 	const char *name; /* TY_PTR: the object kind ("chunk"); TY_TIMESTAMP:
 			   * its strftime format */
 	const struct type_tuple *tuple; /* TY_TUPLE: its elements */
+	const struct type *inner; /* TY_POINTER: the pointee (TY_VOID: none);
+				   * TY_ARRAY: the element */
+	unsigned count;           /* TY_ARRAY: elements; TY_STR: the bytes of
+				   * the char array it was read from, or 0 */
+	const struct record *rec; /* TY_RECORD */
 };
+
+/* A struct or union: its fields at their C offsets (x86-64 layout). */
+struct record_field {
+	const char *name;
+	struct type type;
+	unsigned offset;
+};
+struct record {
+	const char *name; /* "struct rec", "union u" */
+	bool is_union;
+	bool defined;     /* its body was seen (else only named) */
+	unsigned size, align;
+	int nfields;
+	struct record_field *fields;
+};
+/* A field of r by name, or NULL. */
+const struct record_field *record_field(const struct record *r, const char *name);
+/* Bytes a value of type t takes in probed memory (C layout). */
+unsigned type_mem_size(struct type t);
 
 /* A tuple's elements. In memory (host maps, variables, records) each
  * element takes 8 bytes if an integer, TUPLE_STR_SIZE if a string, its

@@ -262,13 +262,17 @@ static void json_msg(FILE *out, const char *type, const char *s, size_t n)
 void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 		const unsigned char *rec, size_t len)
 {
+	enum type_kind vk = fmt->args[0].type.kind;
 	if (fmt->kind == HOST_FMT_VALUE && fmt->nargs == 1 &&
-	    fmt->args[0].type.kind == TY_TUPLE &&
+	    (vk == TY_TUPLE || vk == TY_RECORD || vk == TY_ARRAY) &&
 	    fmt->args[0].offset + tuple_size(fmt->args[0].type) <= len) {
 		/* print($t): (1, ab) or {"type": "value", "data": [1,"ab"]} */
 		if (json)
 			fputs("{\"type\": \"value\", \"data\": ", out);
-		out_tuple(out, json, fmt->args[0].type, rec + fmt->args[0].offset);
+		if (vk == TY_TUPLE)
+			out_tuple(out, json, fmt->args[0].type, rec + fmt->args[0].offset);
+		else
+			out_cvalue(out, json, fmt->args[0].type, rec + fmt->args[0].offset);
 		fputs(json ? "}\n" : "\n", out);
 		return;
 	}

@@ -223,6 +223,8 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 	char name[256];
 	if (hm->value.kind == TY_TUPLE) {
 		out_tuple(out, false, hm->value, v);
+	} else if (hm->value.kind == TY_RECORD || hm->value.kind == TY_ARRAY) {
+		out_cvalue(out, false, hm->value, v);
 	} else if (hm->value.kind == TY_USERNAME) {
 		fputs(out_username((uint64_t)x, name, sizeof(name)), out);
 	} else if (hm->value.kind == TY_BUF && hm->value_str >= BUF_SIZE) {
@@ -295,6 +297,8 @@ static void put_json_value(FILE *out, const struct host_map *hm, const unsigned 
 	char name[256];
 	if (hm->value.kind == TY_TUPLE) {
 		out_tuple(out, true, hm->value, v);
+	} else if (hm->value.kind == TY_RECORD || hm->value.kind == TY_ARRAY) {
+		out_cvalue(out, true, hm->value, v);
 	} else if (hm->value.kind == TY_USERNAME) {
 		out_username(rd64(v), name, sizeof(name));
 		out_json_str(out, name, strlen(name));

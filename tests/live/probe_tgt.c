@@ -26,6 +26,22 @@ __attribute__((noinline, used)) long gpux_bytes(const char *p, long n)
 	return p[0] + n;
 }
 
+/* A linked record, for struct definitions, casts, -> and indexing */
+struct gpux_rec {
+	int id;
+	short kind;
+	char name[12];
+	long vals[3];
+	unsigned char flag;
+	struct gpux_rec *next;
+};
+
+__attribute__((noinline, used)) long gpux_walk(const struct gpux_rec *r, const int *nums)
+{
+	__asm__ volatile("" ::: "memory");
+	return r->id + nums[0];
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 5;
@@ -41,6 +57,11 @@ int main(int argc, char **argv)
 	/* on the stack: a page the process has touched, which a probe can read */
 	char bytes[] = "gpux\tbuf\001\377";
 	if (gpux_bytes(bytes, (long)sizeof(bytes) - 1) != 'g' + 10)
+		return 1;
+	struct gpux_rec tail = { 2, -3, "tail", { 7, -8, 9 }, 200, NULL };
+	struct gpux_rec head = { 1, 5, "head", { 10, 20, 30 }, 1, &tail };
+	int nums[4] = { 100, -200, 300, 400 };
+	if (gpux_walk(&head, nums) != 101)
 		return 1;
 	printf("sum %ld\n", s);
 	fflush(stdout);

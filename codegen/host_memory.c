@@ -1,0 +1,161 @@
+/* Reads through pointers in host probes: '*p', 'p->f', 'p[i]' and the
+ * fields and elements of what they reach. A chain of them is one
+ * address computation and one probe-read of the final value, as the C
+ * types lay it out; '.' and '[]' on a value already read (a variable,
+ * a map's value) take its bytes at the offset instead. A read that
+ * fails leaves zeros, as in bpftrace. */
+#include "host_priv.h"
+
+static unsigned elem_size(struct type t)
+{
+	unsigned n = t.inner && t.inner->kind != TY_VOID ? type_mem_size(*t.inner) : 1;
+	return n ? n : 1;
+}
+
+/* The address e reads from, or NULL when e is a value, not memory. */
+static LLVMValueRef mem_addr(struct hctx *h, struct node *e)
+{
+	switch (e->kind) {
+	case N_UNOP:
+		return e->u.unop.op == OP_DEREF ? hl_expr_int(h, e->u.unop.operand) : NULL;
+	case N_FIELD: {
+		struct node *b = e->u.field.base;
+		const struct record *r = b->type.kind == TY_POINTER ? b->type.inner->rec
+				       : b->type.kind == TY_RECORD ? b->type.rec : NULL;
+		const struct record_field *f = record_field(r, e->u.field.name);
+		if (!f)
+			return NULL;
+		LLVMValueRef base = b->type.kind == TY_POINTER ? hl_expr_int(h, b) : mem_addr(h, b);
+		return base ? LLVMBuildAdd(h->b, base, host_const(h, f->offset), "") : NULL;
+	}
+	case N_BINOP: {
+		struct node *b = e->u.binop.lhs;
+		if (e->u.binop.op != OP_INDEX)
+			return NULL;
+		LLVMValueRef base = b->type.kind == TY_POINTER ? hl_expr_int(h, b) : mem_addr(h, b);
+		if (!base)
+			return NULL;
+		LLVMValueRef i = hl_expr_int(h, e->u.binop.rhs);
+		if (!i)
+			return NULL;
+		LLVMValueRef off = LLVMBuildMul(h->b, i, host_const(h, elem_size(b->type)), "");
+		return LLVMBuildAdd(h->b, base, off, "");
+	}
+	default:
+		return NULL;
+	}
+}
+
+/* Whether e denotes memory (then mem_addr() gives its address). */
+static bool is_memory(const struct node *e)
+{
+	switch (e->kind) {
+	case N_UNOP:
+		return e->u.unop.op == OP_DEREF;
+	case N_FIELD:
+		return e->u.field.base->type.kind == TY_POINTER ||
+		       (e->u.field.base->type.kind == TY_RECORD && is_memory(e->u.field.base));
+	case N_BINOP:
+		return e->u.binop.op == OP_INDEX &&
+		       (e->u.binop.lhs->type.kind == TY_POINTER || is_memory(e->u.binop.lhs));
+	default:
+		return false;
+	}
+}
+
+/* The C type of the memory e reads (its value's type may differ: a
+ * char array reads as a string). */
+static struct type mem_type(const struct node *e)
+{
+	const struct node *b;
+	switch (e->kind) {
+	case N_UNOP:
+		return *e->u.unop.operand->type.inner;
+	case N_FIELD: {
+		b = e->u.field.base;
+		const struct record *r = b->type.kind == TY_POINTER ? b->type.inner->rec : b->type.rec;
+		const struct record_field *f = record_field(r, e->u.field.name);
+		return f ? f->type : e->type;
+	}
+	default:
+		return *e->u.binop.lhs->type.inner;
+	}
+}
+
+static int read_helper(struct hctx *h)
+{
+	return h->at && h->at->prov && h->at->prov->user_memory ? HELPER_PROBE_READ_USER
+								: HELPER_PROBE_READ_KERNEL;
+}
+
+/* A value of type vt (memory type mt) from the bytes at p, which hold
+ * at least its size: integers extend, the rest are copied. */
+static struct hval value_at(struct hctx *h, struct type vt, struct type mt, LLVMValueRef p)
+{
+	if (vt.kind == TY_INT) {
+		LLVMTypeRef it = LLVMIntTypeInContext(h->ctx, vt.bits);
+		LLVMValueRef v = LLVMBuildLoad2(h->b, it, p, "");
+		LLVMSetAlignment(v, 1);
+		if (vt.bits < 64)
+			v = vt.is_signed ? LLVMBuildSExt(h->b, v, h->i64, "")
+					 : LLVMBuildZExt(h->b, v, h->i64, "");
+		return (struct hval){ v, 0 };
+	}
+	if (vt.kind == TY_POINTER) {
+		LLVMValueRef v = LLVMBuildLoad2(h->b, h->i64, p, "");
+		LLVMSetAlignment(v, 1);
+		return (struct hval){ v, 0 };
+	}
+	/* strings get a NUL after the array; records and arrays their
+	 * size rounded to 8, the layout maps and records keep */
+	unsigned n = type_mem_size(mt);
+	unsigned size = vt.kind == TY_STR ? n + 1 : tuple_size(vt);
+	LLVMValueRef out = host_alloca_zero(h, (size + 7) & ~7u, "memval");
+	if (n)
+		LLVMBuildMemCpy(h->b, out, 1, p, 1, host_const(h, n));
+	return (struct hval){ out, size };
+}
+
+struct hval hl_memory(struct hctx *h, struct node *e)
+{
+	struct type mt = mem_type(e);
+	unsigned n = type_mem_size(mt);
+	if (is_memory(e)) {
+		LLVMValueRef addr = mem_addr(h, e);
+		if (!addr)
+			return (struct hval){ 0 };
+		if (n > 512 - 64) {
+			host_err(h, e, "'%s' is %u bytes, more than a probe can read at once",
+				 mt.kind == TY_RECORD && mt.rec ? mt.rec->name : "this value", n);
+			return (struct hval){ 0 };
+		}
+		LLVMValueRef buf = host_alloca_zero(h, (n + 8) & ~7u, "mem");
+		LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, n, false),
+					LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
+		host_helper(h, read_helper(h), h->i64, args, 3);
+		return value_at(h, e->type, mt, buf);
+	}
+	/* a field or element of a value held in bytes */
+	struct node *b = e->kind == N_FIELD ? e->u.field.base : e->u.binop.lhs;
+	struct hval base = hl_expr(h, b);
+	if (!base.v)
+		return base;
+	unsigned off = 0;
+	if (e->kind == N_FIELD) {
+		off = record_field(b->type.rec, e->u.field.name)->offset;
+	} else {
+		int64_t i;
+		if (!host_const_int(e->u.binop.rhs, &i) || i < 0 || (uint64_t)i >= b->type.count) {
+			host_err(h, e->u.binop.rhs, "an array held in a variable or map is indexed "
+				 "with a constant within its bounds");
+			return (struct hval){ 0 };
+		}
+		off = (unsigned)i * elem_size(b->type);
+	}
+	return value_at(h, e->type, mt, host_gep(h, base.v, off));
+}
+
+LLVMValueRef hl_pointer_offset(struct hctx *h, struct node *ptr, LLVMValueRef n)
+{
+	return LLVMBuildMul(h->b, n, host_const(h, elem_size(ptr->type)), "");
+}

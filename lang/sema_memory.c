@@ -1,0 +1,250 @@
+/* Pass 2, memory: casts to pointers, '*', '->', '.', '[]' on the C
+ * types of the script's definitions, pointer arithmetic and sizeof. A
+ * pointer is an address in the probed process (uprobes) or the kernel
+ * (tracepoints); reading through it is a probe-read that may fail and
+ * then yields zeros, as in bpftrace. */
+#include <string.h>
+
+#include "cdefs.h"
+#include "sema_types.h"
+
+static const struct type *boxed(struct tctx *c, struct type t)
+{
+	struct type *p = arena_alloc(&c->prog->arena, sizeof(*p));
+	*p = t;
+	return p;
+}
+
+static struct type pointer_to(struct tctx *c, struct type t)
+{
+	return (struct type){ .kind = TY_POINTER, .inner = boxed(c, t) };
+}
+
+/* A type as a cast or sizeof names it: "struct x", an integer type or
+ * a typedef, then stars pointers to it. */
+static bool resolve_type(struct tctx *c, const char *name, int stars, struct span sp,
+			 struct type *out)
+{
+	const char *tag = NULL, *kw = NULL;
+	if (!strncmp(name, "struct ", 7)) {
+		kw = "struct";
+		tag = name + 7;
+	} else if (!strncmp(name, "union ", 6)) {
+		kw = "union";
+		tag = name + 6;
+	}
+	if (tag) {
+		const struct record *r = cdefs_record(c->prog->cdefs, kw, tag);
+		if (!r || (!r->defined && stars == 0)) {
+			struct diag *dg = terr(c, sp, "Unknown %s: '%s'", kw, name);
+			diag_hint(dg, "define it before the probes: %s { ... }", name);
+			return false;
+		}
+		*out = (struct type){ .kind = TY_RECORD, .rec = r };
+	} else if (!type_from_cast_name(name, out) && !cdefs_typedef(c->prog->cdefs, name, out)) {
+		terr(c, sp, "unknown type name '%s'", name);
+		return false;
+	}
+	for (int i = 0; i < stars; i++)
+		*out = pointer_to(c, *out);
+	return true;
+}
+
+/* What reading a value of memory type t gives: a char array is a
+ * string, as bpftrace has it; the rest is itself. */
+static struct type value_of(struct type t)
+{
+	if (t.kind == TY_ARRAY && t.inner && t.inner->kind == TY_INT && t.inner->bits == 8)
+		return (struct type){ .kind = TY_STR, .count = t.count };
+	return t;
+}
+
+static bool host_only(struct tctx *c, struct node *n, const char *what)
+{
+	if (c->probe->u.probe.place != PLACE_DEVICE)
+		return true;
+	struct diag *dg = terr(c, n->span, "%s is not available in device probes", what);
+	diag_hint(dg, "a device probe reads the kernel's parameters as args; memory "
+		  "behind them is the kernel's own to read");
+	return false;
+}
+
+void sema_cast_to_type(struct tctx *c, struct node *n)
+{
+	struct node *o = n->u.cast.operand;
+	char b[64], b2[64];
+	struct type t;
+	check_expr(c, o);
+	if (!resolve_type(c, n->u.cast.name, n->u.cast.stars, n->u.cast.type_span, &t))
+		return;
+	if (o->type.kind == TY_NONE)
+		return;
+	if (t.kind == TY_RECORD) {
+		struct diag *dg = terr(c, n->span, "cannot cast to '%s', only to a pointer to it",
+				       n->u.cast.name);
+		diag_hint(dg, "(%s *)%s", n->u.cast.name, "address");
+		return;
+	}
+	if (o->type.kind != TY_INT && o->type.kind != TY_POINTER) {
+		terr(c, n->span, "cannot cast a value of type '%s' to '%s'", tname(o->type, b),
+		     tname(t, b2));
+		return;
+	}
+	n->u.cast.to = t;
+	n->type = t;
+}
+
+void sema_deref(struct tctx *c, struct node *n)
+{
+	struct node *o = n->u.unop.operand;
+	char b[64];
+	check_expr(c, o);
+	if (o->type.kind == TY_NONE)
+		return;
+	if (o->type.kind != TY_POINTER) {
+		terr(c, n->span, "'*' reads through a pointer; '%s' is not one", tname(o->type, b));
+		return;
+	}
+	if (!o->type.inner || o->type.inner->kind == TY_VOID) {
+		terr(c, n->span, "cannot read through a 'void *': cast it to a typed pointer first");
+		return;
+	}
+	if (host_only(c, n, "reading memory through a pointer"))
+		n->type = value_of(*o->type.inner);
+}
+
+/* a[i] of a pointer or an array field. */
+void sema_index(struct tctx *c, struct node *n)
+{
+	struct node *a = n->u.binop.lhs, *i = n->u.binop.rhs;
+	char b[64];
+	check_expr(c, a);
+	check_expr(c, i);
+	if (a->type.kind == TY_NONE || i->type.kind == TY_NONE)
+		return;
+	if (a->type.kind != TY_POINTER && a->type.kind != TY_ARRAY) {
+		terr(c, n->span, "The array index operator [] can only be used on arrays and "
+		     "pointers, found %s.", tname(a->type, b));
+		return;
+	}
+	if (i->type.kind != TY_INT) {
+		terr(c, i->span, "an index must be an integer, not '%s'", tname(i->type, b));
+		return;
+	}
+	if (!a->type.inner || a->type.inner->kind == TY_VOID) {
+		terr(c, n->span, "cannot index a 'void *': cast it to a typed pointer first");
+		return;
+	}
+	int64_t k;
+	if (a->type.kind == TY_ARRAY && const_int(i, &k) && (k < 0 || (uint64_t)k >= a->type.count)) {
+		terr(c, i->span, "index %lld is out of the array's bounds [0, %u)", (long long)k,
+		     a->type.count);
+		return;
+	}
+	if (host_only(c, n, "reading memory through a pointer"))
+		n->type = value_of(*a->type.inner);
+}
+
+/* p->f, s.f of records. Returns false when the base is not one. */
+bool sema_record_field(struct tctx *c, struct node *n)
+{
+	struct node *base = n->u.field.base;
+	char b[64];
+	struct type t = base->type;
+	if (t.kind != TY_POINTER && t.kind != TY_RECORD)
+		return false;
+	const struct record *r = NULL;
+	if (t.kind == TY_POINTER) {
+		if (!t.inner || t.inner->kind != TY_RECORD) {
+			terr(c, n->span, "'%s' does not point to a struct or union", tname(t, b));
+			return true;
+		}
+		if (!n->u.field.arrow) {
+			terr(c, n->span, "Can not access field '%s' on type '%s'. Try dereferencing "
+			     "it first, or using '->'", n->u.field.name, tname(t, b));
+			return true;
+		}
+		r = t.inner->rec;
+	} else {
+		if (n->u.field.arrow) {
+			terr(c, n->span, "Can not use '->' on a '%s': it is not a pointer; use '.'",
+			     tname(t, b));
+			return true;
+		}
+		r = t.rec;
+	}
+	if (!r || !r->defined) {
+		terr(c, n->span, "'%s' is declared but not defined", r ? r->name : "struct");
+		return true;
+	}
+	const struct record_field *f = record_field(r, n->u.field.name);
+	if (!f) {
+		terr(c, n->span, "%s has no field named %s", r->name, n->u.field.name);
+		return true;
+	}
+	if (t.kind == TY_POINTER && !host_only(c, n, "reading memory through a pointer"))
+		return true;
+	n->type = value_of(f->type);
+	return true;
+}
+
+/* Pointers in + - and comparisons; false when neither side is one. */
+bool sema_pointer_binop(struct tctx *c, struct node *n)
+{
+	struct type lt = n->u.binop.lhs->type, rt = n->u.binop.rhs->type;
+	int op = n->u.binop.op;
+	char b1[64], b2[64];
+	if (lt.kind != TY_POINTER && rt.kind != TY_POINTER)
+		return false;
+	bool lp = lt.kind == TY_POINTER, rp = rt.kind == TY_POINTER;
+	bool lint = lt.kind == TY_INT, rint = rt.kind == TY_INT;
+	switch (op) {
+	case OP_ADD:
+		if ((lp && rint) || (lint && rp)) {
+			n->type = lp ? lt : rt;
+			return true;
+		}
+		break;
+	case OP_SUB:
+		if (lp && rint) {
+			n->type = lt;
+			return true;
+		}
+		break;
+	case OP_EQ: case OP_NE: case OP_LT: case OP_GT: case OP_LE: case OP_GE:
+	case OP_LAND: case OP_LOR:
+		if ((lp || lint) && (rp || rint)) {
+			n->type = TYPE_I64;
+			return true;
+		}
+		break;
+	default:
+		break;
+	}
+	terr(c, n->span, "operator '%s' is not defined for '%s' and '%s'", op_str(op),
+	     tname(lt, b1), tname(rt, b2));
+	return true;
+}
+
+/* sizeof(type) and sizeof(expr): a constant, rewritten to one. */
+void sema_sizeof(struct tctx *c, struct node *n)
+{
+	struct type t;
+	if (n->u.size_of.expr) {
+		check_expr(c, n->u.size_of.expr);
+		t = n->u.size_of.expr->type;
+		if (t.kind == TY_NONE)
+			return;
+		if (t.kind == TY_STR && !t.count)
+			t.count = TUPLE_STR_SIZE;
+	} else if (!resolve_type(c, n->u.size_of.tname, n->u.size_of.stars,
+				 n->u.size_of.type_span, &t)) {
+		return;
+	}
+	n->type = TYPE_U64;
+	if (!c->final)
+		return;
+	n->kind = N_INT;
+	n->u.num.value = t.kind == TY_INT || t.kind == TY_RECORD || t.kind == TY_ARRAY ||
+			 t.kind == TY_STR ? type_mem_size(t) : 8;
+}
