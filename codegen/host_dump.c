@@ -87,6 +87,7 @@ static const char *helper_name(int id)
 	case HELPER_GET_NUMA_NODE_ID: return "bpf_get_numa_node_id";
 	case HELPER_GET_CURRENT_CGROUP_ID: return "bpf_get_current_cgroup_id";
 	case HELPER_SEND_SIGNAL: return "bpf_send_signal";
+	case HELPER_PROBE_READ: return "bpf_probe_read";
 	case HELPER_PROBE_READ_USER: return "bpf_probe_read_user";
 	case HELPER_PROBE_READ_USER_STR: return "bpf_probe_read_user_str";
 	case HELPER_PROBE_READ_KERNEL: return "bpf_probe_read_kernel";

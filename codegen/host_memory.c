@@ -82,10 +82,13 @@ static struct type mem_type(const struct node *e)
 	}
 }
 
+/* A tracepoint's pointers may be the kernel's or, for system calls,
+ * the caller's: the helper that reads either (x86-64 keeps the two
+ * apart) serves both, as bpftrace's reads do. */
 static int read_helper(struct hctx *h)
 {
 	return h->at && h->at->prov && h->at->prov->user_memory ? HELPER_PROBE_READ_USER
-								: HELPER_PROBE_READ_KERNEL;
+								: HELPER_PROBE_READ;
 }
 
 /* A value of type vt (memory type mt) from the bytes at p, which hold
@@ -129,11 +132,14 @@ struct hval hl_memory(struct hctx *h, struct node *e)
 				 mt.kind == TY_RECORD && mt.rec ? mt.rec->name : "this value", n);
 			return (struct hval){ 0 };
 		}
-		LLVMValueRef buf = host_alloca_zero(h, (n + 8) & ~7u, "mem");
+		bool bytes = type_is_bytes(e->type);
+		unsigned size = !bytes ? 8 : e->type.kind == TY_STR ? n + 1 : tuple_size(e->type);
+		/* bytes are read where the value lives; zeros past them */
+		LLVMValueRef buf = host_alloca_zero(h, (size + 7) & ~7u, "mem");
 		LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, n, false),
 					LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
 		host_helper(h, read_helper(h), h->i64, args, 3);
-		return value_at(h, e->type, mt, buf);
+		return bytes ? (struct hval){ buf, size } : value_at(h, e->type, mt, buf);
 	}
 	/* a field or element of a value held in bytes */
 	struct node *b = e->kind == N_FIELD ? e->u.field.base : e->u.binop.lhs;

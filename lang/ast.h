@@ -167,6 +167,7 @@ struct program {
 	bool inspect_exprs; /* a bare expression statement is fine (REPL :type) */
 	bool unsafe;        /* --unsafe: system() is allowed */
 	struct cdefs *cdefs; /* the C definitions before the probes, or NULL */
+	bool text_only;      /* no headers read, no preprocessor run (fuzzing) */
 };
 
 struct node *ast_new(struct arena *a, enum node_kind kind, struct span sp);

@@ -158,6 +158,34 @@ static void parse_text(struct program *prog, struct diags *d, const char *text,
 	cdecl_parse_all(&p);
 }
 
+/* cpp's first error, at the script's line it names ("<stdin>:3:10:
+ * fatal error: x.h: No such file or directory"). */
+static void cpp_failed(struct program *prog, struct diags *d, bool ran, const char *err_path)
+{
+	if (!ran) {
+		diag_error_nospan(d, "#include needs the C preprocessor (cpp): install gcc's cpp");
+		return;
+	}
+	char line[512] = "";
+	FILE *f = err_path ? fopen(err_path, "r") : NULL;
+	while (f && fgets(line, sizeof(line), f) && !strstr(line, "error"))
+		;
+	if (f)
+		fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	const char *msg = strstr(line, "error: ");
+	msg = msg ? msg + 7 : line;
+	int at = 0;
+	if (!strncmp(line, "<stdin>:", 8))
+		at = atoi(line + 8);
+	for (struct cpart *cp = prog->cdefs->parts; cp; cp = cp->next)
+		if (cp->span.first_line == at) {
+			diag_error(d, cp->span, "%s", msg);
+			return;
+		}
+	diag_error_nospan(d, "the C preprocessor failed on the script's #include: %s", msg);
+}
+
 /* The parts through `cpp`: it finds the headers and evaluates the
  * conditionals; its line markers tell the script's lines from the
  * headers'. */
@@ -192,7 +220,12 @@ static char *run_cpp(struct program *prog, struct diags *d, size_t *outlen)
 	char incdir[256] = ".";
 	if (slash && slash - dir < (long)sizeof(incdir) - 1)
 		snprintf(incdir, sizeof(incdir), "%.*s", (int)(slash - dir), dir);
-	snprintf(cmd, sizeof(cmd), "${GPUX_CPP:-cpp} -dD -x c -I'%s' - < '%s' 2>&1", incdir, in_path);
+	char err_path[] = "/tmp/gpux-cpperr-XXXXXX";
+	int efd = mkstemp(err_path);
+	if (efd >= 0)
+		close(efd);
+	snprintf(cmd, sizeof(cmd), "${GPUX_CPP:-cpp} -dD -x c -I'%s' - < '%s' 2> '%s'", incdir,
+		 in_path, efd >= 0 ? err_path : "/dev/null");
 	FILE *pp = popen(cmd, "r");
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -209,14 +242,15 @@ static char *run_cpp(struct program *prog, struct diags *d, size_t *outlen)
 	int st = pp ? pclose(pp) : -1;
 	unlink(in_path);
 	if (!pp || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		if (!pp || (WIFEXITED(st) && WEXITSTATUS(st) == 127))
-			diag_error_nospan(d, "#include needs the C preprocessor (cpp): install gcc's cpp");
-		else
-			diag_error_nospan(d, "the C preprocessor failed on the script's #include: %.*s",
-					  (int)(len > 400 ? 400 : len), buf ? buf : "");
 		free(buf);
+		cpp_failed(prog, d, pp && !(WIFEXITED(st) && WEXITSTATUS(st) == 127),
+			   efd >= 0 ? err_path : NULL);
+		if (efd >= 0)
+			unlink(err_path);
 		return NULL;
 	}
+	if (efd >= 0)
+		unlink(err_path);
 	*outlen = len;
 	return buf;
 }
@@ -226,6 +260,10 @@ int cdefs_build(struct program *prog, struct diags *d)
 	struct cdefs *c = prog->cdefs;
 	if (!c || !c->parts)
 		return 0;
+	if (c->includes && prog->text_only) {
+		diag_error(d, c->parts->span, "#include and conditionals are not read here");
+		return -1;
+	}
 	if (c->includes) {
 		size_t len = 0;
 		char *text = run_cpp(prog, d, &len);

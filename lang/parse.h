@@ -12,6 +12,9 @@
 #define PARSE_MAX_DEPTH 256
 /* Macros expanding macros, at most this deep. */
 #define PARSE_MAX_MACRO_DEPTH 16
+/* Expansions in one program, at most: macros naming others several
+ * times would otherwise grow exponentially. */
+#define PARSE_MAX_MACRO_EXPANSIONS 4096
 
 /* State shared by the flex scanner and the bison parser. */
 struct parse_ctx {
@@ -35,6 +38,7 @@ struct parse_ctx {
 	/* macros being expanded: the buffers to go back to */
 	struct { const struct macro *macro; void *outer; } mstack[PARSE_MAX_MACRO_DEPTH];
 	int mdepth;
+	int mexpansions;
 	struct span mspan;      /* where the outermost one was named */
 };
 

@@ -64,8 +64,8 @@ static bool host_only(struct tctx *c, struct node *n, const char *what)
 	if (c->probe->u.probe.place != PLACE_DEVICE)
 		return true;
 	struct diag *dg = terr(c, n->span, "%s is not available in device probes", what);
-	diag_hint(dg, "a device probe reads the kernel's parameters as args; memory "
-		  "behind them is the kernel's own to read");
+	diag_hint(dg, "device probes do not read memory through pointers; the kernel's "
+		  "own loads and stores are gdev:access events (addr)");
 	return false;
 }
 
@@ -77,7 +77,7 @@ void sema_cast_to_type(struct tctx *c, struct node *n)
 	check_expr(c, o);
 	if (!resolve_type(c, n->u.cast.name, n->u.cast.stars, n->u.cast.type_span, &t))
 		return;
-	if (o->type.kind == TY_NONE)
+	if (o->type.kind == TY_NONE || (t.kind == TY_POINTER && !host_only(c, n, "a pointer cast")))
 		return;
 	if (t.kind == TY_RECORD) {
 		struct diag *dg = terr(c, n->span, "cannot cast to '%s', only to a pointer to it",

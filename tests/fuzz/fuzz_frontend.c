@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	program_set_args(prog, args, 2);
 	prog->unsafe = true; /* system() and signal() reach the code generators */
+	prog->text_only = true; /* no cpp per input */
 	struct diags diags;
 	diags_init(&diags, &prog->arena);
 	if (frontend_check(prog, &diags, FE_STOP_SEMA) == 0) {
