@@ -1,7 +1,7 @@
 /* USDT notes and argument specs (host_usdt.h). */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -91,11 +91,6 @@ int host_usdt_parse_arg(const char *spec, struct host_usdt_arg *out)
 	return reg_of(lp + 1, (size_t)(op + len - 1 - (lp + 1)), &out->reg);
 }
 
-bool host_usdt_match(const struct host_usdt_site *s, const char *prov, const char *name)
-{
-	return !fnmatch(prov, s->provider, 0) && !fnmatch(name, s->name, 0);
-}
-
 /* The file offset of virtual address va, through the loadable segment
  * holding it (the kernel's uprobe and ref_ctr_offset take file offsets). */
 static bool va_to_off(Elf *e, uint64_t va, uint64_t *off)
@@ -172,8 +167,8 @@ static int parse_args(struct host_usdt_site *site, const char *specs)
 
 /* One note's descriptor: pc, base and semaphore addresses, then the
  * provider, name and argument specs, each NUL-terminated. */
-static int one_note(Elf *e, const char *desc, size_t len, unsigned asize, bool has_base,
-		    uint64_t base_addr, struct host_usdt_sites *out)
+static int one_note(Elf *e, const char *path, const char *desc, size_t len, unsigned asize,
+		    bool has_base, uint64_t base_addr, struct host_usdt_sites *out)
 {
 	uint64_t a[3] = { 0 };
 	if (len < 3 * asize)
@@ -206,14 +201,15 @@ static int one_note(Elf *e, const char *desc, size_t len, unsigned asize, bool h
 		return -1;
 	site->file_off = off;
 	site->sema_off = sema;
+	site->path = strdup(path);
 	site->provider = strdup(strs[0]);
 	site->name = strdup(strs[1]);
-	if (!site->provider || !site->name)
+	if (!site->path || !site->provider || !site->name)
 		return -1;
 	return parse_args(site, strs[2]);
 }
 
-static int read_notes(Elf *e, struct host_usdt_sites *out)
+static int read_notes(Elf *e, const char *path, struct host_usdt_sites *out)
 {
 	GElf_Shdr sh, bsh;
 	Elf_Scn *scn = section_named(e, ".note.stapsdt", &sh);
@@ -227,8 +223,8 @@ static int read_notes(Elf *e, struct host_usdt_sites *out)
 	while (d && off < d->d_size && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off))) {
 		const char *owner = (const char *)d->d_buf + name_off;
 		if (nh.n_type == NT_STAPSDT && nh.n_namesz == 8 && !memcmp(owner, "stapsdt", 8) &&
-		    one_note(e, (const char *)d->d_buf + desc_off, nh.n_descsz, asize, has_base,
-			     has_base ? bsh.sh_addr : 0, out))
+		    one_note(e, path, (const char *)d->d_buf + desc_off, nh.n_descsz, asize,
+			     has_base, has_base ? bsh.sh_addr : 0, out))
 			return -1;
 		off = next;
 	}
@@ -237,7 +233,6 @@ static int read_notes(Elf *e, struct host_usdt_sites *out)
 
 int host_usdt_read(const char *path, struct host_usdt_sites *out, char *err, size_t errlen)
 {
-	memset(out, 0, sizeof(*out));
 	int fd = elf_version(EV_CURRENT) == EV_NONE ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	Elf *e = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
@@ -248,19 +243,58 @@ int host_usdt_read(const char *path, struct host_usdt_sites *out, char *err, siz
 			close(fd);
 		return -1;
 	}
-	int rc = read_notes(e, out);
+	int rc = read_notes(e, path, out);
 	elf_end(e);
 	close(fd);
-	if (rc) {
+	if (rc)
 		snprintf(err, errlen, "out of memory reading the USDT notes of %s", path);
-		host_usdt_free(out);
+	return rc;
+}
+
+int host_usdt_read_pid(int pid, struct host_usdt_sites *out, char *err, size_t errlen)
+{
+	char name[64], line[PATH_MAX + 256], path[PATH_MAX + 64], last[PATH_MAX + 64] = "";
+	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
+	FILE *f = fopen(name, "re");
+	if (!f) {
+		snprintf(err, errlen, "cannot read %s: is process %d running?", name, pid);
+		return -1;
 	}
+	int rc = 0;
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = '\0';
+		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, p);
+		/* a file's mappings come together: read it at its first */
+		if (!strcmp(path, last))
+			continue;
+		snprintf(last, sizeof(last), "%s", path);
+		/* mapped files that are not ELF (locales, fonts) have no notes */
+		struct host_usdt_sites one = { 0 };
+		bool ok = host_usdt_read(path, &one, err, errlen) == 0;
+		for (int i = 0; ok && rc == 0 && i < one.n; i++) {
+			struct host_usdt_site *s = new_site(out);
+			if (!s) {
+				snprintf(err, errlen, "out of memory");
+				rc = -1;
+				break;
+			}
+			*s = one.v[i];
+			memset(&one.v[i], 0, sizeof(one.v[i]));
+		}
+		host_usdt_free(&one);
+	}
+	fclose(f);
+	*err = rc ? *err : '\0';
 	return rc;
 }
 
 void host_usdt_free(struct host_usdt_sites *s)
 {
 	for (int i = 0; i < s->n; i++) {
+		free(s->v[i].path);
 		free(s->v[i].provider);
 		free(s->v[i].name);
 		free(s->v[i].bad_spec);

@@ -5,6 +5,7 @@
 #ifndef GPUX_HOST_USDT_H
 #define GPUX_HOST_USDT_H
 
+#include <fnmatch.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@ struct host_usdt_arg {
 };
 
 struct host_usdt_site {
+	char *path;        /* the file it is in */
 	char *provider, *name;
 	uint64_t file_off; /* where the uprobe goes, in the file */
 	uint64_t sema_off; /* the semaphore's file offset; 0: none */
@@ -40,9 +42,13 @@ struct host_usdt_sites {
 	int n, cap;
 };
 
-/* Every site of path, in note order (none is no error). 0, or -1 with
- * the reason in err. */
+/* Appends every site of path to out (zeroed before the first call), in
+ * note order (none is no error). 0, or -1 with the reason in err. */
 int host_usdt_read(const char *path, struct host_usdt_sites *out, char *err, size_t errlen);
+/* Appends the sites of every ELF file process pid maps, each once, as
+ * "/proc/PID/root/FILE" (bpftrace's names for them). 0, or -1 with the
+ * reason in err. */
+int host_usdt_read_pid(int pid, struct host_usdt_sites *out, char *err, size_t errlen);
 void host_usdt_free(struct host_usdt_sites *s);
 
 /* One argument spec of x86-64's sys/sdt.h ("-4@%edi", "8@-16(%rbp)",
@@ -50,7 +56,12 @@ void host_usdt_free(struct host_usdt_sites *s);
  * register, another architecture's). */
 int host_usdt_parse_arg(const char *spec, struct host_usdt_arg *out);
 
-/* Whether site s matches the globs (fnmatch) of usdt:T:PROV:NAME. */
-bool host_usdt_match(const struct host_usdt_site *s, const char *prov, const char *name);
+/* Whether site s matches the globs of usdt:T:PROV:NAME (inline: -l
+ * uses it without the module's symbols). */
+static inline bool host_usdt_match(const struct host_usdt_site *s, const char *prov,
+				   const char *name)
+{
+	return !fnmatch(prov, s->provider, 0) && !fnmatch(name, s->name, 0);
+}
 
 #endif

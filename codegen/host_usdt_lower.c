@@ -16,8 +16,8 @@ struct sites {
 	int n, cap;
 };
 
-static int add_site(struct hctx *h, struct sites *out, const char *path, const char *shown,
-		    const struct host_usdt_site *s)
+static void add_site(struct hctx *h, struct sites *out, const char *path, const char *shown,
+		     const struct host_usdt_site *s)
 {
 	struct arena *a = &h->obj->arena;
 	if (out->n == out->cap) {
@@ -30,74 +30,24 @@ static int add_site(struct hctx *h, struct sites *out, const char *path, const c
 	}
 	struct hl_usdt_site *u = &out->v[out->n++];
 	u->s = *s;
+	u->s.path = NULL;
 	u->s.provider = arena_strdup(a, s->provider);
 	u->s.name = arena_strdup(a, s->name);
 	u->s.bad_spec = s->bad_spec ? arena_strdup(a, s->bad_spec) : NULL;
 	u->path = arena_strdup(a, path);
 	u->where = arena_printf(a, "%s:%s:%s", shown, s->provider, s->name);
 	u->probe = arena_printf(a, "usdt:%s", u->where);
-	return 0;
 }
 
-/* The matching sites of one file, named shown in probe strings. A
- * file that is not ELF is an error unless quiet (a process maps fonts
- * and locales too). */
-static int file_sites(struct hctx *h, const struct node *an, const char *path,
-		      const char *shown, bool quiet, struct sites *out)
+/* The sites of all that match the attach point's globs, named in
+ * probe strings with shown in place of their file (NULL: the file). */
+static void add_matching(struct hctx *h, const struct attach *at,
+			 const struct host_usdt_sites *all, const char *shown, struct sites *out)
 {
-	const struct attach *at = &an->u.attach;
-	struct host_usdt_sites all;
-	char err[PATH_MAX + 128];
-	if (host_usdt_read(path, &all, err, sizeof(err))) {
-		if (quiet)
-			return 0;
-		host_err(h, an, "%s", err);
-		return -1;
-	}
-	for (int i = 0; i < all.n; i++)
-		if (host_usdt_match(&all.v[i], at->usdt_provider, at->usdt_probe))
-			add_site(h, out, path, shown, &all.v[i]);
-	host_usdt_free(&all);
-	return 0;
-}
-
-/* Every file process pid maps, once each, seen through its root as
- * bpftrace names them ("/proc/PID/root/usr/bin/app"). */
-static int process_sites(struct hctx *h, const struct node *an, int pid, struct sites *out)
-{
-	char name[64], line[PATH_MAX + 256];
-	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
-	FILE *f = fopen(name, "re");
-	if (!f) {
-		host_err(h, an, "cannot read %s: is process %d running?", name, pid);
-		return -1;
-	}
-	const char **seen = NULL; /* in the arena */
-	int nseen = 0, cap = 0, rc = 0;
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, '/');
-		if (!p)
-			continue;
-		p[strcspn(p, "\n")] = '\0';
-		bool dup = false;
-		for (int i = 0; i < nseen && !dup; i++)
-			dup = !strcmp(seen[i], p);
-		if (dup)
-			continue;
-		if (nseen == cap) {
-			cap = cap ? 2 * cap : 16;
-			const char **v = arena_zalloc(&h->obj->arena, (size_t)cap * sizeof(*v));
-			if (nseen)
-				memcpy(v, seen, (size_t)nseen * sizeof(*v));
-			seen = v;
-		}
-		seen[nseen++] = arena_strdup(&h->obj->arena, p);
-		char path[PATH_MAX + 64];
-		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, p);
-		rc = file_sites(h, an, path, path, true, out);
-	}
-	fclose(f);
-	return rc;
+	for (int i = 0; i < all->n; i++)
+		if (host_usdt_match(&all->v[i], at->usdt_provider, at->usdt_probe))
+			add_site(h, out, all->v[i].path, shown ? shown : all->v[i].path,
+				 &all->v[i]);
 }
 
 int hl_usdt_sites(struct hctx *h, const struct node *an, struct hl_usdt_site **out, int *n)
@@ -117,7 +67,15 @@ int hl_usdt_sites(struct hctx *h, const struct node *an, struct hl_usdt_site **o
 					  at->nparts == 4 ? ":" : "", at->usdt_probe);
 			return -1;
 		}
-		if (process_sites(h, an, pid, &s))
+		struct host_usdt_sites all = { 0 };
+		char err[PATH_MAX + 128];
+		int rc = host_usdt_read_pid(pid, &all, err, sizeof(err));
+		if (rc)
+			host_err(h, an, "%s", err);
+		else
+			add_matching(h, at, &all, NULL, &s);
+		host_usdt_free(&all);
+		if (rc)
 			return -1;
 	} else {
 		char path[PATH_MAX];
@@ -126,7 +84,22 @@ int hl_usdt_sites(struct hctx *h, const struct node *an, struct hl_usdt_site **o
 				 at->event);
 			return -1;
 		}
-		if (file_sites(h, an, path, strchr(at->event, '/') ? at->event : path, false, &s))
+		/* with -p, bpftrace names the file through the process's root */
+		char real[PATH_MAX], in_proc[PATH_MAX + 64];
+		const char *shown = strchr(at->event, '/') ? at->event : path;
+		if (pid > 0 && realpath(path, real)) {
+			snprintf(in_proc, sizeof(in_proc), "/proc/%d/root%s", pid, real);
+			shown = in_proc;
+		}
+		struct host_usdt_sites all = { 0 };
+		char err[PATH_MAX + 128];
+		int rc = host_usdt_read(path, &all, err, sizeof(err));
+		if (rc)
+			host_err(h, an, "%s", err);
+		else
+			add_matching(h, at, &all, shown, &s);
+		host_usdt_free(&all);
+		if (rc)
 			return -1;
 	}
 	if (!s.n) {
