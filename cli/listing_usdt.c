@@ -44,13 +44,13 @@ static int print_sites(FILE *out, const struct host_usdt_sites *all, const char 
 	if (n > 1)
 		qsort(lines, (size_t)n, sizeof(*lines), by_line);
 	int count = 0;
-	for (int i = 0; i < n; i++) {
-		if (rc == 0 && (i == 0 || strcmp(lines[i], lines[i - 1]))) {
+	for (int i = 0; rc == 0 && i < n; i++)
+		if (i == 0 || strcmp(lines[i], lines[i - 1])) {
 			fprintf(out, "%s\n", lines[i]);
 			count++;
 		}
+	for (int i = 0; i < n; i++)
 		free(lines[i]);
-	}
 	free(lines);
 	return rc ? -1 : count;
 }
