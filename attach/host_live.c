@@ -169,10 +169,36 @@ static int attach_uprobe(struct host_live *l, struct bpf_program *p,
 	return rc;
 }
 
+/* One usdt site (hp): a uprobe at its file offset, the kernel counting
+ * its semaphore (ref_ctr_offset) while it is attached so the program's
+ * own checks of it see a tracer. */
+static int attach_usdt(struct host_live *l, struct bpf_program *p, const struct host_prog *hp,
+		       int pid, char *err, size_t errlen)
+{
+	if (!hp || !hp->usdt_path) {
+		snprintf(err, errlen, "no usdt site for program %s", bpf_program__name(p));
+		return -1;
+	}
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = (size_t)hp->usdt_sema);
+	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, hp->usdt_path,
+							     (size_t)hp->usdt_off, &uo);
+	if (!k) {
+		snprintf(err, errlen, "cannot attach to %s: %s", hp->usdt_path, strerror(errno));
+		return -1;
+	}
+	if (host_live_add_link(l, k)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 static int attach_one(struct host_live *l, struct bpf_program *p, int pid, char *err,
 		      size_t errlen)
 {
 	const char *sec = bpf_program__section_name(p);
+	if (!strncmp(sec, "usdt/", 5))
+		return attach_usdt(l, p, prog_of(l->obj, bpf_program__name(p)), pid, err, errlen);
 	if (!strncmp(sec, "uprobe/", 7) || !strncmp(sec, "uretprobe/", 10))
 		return attach_uprobe(l, p, prog_of(l->obj, bpf_program__name(p)), sec, pid,
 				     err, errlen);
@@ -245,7 +271,8 @@ static int load(struct host_live *l, char *err, size_t errlen)
 static bool is_uprobe(const struct bpf_program *p)
 {
 	const char *sec = bpf_program__section_name(p);
-	return !strncmp(sec, "uprobe/", 7) || !strncmp(sec, "uretprobe/", 10);
+	return !strncmp(sec, "uprobe/", 7) || !strncmp(sec, "uretprobe/", 10) ||
+	       !strncmp(sec, "usdt/", 5);
 }
 
 static int attach_prog(struct host_live *l, struct bpf_program *p, int pid, char *err,

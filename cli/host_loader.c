@@ -76,8 +76,13 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.resolve_target = dlsym(h, "host_resolve_target");
 	*(void **)&api.glob_symbols = dlsym(h, "host_glob_symbols");
 	*(void **)&api.syms_free = dlsym(h, "host_syms_free");
+	*(void **)&api.usdt_read = dlsym(h, "host_usdt_read");
+	*(void **)&api.usdt_read_pid = dlsym(h, "host_usdt_read_pid");
+	*(void **)&api.usdt_free = dlsym(h, "host_usdt_free");
 	if (!api.resolve_target || !api.glob_symbols || !api.syms_free)
 		api.glob_symbols = NULL;
+	if (!api.resolve_target || !api.usdt_read || !api.usdt_read_pid || !api.usdt_free)
+		api.usdt_read = NULL;
 	if (!api.live_open || !api.live_attached || !api.live_fd || !api.live_consume ||
 	    !api.live_detach || !api.live_map_read || !api.live_map_clear ||
 	    !api.live_map_zero || !api.live_close || !api.bind_driver || !api.binding_free ||

@@ -6,6 +6,7 @@
 
 #include "host_live.h"
 #include "host_path.h"
+#include "host_usdt.h"
 #include "llvm_host.h"
 
 struct host_api {
@@ -39,6 +40,10 @@ struct host_api {
 	int (*resolve_target)(const char *, int, char *, size_t);
 	int (*glob_symbols)(const char *, const char *, struct host_syms *);
 	void (*syms_free)(struct host_syms *);
+	/* Binaries' USDT probes (host_usdt.h), for -l */
+	int (*usdt_read)(const char *, struct host_usdt_sites *, char *, size_t);
+	int (*usdt_read_pid)(int, struct host_usdt_sites *, char *, size_t);
+	void (*usdt_free)(struct host_usdt_sites *);
 };
 
 /* Open the module once (later calls return the same table). NULL, with a

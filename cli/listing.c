@@ -17,6 +17,7 @@ static const char *const templates[] = {
 	[SYN_BARE] = "",
 	[SYN_EVENT] = NULL, /* the event's own name */
 	[SYN_UPROBE] = ":TARGET:SYMBOL",
+	[SYN_USDT] = ":TARGET:[PROVIDER:]PROBE",
 	[SYN_TRACEPOINT] = ":CATEGORY:NAME",
 	[SYN_INTERVAL] = ":s:N",
 };

@@ -26,5 +26,12 @@ struct diags;
  * the host code generator cannot be loaded). */
 int listing_uprobes(FILE *out, const char *glob, long pid, struct diags *diags,
 		    char *err, size_t errlen);
+/* The USDT probes of a binary (listing_usdt.c): glob "usdt:TARGET",
+ * "usdt:TARGET:PROBE" or "usdt:TARGET:PROVIDER:PROBE" (globs but in
+ * TARGET), TARGET resolved as an attach point's; with pid > 0 and a
+ * TARGET without '/' ("usdt:*"), every file the process maps. Returns as
+ * listing_uprobes does. */
+int listing_usdt(FILE *out, const char *glob, long pid, struct diags *diags, char *err,
+		 size_t errlen);
 
 #endif

@@ -57,6 +57,8 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_syms.c
   ${CMAKE_CURRENT_LIST_DIR}/host_uses.c
   ${CMAKE_CURRENT_LIST_DIR}/host_path.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_usdt.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_usdt_lower.c
   ${CMAKE_CURRENT_LIST_DIR}/host_probe.c
   ${CMAKE_CURRENT_LIST_DIR}/host_capture.c
   ${CMAKE_CURRENT_LIST_DIR}/host_expr.c

@@ -11,6 +11,7 @@
 #include <llvm-c/DebugInfo.h>
 #include <llvm-c/TargetMachine.h>
 
+#include "host_usdt.h"
 #include "llvm_host.h"
 #include "cuda_actions.h"
 #include "tracepoint.h"
@@ -144,6 +145,7 @@ struct hctx {
 	LLVMBasicBlockRef leave;
 	LLVMValueRef decision;
 	bool cuda;               /* gpux/cuda/ context layout */
+	const struct hl_usdt_site *usdt; /* the usdt site being lowered */
 };
 
 /* host_module.c */
@@ -248,6 +250,20 @@ bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r);
 LLVMValueRef hl_byte_at(struct hctx *h, LLVMValueRef buf, unsigned i);
 /* The pt_regs word at off of a uprobe's context. */
 LLVMValueRef hl_reg(struct hctx *h, unsigned off);
+
+/* host_usdt_lower.c: a usdt attach point is one program per site it
+ * matches, each with the site's note; strings in the object's arena */
+struct hl_usdt_site {
+	const char *path;  /* the file to attach to */
+	const char *probe; /* the probe builtin: "usdt:TARGET:PROVIDER:NAME" */
+	const char *where; /* "TARGET:PROVIDER:NAME", for messages */
+	struct host_usdt_site s;
+};
+/* The sites of usdt attach point an (errors located at it). 0 with
+ * *out (arena) and *n (at least one), or -1. */
+int hl_usdt_sites(struct hctx *h, const struct node *an, struct hl_usdt_site **out, int *n);
+/* argN at the site h->usdt, or NULL after an error at n */
+LLVMValueRef hl_usdt_arg(struct hctx *h, const struct node *n, const char *name);
 int hl_probes_lower(struct hctx *h);
 /* A program's function (i64 f(ptr ctx)) in section, the builder at its
  * entry; line for its BTF (0: none). */

@@ -206,6 +206,8 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 		return cuda_field(h, n, name, dim, ssize);
 	const char *prov = h->at->prov->name;
 	enum provider_id pid = h->at->prov->id;
+	if (h->usdt)
+		return hl_usdt_arg(h, n, name);
 	if (!strcmp(name, "func")) {
 		/* an address names its function when attaching */
 		if (hl_globbed_uprobe(h) || h->at->uaddr) {
@@ -336,6 +338,8 @@ static const char *section_of(struct hctx *h, const struct node *an,
 	switch (at->prov->syntax) {
 	case SYN_UPROBE: /* a glob symbol is expanded when attaching */
 		return arena_printf(a, "%s/%s:%s", prov, at->event, at->filter);
+	case SYN_USDT: /* libbpf's name; the site is the program's host_prog */
+		return arena_printf(a, "usdt/%s", h->usdt->where);
 	case SYN_TRACEPOINT:
 		return arena_printf(a, "tracepoint/%s/%s", at->event, at->filter);
 	case SYN_BARE:
@@ -557,7 +561,10 @@ static void register_prog(struct hctx *h, const struct node *an, const char *nam
 		.func = name, .section = section, .probe = at->text,
 		.run = h->run, .interval_ns = at->interval_ns, .span = an->span,
 		.ufunc = at->ufunc, .uoffset = at->uoffset, .uaddr = at->uaddr,
-		.uname = at->uname });
+		.uname = at->uname,
+		.usdt_path = h->usdt ? h->usdt->path : NULL,
+		.usdt_off = h->usdt ? h->usdt->s.file_off : 0,
+		.usdt_sema = h->usdt ? h->usdt->s.sema_off : 0 });
 }
 
 static int add_prog(struct hctx *h, struct node *p, const struct node *an,
@@ -567,6 +574,24 @@ static int add_prog(struct hctx *h, struct node *p, const struct node *an,
 	int before = h->errors;
 	*fn = lower_one(h, p, an, name, section);
 	return h->errors > before ? -1 : 0;
+}
+
+/* A usdt attach point: one program per site, each reading its own
+ * arguments; an error in one (an argument it lacks) is reported once. */
+static void lower_usdt(struct hctx *h, struct node *p, const struct node *an, int k)
+{
+	struct hl_usdt_site *sites;
+	int n;
+	if (hl_usdt_sites(h, an, &sites, &n))
+		return;
+	for (int i = 0; i < n; i++) {
+		h->usdt = &sites[i];
+		LLVMValueRef fn;
+		if (add_prog(h, p, an, fn_name(h, p, k, i), section_of(h, an, h->at->events[0]),
+			     &fn))
+			break;
+	}
+	h->usdt = NULL;
 }
 
 /* Every driver hook's program: one probe's as any other, several
@@ -657,8 +682,7 @@ int hl_probes_lower(struct hctx *h)
 				h->abi = NULL;
 				h->cuda = h->at->prov->syntax == SYN_EVENT && place == PLACE_HOST;
 				h->run = place == PLACE_DRIVER ? HOST_RUN_DRIVER
-					 : h->at->prov->syntax == SYN_UPROBE ||
-					   h->at->prov->syntax == SYN_TRACEPOINT ? HOST_RUN_KERNEL
+					 : h->at->prov->runner == RUNNER_KERNEL ? HOST_RUN_KERNEL
 					 : HOST_RUN_VM;
 				if (place == PLACE_DRIVER) {
 					if (!(h->hook = find_hook(h, an, ev, used, &nused, &member)))
@@ -669,6 +693,10 @@ int hl_probes_lower(struct hctx *h)
 					}
 					hooks[nhooks++] = (struct hook_probe){ p, an, k, e, member,
 									       h->hook, h->abi };
+					continue;
+				}
+				if (h->at->prov->syntax == SYN_USDT) {
+					lower_usdt(h, p, an, k);
 					continue;
 				}
 				const char *sec = section_of(h, an, ev);

@@ -39,6 +39,8 @@ const char *hl_probe_text(struct hctx *h, const struct attach *at)
 {
 	if (!at->prov)
 		return at->text;
+	if (h->usdt && at == h->at)
+		return h->usdt->probe;
 	if (at->prov->syntax == SYN_UPROBE)
 		return arena_printf(&h->obj->arena, "%s:%s:%s", at->prov->name, at->event,
 				    at->uname);

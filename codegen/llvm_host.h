@@ -216,6 +216,10 @@ struct host_prog {
 	uint64_t uoffset;
 	bool uaddr;
 	const char *uname;
+	/* usdt: one program per site: the file, the uprobe's offset in it
+	 * and the semaphore's (0: none) */
+	const char *usdt_path;
+	uint64_t usdt_off, usdt_sema;
 };
 
 /* One component of a map key. */

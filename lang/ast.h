@@ -79,6 +79,10 @@ struct attach {
 	uint64_t uoffset;
 	bool uaddr;
 	const char *uname;
+	/* usdt: the provider and probe globs ("*" for a provider not
+	 * written); the target is event */
+	const char *usdt_provider;
+	const char *usdt_probe;
 };
 
 struct probe {

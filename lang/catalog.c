@@ -24,6 +24,8 @@ static const struct provider providers[] = {
 	  "entry of a user-space function", true },
 	{ PROV_URETPROBE, "uretprobe", "ur", PLACE_HOST, RUNNER_KERNEL, SYN_UPROBE,
 	  "return of a user-space function", true },
+	{ PROV_USDT, "usdt", "U", PLACE_HOST, RUNNER_KERNEL, SYN_USDT,
+	  "a statically defined probe (sys/sdt.h) in a user-space binary", true },
 	{ PROV_TRACEPOINT, "tracepoint", "t", PLACE_HOST, RUNNER_KERNEL, SYN_TRACEPOINT,
 	  "a Linux kernel tracepoint", false },
 	{ PROV_GPU_MEM, "gpu_mem", NULL, PLACE_DRIVER, RUNNER_DRIVER, SYN_EVENT,
@@ -227,6 +229,24 @@ static const struct field uprobe_fields[] = {
 	FIELDS_END,
 };
 
+/* argN is read as the probe site's note says (a register, memory, a
+ * constant), extended by its sign to 64 bits; typed u64, as bpftrace's */
+static const struct field usdt_fields[] = {
+	{ "arg0", TYPE_U64, UNIF_UNIFORM, "the probe's argument 0" },
+	{ "arg1", TYPE_U64, UNIF_UNIFORM, "the probe's argument 1" },
+	{ "arg2", TYPE_U64, UNIF_UNIFORM, "the probe's argument 2" },
+	{ "arg3", TYPE_U64, UNIF_UNIFORM, "the probe's argument 3" },
+	{ "arg4", TYPE_U64, UNIF_UNIFORM, "the probe's argument 4" },
+	{ "arg5", TYPE_U64, UNIF_UNIFORM, "the probe's argument 5" },
+	{ "arg6", TYPE_U64, UNIF_UNIFORM, "the probe's argument 6" },
+	{ "arg7", TYPE_U64, UNIF_UNIFORM, "the probe's argument 7" },
+	{ "arg8", TYPE_U64, UNIF_UNIFORM, "the probe's argument 8" },
+	{ "arg9", TYPE_U64, UNIF_UNIFORM, "the probe's argument 9" },
+	{ "arg10", TYPE_U64, UNIF_UNIFORM, "the probe's argument 10" },
+	{ "arg11", TYPE_U64, UNIF_UNIFORM, "the probe's argument 11" },
+	FIELDS_END,
+};
+
 static const struct field uretprobe_fields[] = {
 	{ "retval", TYPE_U64, UNIF_UNIFORM, "return value" },
 	{ "func", TYPE_STR, UNIF_UNIFORM, "probed function name" },
@@ -266,6 +286,8 @@ static const struct event events[] = {
 	  "entry of SYMBOL in TARGET (a path or library name)" },
 	{ "uretprobe", NULL, PLACE_HOST, FILTER_NONE, uretprobe_fields, 0, 0,
 	  "return of SYMBOL in TARGET (a path or library name)" },
+	{ "usdt", NULL, PLACE_HOST, FILTER_NONE, usdt_fields, 0, 0,
+	  "USDT probe [PROVIDER:]PROBE of TARGET (a path; with -p, any file the process maps)" },
 	{ "tracepoint", NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
 	  "kernel tracepoint CATEGORY:NAME; fields come from tracefs" },
 

@@ -22,7 +22,7 @@ enum place {
  * loads it and hears from it (cli/backend.h). */
 enum runner {
 	RUNNER_GPUX,   /* gpux's own userspace BPF VM: BEGIN, END, interval */
-	RUNNER_KERNEL, /* the kernel, through libbpf: uprobes, tracepoints */
+	RUNNER_KERNEL, /* the kernel, through libbpf: uprobes, usdt, tracepoints */
 	RUNNER_TARGET, /* the traced program, through the preloaded runtime */
 	RUNNER_DRIVER, /* the GPU driver's struct_ops */
 };
@@ -34,6 +34,7 @@ enum provider_id {
 	PROV_CUDA,
 	PROV_UPROBE,
 	PROV_URETPROBE,
+	PROV_USDT,
 	PROV_TRACEPOINT,
 	PROV_GPU_MEM,
 	PROV_GPU_SCHED,
@@ -50,6 +51,7 @@ enum probe_syntax {
 	SYN_BARE,       /* BEGIN, END: no ':' at all */
 	SYN_EVENT,      /* provider:event[:filter], events from this catalog */
 	SYN_UPROBE,     /* provider:target:symbol (target a path or lib name) */
+	SYN_USDT,       /* provider:target:[probe_provider:]probe, from ELF notes */
 	SYN_TRACEPOINT, /* tracepoint:category:name, fields from tracefs */
 	SYN_INTERVAL,   /* interval:unit:count, unit s|ms|us|hz */
 };

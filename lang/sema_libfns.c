@@ -147,7 +147,7 @@ struct type sema_chk_reg(struct tctx *c, struct node *call, const struct fn *fn)
 	if (sema_reg_offset(a->u.str.s) < 0)
 		terr(c, call->span, "'%s' is not a valid register on this architecture (x86_64)",
 		     a->u.str.s);
-	if (!p || p->syntax != SYN_UPROBE)
+	if (!p || (p->syntax != SYN_UPROBE && p->syntax != SYN_USDT))
 		terr(c, call->span, "reg can not be used with \"%s\" probes",
 		     probe_name(c, pb, sizeof(pb)));
 	return TYPE_U64;

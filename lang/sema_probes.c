@@ -232,6 +232,31 @@ static int resolve_uprobe(struct pctx *c, struct node *an, char **parts,
 	return parse_usym(c, an, parts[2]);
 }
 
+/* usdt:TARGET:PROBE or usdt:TARGET:PROVIDER:PROBE (globs in both);
+ * bpftrace's forms. An empty TARGET means every file of the -p process,
+ * which codegen checks (it knows the pid). The notes themselves are read
+ * by codegen too: the front end reads no file. */
+static int resolve_usdt(struct pctx *c, struct node *an, char **parts, int nparts)
+{
+	struct attach *at = &an->u.attach;
+	if (nparts != 3 && nparts != 4) {
+		struct diag *dg = diag_error(c->diags, an->span,
+			"%s needs a target and a probe: %s:TARGET:[PROVIDER:]PROBE",
+			at->prov->name, at->prov->name);
+		diag_hint(dg, "for example %s:/usr/bin/python3:function__entry", at->prov->name);
+		return -1;
+	}
+	at->usdt_provider = nparts == 4 ? parts[2] : "*";
+	at->usdt_probe = parts[nparts - 1];
+	if (!*at->usdt_provider || !*at->usdt_probe) {
+		diag_error(c->diags, an->span, "empty %s in '%s'",
+			   *at->usdt_probe ? "provider" : "probe name", at->text);
+		return -1;
+	}
+	add_event(c, at, catalog_event(at->prov, NULL));
+	return 0;
+}
+
 static int resolve_tracepoint(struct pctx *c, struct node *an, char **parts,
 			      int nparts)
 {
@@ -310,7 +335,7 @@ static const char *bpftrace_only(const char *name)
 	static const char *const names[][2] = {
 		{ "kprobe", "k" }, { "kretprobe", "kr" }, { "kfunc", "f" },
 		{ "kretfunc", "fr" }, { "fentry", NULL }, { "fexit", NULL },
-		{ "usdt", "U" }, { "profile", "p" }, { "software", "s" },
+		{ "profile", "p" }, { "software", "s" },
 		{ "hardware", "h" }, { "watchpoint", "w" }, { "asyncwatchpoint", "aw" },
 		{ "rawtracepoint", "rt" }, { "iter", "it" },
 	};
@@ -335,7 +360,7 @@ static int resolve_attach(struct pctx *c, struct node *an)
 		struct diag *dg = diag_error(c->diags, an->span,
 					     "gpux does not support bpftrace's %s probes", bt);
 		diag_hint(dg, "gpux probes the GPU, CUDA calls and user space: uprobe, uretprobe, "
-			  "tracepoint, BEGIN, END, interval (see gpux -l)");
+			  "usdt, tracepoint, BEGIN, END, interval (see gpux -l)");
 		return -1;
 	}
 	if (!at->prov) {
@@ -360,6 +385,8 @@ static int resolve_attach(struct pctx *c, struct node *an)
 		return resolve_events(c, an, parts, nparts);
 	case SYN_UPROBE:
 		return resolve_uprobe(c, an, parts, nparts);
+	case SYN_USDT:
+		return resolve_usdt(c, an, parts, nparts);
 	case SYN_TRACEPOINT:
 		return resolve_tracepoint(c, an, parts, nparts);
 	case SYN_INTERVAL:

@@ -56,6 +56,12 @@ fi
 cp "$TGT" "$tmp/probe_tgt" || exit 1
 TGT=$tmp/probe_tgt
 
+# need_usdt: a case on probe_tgt's USDT probes calls it first; it skips
+# where probe_tgt was built without sys/sdt.h (no .note.stapsdt then)
+need_usdt() {
+	grep -q stapsdt "$TGT" || { echo "SKIP: probe_tgt has no USDT probes (no sys/sdt.h)"; exit 77; }
+}
+
 PROG= ARGS=() RC=0 GPUX_RC= NORM= CMP_NORM= MODE=exact XFAIL=0
 # shellcheck source=/dev/null
 . "$CASE"

@@ -373,6 +373,66 @@ OUT
 uprobe:/proc/$p/root$TGT:gpux_tgt_add
 OUT
 }
+# probe_tgt's USDT probes: where it was built without sys/sdt.h it has
+# none, and these skip
+has_usdt() { grep -q stapsdt "$TGT"; }
+t_list_usdt() {
+	has_usdt || { echo "SKIP: probe_tgt has no USDT probes"; return 77; }
+	# sorted, once each, the target as written (bpftrace 0.17's listing)
+	run 0 -l "usdt:$TGT:*" && expect <<OUT || return 1
+usdt:$TGT:gpux_end:done
+usdt:$TGT:gpux_tgt:guarded
+usdt:$TGT:gpux_tgt:kinds
+usdt:$TGT:gpux_tgt:loop
+usdt:$TGT:gpux_tgt:name
+OUT
+	run 0 -l "usdt:$TGT:gpux_tgt:*o*" && expect <<OUT || return 1
+usdt:$TGT:gpux_tgt:loop
+OUT
+	run 0 -l "U:$TGT:*:done" && expect <<OUT || return 1
+usdt:$TGT:gpux_end:done
+OUT
+	run 1 -l "usdt:$tmp/none:*" &&
+		err_has "usdt target file '$tmp/none' does not exist or is not executable" || return 1
+	"$TGT" 1 5 >/dev/null &
+	local p=$!
+	sleep 0.3
+	run 0 -p "$p" -l 'usdt:*:loop'
+	local rc=$?
+	kill "$p" 2>/dev/null; wait "$p" 2>/dev/null
+	[ "$rc" = 0 ] || return 1
+	expect <<OUT
+usdt:/proc/$p/root$TGT:gpux_tgt:loop
+OUT
+}
+t_usdt_pid() {
+	has_usdt || { echo "SKIP: probe_tgt has no USDT probes"; return 77; }
+	# -p without a target: the probes of every file the process maps
+	"$TGT" 3 1 >/dev/null &
+	local p=$!
+	run 0 -p "$p" -e 'usdt::gpux_tgt:loop { printf("%s %d\n", probe, arg1); }'
+	local rc=$?
+	wait "$p" 2>/dev/null
+	[ "$rc" = 0 ] && expect <<OUT
+Attaching 1 probe...
+usdt:/proc/$p/root$TGT:gpux_tgt:loop -1
+usdt:/proc/$p/root$TGT:gpux_tgt:loop -2
+usdt:/proc/$p/root$TGT:gpux_tgt:loop -3
+
+
+OUT
+}
+t_usdt_arg_range() {
+	has_usdt || { echo "SKIP: probe_tgt has no USDT probes"; return 77; }
+	# an argument a site lacks is an error at its use (bpftrace's words)
+	run 1 -e "usdt:$TGT:gpux_tgt:* { @[arg2] = count(); }" -c "$TGT 1" &&
+		err_has "ERROR: couldn't get argument 2 for $TGT:gpux_tgt:(guarded|kinds)" &&
+		err_has "HINT: gpux_tgt:(guarded|kinds) has [12] arguments?: arg0" || return 1
+	run 1 -e "usdt:$TGT:gpux_end:done { @ = arg0; }" -c "$TGT 1" &&
+		err_has "HINT: gpux_end:done has no arguments" || return 1
+	run 1 -e "usdt:$TGT:gpux_tgt:nope { @ = count(); }" -c "$TGT 1" &&
+		err_has "no usdt probe gpux_tgt:nope in $TGT"
+}
 t_sigint() {
 	"$GPUX" -e 'tracepoint:syscalls:sys_enter_getppid /comm == "gpux_none"/ { @ = count(); }' \
 		>"$tmp/out" 2>"$tmp/err" </dev/null &

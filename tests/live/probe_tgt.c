@@ -1,9 +1,18 @@
 /* Target of the live probe tests: calls gpux_tgt_add N times (default
- * 5; argv[1]) and getppid() N times; a second argument sleeps that
- * many seconds first (for -p), a third that many seconds after. */
+ * 5; argv[1]) and getppid() N times, and fires its USDT probes N times
+ * (where sys/sdt.h is installed); a second argument sleeps that many
+ * seconds first (for -p), a third that many seconds after. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include(<sys/sdt.h>)
+#include <sys/sdt.h>
+#define TGT_USDT 1
+void usdt_guarded(int i); /* probe_tgt_sema.c */
+#endif
+#endif
 
 __attribute__((noinline, used)) long gpux_tgt_add(long a, long b)
 {
@@ -63,6 +72,22 @@ int main(int argc, char **argv)
 	int nums[4] = { 100, -200, 300, 400 };
 	if (gpux_walk(&head, nums) != 101)
 		return 1;
+#ifdef TGT_USDT
+	/* arguments of each kind a note gives: registers (int, a negative
+	 * int, 64 bits, a string, a negative char, an unsigned short), memory
+	 * (a volatile) and a constant */
+	char who[] = "probe_tgt";
+	for (int i = 0; i < n; i++) {
+		volatile long mem = 100 + i;
+		signed char neg = (signed char)-i;
+		unsigned short us = (unsigned short)(65535 - i);
+		DTRACE_PROBE3(gpux_tgt, loop, i, -i - 1, (long)i << 40);
+		DTRACE_PROBE3(gpux_tgt, name, who, neg, us);
+		DTRACE_PROBE2(gpux_tgt, kinds, mem, 42);
+		usdt_guarded(i);
+	}
+	DTRACE_PROBE(gpux_end, done);
+#endif
 	printf("sum %ld\n", s);
 	fflush(stdout);
 	if (argc > 3)

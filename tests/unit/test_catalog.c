@@ -368,8 +368,9 @@ static void test_listing(void)
 	CHECK(listing("gdev:*", false, &t) == 5);
 	CHECK(t && strstr(t, "gdev:kernel_entry\n") && !strstr(t, "cuda:"));
 	free(t);
-	CHECK(listing(NULL, false, &t) == 26);
+	CHECK(listing(NULL, false, &t) == 27);
 	CHECK(t && strstr(t, "uprobe:TARGET:SYMBOL\n") &&
+	      strstr(t, "usdt:TARGET:[PROVIDER:]PROBE\n") &&
 	      strstr(t, "\nBEGIN\n") && strstr(t, "interval:s:N\n"));
 	free(t);
 	CHECK(listing("*access*", false, &t) == 2);
