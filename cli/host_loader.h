@@ -26,6 +26,7 @@ struct host_api {
 	void (*live_detach)(struct host_live *);
 	int (*live_map_read)(struct host_live *, int, unsigned char **, size_t *);
 	int (*live_map_clear)(struct host_live *, int);
+	int (*live_stack)(struct host_live *, unsigned, uint32_t, uint64_t *);
 	int (*live_map_zero)(struct host_live *, int);
 	void (*live_close)(struct host_live *);
 	/* Driver policies: binding to the driver's BTF (llvm_host.h) and
@@ -39,6 +40,9 @@ struct host_api {
 	int (*resolve_target)(const char *, int, char *, size_t);
 	int (*glob_symbols)(const char *, const char *, struct host_syms *);
 	void (*syms_free)(struct host_syms *);
+	/* Symbol tables, to print stacks and usym() (host_path.h) */
+	int (*symtab_load)(const char *, struct host_symtab *);
+	void (*symtab_free)(struct host_symtab *);
 };
 
 /* Open the module once (later calls return the same table). NULL, with a

@@ -141,7 +141,7 @@ static struct hval builtin(struct hctx *h, struct node *e)
 			return hl_sym_string(h, true);
 		r.ssize = (unsigned)strlen(s) + 1;
 		r.v = hl_str_literal(h, s, strlen(s), r.ssize);
-	} else {
+	} else if (!hl_builtin_stack(h, e, &r)) {
 		host_err(h, e, "builtin '%s' is not supported in host probes yet", name);
 	}
 	return r;
@@ -372,7 +372,7 @@ static struct hval call_value(struct hctx *h, struct node *e)
 		return r;
 	}
 	struct hval lib;
-	if (hl_lib_call(h, e, &lib))
+	if (hl_lib_call(h, e, &lib) || hl_stack_call(h, e, &lib))
 		return lib;
 	if (strcmp(fn, "str")) {
 		host_err(h, e, "%s() has no value", e->u.call.name);

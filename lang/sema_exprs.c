@@ -69,8 +69,7 @@ static void explain_unknown(struct tctx *c, struct node *n)
 		for (size_t i = 0; i < 3 && k < 96; i++)
 			cands[k++] = decisions[i];
 	/* bpftrace 0.17's builtins that gpux lacks: not a typo to correct */
-	static const char *const bt[] = { "kstack", "ustack", "curtask",
-					  "ctx", "jiffies" };
+	static const char *const bt[] = { "ctx", "jiffies" };
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
 		if (!strcmp(name, bt[i])) {
 			terr(c, n->span, "gpux does not support bpftrace's builtin '%s' yet", name);
@@ -105,6 +104,8 @@ static void check_ident(struct tctx *c, struct node *n)
 		n->u.ident.kind = ID_BUILTIN;
 		n->u.ident.builtin = b;
 		n->type = b->type;
+		if (b->kernel_only)
+			sema_kernel_only(c, n, name);
 		return;
 	}
 	enum decision d;

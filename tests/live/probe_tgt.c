@@ -26,6 +26,29 @@ __attribute__((noinline, used)) long gpux_bytes(const char *p, long n)
 	return p[0] + n;
 }
 
+/* A call chain of known names, for ustack: main -> gpux_stack_top ->
+ * gpux_stack_mid -> gpux_stack_leaf; work after each call keeps it a
+ * call (no tail call) */
+__attribute__((noinline, used)) long gpux_stack_leaf(long n)
+{
+	__asm__ volatile("" ::: "memory");
+	return n * 3;
+}
+
+__attribute__((noinline, used)) long gpux_stack_mid(long n)
+{
+	long r = gpux_stack_leaf(n + 1);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+
+__attribute__((noinline, used)) long gpux_stack_top(long n)
+{
+	long r = gpux_stack_mid(n + 1);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 5;
@@ -41,6 +64,8 @@ int main(int argc, char **argv)
 	/* on the stack: a page the process has touched, which a probe can read */
 	char bytes[] = "gpux\tbuf\001\377";
 	if (gpux_bytes(bytes, (long)sizeof(bytes) - 1) != 'g' + 10)
+		return 1;
+	if (gpux_stack_top(1) != 11)
 		return 1;
 	printf("sum %ld\n", s);
 	fflush(stdout);
