@@ -203,9 +203,10 @@ LLVMValueRef hl_load_or_zero_at(struct hctx *h, LLVMValueRef v, unsigned off)
 	return phi;
 }
 
+/* pointers (curtask) compare as addresses, unsigned */
 static bool is_u64(struct type t)
 {
-	return t.kind == TY_INT && !t.is_signed && t.bits == 64;
+	return (t.kind == TY_INT && !t.is_signed && t.bits == 64) || t.kind == TY_PTR;
 }
 
 /* |v| and its sign mask (0 or -1), as unsigned arithmetic. */

@@ -279,6 +279,26 @@ static void check_binop(struct tctx *c, struct node *n)
 			     op_str(op), tname(lt, b1), tname(rt, b2));
 		return;
 	}
+	if (lt.kind == TY_STACK || rt.kind == TY_STACK || lt.kind == TY_KSYM ||
+	    rt.kind == TY_KSYM || lt.kind == TY_USYM || rt.kind == TY_USYM) {
+		/* printed values: symbolized when printed, no numbers */
+		terr(c, n->span, "Type mismatch for '%s': comparing '%s' with '%s'", op_str(op),
+		     tname(lt, b1), tname(rt, b2));
+		return;
+	}
+	bool lk = lt.kind == TY_PTR && lt.name && !strncmp(lt.name, "struct ", 7);
+	bool rk = rt.kind == TY_PTR && rt.name && !strncmp(rt.name, "struct ", 7);
+	if ((lk && (rk || rt.kind == TY_INT)) || (rk && lt.kind == TY_INT)) {
+		/* a kernel pointer (curtask): compared, or moved by a number */
+		if (is_compare(op) || op == OP_LAND || op == OP_LOR)
+			n->type = TYPE_I64;
+		else if ((op == OP_ADD || op == OP_SUB) && !(lk && rk))
+			n->type = lk ? lt : rt;
+		else
+			terr(c, n->span, "The %s operator can not be used on expressions of types "
+			     "%s, %s", op_str(op), tname(lt, b1), tname(rt, b2));
+		return;
+	}
 	if (lt.kind == TY_PTR || rt.kind == TY_PTR) {
 		if ((op == OP_EQ || op == OP_NE) && type_compatible(lt, rt)) {
 			n->type = TYPE_I64;
