@@ -516,3 +516,14 @@ void host_live_close(struct host_live *l)
 	free(l->links);
 	free(l);
 }
+
+int host_live_stack(struct host_live *l, unsigned limit, uint32_t id, uint64_t *ips)
+{
+	char name[64];
+	snprintf(name, sizeof(name), HOST_STACK_MAP "%u", limit);
+	const struct host_live *o = l->share ? l->share : l;
+	struct bpf_map *m = bpf_object__find_map_by_name(o->bo, name);
+	if (!m)
+		return -1;
+	return bpf_map_lookup_elem(bpf_map__fd(m), &id, ips) ? -1 : 0;
+}

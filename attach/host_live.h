@@ -48,6 +48,9 @@ void host_live_detach(struct host_live *l);
  * out_entries: per-CPU values merged by the map's aggregation. *kv is
  * malloc'd (NULL when empty). 0, or -1. */
 int host_live_map_read(struct host_live *l, int map, unsigned char **kv, size_t *n);
+/* The frames of stack id in the stack map of limit frames (limit u64
+ * into ips, zeros after the last). 0, or -1 if there is none. */
+int host_live_stack(struct host_live *l, unsigned limit, uint32_t id, uint64_t *ips);
 /* clear(@m) and zero(@m). 0, or -1. */
 int host_live_map_clear(struct host_live *l, int map);
 int host_live_map_zero(struct host_live *l, int map);

@@ -67,6 +67,7 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.live_detach = dlsym(h, "host_live_detach");
 	*(void **)&api.live_map_read = dlsym(h, "host_live_map_read");
 	*(void **)&api.live_map_clear = dlsym(h, "host_live_map_clear");
+	*(void **)&api.live_stack = dlsym(h, "host_live_stack");
 	*(void **)&api.live_map_zero = dlsym(h, "host_live_map_zero");
 	*(void **)&api.live_close = dlsym(h, "host_live_close");
 	*(void **)&api.bind_driver = dlsym(h, "host_bind_driver");
@@ -79,6 +80,10 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.usdt_read = dlsym(h, "host_usdt_read");
 	*(void **)&api.usdt_read_pid = dlsym(h, "host_usdt_read_pid");
 	*(void **)&api.usdt_free = dlsym(h, "host_usdt_free");
+	*(void **)&api.symtab_load = dlsym(h, "host_symtab_load");
+	*(void **)&api.symtab_free = dlsym(h, "host_symtab_free");
+	if (!api.symtab_load || !api.symtab_free)
+		api.symtab_load = NULL;
 	if (!api.resolve_target || !api.glob_symbols || !api.syms_free)
 		api.glob_symbols = NULL;
 	if (!api.resolve_target || !api.usdt_read || !api.usdt_read_pid || !api.usdt_free)

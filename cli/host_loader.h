@@ -27,6 +27,7 @@ struct host_api {
 	void (*live_detach)(struct host_live *);
 	int (*live_map_read)(struct host_live *, int, unsigned char **, size_t *);
 	int (*live_map_clear)(struct host_live *, int);
+	int (*live_stack)(struct host_live *, unsigned, uint32_t, uint64_t *);
 	int (*live_map_zero)(struct host_live *, int);
 	void (*live_close)(struct host_live *);
 	/* Driver policies: binding to the driver's BTF (llvm_host.h) and
@@ -44,6 +45,9 @@ struct host_api {
 	int (*usdt_read)(const char *, struct host_usdt_sites *, char *, size_t);
 	int (*usdt_read_pid)(int, struct host_usdt_sites *, char *, size_t);
 	void (*usdt_free)(struct host_usdt_sites *);
+	/* Symbol tables, to print stacks and usym() (host_path.h) */
+	int (*symtab_load)(const char *, struct host_symtab *);
+	void (*symtab_free)(struct host_symtab *);
 };
 
 /* Open the module once (later calls return the same table). NULL, with a

@@ -20,6 +20,8 @@
 
 #include "backend.h"
 #include "compile.h"
+#include "host_loader.h"
+#include "out_syms.h"
 #include "spawn.h"
 
 #define MAX_WAIT_NS 1000000000L /* records are consumed even if a wakeup is lost */
@@ -286,6 +288,27 @@ static int make_backends(struct run *r, struct diags *d)
 	return 0;
 }
 
+/* A stack's frames, for printing: from the kernel's stack maps. */
+static int run_stack(void *arg, unsigned limit, uint32_t id, uint64_t *ips)
+{
+	struct run *r = arg;
+	const struct host_api *api = host_module_open(NULL);
+	struct host_live *l = r->be[RUNNER_KERNEL] ? kernel_backend_live(r->be[RUNNER_KERNEL])
+						   : NULL;
+	return l && api && api->live_stack ? api->live_stack(l, limit, id, ips) : -1;
+}
+
+static void syms_source(struct run *r)
+{
+	const struct host_api *api = host_module_open(NULL);
+	struct out_syms_src src = { run_stack, r, NULL, NULL };
+	if (api && api->symtab_load) {
+		src.symtab_load = api->symtab_load;
+		src.symtab_free = api->symtab_free;
+	}
+	out_syms_set(&src);
+}
+
 int run_program(struct program *prog, const struct options *o, FILE *out,
 		struct diags *diags)
 {
@@ -315,6 +338,7 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 		if (compile_host_obj(prog, &co, &r.abis, &r.obj, diags))
 			goto out;
 		r.have_obj = true;
+		syms_source(&r);
 		if (run_place(&r, diags) || !(r.be[RUNNER_GPUX] = gpux_backend_new(&r, diags)))
 			goto out;
 	}
@@ -329,6 +353,7 @@ out:
 		if (r.be[k])
 			r.be[k]->ops->close(r.be[k]);
 	run_maps_free(&r);
+	out_syms_end();
 	free(r.owner);
 	free(r.vm_reads);
 	if (r.have_obj)

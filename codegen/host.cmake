@@ -64,6 +64,7 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_expr.c
   ${CMAKE_CURRENT_LIST_DIR}/host_fns.c
   ${CMAKE_CURRENT_LIST_DIR}/host_memory.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_stacks.c
   ${CMAKE_CURRENT_LIST_DIR}/host_stmt.c
   ${CMAKE_CURRENT_LIST_DIR}/host_output.c
   ${CMAKE_CURRENT_LIST_DIR}/host_dump.c)

@@ -141,7 +141,7 @@ static struct hval builtin(struct hctx *h, struct node *e)
 			return hl_sym_string(h, true);
 		r.ssize = (unsigned)strlen(s) + 1;
 		r.v = hl_str_literal(h, s, strlen(s), r.ssize);
-	} else {
+	} else if (!hl_builtin_stack(h, e, &r)) {
 		host_err(h, e, "builtin '%s' is not supported in host probes yet", name);
 	}
 	return r;
@@ -203,9 +203,10 @@ LLVMValueRef hl_load_or_zero_at(struct hctx *h, LLVMValueRef v, unsigned off)
 	return phi;
 }
 
+/* pointers (curtask) compare as addresses, unsigned */
 static bool is_u64(struct type t)
 {
-	return t.kind == TY_INT && !t.is_signed && t.bits == 64;
+	return (t.kind == TY_INT && !t.is_signed && t.bits == 64) || t.kind == TY_PTR;
 }
 
 /* |v| and its sign mask (0 or -1), as unsigned arithmetic. */
@@ -380,7 +381,7 @@ static struct hval call_value(struct hctx *h, struct node *e)
 		return r;
 	}
 	struct hval lib;
-	if (hl_lib_call(h, e, &lib))
+	if (hl_lib_call(h, e, &lib) || hl_stack_call(h, e, &lib))
 		return lib;
 	if (strcmp(fn, "str")) {
 		host_err(h, e, "%s() has no value", e->u.call.name);

@@ -21,6 +21,8 @@ unsigned hl_str_size(struct hctx *h, const struct node *e)
 		return BUF_SIZE;
 	if (e->type.kind == TY_INET)
 		return INET_SIZE;
+	if (e->type.kind == TY_USYM)
+		return USYM_SIZE;
 	switch (e->kind) {
 	case N_STR:
 		return (unsigned)e->u.str.len + 1;
@@ -222,7 +224,8 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 		if (type_is_bytes(t))
 			sz = (e->key_str[i < 8 ? i : 7] + 7) & ~7u;
 		else if (t.kind != TY_INT && t.kind != TY_PTR && t.kind != TY_USERNAME &&
-			 t.kind != TY_TIMESTAMP && t.kind != TY_MACADDR) {
+			 t.kind != TY_TIMESTAMP && t.kind != TY_MACADDR && t.kind != TY_STACK &&
+			 t.kind != TY_KSYM) {
 			host_err(h, mi->first_use, "@%s: keys of this type are not supported in host probes",
 				 mi->name);
 			return -1;

@@ -191,7 +191,10 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 							a->type.kind == TY_USERNAME ||
 							a->type.kind == TY_TIMESTAMP ||
 							a->type.kind == TY_INET ||
-							a->type.kind == TY_MACADDR ? "%s\n"
+							a->type.kind == TY_MACADDR ||
+							a->type.kind == TY_STACK ||
+							a->type.kind == TY_KSYM ||
+							a->type.kind == TY_USYM ? "%s\n"
 							: u ? "%llu\n" : "%lld\n", a, 1);
 			if (f)
 				f->kind = HOST_FMT_VALUE;

@@ -150,10 +150,11 @@ static int add_name(struct host_syms *s, const char *name)
 	return 0;
 }
 
-/* Calls fn on each defined function of e with a name (symtab, then
- * dynsym) until it returns nonzero, which it returns. */
-static int each_func(Elf *e, int (*fn)(void *arg, const GElf_Sym *sym, const char *name),
-		     void *arg)
+/* Calls fn on each defined symbol of e of type type (STT_NOTYPE: any)
+ * with a name (symtab, then dynsym) until it returns nonzero, which it
+ * returns. */
+static int each_sym(Elf *e, int type,
+		    int (*fn)(void *arg, const GElf_Sym *sym, const char *name), void *arg)
 {
 	int rc = 0;
 	for (Elf_Scn *scn = NULL; rc == 0 && (scn = elf_nextscn(e, scn));) {
@@ -165,7 +166,8 @@ static int each_func(Elf *e, int (*fn)(void *arg, const GElf_Sym *sym, const cha
 		size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
 		for (size_t i = 0; rc == 0 && i < n; i++) {
 			GElf_Sym sym;
-			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    (type != STT_NOTYPE && GELF_ST_TYPE(sym.st_info) != type) ||
 			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
 			const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
@@ -174,6 +176,12 @@ static int each_func(Elf *e, int (*fn)(void *arg, const GElf_Sym *sym, const cha
 		}
 	}
 	return rc;
+}
+
+static int each_func(Elf *e, int (*fn)(void *arg, const GElf_Sym *sym, const char *name),
+		     void *arg)
+{
+	return each_sym(e, STT_FUNC, fn, arg);
 }
 
 struct glob_walk {
@@ -308,4 +316,146 @@ int host_usym_resolve(const char *path, const char *func, uint64_t off, bool ret
 	elf_end(e);
 	close(fd);
 	return rc;
+}
+
+/* ---- data symbols and symbol tables ---- */
+
+static Elf *open_elf(const char *path, int *fd)
+{
+	*fd = elf_version(EV_CURRENT) == EV_NONE ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = *fd < 0 ? NULL : elf_begin(*fd, ELF_C_READ, NULL);
+	if (!e && *fd >= 0)
+		close(*fd);
+	return e;
+}
+
+struct obj_want {
+	const char *name;
+	uint64_t addr;
+};
+
+static int obj_one(void *arg, const GElf_Sym *s, const char *name)
+{
+	struct obj_want *w = arg;
+	if (strcmp(name, w->name))
+		return 0;
+	w->addr = s->st_value;
+	return 1;
+}
+
+int host_object_addr(const char *path, const char *name, uint64_t *addr)
+{
+	int fd;
+	Elf *e = open_elf(path, &fd);
+	if (!e)
+		return -1;
+	struct obj_want w = { name, 0 };
+	int found = each_sym(e, STT_OBJECT, obj_one, &w);
+	elf_end(e);
+	close(fd);
+	*addr = w.addr;
+	return found ? 0 : -1;
+}
+
+static int tab_add(void *arg, const GElf_Sym *s, const char *name)
+{
+	struct host_symtab *t = arg;
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 256;
+		struct host_symbol *v = realloc(t->sym, (size_t)cap * sizeof(*v));
+		if (!v)
+			return -1;
+		t->sym = v;
+		t->cap = cap;
+	}
+	char *copy = strdup(name);
+	if (!copy)
+		return -1;
+	t->sym[t->n++] = (struct host_symbol){ s->st_value, s->st_size, copy };
+	return 0;
+}
+
+/* The PT_LOAD segments, to turn a file offset into an address. */
+static int add_loads(Elf *e, struct host_symtab *t)
+{
+	size_t n;
+	if (elf_getphdrnum(e, &n))
+		return -1;
+	for (size_t i = 0; i < n && t->nload < HOST_SYMTAB_LOADS; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD)
+			t->load[t->nload++] = (struct host_load){ ph.p_vaddr, ph.p_offset,
+								 ph.p_filesz };
+	}
+	return 0;
+}
+
+/* The separate debug file of e, by build id, as installed under
+ * /usr/lib/debug/.build-id (a stripped library's local symbols). */
+static int debug_file(Elf *e, char *buf, size_t len)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2)
+				continue;
+			const unsigned char *id = (const unsigned char *)d->d_buf + desc_off;
+			int k = snprintf(buf, len, "/usr/lib/debug/.build-id/%02x/", id[0]);
+			for (size_t i = 1; i < nh.n_descsz && k > 0 && (size_t)k < len; i++)
+				k += snprintf(buf + k, len - (size_t)k, "%02x", id[i]);
+			if (k > 0 && (size_t)k < len)
+				snprintf(buf + k, len - (size_t)k, ".debug");
+			return access(buf, R_OK);
+		}
+	}
+	return -1;
+}
+
+static int symtab_cmp(const void *a, const void *b)
+{
+	const struct host_symbol *x = a, *y = b;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+int host_symtab_load(const char *path, struct host_symtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	int fd;
+	Elf *e = open_elf(path, &fd);
+	if (!e)
+		return -1;
+	int rc = add_loads(e, t) || each_sym(e, STT_NOTYPE, tab_add, t) ? -1 : 0;
+	char dbg[PATH_MAX];
+	if (rc == 0 && debug_file(e, dbg, sizeof(dbg)) == 0) {
+		int dfd;
+		Elf *de = open_elf(dbg, &dfd);
+		if (de) {
+			rc = each_sym(de, STT_NOTYPE, tab_add, t) ? -1 : 0;
+			elf_end(de);
+			close(dfd);
+		}
+	}
+	elf_end(e);
+	close(fd);
+	if (rc) {
+		host_symtab_free(t);
+		return -1;
+	}
+	/* of several names at one address, which one a lookup finds is
+	 * unspecified, as in bcc's tables */
+	qsort(t->sym, (size_t)t->n, sizeof(*t->sym), symtab_cmp);
+	return 0;
+}
+
+void host_symtab_free(struct host_symtab *t)
+{
+	for (int i = 0; i < t->n; i++)
+		free(t->sym[i].name);
+	free(t->sym);
+	memset(t, 0, sizeof(*t));
 }

@@ -37,4 +37,28 @@ struct host_usym {
 int host_usym_resolve(const char *path, const char *func, uint64_t off, bool ret,
 		      struct host_usym *out, char *err, size_t errlen);
 
+/* The address (st_value) of data object name in the ELF file path, as
+ * bpftrace's uaddr() finds it. 0, or -1. */
+int host_object_addr(const char *path, const char *name, uint64_t *addr);
+
+/* The symbols of an ELF file (symtab, dynsym, and its separate debug
+ * file's, found by build id), sorted by address, and its loadable
+ * segments: what symbolizing an address of a process mapping it needs. */
+struct host_symbol {
+	uint64_t addr, size;
+	char *name;
+};
+#define HOST_SYMTAB_LOADS 16
+struct host_load {
+	uint64_t vaddr, offset, filesz;
+};
+struct host_symtab {
+	struct host_symbol *sym;
+	int n, cap;
+	struct host_load load[HOST_SYMTAB_LOADS];
+	int nload;
+};
+int host_symtab_load(const char *path, struct host_symtab *t);
+void host_symtab_free(struct host_symtab *t);
+
 #endif

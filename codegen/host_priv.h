@@ -246,6 +246,10 @@ LLVMValueRef hl_pointer_offset(struct hctx *h, struct node *ptr, LLVMValueRef n)
 struct hval hl_tuple(struct hctx *h, struct node *e);
 struct hval hl_tuple_elem(struct hctx *h, struct node *e);
 bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r);
+/* host_stacks.c: ustack, kstack, curtask; and the calls ustack(),
+ * kstack(), usym(), ksym(), uaddr(), kaddr(). false: not one of them. */
+bool hl_builtin_stack(struct hctx *h, struct node *e, struct hval *r);
+bool hl_stack_call(struct hctx *h, struct node *e, struct hval *r);
 /* The byte at i of a buffer, for comparisons. */
 LLVMValueRef hl_byte_at(struct hctx *h, LLVMValueRef buf, unsigned i);
 /* The pt_regs word at off of a uprobe's context. */

@@ -52,6 +52,10 @@
 #define HOST_SYMS_MAP "gpux_syms"
 #define HOST_SYM_STR 64
 #define HOST_SYMS_MAX 4096
+/* ustack/kstack: a BPF_MAP_TYPE_STACK_TRACE map per frame limit N, named
+ * HOST_STACK_MAP "N", whose values are N u64 addresses (zeros after the
+ * last frame); a stack value is (pid << 32) | its id there. */
+#define HOST_STACK_MAP "gpux_stack"
 
 /* ---- driver struct_ops ABI descriptions (docs/ARCHITECTURE.md, "Driver policies") ---- */
 

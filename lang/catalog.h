@@ -123,6 +123,9 @@ struct builtin {
 	unsigned places; /* PLACE_* bits where it is available */
 	enum unif unif;  /* on the device */
 	const char *doc;
+	/* read with a kernel helper the userspace VMs do not have: only in
+	 * probes the kernel runs (RUNNER_KERNEL) */
+	bool kernel_only;
 };
 
 struct action {

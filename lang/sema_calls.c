@@ -56,6 +56,18 @@ static const struct fn fns[] = {
 	  "it reads the traced process's memory from the kernel" },
 	{ "signal", 1, 1, PLACE_HOST, AGG_NONE, sema_chk_signal,
 	  "the kernel sends it to the task a kernel probe interrupted" },
+	{ "ustack", 0, 2, PLACE_HOST, AGG_NONE, sema_chk_stack,
+	  "the kernel walks the stack of the task a kernel probe interrupted" },
+	{ "kstack", 0, 2, PLACE_HOST, AGG_NONE, sema_chk_stack,
+	  "the kernel walks the stack of the task a kernel probe interrupted" },
+	{ "usym", 1, 1, HOSTISH, AGG_NONE, sema_chk_sym,
+	  "gpux symbolizes addresses on the host" },
+	{ "ksym", 1, 1, HOSTISH, AGG_NONE, sema_chk_sym,
+	  "gpux symbolizes addresses on the host" },
+	{ "uaddr", 1, 1, PLACE_HOST, AGG_NONE, sema_chk_symaddr,
+	  "it names a symbol of a uprobe's binary" },
+	{ "kaddr", 1, 1, HOSTISH, AGG_NONE, sema_chk_symaddr,
+	  "it names a kernel symbol" },
 	{ "exit", 0, 1, PLACE_ANY, AGG_NONE, chk_exit, NULL },
 	{ "time", 0, 1, HOSTISH, AGG_NONE, chk_time,
 	  "it formats the host's wall clock; use nsecs on the device" },
@@ -436,7 +448,6 @@ static void unknown_function(struct tctx *c, struct node *call)
 		cands[k++] = acts[i].name;
 	/* bpftrace 0.17's functions that gpux lacks: not a typo to correct */
 	static const char *const bt[] = {
-		"kstack", "ustack", "ksym", "usym", "kaddr", "uaddr",
 		"override", "sizeof", "cgroupid",
 		"path", "unwatch", "skboutput", "pton",
 	};

@@ -70,8 +70,7 @@ static void explain_unknown(struct tctx *c, struct node *n)
 		for (size_t i = 0; i < 3 && k < 96; i++)
 			cands[k++] = decisions[i];
 	/* bpftrace 0.17's builtins that gpux lacks: not a typo to correct */
-	static const char *const bt[] = { "kstack", "ustack", "curtask",
-					  "ctx", "jiffies" };
+	static const char *const bt[] = { "ctx", "jiffies" };
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
 		if (!strcmp(name, bt[i])) {
 			terr(c, n->span, "gpux does not support bpftrace's builtin '%s' yet", name);
@@ -106,6 +105,8 @@ static void check_ident(struct tctx *c, struct node *n)
 		n->u.ident.kind = ID_BUILTIN;
 		n->u.ident.builtin = b;
 		n->type = b->type;
+		if (b->kernel_only)
+			sema_kernel_only(c, n, name);
 		return;
 	}
 	enum decision d;
@@ -292,6 +293,26 @@ static void check_binop(struct tctx *c, struct node *n)
 		else
 			terr(c, n->span, "Type mismatch for '%s': comparing '%s' with '%s'",
 			     op_str(op), tname(lt, b1), tname(rt, b2));
+		return;
+	}
+	if (lt.kind == TY_STACK || rt.kind == TY_STACK || lt.kind == TY_KSYM ||
+	    rt.kind == TY_KSYM || lt.kind == TY_USYM || rt.kind == TY_USYM) {
+		/* printed values: symbolized when printed, no numbers */
+		terr(c, n->span, "Type mismatch for '%s': comparing '%s' with '%s'", op_str(op),
+		     tname(lt, b1), tname(rt, b2));
+		return;
+	}
+	bool lk = lt.kind == TY_PTR && lt.name && !strncmp(lt.name, "struct ", 7);
+	bool rk = rt.kind == TY_PTR && rt.name && !strncmp(rt.name, "struct ", 7);
+	if ((lk && (rk || rt.kind == TY_INT)) || (rk && lt.kind == TY_INT)) {
+		/* a kernel pointer (curtask): compared, or moved by a number */
+		if (is_compare(op) || op == OP_LAND || op == OP_LOR)
+			n->type = TYPE_I64;
+		else if ((op == OP_ADD || op == OP_SUB) && !(lk && rk))
+			n->type = lk ? lt : rt;
+		else
+			terr(c, n->span, "The %s operator can not be used on expressions of types "
+			     "%s, %s", op_str(op), tname(lt, b1), tname(rt, b2));
 		return;
 	}
 	if (lt.kind == TY_PTR || rt.kind == TY_PTR) {

@@ -39,6 +39,9 @@ void check_printf(struct tctx *c, struct node *call);
 struct map_info *map_lookup(struct tctx *c, struct node *m);
 /* The probe's first event, for messages ("gdev:kernel_exit"). */
 const char *probe_name(const struct tctx *c, char *buf, size_t len);
+/* Whether the probe is run by the kernel, which name (a builtin or
+ * function at n) needs; a located error if not (sema_stacks.c). */
+bool sema_kernel_only(struct tctx *c, struct node *n, const char *name);
 bool is_int(struct type t);
 
 /* Variables and maps, shared by the expression and statement walks. */

@@ -41,6 +41,15 @@ const char *type_str(struct type t, char *buf, size_t len)
 	case TY_MACADDR:
 		snprintf(buf, len, "macaddr");
 		break;
+	case TY_STACK:
+		snprintf(buf, len, "%s", t.user ? "ustack" : "kstack");
+		break;
+	case TY_KSYM:
+		snprintf(buf, len, "ksym");
+		break;
+	case TY_USYM:
+		snprintf(buf, len, "usym");
+		break;
 	case TY_DIM3:
 		snprintf(buf, len, "dim3");
 		break;
@@ -84,8 +93,8 @@ const char *type_str(struct type t, char *buf, size_t len)
 
 bool type_is_bytes(struct type t)
 {
-	return t.kind == TY_STR || t.kind == TY_TUPLE || t.kind == TY_BUF ||
-	       t.kind == TY_INET || t.kind == TY_RECORD || t.kind == TY_ARRAY;
+	return t.kind == TY_STR || t.kind == TY_TUPLE || t.kind == TY_BUF || t.kind == TY_INET ||
+	       t.kind == TY_USYM || t.kind == TY_RECORD || t.kind == TY_ARRAY;
 }
 
 const struct record_field *record_field(const struct record *r, const char *name)
@@ -118,6 +127,8 @@ unsigned tuple_size(struct type t)
 		return TUPLE_STR_SIZE;
 	if (t.kind == TY_RECORD || t.kind == TY_ARRAY)
 		return (type_mem_size(t) + 7) & ~7u;
+	if (t.kind == TY_USYM)
+		return USYM_SIZE;
 	if (t.kind != TY_TUPLE || !t.tuple)
 		return 8;
 	return tuple_off(t, t.tuple->n);
@@ -140,6 +151,8 @@ bool type_equal(struct type a, struct type b)
 		return a.bits == b.bits && a.is_signed == b.is_signed;
 	case TY_AGG:
 		return a.agg == b.agg;
+	case TY_STACK:
+		return a.user == b.user && a.stack_mode == b.stack_mode && a.limit == b.limit;
 	case TY_PTR:
 		return (a.name == b.name) ||
 		       (a.name && b.name && !strcmp(a.name, b.name));

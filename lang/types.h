@@ -23,7 +23,22 @@ enum type_kind {
 	TY_POINTER, /* an address in the probed memory; inner: what is there */
 	TY_RECORD,  /* a struct or union of the script's C definitions */
 	TY_ARRAY,   /* count elements of type inner, back to back */
+	TY_STACK, /* ustack/kstack: an integer, (pid << 32) | stack id; the
+		   * frames live in a stack trace map, symbolized when printed */
+	TY_KSYM,  /* ksym(): a kernel address, printed as its symbol */
+	TY_USYM,  /* usym(): a process's address and its pid (USYM_SIZE bytes),
+		   * printed as the symbol */
 };
+
+/* How a stack prints (bpftrace's modes): "func+off" lines, or perf's
+ * "\taddr func+off (module)". */
+enum stack_mode {
+	STACK_BPFTRACE,
+	STACK_PERF,
+};
+/* Frames of a stack without a limit, as bpftrace's default; the kernel
+ * refuses deeper stack maps unless kernel.perf_event_max_stack allows. */
+#define STACK_DEFAULT_LIMIT 127
 
 enum agg_kind {
 	AGG_NONE,
@@ -50,6 +65,10 @@ struct type {
 	unsigned count;           /* TY_ARRAY: elements; TY_STR: the bytes of
 				   * the char array it was read from, or 0 */
 	const struct record *rec; /* TY_RECORD */
+	/* TY_STACK: user (ustack) or kernel, its mode and most frames */
+	bool user;
+	uint8_t stack_mode;
+	uint16_t limit;
 };
 
 /* A struct or union: its fields at their C offsets (x86-64 layout). */
@@ -85,8 +104,10 @@ struct type_tuple {
 /* An ntop() value in memory: u64 family (AF_INET6 or else IPv4), then
  * the address's bytes, 16. */
 #define INET_SIZE 24
+/* A usym() value in memory: u64 address, u64 pid. */
+#define USYM_SIZE 16
 /* Whether values of type t are carried as bytes, a size known at
- * compile time (strings, tuples, buf(), ntop()), not as an integer. */
+ * compile time (strings, tuples, buf(), ntop(), usym()), not as an integer. */
 bool type_is_bytes(struct type t);
 /* Bytes of a value of type t in that layout (tuples, strings, integers). */
 unsigned tuple_size(struct type t);
@@ -103,6 +124,8 @@ unsigned tuple_off(struct type t, int i);
 #define TYPE_U32 TYPE_INT(32, false)
 #define TYPE_AGG(k) ((struct type){ .kind = TY_AGG, .agg = (k) })
 #define TYPE_PTR(n) ((struct type){ .kind = TY_PTR, .name = (n) })
+#define TYPE_STACK(u, m, n) \
+	((struct type){ .kind = TY_STACK, .user = (u), .stack_mode = (m), .limit = (n) })
 
 /* "int64", "uint32", "string", "dim3", "chunk *", "count", "hist"... */
 const char *type_str(struct type t, char *buf, size_t len);

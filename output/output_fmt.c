@@ -1,5 +1,6 @@
 /* printf and time() records, the attach line, json strings (output.h). */
 #include "output.h"
+#include "out_syms.h"
 
 #include <arpa/inet.h>
 #include <pwd.h>
@@ -110,6 +111,14 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 		uint64_t ns;
 		memcpy(&ns, rec + a->offset, 8);
 		fprintf(out, spec, out_timestamp(a->type.name, ns, ts, sizeof(ts)));
+		return;
+	}
+	if ((a->type.kind == TY_STACK || a->type.kind == TY_KSYM || a->type.kind == TY_USYM) &&
+	    conv == 's') {
+		char *text = out_sym_text(a->type, rec + a->offset, 8);
+		if (text)
+			fprintf(out, spec, text);
+		free(text);
 		return;
 	}
 	if (a->type.kind == TY_USERNAME && conv == 's') {
@@ -297,7 +306,9 @@ void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 		fputs("{\"type\": \"value\", \"data\": ", out);
 		if (fmt->args[0].type.kind == TY_STR || fmt->args[0].type.kind == TY_USERNAME ||
 		    fmt->args[0].type.kind == TY_INET || fmt->args[0].type.kind == TY_MACADDR ||
-		    fmt->args[0].type.kind == TY_TIMESTAMP) /* bpftrace: bare, not json */
+		    fmt->args[0].type.kind == TY_TIMESTAMP || fmt->args[0].type.kind == TY_STACK ||
+		    fmt->args[0].type.kind == TY_KSYM ||
+		    fmt->args[0].type.kind == TY_USYM) /* bpftrace: bare, not json */
 			out_json_str(out, buf, n);
 		else
 			fwrite(buf, 1, n, out);

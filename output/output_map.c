@@ -10,6 +10,7 @@
  * bpftrace breaks ties by the kernel's hash order; gpux by key. */
 #include "output.h"
 #include "bytes.h"
+#include "out_syms.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,14 @@ static int grp_by_total(const void *a, const void *b)
 	return c ? c : memcmp(x->key, y->key, cur_prefix);
 }
 
+static void put_sym(FILE *out, struct type t, const unsigned char *p, int indent)
+{
+	char *text = out_sym_text(t, p, indent);
+	if (text)
+		fputs(text, out);
+	free(text);
+}
+
 /* The key's components joined by sep: strings raw, integers decimal. */
 static void put_key_parts(FILE *out, const struct host_map *hm, const unsigned char *k,
 			  const char *sep)
@@ -109,6 +118,9 @@ static void put_key_parts(FILE *out, const struct host_map *hm, const unsigned c
 			fprintf(out, "%.*s", (int)hk->size, (const char *)k + hk->offset);
 		else if (hk->type.kind == TY_USERNAME)
 			fputs(out_username(rd64(k + hk->offset), name, sizeof(name)), out);
+		else if (hk->type.kind == TY_STACK || hk->type.kind == TY_KSYM ||
+			 hk->type.kind == TY_USYM)
+			put_sym(out, hk->type, k + hk->offset, 4);
 		else if (hk->type.kind == TY_BUF && hk->size >= BUF_SIZE)
 			out_buf(out, k + hk->offset);
 		else if (hk->type.kind == TY_MACADDR)
@@ -227,6 +239,9 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 		out_cvalue(out, false, hm->value, v);
 	} else if (hm->value.kind == TY_USERNAME) {
 		fputs(out_username((uint64_t)x, name, sizeof(name)), out);
+	} else if (hm->value.kind == TY_STACK || hm->value.kind == TY_KSYM ||
+		   hm->value.kind == TY_USYM) {
+		put_sym(out, hm->value, v, 8);
 	} else if (hm->value.kind == TY_BUF && hm->value_str >= BUF_SIZE) {
 		out_buf(out, v);
 	} else if (hm->value.kind == TY_INET && hm->value_str >= INET_SIZE) {
@@ -302,6 +317,12 @@ static void put_json_value(FILE *out, const struct host_map *hm, const unsigned 
 	} else if (hm->value.kind == TY_USERNAME) {
 		out_username(rd64(v), name, sizeof(name));
 		out_json_str(out, name, strlen(name));
+	} else if (hm->value.kind == TY_STACK || hm->value.kind == TY_KSYM ||
+		   hm->value.kind == TY_USYM) {
+		char *text = out_sym_text(hm->value, v, 8);
+		if (text)
+			out_json_str(out, text, strlen(text));
+		free(text);
 	} else if (hm->value.kind == TY_INET && hm->value_str >= INET_SIZE) {
 		out_inet(v, name, sizeof(name));
 		out_json_str(out, name, strlen(name));

@@ -45,6 +45,8 @@ int umap_init(struct umap *m, const char *name, uint32_t type, uint32_t key_size
 	m->max_entries = max_entries;
 	if (type == UMAP_RINGBUF)
 		return ring_init(m, err, errlen);
+	if (type == UMAP_STACK_TRACE)
+		return 0;
 	if (!is_hash(m) && !is_array(m))
 		return fail(err, errlen, name, "map type not supported by the VM");
 	if (!key_size || key_size > UMAP_MAX_KEY || !value_size || value_size > UMAP_MAX_VALUE ||

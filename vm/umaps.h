@@ -18,6 +18,9 @@ enum {
 	UMAP_ARRAY = 2,
 	UMAP_PERCPU_HASH = 5,
 	UMAP_PERCPU_ARRAY = 6,
+	/* stack traces: only the kernel fills them (ustack, kstack); the
+	 * VM holds a name without storage, whose lookups find nothing */
+	UMAP_STACK_TRACE = 7,
 	UMAP_RINGBUF = 27,
 };
 enum { UMAP_ANY = 0, UMAP_NOEXIST = 1, UMAP_EXIST = 2 };

@@ -33,6 +33,10 @@
 #               "total N" (the count of values); for time values
 #               (nsecs deltas) whose buckets vary from run to run.
 #   digits      replace each run of digits by "N" (values that vary).
+#   addrs       replace each user-space address of 12 hex digits (0x or
+#               not) by "ADDR": where ASLR puts the program and its
+#               libraries changes from run to run, and a stack printed
+#               after the process is gone shows bare addresses.
 # stdout only is compared; stderr differs (bpftrace warns about
 # RLIMIT_MEMLOCK, error texts are not compared) and is shown on failure.
 # Skips (77) without root, bpftrace or tracefs.
@@ -92,6 +96,7 @@ hist_total() {
 	END { if (inh) print "total " total }'
 }
 digits() { sed -E 's/[0-9]+/N/g'; }
+addrs() { sed -E 's/(0x)?[0-9a-f]{12}\b/ADDR/g'; }
 normalise() { # normalise NAMES... < in > out
 	local f cmd=cat
 	for f in "$@"; do cmd="$cmd | $f"; done

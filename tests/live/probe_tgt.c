@@ -51,6 +51,29 @@ __attribute__((noinline, used)) long gpux_walk(const struct gpux_rec *r, const i
 	return r->id + nums[0];
 }
 
+/* A call chain of known names, for ustack: main -> gpux_stack_top ->
+ * gpux_stack_mid -> gpux_stack_leaf; work after each call keeps it a
+ * call (no tail call) */
+__attribute__((noinline, used)) long gpux_stack_leaf(long n)
+{
+	__asm__ volatile("" ::: "memory");
+	return n * 3;
+}
+
+__attribute__((noinline, used)) long gpux_stack_mid(long n)
+{
+	long r = gpux_stack_leaf(n + 1);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+
+__attribute__((noinline, used)) long gpux_stack_top(long n)
+{
+	long r = gpux_stack_mid(n + 1);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 5;
@@ -88,6 +111,8 @@ int main(int argc, char **argv)
 	}
 	DTRACE_PROBE(gpux_end, done);
 #endif
+	if (gpux_stack_top(1) != 11)
+		return 1;
 	printf("sum %ld\n", s);
 	fflush(stdout);
 	if (argc > 3)
