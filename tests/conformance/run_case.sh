@@ -37,6 +37,9 @@
 #               not) by "ADDR": where ASLR puts the program and its
 #               libraries changes from run to run, and a stack printed
 #               after the process is gone shows bare addresses.
+#   main_off    replace the offset in a frame "main+N" by "main+OFF":
+#               where in main a call sits moves whenever probe_tgt's
+#               main changes.
 # stdout only is compared; stderr differs (bpftrace warns about
 # RLIMIT_MEMLOCK, error texts are not compared) and is shown on failure.
 # Skips (77) without root, bpftrace or tracefs.
@@ -97,6 +100,7 @@ hist_total() {
 }
 digits() { sed -E 's/[0-9]+/N/g'; }
 addrs() { sed -E 's/(0x)?[0-9a-f]{12}\b/ADDR/g'; }
+main_off() { sed -E 's/\bmain\+[0-9]+/main+OFF/g'; }
 normalise() { # normalise NAMES... < in > out
 	local f cmd=cat
 	for f in "$@"; do cmd="$cmd | $f"; done
