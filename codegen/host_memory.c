@@ -12,6 +12,15 @@ static unsigned elem_size(struct type t)
 	return n ? n : 1;
 }
 
+/* The field e (base->name or base.name) names. */
+static const struct record_field *field_of(const struct node *e)
+{
+	const struct node *b = e->u.field.base;
+	const struct record *r = b->type.kind == TY_POINTER ? b->type.inner->rec
+			       : b->type.kind == TY_RECORD ? b->type.rec : NULL;
+	return record_field(r, e->u.field.name);
+}
+
 /* The address e reads from, or NULL when e is a value, not memory. */
 static LLVMValueRef mem_addr(struct hctx *h, struct node *e)
 {
@@ -20,9 +29,7 @@ static LLVMValueRef mem_addr(struct hctx *h, struct node *e)
 		return e->u.unop.op == OP_DEREF ? hl_expr_int(h, e->u.unop.operand) : NULL;
 	case N_FIELD: {
 		struct node *b = e->u.field.base;
-		const struct record *r = b->type.kind == TY_POINTER ? b->type.inner->rec
-				       : b->type.kind == TY_RECORD ? b->type.rec : NULL;
-		const struct record_field *f = record_field(r, e->u.field.name);
+		const struct record_field *f = field_of(e);
 		if (!f)
 			return NULL;
 		LLVMValueRef base = b->type.kind == TY_POINTER ? hl_expr_int(h, b) : mem_addr(h, b);
@@ -67,14 +74,11 @@ static bool is_memory(const struct node *e)
  * char array reads as a string). */
 static struct type mem_type(const struct node *e)
 {
-	const struct node *b;
 	switch (e->kind) {
 	case N_UNOP:
 		return *e->u.unop.operand->type.inner;
 	case N_FIELD: {
-		b = e->u.field.base;
-		const struct record *r = b->type.kind == TY_POINTER ? b->type.inner->rec : b->type.rec;
-		const struct record_field *f = record_field(r, e->u.field.name);
+		const struct record_field *f = field_of(e);
 		return f ? f->type : e->type;
 	}
 	default:
@@ -148,7 +152,10 @@ struct hval hl_memory(struct hctx *h, struct node *e)
 		return base;
 	unsigned off = 0;
 	if (e->kind == N_FIELD) {
-		off = record_field(b->type.rec, e->u.field.name)->offset;
+		const struct record_field *f = field_of(e);
+		if (!f)
+			return (struct hval){ 0 };
+		off = f->offset;
 	} else {
 		int64_t i;
 		if (!host_const_int(e->u.binop.rhs, &i) || i < 0 || (uint64_t)i >= b->type.count) {

@@ -4,6 +4,7 @@
  * in lenient mode what is not a type definition is skipped, and a
  * definition that cannot be read leaves its type unusable rather than
  * failing the script. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,8 +93,15 @@ void cp_next(struct cparser *p)
 			const char *e = memchr(c, '\n', (size_t)(s->end - c));
 			if (!e)
 				e = s->end;
-			if (p->in_header)
-				cdefs_header_macro(p->cdefs, p->arena, c, (size_t)(e - c));
+			bool is_define;
+			struct macro *m = p->in_header ? cdefs_parse_define(p->arena, c,
+									    (size_t)(e - c),
+									    &is_define)
+						       : NULL;
+			if (m) { /* a header's: its value may be asked for */
+				m->next = p->cdefs->header_macros;
+				p->cdefs->header_macros = m;
+			}
 			line_marker(p, c, e);
 			s->pos = e;
 			continue;
@@ -145,15 +153,15 @@ void cp_next(struct cparser *p)
 				}
 		}
 		s->pos = e;
-		struct span sp = p->tok.span;
+		struct span sp = p->use_span; /* a macro's tokens: where it was named */
 		if (outer) {
 			sp = (struct span){ p->line, p->col, p->line, p->col + (int)(e - c) };
 			p->col += (int)(e - c);
-		} else {
-			sp = p->src[0].macro ? sp : p->use_span;
 		}
-		if (k == CT_IDENT && !p->in_header) {
-			const struct macro *m = cdefs_macro(p->cdefs, arena_strndup(p->arena, c, (size_t)(e - c)));
+		char name[128];
+		if (k == CT_IDENT && !p->in_header && e - c < (long)sizeof(name)) {
+			snprintf(name, sizeof(name), "%.*s", (int)(e - c), c);
+			const struct macro *m = cdefs_macro(p->cdefs, name);
 			if (m && !m->function_like && !expanding(p, m)) {
 				if (outer)
 					p->use_span = sp;
@@ -161,7 +169,7 @@ void cp_next(struct cparser *p)
 				continue;
 			}
 		}
-		p->tok = (struct ctok){ k, c, (size_t)(e - c), outer ? sp : p->use_span };
+		p->tok = (struct ctok){ k, c, (size_t)(e - c), sp };
 		return;
 	}
 }

@@ -58,8 +58,6 @@ int64_t cp_const_expr(struct cparser *p);
 /* Read declarations until the text ends. */
 void cdecl_parse_all(struct cparser *p);
 
-/* A "#define NAME BODY" line of cpp's output from a header. */
-void cdefs_header_macro(struct cdefs *c, struct arena *a, const char *line, size_t len);
 struct ctype_name *cdefs_name_add(struct cdefs *c, struct arena *a,
 				  enum cname_kind kind, const char *name);
 struct ctype_name *cdefs_name_find(const struct cdefs *c, enum cname_kind kind,

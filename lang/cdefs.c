@@ -120,28 +120,42 @@ bool cdefs_enum_value(const struct cdefs *c, const char *name, int64_t *out)
 	return ok;
 }
 
-void cdefs_header_macro(struct cdefs *c, struct arena *a, const char *line, size_t len)
+struct macro *cdefs_parse_define(struct arena *a, const char *line, size_t len,
+				 bool *is_define)
 {
-	const char *q = line + 1, *e = line + len;
-	while (q < e && (*q == ' ' || *q == '\t'))
-		q++;
+	const char *q = memchr(line, '#', len), *e = line + len;
+	*is_define = false;
+	if (!q)
+		return NULL;
+	for (q++; q < e && (*q == ' ' || *q == '\t'); q++)
+		;
 	if (e - q < 7 || strncmp(q, "define", 6) || (q[6] != ' ' && q[6] != '\t'))
-		return;
-	q += 7;
-	while (q < e && (*q == ' ' || *q == '\t'))
-		q++;
+		return NULL;
+	*is_define = true;
+	for (q += 7; q < e && (*q == ' ' || *q == '\t'); q++)
+		;
 	const char *n = q;
 	while (q < e && (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
 			 (*q >= '0' && *q <= '9')))
 		q++;
 	if (q == n)
-		return;
+		return NULL;
 	struct macro *m = arena_zalloc(a, sizeof(*m));
 	m->name = arena_strndup(a, n, (size_t)(q - n));
 	m->function_like = q < e && *q == '(';
-	m->body = arena_strndup(a, q, (size_t)(e - q));
-	m->next = c->header_macros;
-	c->header_macros = m;
+	/* the body, continuation lines joined */
+	char *body = arena_alloc(a, (size_t)(e - q) + 1), *w = body;
+	for (const char *r = q; r < e; r++) {
+		if (r[0] == '\\' && r + 1 < e && r[1] == '\n') {
+			*w++ = ' ';
+			r++;
+			continue;
+		}
+		*w++ = *r;
+	}
+	*w = '\0';
+	m->body = body;
+	return m;
 }
 
 /* ---- reading the parts ---- */

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "diag.h"
 #include "source.h"
 #include "types.h"
@@ -48,6 +49,12 @@ struct cdefs {
 /* The program's C definitions, created on first use. */
 struct cdefs *cdefs_of(struct program *prog);
 const struct macro *cdefs_macro(const struct cdefs *c, const char *name);
+
+/* "#define NAME BODY" (len bytes, continuation lines joined): its
+ * macro, or NULL when it names none. *is_define tells a #define from
+ * the other directives. */
+struct macro *cdefs_parse_define(struct arena *a, const char *line, size_t len,
+				 bool *is_define);
 
 /* Parse and lay out prog's C parts; 0, or -1 with diagnostics. */
 int cdefs_build(struct program *prog, struct diags *d);
