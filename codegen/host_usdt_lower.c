@@ -55,6 +55,8 @@ int hl_usdt_sites(struct hctx *h, const struct node *an, struct hl_usdt_site **o
 	const struct attach *at = &an->u.attach;
 	int pid = h->opts->lib_pid;
 	struct sites s = { 0 };
+	char path[PATH_MAX], real[PATH_MAX], in_proc[PATH_MAX + 64];
+	const char *shown = NULL;
 	*out = NULL;
 	*n = 0;
 	if (!*at->event) {
@@ -67,41 +69,31 @@ int hl_usdt_sites(struct hctx *h, const struct node *an, struct hl_usdt_site **o
 					  at->nparts == 4 ? ":" : "", at->usdt_probe);
 			return -1;
 		}
-		struct host_usdt_sites all = { 0 };
-		char err[PATH_MAX + 128];
-		int rc = host_usdt_read_pid(pid, &all, err, sizeof(err));
-		if (rc)
-			host_err(h, an, "%s", err);
-		else
-			add_matching(h, at, &all, NULL, &s);
-		host_usdt_free(&all);
-		if (rc)
-			return -1;
 	} else {
-		char path[PATH_MAX];
 		if (host_resolve_target(at->event, pid, path, sizeof(path)) || access(path, R_OK)) {
 			host_err(h, an, "usdt target file '%s' does not exist or is not executable",
 				 at->event);
 			return -1;
 		}
 		/* with -p, bpftrace names the file through the process's root */
-		char real[PATH_MAX], in_proc[PATH_MAX + 64];
-		const char *shown = strchr(at->event, '/') ? at->event : path;
+		shown = strchr(at->event, '/') ? at->event : path;
 		if (pid > 0 && realpath(path, real)) {
 			snprintf(in_proc, sizeof(in_proc), "/proc/%d/root%s", pid, real);
 			shown = in_proc;
 		}
-		struct host_usdt_sites all = { 0 };
-		char err[PATH_MAX + 128];
-		int rc = host_usdt_read(path, &all, err, sizeof(err));
-		if (rc)
-			host_err(h, an, "%s", err);
-		else
-			add_matching(h, at, &all, shown, &s);
-		host_usdt_free(&all);
-		if (rc)
-			return -1;
 	}
+	/* the notes of every file the process maps, or of the one target */
+	struct host_usdt_sites all = { 0 };
+	char err[PATH_MAX + 128];
+	int rc = *at->event ? host_usdt_read(path, &all, err, sizeof(err))
+			    : host_usdt_read_pid(pid, &all, err, sizeof(err));
+	if (rc)
+		host_err(h, an, "%s", err);
+	else
+		add_matching(h, at, &all, shown, &s);
+	host_usdt_free(&all);
+	if (rc)
+		return -1;
 	if (!s.n) {
 		host_err(h, an, "no usdt probe %s:%s in %s", at->usdt_provider, at->usdt_probe,
 			 *at->event ? at->event : "the process's files");
