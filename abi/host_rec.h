@@ -25,6 +25,11 @@ enum host_rec_kind {
 	HOST_REC_JOIN = 7,   /* id: format index (the delimiter); then u64 n
 			      * and HOST_JOIN_MAX strings of HOST_JOIN_STR
 			      * bytes, the first n of them read */
+	HOST_REC_WATCH = 8,   /* id: a watchpoint program's index in the
+			       * object; then u64 address: set it there. Its
+			       * setup probe has stopped the process (SIGSTOP)
+			       * unless the program is asynchronous */
+	HOST_REC_UNWATCH = 9, /* then u64 address: remove every watchpoint there */
 };
 
 /* join(argv): bpftrace 0.17's limits, 16 strings of up to 1 KiB; the

@@ -202,6 +202,8 @@ static int attach_one(struct host_live *l, struct bpf_program *p, int pid, char 
 	if (!strncmp(sec, "uprobe/", 7) || !strncmp(sec, "uretprobe/", 10))
 		return attach_uprobe(l, p, prog_of(l->obj, bpf_program__name(p)), sec, pid,
 				     err, errlen);
+	if (!strcmp(sec, "perf_event"))
+		return host_live_attach_watch(l, p, err, errlen);
 	if (!strncmp(sec, "tracepoint/", 11)) {
 		char cat[256];
 		const char *name = strchr(sec + 11, '/');
@@ -355,7 +357,8 @@ int host_live_open(const struct host_obj *obj, int pid, host_live_rec_fn rec,
 
 int host_live_attached(const struct host_live *l)
 {
-	return l->nlinks;
+	/* a kernel address's watchpoint is one probe on every CPU */
+	return l->nlinks + l->nwatch_probes;
 }
 
 int host_live_fd(const struct host_live *l)
@@ -370,6 +373,7 @@ int host_live_consume(struct host_live *l)
 
 void host_live_detach(struct host_live *l)
 {
+	host_live_detach_watches(l);
 	while (l->nlinks > 0)
 		bpf_link__destroy(l->links[--l->nlinks]);
 }
@@ -509,11 +513,12 @@ void host_live_close(struct host_live *l)
 {
 	if (!l)
 		return;
-	if (l->links)
-		host_live_detach(l);
+	host_live_detach(l);
 	ring_buffer__free(l->rb);
 	bpf_object__close(l->bo);
 	free(l->links);
+	free(l->watches);
+	free(l->wp_last);
 	free(l);
 }
 

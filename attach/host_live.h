@@ -42,6 +42,12 @@ int host_live_attached(const struct host_live *l);
 int host_live_fd(const struct host_live *l);
 /* Hands every waiting record to the callback. 0, or -1. */
 int host_live_consume(struct host_live *l);
+/* A FUNC+argN watchpoint (program prog of the object) set at addr, once
+ * per address (the one it watches already: 0). 0, or -errno: ENOSPC
+ * when the process has no debug register left. */
+int host_live_watch(struct host_live *l, int prog, uint64_t addr);
+/* unwatch(addr): removes every watchpoint at addr. */
+void host_live_unwatch(struct host_live *l, uint64_t addr);
 /* Destroys the links: no probe fires after it returns. */
 void host_live_detach(struct host_live *l);
 /* Every element of obj->maps[map] in the layout of output.h's

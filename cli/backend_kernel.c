@@ -3,7 +3,10 @@
  * (host_module.h), their records read from the ring buffer. */
 #include "backend.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "host_loader.h"
@@ -12,11 +15,43 @@ struct kernel_backend {
 	struct backend b;
 	const struct host_api *api;
 	struct host_live *l;
+	bool detached;
 };
 
 static struct kernel_backend *kb(const struct backend *b)
 {
 	return (struct kernel_backend *)b;
+}
+
+/* A FUNC+argN watchpoint's address: set it (while the probes run), then
+ * let the process its setup probe stopped go on, whatever came of it. */
+static void k_watch_set(void *ctx, int prog, uint64_t addr, bool resume_only)
+{
+	struct kernel_backend *k = ctx;
+	struct run *r = k->b.r;
+	if (prog < 0 || prog >= r->obj.nprogs || !r->obj.progs[prog].wp_deferred)
+		return;
+	const struct host_prog *hp = &r->obj.progs[prog];
+	int e = resume_only || k->detached || !k->l ? 0 : k->api->live_watch(k->l, prog, addr);
+	if (e == -ESRCH) {
+		/* the process has gone meanwhile: nothing left to watch */
+	} else if (e == -ENOSPC) {
+		fprintf(stderr, "gpux: %s: cannot watch 0x%llx: the process has no debug register "
+			"left\n", hp->probe, (unsigned long long)addr);
+	} else if (e) {
+		fprintf(stderr, "gpux: %s: cannot watch 0x%llx: %s\n", hp->probe,
+			(unsigned long long)addr, strerror(-e));
+		r->rs.failed = 1;
+	}
+	if (!hp->wp_async && hp->wp_pid > 0)
+		kill(hp->wp_pid, SIGCONT);
+}
+
+static void k_watch_unset(void *ctx, uint64_t addr)
+{
+	struct kernel_backend *k = ctx;
+	if (k->l && !k->detached)
+		k->api->live_unwatch(k->l, addr);
 }
 
 static int k_open(struct backend *b, struct diags *d)
@@ -26,6 +61,7 @@ static int k_open(struct backend *b, struct diags *d)
 	char err[4352];
 	/* with a command, uprobes see every process, as bpftrace's do */
 	int pid = r->child ? 0 : (int)r->o->pid;
+	r->rs.watch = (struct rec_watch){ k_watch_set, k_watch_unset, k };
 	if (k->api->live_open(&r->obj, pid, rec_handle, &r->rs, &k->l, err, sizeof(err))) {
 		diag_error_nospan(d, "%s", err);
 		return -1;
@@ -69,6 +105,7 @@ static void k_detach(struct backend *b)
 {
 	if (kb(b)->l)
 		kb(b)->api->live_detach(kb(b)->l);
+	kb(b)->detached = true; /* records still waiting only resume processes */
 }
 
 static int k_map_read(struct backend *b, int idx, struct out_entries *e)

@@ -1,6 +1,7 @@
 #include "compile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -140,6 +141,15 @@ static int compile_host(struct program *prog, const struct options *o,
 	struct host_opts opts = { .optimize = true,
 				  .keep_ir = (o->dump & DUMP_IR) != 0, .cpid = o->cpid,
 				  .lib_pid = o->cpid > 0 ? 0 : (int)o->pid };
+	/* the command's program, as bpftrace names it: -c's first word */
+	char cmd[PATH_MAX];
+	if (o->cmd_argv && o->cmd_argv[0]) {
+		opts.cmd = o->cmd_argv[0];
+	} else if (o->command) {
+		const char *w = o->command + strspn(o->command, " \t");
+		snprintf(cmd, sizeof(cmd), "%.*s", (int)strcspn(w, " \t"), w);
+		opts.cmd = *cmd ? cmd : NULL;
+	}
 	if (abis && abis->nabis) {
 		opts.abis = abis->abis;
 		opts.nabis = abis->nabis;

@@ -70,6 +70,8 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.live_stack = dlsym(h, "host_live_stack");
 	*(void **)&api.live_map_zero = dlsym(h, "host_live_map_zero");
 	*(void **)&api.live_close = dlsym(h, "host_live_close");
+	*(void **)&api.live_watch = dlsym(h, "host_live_watch");
+	*(void **)&api.live_unwatch = dlsym(h, "host_live_unwatch");
 	*(void **)&api.bind_driver = dlsym(h, "host_bind_driver");
 	*(void **)&api.binding_free = dlsym(h, "host_binding_free");
 	*(void **)&api.live_driver_check = dlsym(h, "host_live_driver_check");
@@ -90,7 +92,8 @@ const struct host_api *host_module_open(struct diags *diags)
 		api.usdt_read = NULL;
 	if (!api.live_open || !api.live_attached || !api.live_fd || !api.live_consume ||
 	    !api.live_detach || !api.live_map_read || !api.live_map_clear ||
-	    !api.live_map_zero || !api.live_close || !api.bind_driver || !api.binding_free ||
+	    !api.live_map_zero || !api.live_close || !api.live_watch || !api.live_unwatch ||
+	    !api.bind_driver || !api.binding_free ||
 	    !api.live_driver_check || !api.live_open_driver) {
 		/* built without libbpf: cannot attach nor read BTF */
 		api.live_open = NULL;

@@ -30,6 +30,8 @@ struct host_api {
 	int (*live_stack)(struct host_live *, unsigned, uint32_t, uint64_t *);
 	int (*live_map_zero)(struct host_live *, int);
 	void (*live_close)(struct host_live *);
+	int (*live_watch)(struct host_live *, int, uint64_t);
+	void (*live_unwatch)(struct host_live *, uint64_t);
 	/* Driver policies: binding to the driver's BTF (llvm_host.h) and
 	 * attaching (host_live.h); NULL without libbpf, as above. */
 	int (*bind_driver)(struct host_binding *);

@@ -20,6 +20,7 @@ static const char *const templates[] = {
 	[SYN_USDT] = ":TARGET:[PROVIDER:]PROBE",
 	[SYN_TRACEPOINT] = ":CATEGORY:NAME",
 	[SYN_INTERVAL] = ":s:N",
+	[SYN_WATCHPOINT] = ":ADDRESS|FUNC+argN:LENGTH:MODE",
 };
 
 static const struct {

@@ -59,6 +59,7 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_path.c
   ${CMAKE_CURRENT_LIST_DIR}/host_usdt.c
   ${CMAKE_CURRENT_LIST_DIR}/host_usdt_lower.c
+  ${CMAKE_CURRENT_LIST_DIR}/host_watch.c
   ${CMAKE_CURRENT_LIST_DIR}/host_probe.c
   ${CMAKE_CURRENT_LIST_DIR}/host_capture.c
   ${CMAKE_CURRENT_LIST_DIR}/host_expr.c
@@ -70,6 +71,7 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_dump.c)
 if(GPUX_HOST_LIBBPF)
   target_sources(gpux_host_objs PRIVATE ${PROJECT_SOURCE_DIR}/attach/host_live.c
+                 ${PROJECT_SOURCE_DIR}/attach/host_breakpoint.c
                  ${PROJECT_SOURCE_DIR}/attach/host_driver.c
                  ${CMAKE_CURRENT_LIST_DIR}/host_bind.c)
 endif()

@@ -107,7 +107,8 @@ static void walk_node(struct node *n, void *arg)
 	}
 	if (n->kind == N_CALL) {
 		static const char *const rec[] = { "printf", "exit", "print", "clear",
-						   "zero", "time", "cat", "system", "join" };
+						   "zero", "time", "cat", "system", "join",
+						   "unwatch" };
 		for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++)
 			if (!strcmp(n->u.call.name, rec[i]))
 				h->need_events = true;
@@ -290,6 +291,10 @@ int hl_maps_layout(struct hctx *h)
 		if (hl_probe_tp(h, p))
 			return -1;
 		bool cuda = p->u.probe.attach->u.attach.prov->id == PROV_CUDA;
+		/* FUNC+argN hands its argument over as a record */
+		for (const struct node *a = p->u.probe.attach; a; a = a->next)
+			if (a->u.attach.wp_func)
+				h->need_events = true;
 		walk(&w, p->u.probe.pred, cuda);
 		walk(&w, p->u.probe.body, cuda);
 	}

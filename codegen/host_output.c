@@ -225,6 +225,13 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 					   : hl_expr_int(h, a);
 		if (sig)
 			host_helper(h, HELPER_SEND_SIGNAL, h->i64, &sig, 1);
+	} else if (!strcmp(name, "unwatch")) {
+		LLVMValueRef addr = hl_expr_int(h, a);
+		if (addr) {
+			LLVMValueRef rec = header(h, 16, HOST_REC_UNWATCH, 0);
+			LLVMBuildStore(h->b, addr, host_gep(h, rec, 8));
+			emit(h, rec, 16);
+		}
 	} else if (!strcmp(name, "time")) {
 		struct host_fmt *f = new_fmt(h);
 		*f = (struct host_fmt){ .fmt = a ? a->u.str.s : "%H:%M:%S\n", .size = 8 };

@@ -36,6 +36,8 @@ enum {
 	HELPER_PROBE_READ_KERNEL = 113,
 	HELPER_PROBE_READ_KERNEL_STR = 115,
 	HELPER_RINGBUF_OUTPUT = 130,
+	HELPER_RINGBUF_RESERVE = 131,
+	HELPER_RINGBUF_SUBMIT = 132,
 	HELPER_GET_ATTACH_COOKIE = 174,
 };
 
@@ -269,6 +271,21 @@ int hl_usdt_sites(struct hctx *h, const struct node *an, struct hl_usdt_site **o
 /* argN at the site h->usdt, or NULL after an error at n */
 LLVMValueRef hl_usdt_arg(struct hctx *h, const struct node *n, const char *name);
 int hl_probes_lower(struct hctx *h);
+/* Records program name of probe p for attach point an (section) and
+ * lowers p's body into it. 0, or -1 after an error. */
+int hl_add_prog(struct hctx *h, struct node *p, const struct node *an, const char *name,
+		const char *section, LLVMValueRef *fn);
+
+/* host_watch.c: a watchpoint attach point's programs (the body; at
+ * FUNC+argN its setup uprobe too). */
+void hl_lower_watchpoint(struct hctx *h, struct node *p, const struct node *an,
+			 const char *name);
+/* The file FUNC+argN names a function of: the command's program as
+ * written, else "/proc/PID/exe" of -p; NULL without either. */
+const char *hl_watch_target(struct hctx *h);
+/* The probe builtin, as bpftrace names the probe: PROV:ADDRESS:LEN:MODE
+ * (the address in decimal), or PROV:TARGET:FUNC:LEN:MODE. */
+const char *hl_watch_name(struct hctx *h, const struct attach *at);
 /* A program's function (i64 f(ptr ctx)) in section, the builder at its
  * entry; line for its BTF (0: none). */
 LLVMValueRef hl_begin_fn(struct hctx *h, unsigned line, const char *name,

@@ -347,6 +347,8 @@ static const char *section_of(struct hctx *h, const struct node *an,
 	case SYN_INTERVAL:
 		return arena_printf(a, HOST_SEC_INTERVAL "%llu",
 				    (unsigned long long)at->interval_ns);
+	case SYN_WATCHPOINT: /* attached by hand (host_live.c) */
+		return "perf_event";
 	case SYN_EVENT:
 		if (ev->place == PLACE_DRIVER)
 			return arena_printf(a, "struct_ops/%s", h->hook->member);
@@ -567,8 +569,8 @@ static void register_prog(struct hctx *h, const struct node *an, const char *nam
 		.usdt_sema = h->usdt ? h->usdt->s.sema_off : 0 });
 }
 
-static int add_prog(struct hctx *h, struct node *p, const struct node *an,
-		    const char *name, const char *section, LLVMValueRef *fn)
+int hl_add_prog(struct hctx *h, struct node *p, const struct node *an, const char *name,
+		const char *section, LLVMValueRef *fn)
 {
 	register_prog(h, an, name, section);
 	int before = h->errors;
@@ -587,7 +589,7 @@ static void lower_usdt(struct hctx *h, struct node *p, const struct node *an, in
 	for (int i = 0; i < n; i++) {
 		h->usdt = &sites[i];
 		LLVMValueRef fn;
-		if (add_prog(h, p, an, fn_name(h, p, k, i), section_of(h, an, h->at->events[0]),
+		if (hl_add_prog(h, p, an, fn_name(h, p, k, i), section_of(h, an, h->at->events[0]),
 			     &fn))
 			break;
 	}
@@ -618,7 +620,7 @@ static void lower_hooks(struct hctx *h, struct hook_probe *hp, int n, struct sop
 		LLVMValueRef fn;
 		int before = h->errors;
 		if (ns == 1) {
-			add_prog(h, hp[i].p, hp[i].an, fn_name(h, hp[i].p, hp[i].k, hp[i].e), sec, &fn);
+			hl_add_prog(h, hp[i].p, hp[i].an, fn_name(h, hp[i].p, hp[i].k, hp[i].e), sec, &fn);
 		} else {
 			const char *name = arena_printf(&h->obj->arena, "compose_%s", hp[i].hook->member);
 			register_prog(h, hp[i].an, name, sec);
@@ -699,12 +701,16 @@ int hl_probes_lower(struct hctx *h)
 					lower_usdt(h, p, an, k);
 					continue;
 				}
+				if (h->at->prov->syntax == SYN_WATCHPOINT) {
+					hl_lower_watchpoint(h, p, an, fn_name(h, p, k, e));
+					continue;
+				}
 				const char *sec = section_of(h, an, ev);
 				if (!sec)
 					continue;
 				LLVMValueRef fn;
 				const char *name = fn_name(h, p, k, e);
-				add_prog(h, p, an, name, sec, &fn);
+				hl_add_prog(h, p, an, name, sec, &fn);
 			}
 		}
 	}

@@ -44,6 +44,8 @@ const char *hl_probe_text(struct hctx *h, const struct attach *at)
 	if (at->prov->syntax == SYN_UPROBE)
 		return arena_printf(&h->obj->arena, "%s:%s:%s", at->prov->name, at->event,
 				    at->uname);
+	if (at->prov->syntax == SYN_WATCHPOINT)
+		return hl_watch_name(h, at);
 	const char *rest = strchr(at->text, ':');
 	return arena_printf(&h->obj->arena, "%s%s", at->prov->name, rest ? rest : "");
 }

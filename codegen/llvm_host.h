@@ -196,6 +196,9 @@ struct host_opts {
 	/* the process whose mappings resolve uprobe library names (-p), as
 	 * when attaching; 0 for none */
 	int lib_pid;
+	/* the command's program as written (-c's first word, or -- CMD's),
+	 * whose functions watchpoint:FUNC+argN names; NULL for none */
+	const char *cmd;
 };
 
 /* ---- what comes out ---- */
@@ -224,6 +227,15 @@ struct host_prog {
 	 * and the semaphore's (0: none) */
 	const char *usdt_path;
 	uint64_t usdt_off, usdt_sema;
+	/* watchpoint (a perf_event program on a hardware breakpoint): wp_len
+	 * bytes, wp_type the HW_BREAKPOINT_* bits, in process wp_pid (-1:
+	 * every CPU, a kernel address); at wp_addr, set when attaching, or
+	 * (wp_deferred) at the addresses its setup uprobe hands over,
+	 * stopping the process meanwhile unless wp_async */
+	bool watch, wp_deferred, wp_async;
+	uint64_t wp_addr;
+	unsigned wp_len, wp_type;
+	int wp_pid;
 };
 
 /* One component of a map key. */

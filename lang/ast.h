@@ -83,6 +83,14 @@ struct attach {
 	 * written); the target is event */
 	const char *usdt_provider;
 	const char *usdt_probe;
+	/* watchpoint: ADDRESS (wp_func NULL) or FUNC+argN of the -p/-c
+	 * program, watched wp_len bytes for wp_mode ("w", "rw" or "x", in
+	 * that letter order) */
+	const char *wp_func;
+	int wp_arg;
+	uint64_t wp_addr;
+	unsigned wp_len;
+	const char *wp_mode;
 };
 
 struct probe {

@@ -26,6 +26,11 @@ static const struct provider providers[] = {
 	  "return of a user-space function", true },
 	{ PROV_USDT, "usdt", "U", PLACE_HOST, RUNNER_KERNEL, SYN_USDT,
 	  "a statically defined probe (sys/sdt.h) in a user-space binary", true },
+	{ PROV_WATCHPOINT, "watchpoint", "w", PLACE_HOST, RUNNER_KERNEL, SYN_WATCHPOINT,
+	  "a memory access (hardware breakpoint) in the -p/-c process, else the kernel", true },
+	{ PROV_ASYNCWATCHPOINT, "asyncwatchpoint", "aw", PLACE_HOST, RUNNER_KERNEL,
+	  SYN_WATCHPOINT, "as watchpoint:FUNC+argN, without stopping the process to set it",
+	  true },
 	{ PROV_TRACEPOINT, "tracepoint", "t", PLACE_HOST, RUNNER_KERNEL, SYN_TRACEPOINT,
 	  "a Linux kernel tracepoint", false },
 	{ PROV_GPU_MEM, "gpu_mem", NULL, PLACE_DRIVER, RUNNER_DRIVER, SYN_EVENT,
@@ -288,6 +293,11 @@ static const struct event events[] = {
 	  "return of SYMBOL in TARGET (a path or library name)" },
 	{ "usdt", NULL, PLACE_HOST, FILTER_NONE, usdt_fields, 0, 0,
 	  "USDT probe [PROVIDER:]PROBE of TARGET (a path; with -p, any file the process maps)" },
+	{ "watchpoint", NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
+	  "LENGTH bytes at ADDRESS, or at the pointer argN of FUNC once it is called, "
+	  "read (r), written (w) or run (x)" },
+	{ "asyncwatchpoint", NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
+	  "the pointer argN of FUNC, watched once FUNC is called; the process runs on meanwhile" },
 	{ "tracepoint", NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
 	  "kernel tracepoint CATEGORY:NAME; fields come from tracefs" },
 

@@ -22,7 +22,8 @@ enum place {
  * loads it and hears from it (cli/backend.h). */
 enum runner {
 	RUNNER_GPUX,   /* gpux's own userspace BPF VM: BEGIN, END, interval */
-	RUNNER_KERNEL, /* the kernel, through libbpf: uprobes, usdt, tracepoints */
+	RUNNER_KERNEL, /* the kernel, through libbpf: uprobes, usdt, tracepoints,
+			* watchpoints */
 	RUNNER_TARGET, /* the traced program, through the preloaded runtime */
 	RUNNER_DRIVER, /* the GPU driver's struct_ops */
 };
@@ -35,6 +36,8 @@ enum provider_id {
 	PROV_UPROBE,
 	PROV_URETPROBE,
 	PROV_USDT,
+	PROV_WATCHPOINT,
+	PROV_ASYNCWATCHPOINT,
 	PROV_TRACEPOINT,
 	PROV_GPU_MEM,
 	PROV_GPU_SCHED,
@@ -54,6 +57,7 @@ enum probe_syntax {
 	SYN_USDT,       /* provider:target:[probe_provider:]probe, from ELF notes */
 	SYN_TRACEPOINT, /* tracepoint:category:name, fields from tracefs */
 	SYN_INTERVAL,   /* interval:unit:count, unit s|ms|us|hz */
+	SYN_WATCHPOINT, /* provider:ADDRESS|FUNC+argN:LENGTH:MODE (breakpoints) */
 };
 
 /* What an event's optional third part filters on (SYN_EVENT only). */

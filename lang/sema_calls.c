@@ -73,6 +73,8 @@ static const struct fn fns[] = {
 	  "it formats the host's wall clock; use nsecs on the device" },
 	{ "str", 1, 2, HOSTISH, AGG_NONE, chk_str,
 	  "it reads host memory" },
+	{ "unwatch", 1, 1, PLACE_HOST, AGG_NONE, sema_chk_unwatch,
+	  "gpux removes watchpoints on the host" },
 	{ "bswap", 1, 1, HOSTISH, AGG_NONE, sema_chk_bswap,
 	  "device code has no byte swap yet" },
 	{ "strncmp", 3, 3, HOSTISH, AGG_NONE, sema_chk_strncmp,

@@ -25,6 +25,7 @@ bool sema_want_int(struct tctx *c, struct node *call, struct node *a, const char
 
 /* sema_libfns.c */
 struct type sema_chk_bswap(struct tctx *c, struct node *call, const struct fn *fn);
+struct type sema_chk_unwatch(struct tctx *c, struct node *call, const struct fn *fn);
 struct type sema_chk_system(struct tctx *c, struct node *call, const struct fn *fn);
 struct type sema_chk_signal(struct tctx *c, struct node *call, const struct fn *fn);
 struct type sema_chk_join(struct tctx *c, struct node *call, const struct fn *fn);

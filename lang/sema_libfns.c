@@ -147,7 +147,9 @@ struct type sema_chk_reg(struct tctx *c, struct node *call, const struct fn *fn)
 	if (sema_reg_offset(a->u.str.s) < 0)
 		terr(c, call->span, "'%s' is not a valid register on this architecture (x86_64)",
 		     a->u.str.s);
-	if (!p || (p->syntax != SYN_UPROBE && p->syntax != SYN_USDT))
+	/* the registers of the task a uprobe or a breakpoint interrupted */
+	if (!p || (p->syntax != SYN_UPROBE && p->syntax != SYN_USDT &&
+		   p->syntax != SYN_WATCHPOINT))
 		terr(c, call->span, "reg can not be used with \"%s\" probes",
 		     probe_name(c, pb, sizeof(pb)));
 	return TYPE_U64;
@@ -209,6 +211,18 @@ struct type sema_chk_bswap(struct tctx *c, struct node *call, const struct fn *f
 	if (!sema_want_int(c, call, a, "value"))
 		return TYPE_NONE;
 	return a->type;
+}
+
+/* unwatch(addr): the watchpoints at addr are removed (by the controller,
+ * after the record), wherever the call runs on the host. */
+struct type sema_chk_unwatch(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = sema_arg(call, 0);
+	check_expr(c, a);
+	if (a->type.kind != TY_POINTER)
+		sema_want_int(c, call, a, "address");
+	return TYPE_VOID;
 }
 
 /* strncmp(a, b, n): 0 when the strings agree in their first n bytes (or

@@ -328,6 +328,118 @@ static int resolve_interval(struct pctx *c, struct node *an, char **parts,
 	return 0;
 }
 
+/* x86-64 passes six integer arguments in registers */
+#define WP_REG_ARGS 6
+
+/* FUNC+argN: the pointer argument N (a register of x86-64's six) of
+ * FUNC in the -p/-c program, watched once FUNC is called. */
+static int parse_wp_func(struct pctx *c, struct node *an, const char *spec, const char *plus)
+{
+	struct attach *at = &an->u.attach;
+	const char *n = plus + 1;
+	char *end;
+	if (strncmp(n, "arg", 3) || n[3] < '0' || n[3] > '9' || plus == spec ||
+	    has_glob(spec)) {
+		struct diag *dg = diag_error(c->diags, an->span,
+					     "invalid watched argument '%s'", spec);
+		diag_hint(dg, "write FUNC+argN: the function's pointer argument N, "
+			  "e.g. increment+arg0");
+		return -1;
+	}
+	errno = 0;
+	unsigned long v = strtoul(n + 3, &end, 10);
+	if (*end || errno) {
+		diag_error(c->diags, an->span, "invalid watched argument '%s'", spec);
+		return -1;
+	}
+	if (v >= WP_REG_ARGS) {
+		struct diag *dg = diag_error(c->diags, an->span,
+					     "x86_64 doesn't support arg%lu", v);
+		diag_hint(dg, "arg0 to arg5 are passed in registers");
+		return -1;
+	}
+	at->wp_func = arena_strndup(&c->prog->arena, spec, (size_t)(plus - spec));
+	at->wp_arg = (int)v;
+	return 0;
+}
+
+/* The access mode: letters of r, w and x, each once, sorted, and one
+ * of the combinations x86-64's debug registers offer. */
+static int parse_wp_mode(struct pctx *c, struct node *an, const char *mode)
+{
+	static const char order[] = "rwx";
+	char sorted[4] = "";
+	int k = 0;
+	bool seen[3] = { false, false, false };
+	if (!*mode || strspn(mode, order) != strlen(mode)) {
+		struct diag *dg = diag_error(c->diags, an->span,
+					     "watchpoint mode must be combination of (r,w,x)");
+		diag_hint(dg, "w for writes, rw for reads and writes, x for execution");
+		return -1;
+	}
+	for (const char *m = mode; *m; m++) {
+		int i = (int)(strchr(order, *m) - order);
+		if (seen[i]) {
+			diag_error(c->diags, an->span, "watchpoint modes may not be duplicated");
+			return -1;
+		}
+		seen[i] = true;
+	}
+	for (int i = 0; i < 3; i++)
+		if (seen[i])
+			sorted[k++] = order[i];
+	if (strcmp(sorted, "w") && strcmp(sorted, "rw") && strcmp(sorted, "x")) {
+		struct diag *dg = diag_error(c->diags, an->span, "invalid watchpoint mode: %s",
+					     sorted);
+		diag_hint(dg, "x86-64 watches w, rw or x (reads alone cannot be watched)");
+		return -1;
+	}
+	an->u.attach.wp_mode = arena_strdup(&c->prog->arena, sorted);
+	return 0;
+}
+
+/* watchpoint:ADDRESS:LENGTH:MODE or watchpoint:FUNC+argN:LENGTH:MODE
+ * (asyncwatchpoint: the second form only); bpftrace's forms. Whether
+ * there is a process to watch is codegen's to check (it knows -p/-c). */
+static int resolve_watchpoint(struct pctx *c, struct node *an, char **parts, int nparts)
+{
+	struct attach *at = &an->u.attach;
+	if (nparts != 4) {
+		struct diag *dg = diag_error(c->diags, an->span,
+			"%s needs an address, a length and a mode: %s:ADDRESS:LENGTH:MODE",
+			at->prov->name, at->prov->name);
+		diag_hint(dg, "for example %s:0x10000000:8:w, or %s:increment+arg0:4:w",
+			  at->prov->name, at->prov->name);
+		return -1;
+	}
+	const char *plus = strchr(parts[1], '+');
+	if (plus) {
+		if (parse_wp_func(c, an, parts[1], plus))
+			return -1;
+	} else if (at->prov->id == PROV_ASYNCWATCHPOINT) {
+		struct diag *dg = diag_error(c->diags, an->span,
+					     "asyncwatchpoint requires a function name");
+		diag_hint(dg, "asyncwatchpoint:FUNC+argN:LENGTH:MODE; an address takes watchpoint:");
+		return -1;
+	} else if (!parse_u64(parts[1], &at->wp_addr)) {
+		struct diag *dg = diag_error(c->diags, an->span,
+					     "invalid watchpoint address '%s'", parts[1]);
+		diag_hint(dg, "an address is a number (0x10000000), or FUNC+argN for a "
+			  "function's pointer argument");
+		return -1;
+	}
+	uint64_t len;
+	if (!parse_u64(parts[2], &len) || (len != 1 && len != 2 && len != 4 && len != 8)) {
+		diag_error(c->diags, an->span, "watchpoint length must be one of (1,2,4,8)");
+		return -1;
+	}
+	at->wp_len = (unsigned)len;
+	if (parse_wp_mode(c, an, parts[3]))
+		return -1;
+	add_event(c, at, catalog_event(at->prov, NULL));
+	return 0;
+}
+
 /* bpftrace's providers that gpux lacks, with their short names: named
  * as such rather than "unknown", with a misleading closest match. */
 static const char *bpftrace_only(const char *name)
@@ -336,7 +448,7 @@ static const char *bpftrace_only(const char *name)
 		{ "kprobe", "k" }, { "kretprobe", "kr" }, { "kfunc", "f" },
 		{ "kretfunc", "fr" }, { "fentry", NULL }, { "fexit", NULL },
 		{ "profile", "p" }, { "software", "s" },
-		{ "hardware", "h" }, { "watchpoint", "w" }, { "asyncwatchpoint", "aw" },
+		{ "hardware", "h" },
 		{ "rawtracepoint", "rt" }, { "iter", "it" },
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -360,7 +472,7 @@ static int resolve_attach(struct pctx *c, struct node *an)
 		struct diag *dg = diag_error(c->diags, an->span,
 					     "gpux does not support bpftrace's %s probes", bt);
 		diag_hint(dg, "gpux probes the GPU, CUDA calls and user space: uprobe, uretprobe, "
-			  "usdt, tracepoint, BEGIN, END, interval (see gpux -l)");
+			  "usdt, watchpoint, tracepoint, BEGIN, END, interval (see gpux -l)");
 		return -1;
 	}
 	if (!at->prov) {
@@ -391,6 +503,8 @@ static int resolve_attach(struct pctx *c, struct node *an)
 		return resolve_tracepoint(c, an, parts, nparts);
 	case SYN_INTERVAL:
 		return resolve_interval(c, an, parts, nparts > 4 ? 4 : nparts);
+	case SYN_WATCHPOINT:
+		return resolve_watchpoint(c, an, parts, nparts);
 	}
 	return -1;
 }

@@ -10,9 +10,19 @@ int rec_handle(void *arg, const void *data, size_t len)
 	struct rec_state *s = arg;
 	const unsigned char *d = data;
 	struct host_rec_hdr h;
-	if (s->exited || len < sizeof(h))
-		return 0; /* after exit(), nothing more is acted on */
+	if (len < sizeof(h))
+		return 0;
 	memcpy(&h, d, sizeof(h));
+	if (h.kind == HOST_REC_WATCH && len >= 16) {
+		/* even after exit(): its process waits for it */
+		uint64_t addr;
+		memcpy(&addr, d + 8, 8);
+		if (s->watch.set)
+			s->watch.set(s->watch.ctx, (int)h.id, addr, s->exited);
+		return 0;
+	}
+	if (s->exited)
+		return 0; /* after exit(), nothing more is acted on */
 	const struct host_obj *o = s->obj;
 	bool map_ok = h.id < (unsigned)o->nmaps, fmt_ok = h.id < (unsigned)o->nfmts;
 	uint64_t a1 = 0, a2 = 0;
@@ -56,6 +66,12 @@ int rec_handle(void *arg, const void *data, size_t len)
 	case HOST_REC_TIME:
 		if (fmt_ok)
 			out_time(s->out, s->json, o->fmts[h.id].fmt);
+		break;
+	case HOST_REC_UNWATCH:
+		if (len >= 16 && s->watch.unset) {
+			memcpy(&a1, d + 8, 8);
+			s->watch.unset(s->watch.ctx, a1);
+		}
 		break;
 	}
 	return 0;

@@ -21,11 +21,22 @@ struct rec_maps {
 	void *ctx;
 };
 
+/* Watchpoints set and removed by records (the kernel's probes hold
+ * them); NULL members when no probe can. */
+struct rec_watch {
+	/* HOST_REC_WATCH: program prog at addr; resume_only: the run has
+	 * ended, only let a process stopped for it go on */
+	void (*set)(void *ctx, int prog, uint64_t addr, bool resume_only);
+	void (*unset)(void *ctx, uint64_t addr); /* HOST_REC_UNWATCH */
+	void *ctx;
+};
+
 struct rec_state {
 	FILE *out;
 	bool json;
 	const struct host_obj *obj;
 	struct rec_maps maps;
+	struct rec_watch watch;
 	bool exited; /* exit() seen: later records are dropped */
 	int status;  /* exit()'s argument */
 	int failed;

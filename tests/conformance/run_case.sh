@@ -69,6 +69,12 @@ need_usdt() {
 	grep -q stapsdt "$TGT" || { echo "SKIP: probe_tgt has no USDT probes (no sys/sdt.h)"; exit 77; }
 }
 
+# need_watchpoint: a watchpoint case calls it first; it skips where the
+# kernel sets no hardware breakpoints (some VMs)
+need_watchpoint() {
+	"$TGT" wpcheck || { echo "SKIP: no hardware watchpoints here"; exit 77; }
+}
+
 PROG= ARGS=() RC=0 GPUX_RC= NORM= CMP_NORM= MODE=exact XFAIL=0
 # shellcheck source=/dev/null
 . "$CASE"

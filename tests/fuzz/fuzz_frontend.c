@@ -36,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (dev_compile(prog, &mod, &diags) == 0)
 			dev_write_ptx(sink, &mod, "sm_80", NULL, 0,
 				      PTX_LINK_SAME_MODULE, &diags);
-		/* cpid 0: compiling only, as --dry-run does */
-		struct host_opts opts = { .optimize = true };
+		/* cpid 0: compiling only, as --dry-run -c probe_tgt does */
+		struct host_opts opts = { .optimize = true, .cmd = "probe_tgt" };
 		struct host_obj obj;
 		if (host_compile(prog, &opts, &obj, &diags) == 0 && obj.size)
 			host_print_bpf(&obj, &prog->src, sink);

@@ -433,6 +433,49 @@ t_usdt_arg_range() {
 	run 1 -e "usdt:$TGT:gpux_tgt:nope { @ = count(); }" -c "$TGT 1" &&
 		err_has "no usdt probe gpux_tgt:nope in $TGT"
 }
+has_wp() { "$TGT" wpcheck; }
+t_watch_pid() {
+	has_wp || { echo "SKIP: no hardware watchpoints here"; return 77; }
+	# FUNC+argN under -p: the function of /proc/PID/exe; the process
+	# stopped at the call goes on once the watchpoint is set
+	"$TGT" 3 1 >/dev/null &
+	local p=$!
+	run 0 -e 'watchpoint:gpux_watch+arg0:8:w { @[probe] = count(); }' -p "$p" || return 1
+	wait "$p" || fail "probe_tgt failed" || return 1
+	expect <<OUT
+Attaching 1 probe...
+
+
+@[watchpoint:/proc/$p/exe:gpux_watch:8:w]: 6
+OUT
+}
+t_watch_exit_resumes() {
+	has_wp || { echo "SKIP: no hardware watchpoints here"; return 77; }
+	# exit() at the first hit: gpux leaves, and the -p process (stopped
+	# for the second call's setup or not) runs to its end
+	"$TGT" 3 1 >/dev/null &
+	local p=$!
+	run 0 -e 'watchpoint:gpux_watch+arg0:8:w { exit(); }' -p "$p" || return 1
+	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+	if kill -0 "$p" 2>/dev/null; then
+		grep State "/proc/$p/status"
+		kill -CONT "$p"
+		fail "probe_tgt still runs after gpux left"
+		return 1
+	fi
+	wait "$p" || fail "probe_tgt failed"
+}
+t_watch_needs_process() {
+	run 1 -e 'watchpoint:gpux_watch+arg0:8:w { @ = count(); }' &&
+		err_has 'ERROR: -p PID or -c CMD required for watchpoint'
+}
+t_watch_refused() {
+	has_wp || { echo "SKIP: no hardware watchpoints here"; return 77; }
+	# an address the debug registers cannot take (unaligned): located,
+	# nothing left attached
+	run 1 -e 'watchpoint:0x10000001:8:w { @ = count(); }' -c "$TGT 1" &&
+		err_has 'watchpoint:0x10000001:8:w: cannot watch 8 bytes at 0x10000001: Invalid argument'
+}
 t_sigint() {
 	"$GPUX" -e 'tracepoint:syscalls:sys_enter_getppid /comm == "gpux_none"/ { @ = count(); }' \
 		>"$tmp/out" 2>"$tmp/err" </dev/null &

@@ -1,9 +1,17 @@
 /* Target of the live probe tests: calls gpux_tgt_add N times (default
  * 5; argv[1]) and getppid() N times, and fires its USDT probes N times
  * (where sys/sdt.h is installed); a second argument sleeps that many
- * seconds first (for -p), a third that many seconds after. */
+ * seconds first (for -p), a third that many seconds after.
+ * `probe_tgt wpcheck` exits 0 where the kernel sets hardware watchpoints
+ * (the watchpoint cases skip elsewhere). */
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__has_include)
@@ -74,8 +82,52 @@ __attribute__((noinline, used)) long gpux_stack_top(long n)
 	return r + 1;
 }
 
+/* For watchpoints: n read-modify-writes of *p (watchpoint:gpux_watch+arg0) */
+__attribute__((noinline, used)) void gpux_watch(volatile long *p, long n)
+{
+	for (long i = 0; i < n; i++)
+		*p += i + 1;
+}
+
+/* The page the watchpoint cases watch by address: one no ASLR moves */
+#define TGT_WATCH_PAGE ((void *)0x10000000)
+
+static int wpcheck(void)
+{
+	static volatile long x;
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.size = sizeof(a);
+	a.bp_type = HW_BREAKPOINT_W;
+	a.bp_addr = (unsigned long)&x;
+	a.bp_len = sizeof(x);
+	a.sample_period = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd < 0)
+		return 1;
+	close(fd);
+	return 0;
+}
+
+/* Twice over the fixed page (20 ms apart: an asyncwatchpoint set by
+ * the first call sees the second). */
+static void watch_page(int n)
+{
+	volatile long *page = mmap(TGT_WATCH_PAGE, 4096, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (page != TGT_WATCH_PAGE)
+		return;
+	gpux_watch(page, n);
+	nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
+	gpux_watch(page, n);
+	munmap((void *)page, 4096);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "wpcheck"))
+		return wpcheck();
 	int n = argc > 1 ? atoi(argv[1]) : 5;
 	if (argc > 2)
 		sleep((unsigned)atoi(argv[2]));
@@ -113,6 +165,7 @@ int main(int argc, char **argv)
 #endif
 	if (gpux_stack_top(1) != 11)
 		return 1;
+	watch_page(n);
 	printf("sum %ld\n", s);
 	fflush(stdout);
 	if (argc > 3)

@@ -56,6 +56,8 @@ static void test_providers(void)
 		}
 	}
 	CHECK(catalog_provider("u") == catalog_provider("uprobe"));
+	CHECK(catalog_provider("w") == catalog_provider("watchpoint"));
+	CHECK(catalog_provider("aw")->runner == RUNNER_KERNEL);
 	CHECK(catalog_provider("ur") == catalog_provider("uretprobe"));
 	CHECK(catalog_provider("t") == catalog_provider("tracepoint"));
 	CHECK(catalog_provider("i") == catalog_provider("interval"));
@@ -368,8 +370,9 @@ static void test_listing(void)
 	CHECK(listing("gdev:*", false, &t) == 5);
 	CHECK(t && strstr(t, "gdev:kernel_entry\n") && !strstr(t, "cuda:"));
 	free(t);
-	CHECK(listing(NULL, false, &t) == 27);
+	CHECK(listing(NULL, false, &t) == 29);
 	CHECK(t && strstr(t, "uprobe:TARGET:SYMBOL\n") &&
+	      strstr(t, "watchpoint:ADDRESS|FUNC+argN:LENGTH:MODE\n") &&
 	      strstr(t, "usdt:TARGET:[PROVIDER:]PROBE\n") &&
 	      strstr(t, "\nBEGIN\n") && strstr(t, "interval:s:N\n"));
 	free(t);

@@ -1,0 +1,145 @@
+/* Watchpoints (host_live.h): a watchpoint program on a hardware
+ * breakpoint, a perf event of the watched process, or one per CPU for a
+ * kernel address. Kept apart from the other links: unwatch() removes
+ * them by address. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "host_live_priv.h"
+
+static int add_watch(struct host_live *l, struct bpf_link *k, int prog, uint64_t addr)
+{
+	if (l->nwatches == l->capwatches) {
+		int cap = l->capwatches ? 2 * l->capwatches : 8;
+		struct host_watch *v = realloc(l->watches, (size_t)cap * sizeof(*v));
+		if (!v) {
+			bpf_link__destroy(k);
+			return -ENOMEM;
+		}
+		l->watches = v;
+		l->capwatches = cap;
+	}
+	l->watches[l->nwatches++] = (struct host_watch){ k, addr, prog };
+	return 0;
+}
+
+/* One breakpoint event: on task pid (that thread alone, as bpftrace
+ * watches), or on cpu for pid -1. 0, or -errno. */
+static int open_one(struct host_live *l, struct bpf_program *p, const struct host_prog *hp,
+		    int prog, uint64_t addr, int pid, int cpu)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_BREAKPOINT,
+		.size = sizeof(a),
+		.bp_type = hp->wp_type,
+		.bp_addr = addr,
+		.bp_len = hp->wp_len,
+		.sample_period = 1, /* every access */
+		.wakeup_events = 1,
+	};
+	int fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct bpf_link *k = bpf_program__attach_perf_event(p, fd);
+	if (!k) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return add_watch(l, k, prog, addr);
+}
+
+static int prog_index(const struct host_live *l, const struct bpf_program *p)
+{
+	for (int i = 0; i < l->obj->nprogs; i++)
+		if (!strcmp(l->obj->progs[i].func, bpf_program__name(p)))
+			return i;
+	return -1;
+}
+
+/* Program prog on its breakpoint at addr. 0, or -errno (ENOSPC: no
+ * debug register left). */
+static int watch_at(struct host_live *l, int prog, uint64_t addr)
+{
+	const struct host_prog *hp = &l->obj->progs[prog];
+	struct bpf_program *p = bpf_object__find_program_by_name(l->bo, hp->func);
+	if (!p)
+		return -ENOENT;
+	if (hp->wp_pid > 0)
+		return open_one(l, p, hp, prog, addr, hp->wp_pid, -1);
+	/* a kernel address: every CPU (an offline one has nothing to watch) */
+	int opened = 0, rc = -ENODEV;
+	for (int cpu = 0; cpu < l->ncpu; cpu++) {
+		int e = open_one(l, p, hp, prog, addr, -1, cpu);
+		if (e == 0)
+			opened++;
+		else if (e != -ENODEV)
+			return e;
+	}
+	return opened ? 0 : rc;
+}
+
+int host_live_attach_watch(struct host_live *l, struct bpf_program *p, char *err,
+			   size_t errlen)
+{
+	int prog = prog_index(l, p);
+	if (prog < 0) {
+		snprintf(err, errlen, "no watchpoint for program %s", bpf_program__name(p));
+		return -1;
+	}
+	const struct host_prog *hp = &l->obj->progs[prog];
+	if (hp->wp_deferred)
+		return 0; /* set at the addresses its setup probe hands over */
+	int e = watch_at(l, prog, hp->wp_addr);
+	if (e) {
+		snprintf(err, errlen, "cannot watch %u bytes at 0x%llx: %s%s", hp->wp_len,
+			 (unsigned long long)hp->wp_addr, strerror(-e),
+			 e == -ENOSPC ? " (every debug register is taken)" : "");
+		return -1;
+	}
+	l->nwatch_probes++;
+	return 0;
+}
+
+int host_live_watch(struct host_live *l, int prog, uint64_t addr)
+{
+	if (prog < 0 || prog >= l->obj->nprogs || !l->obj->progs[prog].wp_deferred)
+		return -EINVAL;
+	if (!l->wp_last) {
+		l->wp_last = calloc((size_t)l->obj->nprogs, sizeof(*l->wp_last));
+		if (!l->wp_last)
+			return -ENOMEM;
+	}
+	/* the address it watches already: as bpftrace, once per probe
+	 * (another probe may watch the same address) */
+	if (l->wp_last[prog].set && l->wp_last[prog].addr == addr)
+		return 0;
+	int e = watch_at(l, prog, addr);
+	if (e == 0)
+		l->wp_last[prog] = (struct host_wp_last){ addr, true };
+	return e;
+}
+
+void host_live_unwatch(struct host_live *l, uint64_t addr)
+{
+	int n = 0;
+	for (int i = 0; i < l->nwatches; i++) {
+		if (l->watches[i].addr == addr)
+			bpf_link__destroy(l->watches[i].k);
+		else
+			l->watches[n++] = l->watches[i];
+	}
+	l->nwatches = n;
+}
+
+void host_live_detach_watches(struct host_live *l)
+{
+	while (l->nwatches > 0)
+		bpf_link__destroy(l->watches[--l->nwatches].k);
+}
