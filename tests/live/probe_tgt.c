@@ -1,7 +1,8 @@
 /* Target of the live probe tests: calls gpux_tgt_add N times (default
  * 5; argv[1]) and getppid() N times, and fires its USDT probes N times
  * (where sys/sdt.h is installed); a second argument sleeps that many
- * seconds first (for -p), a third that many seconds after.
+ * seconds first (for -p), a third that many seconds after, a fourth
+ * that many milliseconds between its two watched calls (gpux_watch).
  * `probe_tgt wpcheck` exits 0 where the kernel sets hardware watchpoints
  * (the watchpoint cases skip elsewhere). */
 #include <linux/hw_breakpoint.h>
@@ -110,16 +111,16 @@ static int wpcheck(void)
 	return 0;
 }
 
-/* Twice over the fixed page (20 ms apart: an asyncwatchpoint set by
+/* Twice over the fixed page, gap_ms apart (an asyncwatchpoint set at
  * the first call sees the second). */
-static void watch_page(int n)
+static void watch_page(int n, long gap_ms)
 {
 	volatile long *page = mmap(TGT_WATCH_PAGE, 4096, PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (page != TGT_WATCH_PAGE)
 		return;
 	gpux_watch(page, n);
-	nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
+	nanosleep(&(struct timespec){ gap_ms / 1000, gap_ms % 1000 * 1000 * 1000 }, NULL);
 	gpux_watch(page, n);
 	munmap((void *)page, 4096);
 }
@@ -165,7 +166,7 @@ int main(int argc, char **argv)
 #endif
 	if (gpux_stack_top(1) != 11)
 		return 1;
-	watch_page(n);
+	watch_page(n, argc > 4 ? atol(argv[4]) : 0);
 	printf("sum %ld\n", s);
 	fflush(stdout);
 	if (argc > 3)
