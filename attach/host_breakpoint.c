@@ -55,22 +55,11 @@ static int open_one(struct host_live *l, struct bpf_program *p, const struct hos
 	return add_watch(l, k, prog, addr);
 }
 
-static int prog_index(const struct host_live *l, const struct bpf_program *p)
-{
-	for (int i = 0; i < l->obj->nprogs; i++)
-		if (!strcmp(l->obj->progs[i].func, bpf_program__name(p)))
-			return i;
-	return -1;
-}
-
-/* Program prog on its breakpoint at addr. 0, or -errno (ENOSPC: no
- * debug register left). */
-static int watch_at(struct host_live *l, int prog, uint64_t addr)
+/* Program p (prog of the object) on its breakpoint at addr. 0, or
+ * -errno (ENOSPC: no debug register left). */
+static int watch_at(struct host_live *l, struct bpf_program *p, int prog, uint64_t addr)
 {
 	const struct host_prog *hp = &l->obj->progs[prog];
-	struct bpf_program *p = bpf_object__find_program_by_name(l->bo, hp->func);
-	if (!p)
-		return -ENOENT;
 	if (hp->wp_pid > 0)
 		return open_one(l, p, hp, prog, addr, hp->wp_pid, -1);
 	/* a kernel address: every CPU (an offline one has nothing to watch) */
@@ -88,15 +77,14 @@ static int watch_at(struct host_live *l, int prog, uint64_t addr)
 int host_live_attach_watch(struct host_live *l, struct bpf_program *p, char *err,
 			   size_t errlen)
 {
-	int prog = prog_index(l, p);
-	if (prog < 0) {
+	const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
+	if (!hp) {
 		snprintf(err, errlen, "no watchpoint for program %s", bpf_program__name(p));
 		return -1;
 	}
-	const struct host_prog *hp = &l->obj->progs[prog];
 	if (hp->wp_deferred)
 		return 0; /* set at the addresses its setup probe hands over */
-	int e = watch_at(l, prog, hp->wp_addr);
+	int e = watch_at(l, p, (int)(hp - l->obj->progs), hp->wp_addr);
 	if (e) {
 		snprintf(err, errlen, "cannot watch %u bytes at 0x%llx: %s%s", hp->wp_len,
 			 (unsigned long long)hp->wp_addr, strerror(-e),
@@ -120,7 +108,9 @@ int host_live_watch(struct host_live *l, int prog, uint64_t addr)
 	 * (another probe may watch the same address) */
 	if (l->wp_last[prog].set && l->wp_last[prog].addr == addr)
 		return 0;
-	int e = watch_at(l, prog, addr);
+	struct bpf_program *p = bpf_object__find_program_by_name(l->bo,
+								 l->obj->progs[prog].func);
+	int e = p ? watch_at(l, p, prog, addr) : -ENOENT;
 	if (e == 0)
 		l->wp_last[prog] = (struct host_wp_last){ addr, true };
 	return e;

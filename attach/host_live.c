@@ -20,7 +20,7 @@ static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list a
 	return vfprintf(stderr, fmt, ap);
 }
 
-static const struct host_prog *prog_of(const struct host_obj *o, const char *name)
+const struct host_prog *host_live_prog(const struct host_obj *o, const char *name)
 {
 	for (int i = 0; i < o->nprogs; i++)
 		if (!strcmp(o->progs[i].func, name))
@@ -198,9 +198,9 @@ static int attach_one(struct host_live *l, struct bpf_program *p, int pid, char 
 {
 	const char *sec = bpf_program__section_name(p);
 	if (!strncmp(sec, "usdt/", 5))
-		return attach_usdt(l, p, prog_of(l->obj, bpf_program__name(p)), pid, err, errlen);
+		return attach_usdt(l, p, host_live_prog(l->obj, bpf_program__name(p)), pid, err, errlen);
 	if (!strncmp(sec, "uprobe/", 7) || !strncmp(sec, "uretprobe/", 10))
-		return attach_uprobe(l, p, prog_of(l->obj, bpf_program__name(p)), sec, pid,
+		return attach_uprobe(l, p, host_live_prog(l->obj, bpf_program__name(p)), sec, pid,
 				     err, errlen);
 	if (!strcmp(sec, "perf_event"))
 		return host_live_attach_watch(l, p, err, errlen);
@@ -240,7 +240,7 @@ static int load(struct host_live *l, char *err, size_t errlen)
 	}
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, l->bo) {
-		const struct host_prog *hp = prog_of(l->obj, bpf_program__name(p));
+		const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
 		if (!hp || hp->run != l->run)
 			bpf_program__set_autoload(p, false);
 	}
@@ -280,7 +280,7 @@ static bool is_uprobe(const struct bpf_program *p)
 static int attach_prog(struct host_live *l, struct bpf_program *p, int pid, char *err,
 		       size_t errlen)
 {
-	const struct host_prog *hp = prog_of(l->obj, bpf_program__name(p));
+	const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
 	char why[PATH_MAX + 256];
 	if (attach_one(l, p, pid, why, sizeof(why))) {
 		snprintf(err, errlen, "%s: %s", hp ? hp->probe : bpf_program__name(p), why);

@@ -48,6 +48,8 @@ int host_live_start(const struct host_obj *obj, enum host_run run, int pid,
 		    struct host_live **out, char *err, size_t errlen);
 /* Keeps k to destroy at detach (destroyed at once on failure). 0 or -1. */
 int host_live_add_link(struct host_live *l, struct bpf_link *k);
+/* The program of obj named name (its ELF symbol), or NULL. */
+const struct host_prog *host_live_prog(const struct host_obj *o, const char *name);
 /* host_breakpoint.c: an ADDRESS watchpoint program on its breakpoints
  * (a FUNC+argN one waits for its addresses). 0, or -1 saying why. */
 int host_live_attach_watch(struct host_live *l, struct bpf_program *p, char *err,
