@@ -37,6 +37,18 @@ expect() {
 }
 err_has() { grep -qE -- "$1" "$tmp/err" || { cat "$tmp/err"; fail "stderr lacks /$1/"; }; }
 
+# list_pid GLOB: gpux -l GLOB under -p of a probe_tgt that waits, its
+# pid left in the caller's $p; the status of the listing.
+list_pid() {
+	"$TGT" 1 5 >/dev/null &
+	p=$!
+	sleep 0.3
+	run 0 -p "$p" -l "$1"
+	local rc=$?
+	kill "$p" 2>/dev/null; wait "$p" 2>/dev/null
+	return "$rc"
+}
+
 t_uprobe_count() {
 	run 0 -e "uprobe:$TGT:gpux_tgt_add { @ = count(); }" -c "$TGT 7" && expect <<OUT
 Attaching 1 probe...
@@ -362,13 +374,8 @@ OUT
 		{ cat "$tmp/out"; fail "uretprobe listing"; return 1; }
 	run 1 -l "uprobe:$tmp/none:*" &&
 		err_has "uprobe target file '$tmp/none' does not exist or is not executable" || return 1
-	"$TGT" 1 5 >/dev/null &
-	local p=$!
-	sleep 0.3
-	run 0 -p "$p" -l 'uprobe:gpux_tgt*'
-	local rc=$?
-	kill "$p" 2>/dev/null; wait "$p" 2>/dev/null
-	[ "$rc" = 0 ] || return 1
+	local p
+	list_pid 'uprobe:gpux_tgt*' || return 1
 	expect <<OUT
 uprobe:/proc/$p/root$TGT:gpux_tgt_add
 OUT
@@ -394,13 +401,8 @@ usdt:$TGT:gpux_end:done
 OUT
 	run 1 -l "usdt:$tmp/none:*" &&
 		err_has "usdt target file '$tmp/none' does not exist or is not executable" || return 1
-	"$TGT" 1 5 >/dev/null &
-	local p=$!
-	sleep 0.3
-	run 0 -p "$p" -l 'usdt:*:loop'
-	local rc=$?
-	kill "$p" 2>/dev/null; wait "$p" 2>/dev/null
-	[ "$rc" = 0 ] || return 1
+	local p
+	list_pid 'usdt:*:loop' || return 1
 	expect <<OUT
 usdt:/proc/$p/root$TGT:gpux_tgt:loop
 OUT
