@@ -121,8 +121,8 @@ static int64_t t_wait_ns(const struct backend *b)
 static void read_msgs(struct target_backend *t)
 {
 	struct run *r = t->b.r;
-	char text[GPUX_SESS_MSG_LEN + 1];
-	while (dev_msgs_next(&t->msgs, t->ds.h, t->ds.msgs_off, text)) {
+	char text[DEV_MSG_SIZE];
+	while (dev_msgs_next(&t->msgs, t->ds.h, t->ds.msgs_off, &t->ds.trust, text)) {
 		fprintf(stderr, "gpux: %s\n", text);
 		if (r->json) {
 			fputs("{\"type\": \"warning\", \"data\": ", r->out);
@@ -197,14 +197,19 @@ static int t_map_reset(struct backend *b, int idx, bool keep)
 	return rc;
 }
 
+/* Warnings at the end; a segment the traced program tampered with
+ * (sess_trust.h), seen now or before, makes the run's status 1. */
 static void t_report(struct backend *b, FILE *err)
 {
-	read_msgs(tb(b));
-	uint32_t lost = __atomic_load_n(&tb(b)->ds.h->msgs_lost, __ATOMIC_RELAXED);
+	struct target_backend *t = tb(b);
+	read_msgs(t);
+	uint32_t lost = dev_msgs_lost(t->ds.h, &t->ds.trust);
 	if (lost)
 		fprintf(err, "gpux: WARNING: %u more messages of the runtime were lost\n", lost);
-	dev_report_drops(&tb(b)->ds, err);
-	sess_host_report(&tb(b)->sh, err, b->r->o->verbose);
+	dev_report_drops(&t->ds, err);
+	sess_host_report(&t->sh, err, b->r->o->verbose);
+	if (!dev_session_check(&t->ds))
+		b->r->rs.failed = 1;
 }
 
 static void t_close(struct backend *b)

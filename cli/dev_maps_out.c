@@ -53,7 +53,7 @@ static void read_area(struct gpux_sess_slot *s, const struct gpux_sess_map *m,
 
 /* The printed key of a device key: integers as they are, kernel ids as
  * names in DEV_STR_SIZE bytes, zero-padded. */
-static void host_key(const struct dev_session *ds, int map, const unsigned char *dk,
+static void host_key(struct dev_session *ds, int map, const unsigned char *dk,
 		     unsigned char *hk)
 {
 	const struct dev_map_meta *meta = &ds->mod.map_meta[map];
@@ -77,9 +77,27 @@ static bool nonzero(const unsigned char *v, uint32_t size)
 	return false;
 }
 
+/* Whether value v of map could have been counted: count() values and
+ * histogram buckets are sums of ones (sess_trust.h). */
+static bool plausible(struct dev_session *ds, int map, const unsigned char *v)
+{
+	uint32_t vs = ds->maps[map].value_size, n = 0;
+	switch (ds->mod.map_meta[map].agg) {
+	case AGG_COUNT: n = 1; break;
+	case AGG_HIST: case AGG_LHIST: n = vs / 8; break;
+	default: return true;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		if (!sess_count_ok(&ds->trust, (uint64_t)rd64(v + 8 * k), SESS_MAX_DEVICE_COUNT,
+				   "a count in a map snapshot"))
+			return false;
+	return true;
+}
+
 /* Every live entry of every slot as [printed key][u64 order][value];
- * order (slot, then table index) lets the last slot win for plain maps. */
-static int gather(const struct dev_session *ds, int map, struct recs *r, size_t ks)
+ * order (slot, then table index) lets the last slot win for plain maps.
+ * A value that cannot have been counted is left out (and reported). */
+static int gather(struct dev_session *ds, int map, struct recs *r, size_t ks)
 {
 	const struct gpux_sess_map *m = &ds->maps[map];
 	unsigned char *buf = malloc(m->area_size);
@@ -104,6 +122,8 @@ static int gather(const struct dev_session *ds, int map, struct recs *r, size_t 
 				const unsigned char *v = vals + (uint64_t)j * m->value_size;
 				if (state[j] != GPUX_SLOT_FULL && !(array && nonzero(v, m->value_size)))
 					continue; /* empty, being inserted, or deleted */
+				if (!plausible(ds, map, v))
+					continue;
 				unsigned char *e = recs_add(r);
 				if (!e) {
 					rc = -1;
@@ -137,7 +157,7 @@ static int by_key_then_order(const void *a, const void *b, void *arg)
 
 /* Folds src into dst, both in the device's value layout. Sums wrap as
  * the device's atomics do. */
-static void merge(const struct dev_session *ds, int map, unsigned char *dst,
+static void merge(struct dev_session *ds, int map, unsigned char *dst,
 		  const unsigned char *src)
 {
 	uint32_t vs = ds->maps[map].value_size;
@@ -179,7 +199,7 @@ static int add_bucket(struct recs *out, const unsigned char *hk, size_t ks, int 
 /* One merged device entry as the VM would hold it: avg/stats swap to
  * {sum, count}; hist/lhist become one entry per nonzero bucket (at
  * least one, so that an all-zero key still prints). */
-static int emit(const struct dev_session *ds, int map, const unsigned char *hk,
+static int emit(struct dev_session *ds, int map, const unsigned char *hk,
 		const unsigned char *v, struct recs *out)
 {
 	const struct host_map *hm = &ds->hmaps[map];
@@ -257,17 +277,26 @@ void dev_report_drops(struct dev_session *ds, FILE *err)
 	uint64_t ring = 0;
 	for (int m = 0; m < ds->mod.nmaps; m++) {
 		uint64_t drops = 0;
-		for (uint32_t i = 0; i < nslots; i++) {
+		bool ok = true;
+		for (uint32_t i = 0; i < nslots && ok; i++) {
 			struct gpux_sess_map_area *a = (struct gpux_sess_map_area *)
 				((char *)dev_session_slot(ds, i) + ds->maps[m].area_off);
-			drops += __atomic_load_n(&a->drops, __ATOMIC_RELAXED);
+			uint64_t d = __atomic_load_n(&a->drops, __ATOMIC_RELAXED);
+			ok = sess_count_ok(&ds->trust, d, SESS_MAX_DEVICE_COUNT,
+					   "a map's count of dropped updates");
+			drops += ok ? d : 0;
 		}
-		if (drops)
+		if (drops && ok)
 			fprintf(err, "gpux: WARNING: @%s: %llu updates dropped (map full)\n",
 				ds->hmaps[m].name, (unsigned long long)drops);
 	}
-	for (uint32_t i = 0; i < nslots; i++)
-		ring += __atomic_load_n(&dev_session_slot(ds, i)->ring_drops, __ATOMIC_RELAXED);
-	if (ring)
+	bool ok = true;
+	for (uint32_t i = 0; i < nslots && ok; i++) {
+		uint64_t d = __atomic_load_n(&dev_session_slot(ds, i)->ring_drops, __ATOMIC_RELAXED);
+		ok = sess_count_ok(&ds->trust, d, SESS_MAX_DEVICE_COUNT,
+				   "a count of dropped printf records");
+		ring += ok ? d : 0;
+	}
+	if (ring && ok)
 		fprintf(err, "gpux: WARNING: %llu printf records dropped\n", (unsigned long long)ring);
 }

@@ -6,7 +6,6 @@
  * offsets, names inline as char arrays), so both print alike. */
 #include "dev_print.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,37 +95,19 @@ static const struct dev_printf *fmt_of(const struct dev_session *ds, uint32_t id
 	return NULL;
 }
 
-/* Each kind of trouble is reported once: a runtime that writes one bad
- * record likely writes many. */
-static void warn_once(bool *done, uint32_t slot, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void warn_once(bool *done, uint32_t slot, const char *fmt, ...)
-{
-	if (*done)
-		return;
-	*done = true;
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("gpux: WARNING: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, " in the event ring of slot %u; skipped\n", slot);
-	va_end(ap);
-}
-
 /* One record (validated to lie inside the ring): a line per lane. */
-static void print_record(struct dev_session *ds, uint32_t slot, const unsigned char *rec,
-			 uint32_t len)
+static void print_record(struct dev_session *ds, const unsigned char *rec, uint32_t len)
 {
 	struct gpux_rec_hdr rh;
 	memcpy(&rh, rec, sizeof(rh));
 	const struct dev_printf *f = fmt_of(ds, rh.fmt);
 	if (!f) {
-		warn_once(&ds->warned_fmt, slot, "a printf record of unknown format %u", rh.fmt);
+		sess_corrupt(&ds->trust, "a printf record of an unknown format");
 		return;
 	}
 	uint64_t lanes = (uint64_t)__builtin_popcount(rh.mask);
 	if (rh.arg_size != f->arg_size || sizeof(rh) + lanes * rh.arg_size > len) {
-		warn_once(&ds->warned_size, slot, "a printf record of the wrong size");
+		sess_corrupt(&ds->trust, "a printf record of the wrong size");
 		return;
 	}
 	if (!ds->lane && !(ds->lane = malloc(ds->lane_cap)))
@@ -161,7 +142,7 @@ static void drain_slot(struct dev_session *ds, uint32_t i)
 	uint64_t size = ds->ring_size, tail = ds->tail[i];
 	uint64_t head = __atomic_load_n(&s->ring_head, __ATOMIC_ACQUIRE);
 	if (head - tail > size) { /* also catches head < tail */
-		warn_once(&ds->warned_ring, i, "a ring head out of range");
+		sess_corrupt(&ds->trust, "an event ring's head");
 		return;
 	}
 	while (tail != head) {
@@ -171,12 +152,12 @@ static void drain_slot(struct dev_session *ds, uint32_t i)
 		if (rh.len < sizeof(rh) || rh.len % GPUX_REC_ALIGN || rh.len > head - tail ||
 		    pos + rh.len > size) {
 			/* nothing after it can be trusted */
-			warn_once(&ds->warned_ring, i, "a malformed record, and what followed it,");
+			sess_corrupt(&ds->trust, "a malformed record in an event ring");
 			tail = head;
 			break;
 		}
 		if (rh.fmt != GPUX_SESS_FILLER)
-			print_record(ds, i, ring + pos, rh.len);
+			print_record(ds, ring + pos, rh.len);
 		/* zeroed, as the device's own ring is: len != 0 marks a record */
 		memset(ring + pos, 0, rh.len);
 		tail += rh.len;

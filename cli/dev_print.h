@@ -15,7 +15,7 @@
 void dev_output_init(struct dev_session *ds);
 
 /* Prints every complete printf record of every claimed slot, consuming
- * it. Malformed records are skipped, with one warning on stderr. */
+ * it. Malformed records are skipped, reported as tampering (sess_trust.h). */
 void dev_ring_drain(struct dev_session *ds);
 
 /* Device map map merged over the slots, as the VM would hold it (e->kv

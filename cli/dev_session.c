@@ -112,7 +112,12 @@ static uint32_t shards_for(const struct dev_map *dm, bool read)
 static int make_segment(struct dev_session *ds, const struct gpux_sess_spec *spec,
 			struct diags *diags)
 {
-	ds->size = gpux_sess_size(spec);
+	/* the layout is planned here and never read back (dev_session.h) */
+	struct gpux_sess_hdr plan;
+	gpux_sess_plan(spec, &plan);
+	ds->size = plan.size;
+	ds->maps = arena_zalloc(&ds->prog->arena, sizeof(*ds->maps) * (spec->nmaps + 1));
+	gpux_sess_plan_maps(spec, ds->maps);
 	if (ftruncate(ds->fd, (off_t)(ds->off + ds->size))) {
 		diag_error_nospan(diags, "cannot create the session segment: %s", strerror(errno));
 		return -1;
@@ -125,19 +130,16 @@ static int make_segment(struct dev_session *ds, const struct gpux_sess_spec *spe
 	}
 	ds->h = seg;
 	gpux_sess_init(seg, spec);
-	const struct gpux_sess_hdr *h = ds->h;
-	ds->slots_off = h->slots_off;
-	ds->slot_size = h->slot_size;
-	ds->names_off = h->names_off;
-	ds->msgs_off = h->msgs_off;
-	ds->nslots = h->nslots < GPUX_SESS_MAX_SLOTS ? h->nslots : GPUX_SESS_MAX_SLOTS;
-	ds->ring_size = h->ring_size;
-	ds->ring_off = gpux_sess_slot_at(ds->h, 0)->ring_off;
-	ds->nmaps = h->nmaps;
-	ds->nprobes = h->nprobes;
-	ds->maps = arena_alloc(&ds->prog->arena, sizeof(*ds->maps) * (ds->nmaps + 1));
-	if (ds->nmaps)
-		memcpy(ds->maps, gpux_sess_maps(ds->h), sizeof(*ds->maps) * ds->nmaps);
+	ds->slots_off = plan.slots_off;
+	ds->slot_size = plan.slot_size;
+	ds->names_off = plan.names_off;
+	ds->msgs_off = plan.msgs_off;
+	ds->nslots = plan.nslots < GPUX_SESS_MAX_SLOTS ? plan.nslots : GPUX_SESS_MAX_SLOTS;
+	ds->ring_size = plan.ring_size;
+	ds->ring_off = GPUX_SESS_SLOT_RING_OFF;
+	ds->nmaps = plan.nmaps;
+	ds->nprobes = plan.nprobes;
+	sess_trust_init(&ds->trust, ds->h, &plan);
 	return 0;
 }
 
@@ -243,42 +245,58 @@ uint32_t dev_session_slots(const struct dev_session *ds)
 	return n < ds->nslots ? n : ds->nslots;
 }
 
-bool dev_session_used(const struct dev_session *ds, uint32_t i)
+bool dev_session_used(struct dev_session *ds, uint32_t i)
 {
-	return __atomic_load_n(&dev_session_slot(ds, i)->state, __ATOMIC_ACQUIRE) != GPUX_SLOT_FREE;
+	uint32_t state = __atomic_load_n(&dev_session_slot(ds, i)->state, __ATOMIC_ACQUIRE);
+	if (state > GPUX_SLOT_DONE) {
+		sess_corrupt(&ds->trust, "a slot's state");
+		return false;
+	}
+	return state != GPUX_SLOT_FREE;
 }
 
-void dev_session_kernel(const struct dev_session *ds, uint64_t id, char *buf, size_t len)
+void dev_session_kernel(struct dev_session *ds, uint64_t id, char *buf, size_t len)
 {
 	if (id < GPUX_SESS_MAX_NAMES) {
 		struct gpux_sess_name *n =
 			(ds->names ? ds->names
 				   : (struct gpux_sess_name *)((char *)ds->h + ds->names_off)) + id;
-		if (__atomic_load_n(&n->ready, __ATOMIC_ACQUIRE)) {
-			/* the writer may not have NUL-terminated it */
-			size_t k = strnlen(n->name, sizeof(n->name));
-			k = k < len ? k : len - 1;
-			memcpy(buf, n->name, k);
-			buf[k] = '\0';
+		uint32_t ready = __atomic_load_n(&n->ready, __ATOMIC_ACQUIRE);
+		if (ready > 1)
+			sess_corrupt(&ds->trust, "the kernel names table");
+		else if (ready) {
+			/* the writer may not have NUL-terminated it, nor kept to
+			 * the characters of a symbol */
+			if (sess_text(buf, len, n->name, sizeof(n->name)))
+				sess_corrupt(&ds->trust, "a kernel name");
 			return;
 		}
 	}
 	snprintf(buf, len, "kernel#%llu", (unsigned long long)id);
 }
 
+bool dev_session_check(struct dev_session *ds)
+{
+	return sess_trust_check(&ds->trust) && !ds->trust.corrupt;
+}
+
 bool dev_msgs_next(struct dev_msgs *m, const struct gpux_sess_hdr *h, uint64_t msgs_off,
-		   char text[GPUX_SESS_MSG_LEN + 1])
+		   struct sess_trust *t, char text[DEV_MSG_SIZE])
 {
 	uint32_t used = __atomic_load_n(&h->msgs_used, __ATOMIC_ACQUIRE);
 	used = used < GPUX_SESS_MAX_MSGS ? used : GPUX_SESS_MAX_MSGS;
 	const struct gpux_sess_msg *v = (const struct gpux_sess_msg *)((const char *)h + msgs_off);
 	for (; m->next < used; m->next++) {
 		const struct gpux_sess_msg *e = &v[m->next];
-		if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
+		uint32_t ready = __atomic_load_n(&e->ready, __ATOMIC_ACQUIRE);
+		if (!ready)
 			return false; /* being written: next time */
-		size_t n = strnlen(e->text, sizeof(e->text));
-		memcpy(text, e->text, n);
-		text[n] = '\0';
+		if (ready > 1) {
+			sess_corrupt(t, "the runtime's messages");
+			continue;
+		}
+		if (sess_text(text, DEV_MSG_SIZE, e->text, sizeof(e->text)))
+			sess_corrupt(t, "a message of the runtime");
 		bool dup = false;
 		for (int i = 0; i < m->nsaid && !dup; i++)
 			dup = !strcmp(m->said[i], text);
@@ -291,6 +309,18 @@ bool dev_msgs_next(struct dev_msgs *m, const struct gpux_sess_hdr *h, uint64_t m
 		return true;
 	}
 	return false;
+}
+
+uint32_t dev_msgs_lost(const struct gpux_sess_hdr *h, struct sess_trust *t)
+{
+	uint32_t used = __atomic_load_n(&h->msgs_used, __ATOMIC_ACQUIRE);
+	uint32_t lost = __atomic_load_n(&h->msgs_lost, __ATOMIC_RELAXED);
+	uint32_t could = used > GPUX_SESS_MAX_MSGS ? used - GPUX_SESS_MAX_MSGS : 0;
+	if (lost > could) {
+		sess_corrupt(t, "the count of lost messages");
+		return 0;
+	}
+	return lost;
 }
 
 void dev_msgs_free(struct dev_msgs *m)
@@ -313,6 +343,7 @@ bool dev_session_snapped(const struct dev_session *ds, const uint64_t *before, u
 	bool all = true;
 	for (uint32_t i = 0; i < n; i++) {
 		struct gpux_sess_slot *s = dev_session_slot(ds, i);
+		/* any state but LIVE: nothing to wait for */
 		all &= __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != GPUX_SLOT_LIVE ||
 		       __atomic_load_n(&s->snapshots, __ATOMIC_ACQUIRE) != before[i];
 	}

@@ -5,9 +5,9 @@
  *
  * The segment is writable by every traced process, so nothing the
  * controller needs to find its way around in it (offsets, sizes, the map
- * table) is read back from it: those are kept here, copied when the
- * segment was made. Only the fields the runtimes own are read, and each
- * is checked before use. */
+ * table) is read back from it: those are kept here, from the layout gpux
+ * planned. Only the fields the runtimes own are read, and each is
+ * checked before use (sess_trust.h). */
 #ifndef GPUX_DEV_SESSION_H
 #define GPUX_DEV_SESSION_H
 
@@ -20,6 +20,7 @@
 #include "diag.h"
 #include "llvm_host.h"
 #include "sess_layout.h"
+#include "sess_trust.h"
 
 /* Bytes of a kernel name as a map key or printf argument: the names
  * table's longest, NUL-terminated. */
@@ -40,6 +41,7 @@ struct dev_session {
 	uint32_t nslots, ring_size, nmaps, nprobes;
 	uint32_t nattach; /* attach points, as "Attaching N probes" counts them */
 	struct gpux_sess_map *maps;
+	struct sess_trust trust;
 	/* Printing. */
 	FILE *out;
 	bool json;
@@ -49,7 +51,6 @@ struct dev_session {
 	unsigned char *lane;      /* one lane's record, as out_printf takes it */
 	size_t lane_cap;
 	uint64_t tail[GPUX_SESS_MAX_SLOTS]; /* each event ring's, ours */
-	bool warned_fmt, warned_size, warned_ring; /* dev_output.c */
 };
 
 /* The segment's descriptor, made before the traced program is forked so
@@ -77,10 +78,15 @@ struct dev_msgs {
 	int nsaid;
 };
 /* The next new text of the messages of segment h, which the controller
- * laid out with them at msgs_off, into text: false when there is none
- * yet. */
+ * laid out with them at msgs_off, into text, escaped (sess_text): false
+ * when there is none yet. A text with bytes no runtime writes is
+ * reported to t. */
+#define DEV_MSG_SIZE SESS_TEXT_SIZE(GPUX_SESS_MSG_LEN)
 bool dev_msgs_next(struct dev_msgs *m, const struct gpux_sess_hdr *h, uint64_t msgs_off,
-		   char text[GPUX_SESS_MSG_LEN + 1]);
+		   struct sess_trust *t, char text[DEV_MSG_SIZE]);
+/* After the last message: the lost ones' count, checked against the
+ * entries claimed (a runtime counts one lost only once all are taken). */
+uint32_t dev_msgs_lost(const struct gpux_sess_hdr *h, struct sess_trust *t);
 void dev_msgs_free(struct dev_msgs *m);
 
 /* Asks every slot for a snapshot (snap_req), remembering in before
@@ -95,11 +101,15 @@ struct gpux_sess_slot *dev_session_slot(const struct dev_session *ds, uint32_t i
 /* Slots claimed so far, at most nslots. */
 uint32_t dev_session_slots(const struct dev_session *ds);
 /* Whether claimed slot i is in use: a runtime that claims a slot and
- * cannot set its context up leaves it FREE, and it is ignored. */
-bool dev_session_used(const struct dev_session *ds, uint32_t i);
+ * cannot set its context up leaves it FREE, and it is ignored; so is a
+ * slot in a state no runtime writes (reported). */
+bool dev_session_used(struct dev_session *ds, uint32_t i);
 /* The name of kernel id into buf (NUL-terminated, at most len - 1 bytes,
  * len > GPUX_SESS_NAME_LEN): the names table's entry once it is ready,
- * else "kernel#ID". */
-void dev_session_kernel(const struct dev_session *ds, uint64_t id, char *buf, size_t len);
+ * escaped (sess_text), else "kernel#ID". */
+void dev_session_kernel(struct dev_session *ds, uint64_t id, char *buf, size_t len);
+/* Everything the segment says at the end that can be checked: the
+ * layout and read-only parts (sess_trust_check). False if tampered. */
+bool dev_session_check(struct dev_session *ds);
 
 #endif

@@ -93,6 +93,7 @@ struct live *live_start(const struct options *o, FILE *out, char *const *first, 
 	/* read before the program starts: the segment is the program's too */
 	lv->names = (struct gpux_sess_name *)((char *)h + h->names_off);
 	lv->msgs_off = h->msgs_off;
+	sess_trust_init(&lv->trust, h, h);
 	struct spawn_signals sig;
 	sigprocmask(SIG_SETMASK, NULL, &sig.mask);
 	sigaction(SIGINT, NULL, &sig.sigint);
@@ -240,17 +241,21 @@ static void set_carry(struct live_gen *g, const struct live_gen *prev)
 {
 	if (!prev->prog)
 		return;
-	struct gpux_sess_map *m = gpux_sess_maps(g->h);
+	/* the map table where gpux laid it out, compared on gpux's copies */
+	struct gpux_sess_map *m =
+		(struct gpux_sess_map *)((char *)g->h + g->ds.trust.plan.maps_off);
 	const struct gpux_sess_map *pm = prev->ds.maps;
 	for (uint32_t i = 0; i < g->ds.nmaps; i++)
 		for (uint32_t j = 0; j < prev->ds.nmaps; j++) {
-			const struct gpux_sess_map *a = &m[i], *b = &pm[j];
+			const struct gpux_sess_map *a = &g->ds.maps[i], *b = &pm[j];
 			if (!strcmp(g->ds.hmaps[i].name, prev->ds.hmaps[j].name) &&
 			    a->key_size == b->key_size && a->value_size == b->value_size &&
 			    a->max_entries == b->max_entries && a->agg == b->agg &&
 			    a->kind == b->kind && a->area_size == b->area_size)
-				m[i].carry = j + 1;
+				m[i].carry = g->ds.maps[i].carry = j + 1;
 		}
+	/* gpux wrote the table again: fingerprint what it holds now */
+	sess_trust_init(&g->ds.trust, g->h, &g->ds.trust.plan);
 }
 
 /* Makes g the newest generation and waits for the program to move to

@@ -40,6 +40,7 @@ struct live {
 	struct gpux_sess_name *names; /* g[0]'s, for every generation */
 	uint64_t msgs_off;   /* of g[0]'s messages, as laid out here */
 	struct dev_msgs msgs;
+	struct sess_trust trust; /* of g[0]'s names and messages */
 	struct map_bases bases; /* :clear */
 };
 

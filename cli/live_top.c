@@ -8,7 +8,7 @@
 #include <string.h>
 
 struct row {
-	const char *name;
+	char name[SESS_TEXT_SIZE(GPUX_SESS_NAME_LEN)]; /* escaped (sess_trust.h) */
 	uint64_t launches, threads, timed, gpu_ns;
 };
 
@@ -76,15 +76,26 @@ static int gather(struct live *lv, struct row **rows)
 		uint64_t launches = __atomic_load_n(&e->launches, __ATOMIC_RELAXED);
 		if (!launches)
 			continue; /* named for a probe, never launched */
+		uint64_t threads = __atomic_load_n(&e->threads, __ATOMIC_RELAXED),
+			 timed = __atomic_load_n(&e->timed, __ATOMIC_RELAXED),
+			 gpu_ns = __atomic_load_n(&e->gpu_ns, __ATOMIC_RELAXED);
+		if (!sess_count_ok(&lv->trust, launches, SESS_MAX_HOST_COUNT, "a launch count") ||
+		    !sess_count_ok(&lv->trust, timed, launches, "a launch count") ||
+		    !sess_count_ok(&lv->trust, threads, SESS_MAX_DEVICE_COUNT, "a thread count") ||
+		    !sess_count_ok(&lv->trust, gpu_ns, SESS_MAX_DEVICE_COUNT, "a GPU time"))
+			continue;
+		char name[sizeof(v->name)];
+		if (sess_text(name, sizeof(name), e->name, sizeof(e->name)))
+			sess_corrupt(&lv->trust, "a kernel name");
 		int k = 0;
-		while (k < n && strncmp(v[k].name, e->name, sizeof(e->name)))
+		while (k < n && strcmp(v[k].name, name))
 			k++;
 		if (k == n)
-			v[n++].name = e->name;
+			memcpy(v[n++].name, name, sizeof(name));
 		v[k].launches += launches;
-		v[k].threads += __atomic_load_n(&e->threads, __ATOMIC_RELAXED);
-		v[k].timed += __atomic_load_n(&e->timed, __ATOMIC_RELAXED);
-		v[k].gpu_ns += __atomic_load_n(&e->gpu_ns, __ATOMIC_RELAXED);
+		v[k].threads += threads;
+		v[k].timed += timed;
+		v[k].gpu_ns += gpu_ns;
 	}
 	*rows = v;
 	return n;
@@ -110,9 +121,8 @@ int live_top(struct live *lv, enum live_top_by order, int limit, FILE *out)
 			duration(total, sizeof(total), v[i].gpu_ns);
 			duration(avg, sizeof(avg), v[i].gpu_ns / v[i].timed);
 		}
-		fprintf(out, "%12llu %14llu %10s %10s  %.*s\n", (unsigned long long)v[i].launches,
-			(unsigned long long)v[i].threads, total, avg, GPUX_SESS_NAME_LEN,
-			v[i].name);
+		fprintf(out, "%12llu %14llu %10s %10s  %s\n", (unsigned long long)v[i].launches,
+			(unsigned long long)v[i].threads, total, avg, v[i].name);
 	}
 	if (!n)
 		fputs("(no kernel launched yet)\n", out);

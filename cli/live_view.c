@@ -262,7 +262,8 @@ int live_watch(struct live *lv, const char *name, long ms, long times, FILE *out
 
 void live_read_msgs(struct live *lv)
 {
-	char text[GPUX_SESS_MSG_LEN + 1];
-	while (lv->g && lv->ng && dev_msgs_next(&lv->msgs, lv->g[0].h, lv->msgs_off, text))
+	char text[DEV_MSG_SIZE];
+	while (lv->g && lv->ng && dev_msgs_next(&lv->msgs, lv->g[0].h, lv->msgs_off, &lv->trust,
+						text))
 		fprintf(stderr, "gpux: %s\n", text);
 }

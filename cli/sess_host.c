@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cuda_events.h"
+#include "host_rec.h"
 #include "output.h"
 
 static uint32_t event_mask(const struct program *prog)
@@ -121,12 +122,14 @@ int sess_host_open(struct sess_host *sh, struct dev_session *ds, struct diags *d
 	sh->ds = ds;
 	if (!sh->obj)
 		return 0;
-	sh->hosts_off = ds->h->hosts_off;
-	sh->host_size = ds->h->host_size;
-	sh->nhosts = ds->h->nhosts < GPUX_SESS_MAX_HOSTS ? ds->h->nhosts : GPUX_SESS_MAX_HOSTS;
-	sh->dump_size = ds->h->dump_size;
+	const struct gpux_sess_hdr *plan = &ds->trust.plan;
+	sh->hosts_off = plan->hosts_off;
+	sh->host_size = plan->host_size;
+	sh->nhosts = plan->nhosts < GPUX_SESS_MAX_HOSTS ? plan->nhosts : GPUX_SESS_MAX_HOSTS;
+	sh->dump_size = plan->dump_size;
 	sh->dump = malloc(sh->dump_size ? sh->dump_size : 1);
-	if (!sh->dump) {
+	sh->rec = malloc(GPUX_SESS_HRING_SIZE);
+	if (!sh->dump || !sh->rec) {
 		diag_error_nospan(diags, "out of memory");
 		return -1;
 	}
@@ -143,10 +146,12 @@ void sess_host_close(struct sess_host *sh)
 	vm_free(sh->vm);
 	sh->vm = NULL;
 	free(sh->dump);
+	free(sh->rec);
 	free(sh->remote);
 	free(sh->dev);
 	map_base_free(&sh->bases);
 	sh->dump = NULL;
+	sh->rec = NULL;
 	sh->remote = NULL;
 	sh->dev = NULL;
 	sh->obj = NULL;
@@ -165,28 +170,73 @@ struct gpux_sess_host *sess_host_region(const struct sess_host *sh, uint32_t i)
 
 /* ---- records ---- */
 
+/* A record of a cuda: probe as the traced program wrote it, into
+ * sh->rec: the kinds a cuda: probe makes, of a size they have, with
+ * every string escaped (sess_trust.h). False (reported) for any other:
+ * a record never names a command to run, a file to read or an address
+ * to watch. */
+static bool clean_record(struct sess_host *sh, const unsigned char *src, uint32_t len)
+{
+	const struct host_obj *o = sh->obj;
+	struct host_rec_hdr h;
+	if (len < sizeof(h))
+		goto bad;
+	memcpy(sh->rec, src, len);
+	memcpy(&h, sh->rec, sizeof(h));
+	switch (h.kind) {
+	case HOST_REC_PRINTF: {
+		if (h.id >= (unsigned)o->nfmts || len != o->fmts[h.id].size)
+			goto bad;
+		const struct host_fmt *f = &o->fmts[h.id];
+		if (f->kind == HOST_FMT_CAT || f->kind == HOST_FMT_SYSTEM)
+			goto bad; /* sema refuses them in cuda: probes */
+		for (int k = 0; k < f->nargs; k++)
+			if (f->args[k].type.kind == TY_STR &&
+			    f->args[k].offset + (uint64_t)f->args[k].size <= len &&
+			    sess_text_field((char *)sh->rec + f->args[k].offset, f->args[k].size))
+				sess_corrupt(&sh->ds->trust, "a string in a cuda: probe's record");
+		return true;
+	}
+	case HOST_REC_JOIN:
+		if (h.id >= (unsigned)o->nfmts || len < HOST_JOIN_BYTES)
+			goto bad;
+		for (int k = 0; k < HOST_JOIN_MAX; k++)
+			sess_text_field((char *)sh->rec + 16 + k * HOST_JOIN_STR, HOST_JOIN_STR);
+		return true;
+	case HOST_REC_EXIT: case HOST_REC_PRINT: case HOST_REC_CLEAR: case HOST_REC_ZERO:
+	case HOST_REC_TIME:
+		return true;
+	default:
+		break;
+	}
+bad:
+	sess_corrupt(&sh->ds->trust, "a record of a cuda: probe no probe makes");
+	return false;
+}
+
 static void drain_one(struct sess_host *sh, uint32_t i)
 {
 	struct gpux_sess_host *r = sess_host_region(sh, i);
 	const uint64_t size = GPUX_SESS_HRING_SIZE;
 	const unsigned char *ring = (const unsigned char *)r + SESS_HOST_RING_OFF;
 	uint64_t head = __atomic_load_n(&r->ring_head, __ATOMIC_ACQUIRE), t = sh->tail[i];
-	if (head - t > size)
+	if (head - t > size) {
+		sess_corrupt(&sh->ds->trust, "a cuda: probe's ring head");
 		t = head; /* not a ring we can follow: skip what is there */
+	}
 	while (t < head) {
 		struct gpux_sess_hrec hr;
 		uint64_t off = t % size;
 		memcpy(&hr, ring + off, sizeof(hr));
 		if (hr.len < sizeof(hr) || hr.len % 8 || off + hr.len > size || hr.len > head - t) {
-			if (!sh->warned)
-				fputs("gpux: WARNING: a malformed record from a cuda: probe was skipped\n",
-				      stderr);
-			sh->warned = true;
+			sess_corrupt(&sh->ds->trust, "a malformed record of a cuda: probe");
 			t = head;
 			break;
 		}
-		if (hr.kind != GPUX_SESS_FILLER && hr.kind <= hr.len - sizeof(hr))
-			rec_handle(sh->rs, ring + off + sizeof(hr), hr.kind);
+		uint32_t n = hr.len - (uint32_t)sizeof(hr);
+		if (hr.kind != GPUX_SESS_FILLER && hr.kind <= n &&
+		    clean_record(sh, ring + off + sizeof(hr), hr.kind))
+			rec_handle(sh->rs, sh->rec, hr.kind);
 		t += hr.len;
 	}
 	sh->tail[i] = t;

@@ -25,6 +25,7 @@ struct sess_host {
 	struct vm *vm;              /* the merged cuda: maps */
 	uint64_t tail[GPUX_SESS_MAX_HOSTS];
 	unsigned char *dump;     /* a private copy of one region's dump */
+	unsigned char *rec;      /* a private copy of one record */
 	/* Private copies of the layout (dev_session.h says why). */
 	uint64_t hosts_off, host_size, dump_size;
 	uint32_t nhosts;
@@ -53,7 +54,8 @@ void sess_host_drain(struct sess_host *sh);
 int sess_host_entries(struct sess_host *sh, int map, struct out_entries *e);
 /* clear()/zero() (keep) of obj map map, through a baseline. 0, or -1. */
 int sess_host_reset(struct sess_host *sh, int map, bool keep);
-/* Warnings: programs the VM stopped, records lost. */
+/* Warnings: programs the VM stopped, records lost; counts and texts
+ * checked (sess_trust.h). */
 void sess_host_report(struct sess_host *sh, FILE *err, bool verbose);
 /* Dump counters of every region (out: GPUX_SESS_MAX_HOSTS), and whether
  * every live region has dumped since (after a snap_req). */
@@ -62,6 +64,9 @@ bool sess_host_dumped_since(const struct sess_host *sh, const uint64_t *before);
 /* sess_host.c's region i, through the private layout. */
 struct gpux_sess_host *sess_host_region(const struct sess_host *sh, uint32_t i);
 uint32_t sess_host_regions(const struct sess_host *sh);
+/* Whether claimed region i is in use; a state no runtime writes is
+ * reported (sess_trust.h) and the region ignored. */
+bool sess_host_used(struct sess_host *sh, uint32_t i);
 #define SESS_HOST_RING_OFF ((sizeof(struct gpux_sess_host) + 63) & ~(size_t)63)
 
 #endif

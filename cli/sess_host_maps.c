@@ -54,6 +54,33 @@ static bool copy_dump(struct sess_host *sh, struct gpux_sess_host *r)
 	return false;
 }
 
+/* A dumped element as the traced program wrote it, made safe to fold
+ * and print: strings escaped, counts checked. False: leave it out. */
+static bool clean_element(struct sess_host *sh, const struct host_map *hm, unsigned char *k,
+			  unsigned char *v)
+{
+	struct sess_trust *t = &sh->ds->trust;
+	for (int i = 0; i < hm->nkeys; i++)
+		if (hm->keys[i].type.kind == TY_STR &&
+		    hm->keys[i].offset + (uint64_t)hm->keys[i].size <= hm->key_size &&
+		    sess_text_field((char *)k + hm->keys[i].offset, hm->keys[i].size))
+			sess_corrupt(t, "a string key in a cuda: probe's map");
+	if (hm->value_str && hm->value_str <= hm->value_size &&
+	    sess_text_field((char *)v, hm->value_str))
+		sess_corrupt(t, "a string value in a cuda: probe's map");
+	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
+	if (agg == AGG_COUNT || hm->bucket)
+		return sess_count_ok(t, (uint64_t)rd64(v), SESS_MAX_HOST_COUNT,
+				     "a count in a cuda: probe's map");
+	if (agg == AGG_AVG || agg == AGG_STATS)
+		return sess_count_ok(t, (uint64_t)rd64(v + 8), SESS_MAX_HOST_COUNT,
+				     "a count in a cuda: probe's map");
+	return true;
+}
+
+/* Folds the dump in sh->dump (the traced program's, copied) into the
+ * maps of vmaps: per map, u32 index and u32 count, then the elements;
+ * any index or count the object does not allow ends it (reported). */
 static void merge_dump(struct sess_host *sh, struct vm_map **vmaps)
 {
 	const struct host_obj *o = sh->obj;
@@ -62,19 +89,24 @@ static void merge_dump(struct sess_host *sh, struct vm_map **vmaps)
 	while (cur && p + 8 <= end) {
 		uint32_t map, count;
 		memcpy(&map, p, 4);
-		if (map == UINT32_MAX || (int)map >= o->nmaps)
+		if (map == UINT32_MAX)
 			break;
 		memcpy(&count, p + 4, 4);
 		p += 8;
-		const struct host_map *hm = &o->maps[map];
-		size_t ks = hm->key_size, vs = hm->value_size;
-		if (count > (size_t)(end - p) / (ks + vs))
+		const struct host_map *hm = map < (uint32_t)o->nmaps ? &o->maps[map] : NULL;
+		size_t ks = hm ? hm->key_size : 0, vs = hm ? hm->value_size : 0;
+		if (!hm || !ks || vs > UMAP_MAX_VALUE || count > hm->max_entries ||
+		    count > (size_t)(end - p) / (ks + vs)) {
+			sess_corrupt(&sh->ds->trust, "a cuda: probe's map dump");
 			break;
+		}
 		if (!vmaps[map]) { /* not the map being collected */
 			p += count * (ks + vs);
 			continue;
 		}
 		for (uint32_t k = 0; k < count; k++, p += ks + vs) {
+			if (!clean_element(sh, hm, p, p + ks))
+				continue;
 			if (vm_map_lookup(sh->vm, vmaps[map], p, cur) == 0) {
 				fold(hm, cur, p + ks);
 				vm_map_update(sh->vm, vmaps[map], p, cur, 0);
@@ -105,8 +137,7 @@ static void collect(struct sess_host *sh, int map)
 	uint32_t n = sess_host_regions(sh);
 	for (uint32_t i = 0; i < n; i++) {
 		struct gpux_sess_host *r = sess_host_region(sh, i);
-		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == GPUX_SLOT_FREE ||
-		    !__atomic_load_n(&r->dumps, __ATOMIC_ACQUIRE))
+		if (!sess_host_used(sh, i) || !__atomic_load_n(&r->dumps, __ATOMIC_ACQUIRE))
 			continue;
 		if (copy_dump(sh, r))
 			merge_dump(sh, vmaps);
@@ -148,16 +179,24 @@ int sess_host_reset(struct sess_host *sh, int map, bool keep)
 }
 
 /* Memory actions of one process: the no-ops always (they are hints
- * that did nothing), what they did and cost under -v. */
-static void report_acts(const struct gpux_sess_host *r, FILE *err, bool verbose)
+ * that did nothing), what they did and cost under -v. Counts no runtime
+ * can have reached say nothing. */
+static void report_acts(struct sess_host *sh, const struct gpux_sess_host *r, FILE *err,
+			bool verbose)
 {
 	static const char *const names[] = GPUX_ACT_NAMES;
+	struct sess_trust *t = &sh->ds->trust;
 	for (int k = 0; k < GPUX_ACT_COUNT; k++) {
 		const struct gpux_act_count *c = &r->acts[k];
 		unsigned long long done = __atomic_load_n(&c->done, __ATOMIC_RELAXED),
 				   un = __atomic_load_n(&c->unmanaged, __ATOMIC_RELAXED),
 				   ref = __atomic_load_n(&c->refused, __ATOMIC_RELAXED),
 				   cap = __atomic_load_n(&c->captured, __ATOMIC_RELAXED);
+		if (!sess_count_ok(t, done, SESS_MAX_HOST_COUNT, "a count of memory actions") ||
+		    !sess_count_ok(t, un, SESS_MAX_HOST_COUNT, "a count of memory actions") ||
+		    !sess_count_ok(t, ref, SESS_MAX_HOST_COUNT, "a count of memory actions") ||
+		    !sess_count_ok(t, cap, SESS_MAX_HOST_COUNT, "a count of memory actions"))
+			return;
 		unsigned long long all = done + un + ref + cap;
 		if (un || ref || cap) {
 			/* a policy may try every argument: only refusals warn */
@@ -187,11 +226,17 @@ static void report_acts(const struct gpux_sess_host *r, FILE *err, bool verbose)
 
 /* cuda:kernel_end of one process: launches it could not time always
  * (their events are missing from the maps), the completions under -v. */
-static void report_kend(const struct gpux_sess_host *r, FILE *err, bool verbose)
+static void report_kend(struct sess_host *sh, const struct gpux_sess_host *r, FILE *err,
+			bool verbose)
 {
+	struct sess_trust *t = &sh->ds->trust;
 	unsigned long long done = __atomic_load_n(&r->kend_done, __ATOMIC_RELAXED),
 			   drops = __atomic_load_n(&r->kend_drops, __ATOMIC_RELAXED),
 			   lost = __atomic_load_n(&r->kend_lost, __ATOMIC_RELAXED);
+	if (!sess_count_ok(t, done, SESS_MAX_HOST_COUNT, "a count of timed kernels") ||
+	    !sess_count_ok(t, drops, SESS_MAX_HOST_COUNT, "a count of timed kernels") ||
+	    !sess_count_ok(t, lost, SESS_MAX_HOST_COUNT, "a count of timed kernels"))
+		return;
 	if (drops)
 		fprintf(err, "gpux: WARNING: pid %u: cuda:kernel_end: %llu launches not timed "
 			"(%d were waiting for their kernels already)\n", r->pid, drops,
@@ -203,24 +248,40 @@ static void report_kend(const struct gpux_sess_host *r, FILE *err, bool verbose)
 		fprintf(err, "gpux: pid %u: cuda:kernel_end: %llu kernels timed\n", r->pid, done);
 }
 
+bool sess_host_used(struct sess_host *sh, uint32_t i)
+{
+	uint32_t state = __atomic_load_n(&sess_host_region(sh, i)->state, __ATOMIC_ACQUIRE);
+	if (state > GPUX_SLOT_DONE) {
+		sess_corrupt(&sh->ds->trust, "a cuda: probe region's state");
+		return false;
+	}
+	return state != GPUX_SLOT_FREE;
+}
+
 void sess_host_report(struct sess_host *sh, FILE *err, bool verbose)
 {
 	uint32_t n = sh->obj ? sess_host_regions(sh) : 0;
+	struct sess_trust *t = sh->obj ? &sh->ds->trust : NULL;
 	for (uint32_t i = 0; i < n; i++) {
-		struct gpux_sess_host *r = sess_host_region(sh, i);
-		uint64_t f = __atomic_load_n(&r->failures, __ATOMIC_RELAXED);
-		uint64_t d = __atomic_load_n(&r->ring_drops, __ATOMIC_RELAXED);
-		char msg[sizeof(r->error) + 1];
-		memcpy(msg, r->error, sizeof(r->error));
-		msg[sizeof(r->error)] = 0;
-		if (f)
+		if (!sess_host_used(sh, i))
+			continue;
+		/* a private copy: the program may go on writing the region */
+		struct gpux_sess_host r;
+		memcpy(&r, sess_host_region(sh, i), sizeof(r));
+		if (!sess_pid_ok(t, r.pid))
+			continue;
+		uint64_t f = r.failures, d = r.ring_drops;
+		char msg[SESS_TEXT_SIZE(sizeof(r.error))];
+		if (sess_text(msg, sizeof(msg), r.error, sizeof(r.error)))
+			sess_corrupt(t, "a cuda: probe's error message");
+		if (f && sess_count_ok(t, f, SESS_MAX_HOST_COUNT, "a count of stopped runs"))
 			fprintf(err, "gpux: WARNING: pid %u: %llu cuda: probe runs stopped; the first: %s\n",
-				r->pid, (unsigned long long)f, msg);
-		if (d)
+				r.pid, (unsigned long long)f, msg);
+		if (d && sess_count_ok(t, d, SESS_MAX_HOST_COUNT, "a count of dropped records"))
 			fprintf(err, "gpux: WARNING: pid %u: %llu records of cuda: probes dropped\n",
-				r->pid, (unsigned long long)d);
-		report_acts(r, err, verbose);
-		report_kend(r, err, verbose);
+				r.pid, (unsigned long long)d);
+		report_acts(sh, &r, err, verbose);
+		report_kend(sh, &r, err, verbose);
 	}
 }
 
@@ -236,6 +297,7 @@ bool sess_host_dumped_since(const struct sess_host *sh, const uint64_t *before)
 	uint32_t n = sh->obj ? sess_host_regions(sh) : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct gpux_sess_host *r = sess_host_region(sh, i);
+		/* any state but LIVE: nothing to wait for */
 		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == GPUX_SLOT_LIVE &&
 		    __atomic_load_n(&r->dumps, __ATOMIC_ACQUIRE) == before[i])
 			return false;

@@ -73,11 +73,33 @@ static bool arg_fits(enum want w, struct type t)
 	return false;
 }
 
+/* cat() and system() act in gpux, as root, on what a record says: a
+ * probe whose records the traced program writes (the catalog's
+ * RUNNER_TARGET: cuda:) could be made to name any file or command. */
+static void check_acts_here(struct tctx *c, struct node *call, const char *who)
+{
+	if (!strcmp(who, "printf") || !c->probe)
+		return;
+	for (const struct node *a = c->probe->u.probe.attach; a; a = a->next) {
+		const struct provider *p = a->u.attach.prov;
+		if (p && p->runner == RUNNER_TARGET && p->place == PLACE_HOST) {
+			struct diag *dg = terr(c, call->span,
+					       "%s() cannot be used in a %s: probe", who, p->name);
+			if (dg)
+				diag_hint(dg, "its records come from the traced program, which could "
+					  "make gpux %s; print what you need and act on it elsewhere",
+					  !strcmp(who, "cat") ? "read any file" : "run any command");
+			return;
+		}
+	}
+}
+
 void check_printf(struct tctx *c, struct node *call)
 {
 	struct node *fmt = call->u.call.args;
 	const char *who = call->u.call.name; /* printf, cat or system */
 	char b[64];
+	check_acts_here(c, call, who);
 	for (struct node *a = fmt ? fmt->next : NULL; a; a = a->next)
 		check_expr(c, a);
 	if (!fmt || fmt->kind != N_STR) {

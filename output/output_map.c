@@ -223,7 +223,7 @@ static void put_bars(FILE *out, const struct host_map *hm, const uint64_t *bk, i
 		memset(bar, '@', (size_t)w);
 		bar[w] = '\0';
 		fprintf(out, "%-16s%8llu |%-52s|\n", hdr,
-			(unsigned long long)(lin ? bk[i] : bk[i] / div), bar);
+			(unsigned long long)(lin || !div ? bk[i] : bk[i] / div), bar);
 	}
 }
 
@@ -255,14 +255,14 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 	} else if (agg == AGG_STATS) {
 		int64_t n = rd64(v + 8);
 		fprintf(out, "count %lld, average %lld, total %lld", (long long)n,
-			(long long)(n ? x / n : 0), (long long)x);
+			(long long)sdiv64(x, n), (long long)x);
 	} else if (agg == AGG_AVG) {
 		int64_t n = rd64(v + 8);
-		fprintf(out, "%lld", (long long)((n ? x / n : 0) / (int64_t)div));
+		fprintf(out, "%lld", (long long)sdiv64(sdiv64(x, n), (int64_t)div));
 	} else if (agg == AGG_COUNT || (hm->value.kind == TY_INT && !hm->value.is_signed)) {
-		fprintf(out, "%llu", (unsigned long long)((uint64_t)x / div));
+		fprintf(out, "%llu", (unsigned long long)(div ? (uint64_t)x / div : 0));
 	} else {
-		fprintf(out, "%lld", (long long)(x / (int64_t)div));
+		fprintf(out, "%lld", (long long)sdiv64(x, (int64_t)div));
 	}
 }
 
@@ -300,7 +300,7 @@ static void put_json_bars(FILE *out, const struct host_map *hm, const uint64_t *
 			fprintf(out, "\"min\": %d, \"max\": %d, ", low, high);
 		}
 		fprintf(out, "\"count\": %llu}",
-			(unsigned long long)(lin ? bk[i] : bk[i] / div));
+			(unsigned long long)(lin || !div ? bk[i] : bk[i] / div));
 	}
 	fputc(']', out);
 }
@@ -348,7 +348,7 @@ static void put_json_value(FILE *out, const struct host_map *hm, const unsigned 
 	} else if (agg == AGG_STATS) {
 		int64_t x = rd64(v), n = rd64(v + 8);
 		fprintf(out, "{\"count\": %lld, \"average\": %lld, \"total\": %lld}",
-			(long long)n, (long long)(n ? x / n : 0), (long long)x);
+			(long long)n, (long long)sdiv64(x, n), (long long)x);
 	} else {
 		put_value(out, hm, v, div);
 	}
@@ -418,7 +418,7 @@ int out_map_entries(FILE *out, bool json, const struct host_map *hm,
 	bool stats = agg == AGG_AVG || agg == AGG_STATS;
 	for (size_t i = 0; stats && i < ng; i++) {
 		int64_t n = rd64(g[i].val + 8);
-		g[i].sort = n ? rd64(g[i].val) / n : 0;
+		g[i].sort = sdiv64(rd64(g[i].val), n);
 	}
 	cur_unsigned = agg == AGG_COUNT || agg == AGG_MAX ||
 		       (hm->value.kind == TY_INT && !hm->value.is_signed);

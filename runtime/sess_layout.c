@@ -58,9 +58,9 @@ uint64_t gpux_sess_size(const struct gpux_sess_spec *spec)
 	return layout(spec, &h);
 }
 
-void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec)
+void gpux_sess_plan(const struct gpux_sess_spec *spec, struct gpux_sess_hdr *h)
 {
-	struct gpux_sess_hdr *h = seg;
+	memset(h, 0, sizeof(*h));
 	h->size = layout(spec, h);
 	h->magic = GPUX_SESS_MAGIC;
 	h->version = GPUX_SESS_VERSION;
@@ -68,32 +68,42 @@ void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec)
 	h->nmaps = spec->nmaps;
 	h->ring_size = GPUX_SESS_RING_SIZE;
 	h->ptx_len = spec->ptx_len;
-	if (spec->nprobes)
-		memcpy(gpux_sess_probes(h), spec->probes,
-		       spec->nprobes * sizeof(struct gpux_sess_probe));
-	struct gpux_sess_map *maps = gpux_sess_maps(h);
-	uint64_t at = align_up(sizeof(struct gpux_sess_slot), 64) + GPUX_SESS_RING_SIZE;
+	h->link_ptx_len = spec->link_ptx_len;
+	h->hobj_len = spec->hobj_len;
+	h->nhbind = spec->nhbind;
+	h->dump_size = spec->dump_size;
+	h->cev_mask = spec->cev_mask;
+}
+
+void gpux_sess_plan_maps(const struct gpux_sess_spec *spec, struct gpux_sess_map *maps)
+{
+	uint64_t at = GPUX_SESS_SLOT_RING_OFF + GPUX_SESS_RING_SIZE;
 	for (uint32_t i = 0; i < spec->nmaps; i++) {
 		maps[i] = spec->maps[i];
 		maps[i].area_off = at;
 		maps[i].area_size = gpux_sess_area_size(&maps[i]);
 		at += align_up(maps[i].area_size, 128);
 	}
+}
+
+void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec)
+{
+	struct gpux_sess_hdr *h = seg;
+	gpux_sess_plan(spec, h);
+	gpux_sess_plan_maps(spec, gpux_sess_maps(h));
+	if (spec->nprobes)
+		memcpy(gpux_sess_probes(h), spec->probes,
+		       spec->nprobes * sizeof(struct gpux_sess_probe));
 	if (spec->ptx_len)
 		memcpy((char *)h + h->ptx_off, spec->ptx, spec->ptx_len);
-	h->link_ptx_len = spec->link_ptx_len;
 	if (spec->link_ptx_len)
 		memcpy((char *)h + h->link_ptx_off, spec->link_ptx, spec->link_ptx_len);
 	for (uint32_t i = 0; i < h->nslots; i++)
-		gpux_sess_slot_at(h, i)->ring_off = align_up(sizeof(struct gpux_sess_slot), 64);
-	h->hobj_len = spec->hobj_len;
+		gpux_sess_slot_at(h, i)->ring_off = GPUX_SESS_SLOT_RING_OFF;
 	if (spec->hobj_len)
 		memcpy((char *)h + h->hobj_off, spec->hobj, spec->hobj_len);
-	h->nhbind = spec->nhbind;
 	if (spec->nhbind)
 		memcpy(gpux_sess_hbinds(h), spec->hbind, spec->nhbind * sizeof(*spec->hbind));
-	h->dump_size = spec->dump_size;
-	h->cev_mask = spec->cev_mask;
 	for (uint32_t i = 0; i < h->nhosts; i++) {
 		struct gpux_sess_host *r = gpux_sess_host_at(h, i);
 		r->ring_off = align_up(sizeof(*r), 64);

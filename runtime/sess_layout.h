@@ -31,6 +31,13 @@ struct gpux_sess_spec {
 uint64_t gpux_sess_area_size(const struct gpux_sess_map *m);
 /* The segment's total size for spec. */
 uint64_t gpux_sess_size(const struct gpux_sess_spec *spec);
+/* Where a slot's event ring starts, from the slot's start. */
+#define GPUX_SESS_SLOT_RING_OFF ((sizeof(struct gpux_sess_slot) + 63) & ~(uint64_t)63)
+/* The header gpux_sess_init writes for spec, into h (the controller's
+ * private copy: the segment itself is the traced program's to write),
+ * and the map table with its areas placed (spec->nmaps entries). */
+void gpux_sess_plan(const struct gpux_sess_spec *spec, struct gpux_sess_hdr *h);
+void gpux_sess_plan_maps(const struct gpux_sess_spec *spec, struct gpux_sess_map *maps);
 /* Lays out and fills a zeroed segment of gpux_sess_size(spec) bytes. */
 void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec);
 /* Checks a mapped segment of len bytes: 0, or -1 if it is not one. */

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# gpux against a traced program that scribbles over the session segment
+# (hostile.c), without a GPU. Usage:
+#   hostile_test.sh GPUX HOSTILE RT_LIB MODE [SEEDS]
+# For each seed and each of two programs: gpux must exit 1 (not crash,
+# not hang), say the segment was overwritten, run END, report no
+# sanitizer error, and write no byte outside printable ASCII, newline
+# and tab on stdout or stderr.
+set -u
+GPUX=$1
+HOSTILE=$2
+export GPUX_RT=$3
+mode=$4
+seeds=${5:-4}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+progs=(
+'cuda:launch { @l = count(); } gdev:kernel_exit { @x = count(); } END { printf("end\n"); }'
+'cuda:launch { @k[kernel] = count(); @s = stats(1); printf("%s\n", kernel); }
+ gdev:kernel_exit { @h = hist(nsecs); @n[kernel] = count(); @a = avg(warp); @m = max(sm);
+	printf("%s %d\n", kernel, warp); }
+ END { printf("end\n"); }'
+)
+failed=0
+fail() { echo "FAIL: $mode seed $seed program $p: $*"; failed=1; }
+for seed in $(seq 1 "$seeds"); do
+	for p in 0 1; do
+		timeout 60 "$GPUX" -e "${progs[$p]}" -- "$HOSTILE" "$seed" "$mode" \
+			>"$tmp/out" 2>"$tmp/err" </dev/null
+		rc=$?
+		odd=$(cat "$tmp/out" "$tmp/err" | LC_ALL=C tr -d '\n\t -~' | wc -c)
+		if [ "$rc" != 1 ]; then
+			fail "exit status $rc, expected 1"
+		elif grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/err"; then
+			fail "a sanitizer report"
+		elif ! grep -q "overwrote gpux's shared memory" "$tmp/err"; then
+			fail "no word of the overwritten segment"
+		elif [ "$(grep -c '^gpux: WARNING: the traced program overwrote' "$tmp/err")" != 1 ]; then
+			fail "the overwritten segment reported more than once"
+		elif ! grep -qx end "$tmp/out"; then
+			fail "END did not run"
+		elif [ "$odd" != 0 ]; then
+			fail "$odd bytes outside printable ASCII"
+		else
+			continue
+		fi
+		echo "--- stdout"; LC_ALL=C cat -v "$tmp/out" | head -40
+		echo "--- stderr"; LC_ALL=C cat -v "$tmp/err" | head -40
+	done
+done
+[ $failed = 0 ] && echo "PASS: $mode, $seeds seeds x ${#progs[@]} programs"
+exit $failed
