@@ -193,6 +193,13 @@ bool rt_probes_call(const char *prefix);
 char *rt_image_rewrite(const char *ptx, size_t len, const struct gpux_cubin_regs *regs,
 		       int unit, bool link, bool live);
 
+/* ---- rt_triton.c ---- */
+/* The PTX a cubin was compiled from, from Triton's cache: only a cached
+ * cubin of the same bytes gives it, and only if its PTX defines every
+ * kernel of the cubin (malloc'd; NULL: none, or ambiguous, said). where
+ * gets the cache folder looked in ("" if there is none). */
+char *rt_triton_ptx(const void *image, size_t size, char *where, size_t where_len);
+
 /* ---- rt_relink.c ---- */
 /* A linked module of relocatable device code (its fatbin wrapper w,
  * version 2) linked again with its units instrumented, for a device of

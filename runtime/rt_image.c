@@ -230,14 +230,20 @@ static char *fatbin_ptx(const void *image, struct gpux_cubin_regs *regs)
 	return text;
 }
 
-static void report_cubin(const void *image, size_t size)
+/* where: the Triton cache looked in for its PTX, or "". */
+static void report_cubin(const void *image, size_t size, const char *where)
 {
 	struct gpux_names k = { 0 };
+	char why[1600];
+	snprintf(why, sizeof(why), "it was loaded as a cubin, SASS without PTX (as NVRTC and "
+		 "numba-cuda make them)%s%s", *where ? ", and Triton's cache " : "",
+		 *where ? where : "");
+	if (*where)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), " has no PTX for it");
 	/* a cubin with our helper kernel was linked from patched PTX (numba) */
 	if (gpux_cubin_kernels(image, size, &k) == GPUX_FB_OK &&
 	    !gpux_names_has(&k, GPUX_SYM_CLOCK_SAMPLE))
-		report_unpatched(&k, "it was loaded as a cubin, SASS without PTX (as NVRTC "
-				 "and numba-cuda make them)", 0, image);
+		report_unpatched(&k, why, 0, image);
 	gpux_names_free(&k);
 }
 
@@ -515,10 +521,6 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 	if (!image || !rt_sess() || !rt_sess()->nprobes || !rt_cu_ready() || rt_detached())
 		return NULL;
 	enum rt_img_kind kind = rt_image_classify(image, &size);
-	if (kind == RT_IMG_ELF) {
-		report_cubin(image, size);
-		return NULL;
-	}
 	if (kind == RT_IMG_UNKNOWN)
 		return NULL;
 	if (kind == RT_IMG_FATBIN && as != RT_AS_PTX) {
@@ -531,7 +533,18 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 	char *user = NULL;
 	size_t ulen;
 	struct gpux_cubin_regs regs = { 0 };
-	if (kind == RT_IMG_FATBIN) {
+	if (kind == RT_IMG_ELF) {
+		/* a Triton kernel: its PTX from Triton's cache, its SASS's
+		 * register counts from the cubin itself */
+		char where[1024];
+		if (!(user = rt_triton_ptx(image, size, where, sizeof(where)))) {
+			report_cubin(image, size, where);
+			return NULL;
+		}
+		if (gpux_cubin_regs(image, size, &regs) != GPUX_FB_OK)
+			gpux_cubin_regs_free(&regs);
+		ulen = strlen(user);
+	} else if (kind == RT_IMG_FATBIN) {
 		if (!(user = fatbin_ptx(image, &regs)))
 			return NULL;
 		ulen = strlen(user);

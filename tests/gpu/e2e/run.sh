@@ -53,6 +53,8 @@ MIXED='uprobe:libcuda:cuLaunchKernel* { @u = count(); } cuda:launch { @l = count
 NUMBA='import numba.cuda, numpy'
 RDC_VADD='rdc_vadd(float const*, float const*, float*, int)'
 CUPY='import cupy, numpy'
+# threads launched per kernel (cuda:launch) against gdev:kernel_exit
+LAUNCH_EXITS='cuda:launch { @t[kernel] = sum(grid.x * grid.y * grid.z * block.x * block.y * block.z); } gdev:kernel_exit { @x[kernel] = count(); }'
 
 add vecadd_exit './vecadd' "$EXIT_COUNT" exact
 add vecadd_exit_json './vecadd' "$EXIT_COUNT" exact '-f json'
@@ -194,6 +196,15 @@ add torch_sass "$py torch_matmul.py" "$EXIT_COUNT" \
 add torch_kernel_end "$py torch_matmul.py" 'cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); @us = hist((end - start) / 1000); }' \
 	"same_values l e; positive e; only_maps l e us; stderr_lacks 'not timed'" '' '' \
 	"$py -c 'import torch; assert torch.cuda.is_available()'"
+# Triton and torch.compile: cubins whose PTX gpux takes from Triton's
+# cache; every thread launched exits once (97 programs x 4 warps x 32)
+# and the masked store writes n x 4 bytes.
+TRITON="$py -c 'import triton, torch; assert torch.cuda.is_available()'"
+add triton_exit "$py triton_vecadd.py" "$EXIT_COUNT" exact '' '' "$TRITON"
+add triton_store_bytes "$py triton_vecadd.py" "$STORE_BYTES" exact '' '' "$TRITON"
+add triton_launch_exits "$py triton_vecadd.py" "$LAUNCH_EXITS" "launch_exits '^add_kernel' 1" '' '' "$TRITON"
+add torch_compile_launch_exits "$py torch_compile.py" "$LAUNCH_EXITS" \
+	"launch_exits '^triton_' 2" '' '' "$TRITON"
 add numba_cuda_launch "$py numba_vecadd.py" 'cuda:launch { @ = count(); } cuda:module_load { @mod = count(); }' \
 	"has_map_line '^@: 1\$'" '' 'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
 
@@ -341,6 +352,26 @@ same_values() {
 	a=$(grep -E "^@$1: " "$out" | tail -n1 | sed 's/^[^:]*: //')
 	b=$(grep -E "^@$2: " "$out" | tail -n1 | sed 's/^[^:]*: //')
 	[ -n "$a" ] && [ "$a" = "$b" ] || { why="@$1 is '$a', @$2 '$b': want them equal"; return 1; }
+}
+
+# launch_exits ERE N: for every kernel with a @x line (gdev:kernel_exit),
+# @x equals @t (the threads cuda:launch launched); at least N of those
+# kernels match ERE.
+launch_exits() {
+	local r
+	r=$(awk -v re="$1" '
+		match($0, /^@[tx]\[.*\]: [0-9]+$/) {
+			m = substr($0, 2, 1); k = substr($0, 4); sub(/\]: [0-9]+$/, "", k)
+			v = $NF + 0
+			if (m == "t") t[k] = v; else x[k] = v
+		}
+		END {
+			for (k in x) { if (!(k in t) || t[k] != x[k]) { bad = k; nb++ } else if (k ~ re) ok++ }
+			printf "%d %d %s", ok, nb, bad
+		}' "$out")
+	set -- "$1" "$2" $r
+	[ "$4" -eq 0 ] || { why="$4 kernels whose exits differ from the threads launched, as $5"; return 1; }
+	[ "$3" -ge "$2" ] || { why="$3 instrumented kernels match /$1/ exactly, want $2"; return 1; }
 }
 
 # only_maps NAME...: every "@..." line belongs to one of these maps.
