@@ -16,25 +16,74 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cubin.h"
 #include "fatbin.h"
 #include "kernel_list.h"
 
-/* Triton's cache folder: TRITON_CACHE_DIR, else TRITON_HOME's or
- * HOME's .triton/cache (Triton's own rule). */
-static int cache_dir(char *buf, size_t len)
+/* The caches a Triton cubin's PTX may be in, Triton's own rules:
+ * TRITON_CACHE_DIR, else TRITON_HOME's or HOME's .triton/cache, each
+ * CACHE/HASH/; and Inductor's (torch.compile), which keeps one Triton
+ * cache per device under its own folder: TORCHINDUCTOR_CACHE_DIR, else
+ * TMPDIR's (or /tmp's) torchinductor_USER, each CACHE/triton/DEV/HASH/. */
+struct root {
+	char dir[2048];
+	int depth; /* folders between dir and a kernel's files */
+};
+
+static const char *env(const char *name)
 {
-	const char *d = getenv("TRITON_CACHE_DIR");
-	if (d && *d)
-		return snprintf(buf, len, "%s", d) < (int)len ? 0 : -1;
-	const char *home = getenv("TRITON_HOME");
-	if (!home || !*home)
-		home = getenv("HOME");
-	if (!home || !*home)
-		return -1;
-	return snprintf(buf, len, "%s/.triton/cache", home) < (int)len ? 0 : -1;
+	const char *v = getenv(name);
+	return v && *v ? v : NULL;
+}
+
+/* The user name as Python's getpass.getuser() gives it, with the
+ * characters Inductor replaces replaced. */
+static void user_name(char *buf, size_t len)
+{
+	const char *u = env("LOGNAME");
+	if (!u)
+		u = env("USER");
+	if (!u)
+		u = env("LNAME");
+	if (!u)
+		u = env("USERNAME");
+	struct passwd *pw = u ? NULL : getpwuid(geteuid());
+	snprintf(buf, len, "%s", u ? u : pw ? pw->pw_name : "");
+	for (char *c = buf; *c; c++)
+		if (strchr("\\/:*?\"<>|", *c))
+			*c = '_';
+}
+
+static int roots(struct root r[3])
+{
+	int n = 0;
+	const char *d = env("TRITON_CACHE_DIR"), *home = env("TRITON_HOME");
+	if (!home)
+		home = env("HOME");
+	if (d)
+		snprintf(r[n++].dir, sizeof(r->dir), "%s", d);
+	else if (home)
+		snprintf(r[n++].dir, sizeof(r->dir), "%s/.triton/cache", home);
+	const char *ind = env("TORCHINDUCTOR_CACHE_DIR");
+	if (ind) {
+		snprintf(r[n].dir, sizeof(r->dir), "%s/triton", ind);
+	} else {
+		const char *tmp = env("TMPDIR");
+		if (!tmp)
+			tmp = env("TEMP");
+		if (!tmp)
+			tmp = env("TMP");
+		char user[256];
+		user_name(user, sizeof(user));
+		snprintf(r[n].dir, sizeof(r->dir), "%s/torchinductor_%s/triton", tmp ? tmp : "/tmp",
+			 user);
+	}
+	r[n++].depth = 1;
+	return n;
 }
 
 /* The whole file at path (malloc'd, NUL-terminated, *n bytes), or NULL. */
@@ -119,33 +168,46 @@ static int look_in(const char *dir, const void *image, size_t size, char **ptx)
 	return found;
 }
 
-char *rt_triton_ptx(const void *image, size_t size, char *where, size_t where_len)
+/* Every kernel folder depth levels under dir. -1 on a clash. */
+static int scan(const char *dir, int depth, const void *image, size_t size, char **ptx)
 {
-	char dir[2048];
-	if (where_len)
-		*where = '\0';
-	if (!size || cache_dir(dir, sizeof(dir)))
-		return NULL;
 	DIR *d = opendir(dir);
 	if (!d)
-		return NULL;
-	if (where_len)
-		snprintf(where, where_len, "%s", dir);
-	char *ptx = NULL, sub[4096];
-	bool clash = false;
-	for (struct dirent *e; !clash && (e = readdir(d));) {
-		if (e->d_name[0] == '.')
+		return 0;
+	char sub[4096];
+	int rc = 0;
+	for (struct dirent *e; rc >= 0 && (e = readdir(d));) {
+		if (e->d_name[0] == '.' ||
+		    snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name) >= (int)sizeof(sub))
 			continue;
-		if (snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name) >= (int)sizeof(sub))
-			continue;
-		clash = look_in(sub, image, size, &ptx) < 0;
+		rc = depth ? scan(sub, depth - 1, image, size, ptx)
+			   : (look_in(sub, image, size, ptx) < 0 ? -1 : 0);
 	}
 	closedir(d);
-	if (clash) {
-		rt_warn("a cubin matches Triton kernels of different PTX in %s; its kernels run "
-			"untouched", dir);
-		free(ptx);
-		return NULL;
+	return rc;
+}
+
+char *rt_triton_ptx(const void *image, size_t size, char *where, size_t where_len)
+{
+	struct root r[3] = { 0 };
+	int n = size ? roots(r) : 0;
+	char *ptx = NULL;
+	size_t used = 0;
+	if (where_len)
+		*where = '\0';
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(r[i].dir, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		if (where_len && used < where_len)
+			used += (size_t)snprintf(where + used, where_len - used, "%s%s",
+						 used ? " or " : "", r[i].dir);
+		if (scan(r[i].dir, r[i].depth, image, size, &ptx) < 0) {
+			rt_warn("a cubin matches Triton kernels of different PTX in %s; its kernels "
+				"run untouched", r[i].dir);
+			free(ptx);
+			return NULL;
+		}
 	}
 	return ptx;
 }
