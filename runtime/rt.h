@@ -196,9 +196,10 @@ char *rt_image_rewrite(const char *ptx, size_t len, const struct gpux_cubin_regs
 /* ---- rt_triton.c ---- */
 /* The PTX a cubin was compiled from, from Triton's cache: only a cached
  * cubin of the same bytes gives it, and only if its PTX defines every
- * kernel of the cubin (malloc'd; NULL: none, or ambiguous, said). where
- * gets the cache folder looked in ("" if there is none). */
-char *rt_triton_ptx(const void *image, size_t size, char *where, size_t where_len);
+ * kernel of the cubin. 1: *ptx (malloc'd); 0: none (where gets the cache
+ * folders looked in, "" if there are none); -1: cached copies of the
+ * cubin disagree on their PTX (said). */
+int rt_triton_ptx(const void *image, size_t size, char **ptx, char *where, size_t where_len);
 
 /* ---- rt_relink.c ---- */
 /* A linked module of relocatable device code (its fatbin wrapper w,

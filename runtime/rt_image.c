@@ -537,8 +537,10 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 		/* a Triton kernel: its PTX from Triton's cache, its SASS's
 		 * register counts from the cubin itself */
 		char where[1024];
-		if (!(user = rt_triton_ptx(image, size, where, sizeof(where)))) {
-			report_cubin(image, size, where);
+		int found = rt_triton_ptx(image, size, &user, where, sizeof(where));
+		if (found <= 0) {
+			if (found == 0)
+				report_cubin(image, size, where);
 			return NULL;
 		}
 		if (gpux_cubin_regs(image, size, &regs) != GPUX_FB_OK)

@@ -187,11 +187,12 @@ static int scan(const char *dir, int depth, const void *image, size_t size, char
 	return rc;
 }
 
-char *rt_triton_ptx(const void *image, size_t size, char *where, size_t where_len)
+int rt_triton_ptx(const void *image, size_t size, char **out, char *where, size_t where_len)
 {
 	struct root r[3] = { 0 };
 	int n = size ? roots(r) : 0;
 	char *ptx = NULL;
+	*out = NULL;
 	size_t used = 0;
 	if (where_len)
 		*where = '\0';
@@ -206,8 +207,9 @@ char *rt_triton_ptx(const void *image, size_t size, char *where, size_t where_le
 			rt_warn("a cubin matches Triton kernels of different PTX in %s; its kernels "
 				"run untouched", r[i].dir);
 			free(ptx);
-			return NULL;
+			return -1;
 		}
 	}
-	return ptx;
+	*out = ptx;
+	return ptx ? 1 : 0;
 }

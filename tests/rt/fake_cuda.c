@@ -1521,7 +1521,9 @@ static int run_ptxas(const char *text, char *log, size_t loglen, void **cubin, s
 	char errf[64], outf[64];
 	snprintf(errf, sizeof(errf), "%s.err", in);
 	snprintf(outf, sizeof(outf), "%s.cubin", in);
-	char *argv[] = { (char *)ptxas, "-arch=sm_90", "-o", cubin ? outf : "/dev/null", in, NULL };
+	/* Triton's PTX targets sm_90a, which a real sm_90 device JITs */
+	char *argv[] = { (char *)ptxas, strstr(text, ".target sm_90a") ? "-arch=sm_90a" : "-arch=sm_90",
+			 "-o", cubin ? outf : "/dev/null", in, NULL };
 	int rc = wrote ? run(argv, errf) : -1;
 	if (rc && log && loglen) {
 		FILE *f = fopen(errf, "r");
@@ -1748,7 +1750,10 @@ static int link_units(struct fk_link *l)
 		snprintf(obj[i], sizeof(obj[i]), "%s/u%d.o", dir, i);
 		if (i < l->nptx) {
 			snprintf(src, sizeof(src), "%s/u%d.ptx", dir, i);
-			char *pargv[] = { (char *)ptxas, arch, "-c", l->maxreg ? reg : "-O3",
+			char parch[32];
+			snprintf(parch, sizeof(parch), "%s%s", arch,
+				 strstr(l->unit_ptx[i], ".target sm_90a") ? "a" : "");
+			char *pargv[] = { (char *)ptxas, parch, "-c", l->maxreg ? reg : "-O3",
 					  "-o", obj[i], src, NULL };
 			rc = write_file(src, l->unit_ptx[i], strlen(l->unit_ptx[i])) ? run(pargv, NULL) : -1;
 			unlink(src);

@@ -32,6 +32,8 @@ PRELOAD=$RT_LIB
 export LD_LIBRARY_PATH=$RT_FAKE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export FAKE_CUDA_LOG=$tmp/log FAKE_CUDA_SAVE=$tmp/save
 mkdir -p "$tmp/save"
+# no Triton or Inductor cache but the cases' own (rt_triton.c)
+export TRITON_CACHE_DIR=$tmp/no-triton-cache TORCHINDUCTOR_CACHE_DIR=$tmp/no-inductor-cache
 unset GPUX_SESSION_FD FAKE_CUDA_PRINTF FAKE_CUDA_REFUSE FAKE_CUDA_PTXAS FAKE_CUDA_OLD_JIT FAKE_CUDA_NO_MEMOPS
 
 COUNT='gdev:kernel_exit { @[kernel] = count(); }'
@@ -241,6 +243,55 @@ t_sass_cubin() {
 	count_ctl 0 "" -- "$RT_DRV_APP" image "$CUBIN" &&
 	same "$tmp/out" sass.out && same "$tmp/err" sass_cubin.err && same "$tmp/dump" empty.dump &&
 	loaded_untouched 1 bin "$CUBIN"
+}
+# A Triton kernel (recorded from Triton 3.6 on an H200: triton_cache/):
+# the cubin Triton loads is found byte for byte in Triton's cache and
+# the PTX beside it is instrumented and loaded instead.
+TRITON=$here/triton_cache/recorded
+t_triton() {
+	mkdir -p "$tmp/tc" && cp -r "$TRITON" "$tmp/tc/HASH1" &&
+	TRITON_CACHE_DIR=$tmp/tc count_ctl 0 "" -- "$RT_DRV_APP" image "$TRITON/add_kernel.cubin" &&
+	same "$tmp/out" sass.out && same "$tmp/err" triton.err &&
+	log_has '^load 1 cuModuleLoadData(Ex)? (ptx|elf) patched entries=gpux_clock_sample,add_kernel ' &&
+	log_has '^load [23] cuModuleLoadData(Ex)? (ptx|elf) patched entries=gpux_clock_sample,add_kernel '
+}
+# ... and the instrumented module assembles for sm_90 within the
+# registers of the cubin's own SASS.
+t_triton_ptxas() {
+	if [ ! -x "${RT_PTXAS:-}" ] || [ ! -x "$(dirname "$RT_PTXAS")/nvlink" ]; then
+		echo "SKIP: no ptxas and nvlink"; return 77
+	fi
+	mkdir -p "$tmp/tc" && cp -r "$TRITON" "$tmp/tc/HASH1" &&
+	FAKE_CUDA_PTXAS=$RT_PTXAS TRITON_CACHE_DIR=$tmp/tc count_ctl 0 "" --verbose -- \
+		"$RT_DRV_APP" image "$TRITON/add_kernel.cubin" &&
+	log_has '^load 1 cuModuleLoadData(Ex)? (ptx|elf) patched entries=gpux_clock_sample,add_kernel ' &&
+	log_lacks 'ptxas failed|nvlink failed' &&
+	grep -q 'kernels kept to the register count of their SASS' "$tmp/err" ||
+		{ cat "$tmp/err"; fail "not kept to the SASS's registers"; }
+}
+# Inductor's cache (torch.compile): TORCHINDUCTOR_CACHE_DIR/triton/DEV/HASH.
+t_triton_inductor() {
+	mkdir -p "$tmp/ind/triton/0" && cp -r "$TRITON" "$tmp/ind/triton/0/HASH1" &&
+	TORCHINDUCTOR_CACHE_DIR=$tmp/ind count_ctl 0 "" -- "$RT_DRV_APP" image "$TRITON/add_kernel.cubin" &&
+	same "$tmp/err" triton.err && log_has '^load 1 cuModuleLoadData(Ex)? (ptx|elf) patched entries=gpux_clock_sample,add_kernel '
+}
+# No cached cubin of the same bytes: untouched, said once, naming the
+# cache looked in. One byte of difference is enough.
+t_triton_missing() {
+	mkdir -p "$tmp/tc/HASH1" && cp "$TRITON"/* "$tmp/tc/HASH1/" &&
+	printf '\1' | dd of="$tmp/tc/HASH1/add_kernel.cubin" bs=1 seek=4000 conv=notrunc 2>/dev/null &&
+	TRITON_CACHE_DIR=$tmp/tc count_ctl 0 "" -- "$RT_DRV_APP" image "$TRITON/add_kernel.cubin" &&
+	sed "s|$tmp|TMP|g" "$tmp/err" >"$tmp/err.n" && same "$tmp/err.n" triton_missing.err &&
+	loaded_untouched 1 bin "$TRITON/add_kernel.cubin"
+}
+# Two cached copies of the cubin whose PTX differ: which one it came
+# from cannot be told, so it runs untouched.
+t_triton_clash() {
+	mkdir -p "$tmp/tc" && cp -r "$TRITON" "$tmp/tc/HASH1" && cp -r "$TRITON" "$tmp/tc/HASH2" &&
+	echo '// another compile' >>"$tmp/tc/HASH2/add_kernel.ptx" &&
+	TRITON_CACHE_DIR=$tmp/tc count_ctl 0 "" -- "$RT_DRV_APP" image "$TRITON/add_kernel.cubin" &&
+	sed "s|$tmp|TMP|g" "$tmp/err" >"$tmp/err.n" && same "$tmp/err.n" triton_clash.err &&
+	loaded_untouched 1 bin "$TRITON/add_kernel.cubin"
 }
 # numba's way: cuLinkAddData gets the patched PTX, the program loads the
 # linked cubin, which is instrumented (and not reported as SASS only).

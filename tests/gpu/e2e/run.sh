@@ -204,7 +204,7 @@ add triton_exit "$py triton_vecadd.py" "$EXIT_COUNT" exact '' '' "$TRITON"
 add triton_store_bytes "$py triton_vecadd.py" "$STORE_BYTES" exact '' '' "$TRITON"
 add triton_launch_exits "$py triton_vecadd.py" "$LAUNCH_EXITS" "launch_exits '^add_kernel' 1" '' '' "$TRITON"
 add torch_compile_launch_exits "$py torch_compile.py" "$LAUNCH_EXITS" \
-	"launch_exits '^triton_' 2" '' '' "$TRITON"
+	"launch_exits '^triton_' 1" '' '' "$TRITON"
 add numba_cuda_launch "$py numba_vecadd.py" 'cuda:launch { @ = count(); } cuda:module_load { @mod = count(); }' \
 	"has_map_line '^@: 1\$'" '' 'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
 
