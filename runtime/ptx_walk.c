@@ -13,9 +13,27 @@ static bool ident_char(char c)
 	       c == '_' || c == '$';
 }
 
+/* Whether p, inside [start, p], lies in a comment: the probe module's
+ * comments name attach points and maps as the user wrote them
+ * (gdev:kernel_exit:gpux_step), which are not names it adds. */
+static bool in_comment(const char *start, const char *p)
+{
+	const char *line = p;
+	while (line > start && line[-1] != '\n')
+		line--;
+	if (memmem(line, (size_t)(p - line), "//", 2))
+		return true;
+	const char *open = NULL, *close = NULL;
+	for (const char *q = start; (q = memmem(q, (size_t)(p - q), "/*", 2)); q += 2)
+		open = q;
+	for (const char *q = start; (q = memmem(q, (size_t)(p - q), "*/", 2)); q += 2)
+		close = q;
+	return open && (!close || close < open);
+}
+
 /* Whether [name, name + n) stands as a whole identifier in the probes
- * module or among the rewriter's own names: a name gpux puts into the
- * module. */
+ * module (outside its comments) or among the rewriter's own names: a
+ * name gpux puts into the module. */
 static bool ours(const struct rw *rw, const char *name, size_t n)
 {
 	for (int i = 0; rw_added_names[i]; i++)
@@ -24,7 +42,7 @@ static bool ours(const struct rw *rw, const char *name, size_t n)
 	const char *p = rw->in->probes_ptx, *end = p + rw->in->probes_len;
 	while ((p = memmem(p, (size_t)(end - p), name, n))) {
 		if ((p == rw->in->probes_ptx || !ident_char(p[-1])) &&
-		    (p + n == end || !ident_char(p[n])))
+		    (p + n == end || !ident_char(p[n])) && !in_comment(rw->in->probes_ptx, p))
 			return true;
 		p += n;
 	}
