@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cubin.h"
 #include "fatbin.h"
@@ -93,6 +94,22 @@ static const char *image_file(const void *image)
 	return slash ? slash + 1 : di.dli_fname;
 }
 
+/* Whether image lies in a shared library (not the program itself, nor
+ * memory the program filled): one gpux's user did not build, for which
+ * "rebuild with PTX" is no advice (PyTorch's, cuBLAS's). */
+static bool in_library(const void *image)
+{
+	Dl_info di;
+	if (!image || !dladdr(image, &di) || !di.dli_fname || !*di.dli_fname)
+		return false;
+	char self[4096], lib[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || !realpath(di.dli_fname, lib))
+		return false;
+	self[n] = '\0';
+	return strcmp(self, lib) != 0;
+}
+
 /* Reports kernels a probe wanted that cannot be patched, each name
  * once: one line per module, which names them when they are few (with
  * -v, a line each); a library of thousands of SASS-only kernels (cuBLAS,
@@ -102,7 +119,8 @@ static void report_unpatched(const struct gpux_names *k, const char *why, unsign
 {
 	static struct gpux_names told;
 	char hint[128] = "", dn[512], list[768] = "";
-	if (arch)
+	/* the advice is for this GPU, and for the program's own code */
+	if (arch && !in_library(image))
 		gpux_fb_rebuild_hint(arch, hint, sizeof(hint));
 	bool verbose = rt_sess()->flags & GPUX_SESS_VERBOSE;
 	size_t n = 0, len = 0;
@@ -202,12 +220,11 @@ static char *fatbin_ptx(const void *image, struct gpux_cubin_regs *regs)
 	size_t len;
 	if (gpux_fb_container_size(b, GPUX_FB_HEADER_SIZE, &len))
 		return NULL;
-	unsigned arch = device_arch(), lowest = 0, sass_arch = 0;
+	unsigned arch = device_arch(), lowest = 0;
 	struct gpux_names sass = { 0 };
-	if (gpux_fb_sass_only(b, len, &sass, &sass_arch) == GPUX_FB_OK && sass.n) {
+	if (gpux_fb_sass_only(b, len, &sass, NULL) == GPUX_FB_OK && sass.n) {
 		/* the patched module must define every kernel: all or none */
-		report_unpatched(&sass, "the fatbin has SASS but no PTX for it",
-				 sass_arch ? sass_arch : arch, image);
+		report_unpatched(&sass, "the fatbin has SASS but no PTX for it", arch, image);
 		gpux_names_free(&sass);
 		return NULL;
 	}
