@@ -4,7 +4,7 @@
  * program of gdev: and cuda: probes, a runtime's claims are played on it
  * (a slot, a host region, names, a message), and each input patches it
  * before every reader runs: event rings, host rings, messages, every map
- * merged and printed (text and json), the end-of-run reports and the
+ * merged and printed (text or json, by the input's length), the end-of-run reports and the
  * layout check. It must never crash, hang or leak.
  *
  * An input is a list of patches: u8 area, u32 offset (taken modulo the
@@ -151,7 +151,7 @@ static void area(uint8_t k, uint64_t *off, uint64_t *len)
 		*len = ds->size - *off;
 }
 
-static void read_all(void)
+static void read_all(bool json)
 {
 	struct dev_session *ds = &fx.ds;
 	char text[DEV_MSG_SIZE];
@@ -162,19 +162,17 @@ static void read_all(void)
 	dev_msgs_lost(ds->h, &ds->trust);
 	dev_ring_drain(ds);
 	sess_host_drain(&fx.sh);
-	for (int json = 0; json < 2; json++) {
-		for (int i = 0; i < ds->mod.nmaps; i++) {
-			struct out_entries e;
-			if (dev_map_entries(ds, i, &e) == 0)
-				out_map_entries(fx.sink, json, &ds->hmaps[i], &e, 0, 1);
-			free(e.kv);
-		}
-		for (int i = 0; i < fx.obj.nmaps; i++) {
-			struct out_entries e;
-			if (sess_host_entries(&fx.sh, i, &e) == 0)
-				out_map_entries(fx.sink, json, &fx.obj.maps[i], &e, 0, 1);
-			free(e.kv);
-		}
+	for (int i = 0; i < ds->mod.nmaps; i++) {
+		struct out_entries e;
+		if (dev_map_entries(ds, i, &e) == 0)
+			out_map_entries(fx.sink, json, &ds->hmaps[i], &e, 0, 1);
+		free(e.kv);
+	}
+	for (int i = 0; i < fx.obj.nmaps; i++) {
+		struct out_entries e;
+		if (sess_host_entries(&fx.sh, i, &e) == 0)
+			out_map_entries(fx.sink, json, &fx.obj.maps[i], &e, 0, 1);
+		free(e.kv);
 	}
 	dev_report_drops(ds, fx.sink);
 	sess_host_report(&fx.sh, fx.sink, true);
@@ -240,7 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		i += n;
 	}
 	fx.rs.exited = false;
-	read_all();
+	read_all(size & 1); /* maps printed as text or json */
 	restore_all(patched, np);
 	return 0;
 }
