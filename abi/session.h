@@ -51,6 +51,9 @@
  * whole segment of this layout later in the same file (next_off); the
  * first one holds the kernel names and messages of all of them. */
 #define GPUX_SESS_LIVE 4u
+/* gpux --no-cache: the runtime neither reads nor writes its cache of
+ * instrumented modules (runtime/rt_cache.c). */
+#define GPUX_SESS_NO_CACHE 8u
 
 struct gpux_sess_hdr {
 	uint64_t magic;

@@ -77,6 +77,8 @@ static int t_open(struct backend *b, struct diags *d)
 	t->sh.ds = &t->ds;
 	if (r->o->verbose) /* the runtime reports each module it patches */
 		t->ds.h->flags |= GPUX_SESS_VERBOSE;
+	if (r->o->no_cache)
+		t->ds.h->flags |= GPUX_SESS_NO_CACHE;
 	/* the runtimes turn their probes off once this process is gone */
 	t->ds.h->ctl_pid = (uint32_t)getpid();
 	/* only then does the runtime launch a kernel of its own per context

@@ -76,6 +76,7 @@ struct live *live_start(const struct options *o, FILE *out, char *const *first, 
 	lv->out = out;
 	lv->pid = -1;
 	lv->verbose = o->verbose;
+	lv->no_cache = o->no_cache;
 	lv->fd = dev_session_fd();
 	if (spawn_runtime_path(lv->rt, sizeof(lv->rt))) { /* it said why */
 		live_end(lv);
@@ -88,7 +89,8 @@ struct live *live_start(const struct options *o, FILE *out, char *const *first, 
 	}
 	lv->ng = 1;
 	struct gpux_sess_hdr *h = lv->g[0].h;
-	h->flags |= GPUX_SESS_LIVE | (o->verbose ? GPUX_SESS_VERBOSE : 0);
+	h->flags |= GPUX_SESS_LIVE | (o->verbose ? GPUX_SESS_VERBOSE : 0) |
+		    (o->no_cache ? GPUX_SESS_NO_CACHE : 0);
 	h->ctl_pid = (uint32_t)getpid();
 	/* read before the program starts: the segment is the program's too */
 	lv->names = (struct gpux_sess_name *)((char *)h + h->names_off);
@@ -264,7 +266,8 @@ static void publish(struct live *lv, struct live_gen *g)
 {
 	struct live_gen *prev = &lv->g[lv->ng - 1];
 	struct gpux_sess_hdr *h = g->h;
-	h->flags |= GPUX_SESS_LIVE | (lv->verbose ? GPUX_SESS_VERBOSE : 0);
+	h->flags |= GPUX_SESS_LIVE | (lv->verbose ? GPUX_SESS_VERBOSE : 0) |
+		    (lv->no_cache ? GPUX_SESS_NO_CACHE : 0);
 	h->ctl_pid = (uint32_t)getpid();
 	set_carry(g, prev);
 	lv->g[lv->ng++] = *g;

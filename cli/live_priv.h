@@ -28,6 +28,7 @@ struct live_entry {
 struct live {
 	FILE *out;
 	bool verbose;
+	bool no_cache;       /* --no-cache (GPUX_SESS_NO_CACHE) */
 	int fd;              /* the session file */
 	char rt[PATH_MAX];   /* libgpux-rt.so */
 	pid_t pid;

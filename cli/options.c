@@ -29,6 +29,8 @@ void options_usage(FILE *out)
 "    --dry-run      compile and check the program, then stop\n"
 "    --unsafe       allow system(), which runs shell commands\n"
 "    --emit DIR     write the compiled objects and PTX into DIR\n"
+"    --no-cache     neither use nor fill the cache of instrumented modules\n"
+"                   (GPUX_CACHE_DIR, else ~/.cache/gpux; GPUX_CACHE_MAX_MB)\n"
 "    -c CMD         run CMD (a shell command line) and trace it\n"
 "    -p PID         trace the process PID\n"
 "    -f FORMAT      output format: text (default) or json\n"
@@ -94,7 +96,7 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 	return 0;
 }
 
-enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM, OPT_UNSAFE };
+enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM, OPT_UNSAFE, OPT_NO_CACHE };
 
 static bool ends_with(const char *s, const char *tail)
 {
@@ -112,6 +114,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		{ "emit", required_argument, NULL, OPT_EMIT },
 		{ "sim", required_argument, NULL, OPT_SIM },
 		{ "unsafe", no_argument, NULL, OPT_UNSAFE },
+		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof(*o));
@@ -159,6 +162,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		case 'V': o->version = true; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;
 		case OPT_UNSAFE: o->unsafe = true; break;
+		case OPT_NO_CACHE: o->no_cache = true; break;
 		case OPT_REPL: o->repl = true; break;
 		case OPT_EMIT: o->emit_dir = optarg; break;
 		case OPT_SIM: o->sim = optarg; break;

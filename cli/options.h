@@ -30,6 +30,7 @@ struct options {
 	unsigned dump;         /* -d stages */
 	bool dry_run;
 	bool unsafe;           /* --unsafe: system() may run commands */
+	bool no_cache;         /* --no-cache: the runtime's module cache is off */
 	const char *emit_dir;  /* --emit: write objects and PTX here */
 	const char *command;   /* -c */
 	char **cmd_argv;       /* after -- */

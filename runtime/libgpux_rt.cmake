@@ -30,6 +30,7 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_regs.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_relink.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_triton.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_cache.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_link.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_helpers.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_host.c

@@ -193,6 +193,21 @@ bool rt_probes_call(const char *prefix);
 char *rt_image_rewrite(const char *ptx, size_t len, const struct gpux_cubin_regs *regs,
 		       int unit, bool link, bool live);
 
+/* ---- rt_cache.c ---- */
+/* gpux's cache of linked, instrumented modules, across runs: the key
+ * of a link's inputs (patched PTX, the library's cubin, the device's
+ * arch, the register cap, the driver's version); the cached cubin
+ * (malloc'd, *size bytes) or NULL; and storing one. Off under
+ * GPUX_SESS_NO_CACHE; GPUX_CACHE_DIR, else XDG_CACHE_HOME/gpux, else
+ * ~/.cache/gpux. */
+struct rt_cache_key {
+	uint64_t h[2];
+};
+void rt_cache_key(struct rt_cache_key *k, const char *ptx, const void *lib, size_t lib_size,
+		  unsigned arch, unsigned cap);
+void *rt_cache_get(const struct rt_cache_key *k, size_t *size);
+void rt_cache_put(const struct rt_cache_key *k, const void *cubin, size_t size);
+
 /* ---- rt_triton.c ---- */
 /* The PTX a cubin was compiled from, from Triton's cache: only a cached
  * cubin of the same bytes gives it, and only if its PTX defines every

@@ -166,15 +166,26 @@ void *rt_link_with_lib(const char *ptx, const struct gpux_cubin_regs *regs, unsi
 	char err[2300] = "cannot unpack it";
 	void *cubin = NULL;
 	uint64_t t0 = rt_now_ns();
+	struct rt_cache_key key;
 	if (lib) {
+		rt_cache_key(&key, ptx, lib, lib_size, arch, cap);
+		if ((cubin = rt_cache_get(&key, size))) {
+			if (verbose())
+				rt_warn("a patched module linked with the helper library's sm_%u cubin, "
+					"from gpux's cache in %.1f ms", arch, rt_ms_since(t0));
+			return cubin;
+		}
 		struct rt_link_in in[] = { { CU_JIT_INPUT_PTX, ptx, strlen(ptx) + 1 },
 					   { CU_JIT_INPUT_CUBIN, lib, lib_size } };
 		cubin = rt_link(in, 2, 0, size, err, sizeof(err));
 	}
-	if (!cubin)
+	if (!cubin) {
 		rt_link_failed(arch, err);
-	else if (verbose())
+		return NULL;
+	}
+	if (verbose())
 		rt_warn("linked a patched module with the helper library's sm_%u cubin (%u registers) "
 			"in %.1f ms", arch, lib_regs, rt_ms_since(t0));
+	rt_cache_put(&key, cubin, *size);
 	return cubin;
 }

@@ -42,6 +42,10 @@
  *   FAKE_CUDA_LINK_NO_CUBIN=1  links refuse cubin inputs (as a driver
  *                         older than the toolkit that made them)
  *   FAKE_CUDA_NO_MEMOPS=1 cuStreamBatchMemOp_v2 refuses every batch
+ *   FAKE_CUDA_LINKED_DIR=DIR  the PTX each link's cubin was made from is
+ *                         kept in DIR, so a later process that loads
+ *                         such a cubin (from gpux's module cache) is
+ *                         served as the driver would serve it
  *   FAKE_CUDA_CLOCK_PPM=N the fake's timer runs N parts per million fast
  *                         from the process's first timer read; a launch's
  *                         clock is then ok within 300 us of it, and
@@ -1631,6 +1635,77 @@ struct fk_linked {
 };
 static struct fk_linked *linked_all;
 
+static uint64_t fnv(const void *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* An ELF64 image's bytes, to the end of its last header table. */
+static size_t elf_size(const void *image)
+{
+	const unsigned char *b = image;
+	if (memcmp(b, "\177ELF", 4) || b[4] != 2)
+		return 0;
+	uint64_t phoff, shoff;
+	uint16_t phentsize, phnum, shentsize, shnum;
+	memcpy(&phoff, b + 32, 8);
+	memcpy(&shoff, b + 40, 8);
+	memcpy(&phentsize, b + 54, 2);
+	memcpy(&phnum, b + 56, 2);
+	memcpy(&shentsize, b + 58, 2);
+	memcpy(&shnum, b + 60, 2);
+	uint64_t a = phoff + (uint64_t)phentsize * phnum, c = shoff + (uint64_t)shentsize * shnum;
+	return (size_t)(a > c ? a : c);
+}
+
+static void linked_path(char *buf, size_t len, const char *dir, const void *cubin, size_t n)
+{
+	snprintf(buf, len, "%s/%016llx.ptx", dir, (unsigned long long)fnv(cubin, n));
+}
+
+/* FAKE_CUDA_LINKED_DIR: the PTX of a cubin linked in an earlier process,
+ * kept with it in linked_all; NULL if none. Called with lock held. */
+static const char *linked_earlier(const void *image)
+{
+	const char *dir = getenv("FAKE_CUDA_LINKED_DIR");
+	size_t n = elf_size(image);
+	if (!dir || !*dir || !n)
+		return NULL;
+	char path[4096];
+	linked_path(path, sizeof(path), dir, image, n);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *ptx = NULL;
+	size_t cap = 0, len = 0, got;
+	char chunk[4096];
+	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		char *p = len + got + 1 > cap ? realloc(ptx, cap = 2 * (len + got + 1)) : ptx;
+		if (!p)
+			break;
+		ptx = p;
+		memcpy(ptx + len, chunk, got);
+		len += got;
+	}
+	fclose(f);
+	struct fk_linked *k = ptx ? calloc(1, sizeof(*k)) : NULL;
+	if (!k || !(k->cubin = malloc(n))) {
+		free(k);
+		free(ptx);
+		return NULL;
+	}
+	ptx[len] = '\0';
+	memcpy(k->cubin, image, n);
+	k->len = n;
+	k->ptx = ptx;
+	k->next = linked_all;
+	linked_all = k;
+	return ptx;
+}
+
 static const char *linked_ptx(const void *image)
 {
 	const char *ptx = NULL;
@@ -1641,6 +1716,8 @@ static const char *linked_ptx(const void *image)
 	for (struct fk_linked *k = linked_all; k && !ptx; k = k->next)
 		if (!memcmp(k->cubin, image, k->len))
 			ptx = k->ptx;
+	if (!ptx)
+		ptx = linked_earlier(image);
 	pthread_mutex_unlock(&lock);
 	return ptx;
 }
@@ -1792,6 +1869,12 @@ static int link_units(struct fk_link *l)
 	}
 	memcpy(k->cubin, l->cubin, l->cubin_len);
 	k->len = l->cubin_len;
+	const char *keep = getenv("FAKE_CUDA_LINKED_DIR");
+	if (keep && *keep) {
+		char path[4096];
+		linked_path(path, sizeof(path), keep, k->cubin, k->len);
+		write_file(path, k->ptx, strlen(k->ptx));
+	}
 	pthread_mutex_lock(&lock);
 	k->next = linked_all;
 	linked_all = k;

@@ -10,6 +10,7 @@
  *     --preload LIBS    LD_PRELOAD for the command (unset: left alone)
  *     --no-session      do not set GPUX_SESSION_FD
  *     --verbose         GPUX_SESS_VERBOSE
+ *     --no-cache        GPUX_SESS_NO_CACHE
  *     --controller-dies MS  a stand-in controller process (ctl_pid) is
  *                       SIGKILLed MS ms after the command starts
  *     --dump FILE       where the report goes (default stdout)
@@ -214,7 +215,7 @@ int main(int argc, char **argv)
 	struct gpux_sess_map maps[16];
 	uint32_t np = 0, nm = 0;
 	const char *ptx_file = NULL, *link_file = NULL, *preload = NULL, *dump = NULL;
-	int session = 1, verbose = 0, dies_ms = -1, i;
+	int session = 1, verbose = 0, no_cache = 0, dies_ms = -1, i;
 	memset(probes, 0, sizeof(probes));
 	memset(maps, 0, sizeof(maps));
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
@@ -233,6 +234,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--verbose")) {
 			verbose = 1;
+			continue;
+		}
+		if (!strcmp(a, "--no-cache")) {
+			no_cache = 1;
 			continue;
 		}
 		if (!v)
@@ -286,6 +291,8 @@ int main(int argc, char **argv)
 	gpux_sess_init(h, &spec);
 	if (verbose)
 		h->flags |= GPUX_SESS_VERBOSE;
+	if (no_cache)
+		h->flags |= GPUX_SESS_NO_CACHE;
 	h->flags |= GPUX_SESS_CLOCK; /* the clock handshake is under test too */
 	free(ptx);
 	free(link);

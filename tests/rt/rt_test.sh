@@ -32,6 +32,8 @@ PRELOAD=$RT_LIB
 export LD_LIBRARY_PATH=$RT_FAKE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export FAKE_CUDA_LOG=$tmp/log FAKE_CUDA_SAVE=$tmp/save
 mkdir -p "$tmp/save"
+# gpux's module cache (rt_cache.c) is each case's own, empty at first
+export GPUX_CACHE_DIR=$tmp/gpux-cache
 # no Triton or Inductor cache but the cases' own (rt_triton.c)
 export TRITON_CACHE_DIR=$tmp/no-triton-cache TORCHINDUCTOR_CACHE_DIR=$tmp/no-inductor-cache
 unset GPUX_SESSION_FD FAKE_CUDA_PRINTF FAKE_CUDA_REFUSE FAKE_CUDA_PTXAS FAKE_CUDA_OLD_JIT FAKE_CUDA_NO_MEMOPS
@@ -395,6 +397,56 @@ t_lib_module() {
 	linked_ok cuModuleLoadDataEx &&
 	grep -qE '^gpux: the driver loaded a patched module \(a linked cubin\) in [0-9.]+ ms$' "$tmp/err" &&
 	set_up || { cat "$tmp/err"; fail "lib_module"; }
+}
+# gpux's module cache: the second run of the same program loads the
+# linked module from it (no link), with the same counts; a third with
+# --no-cache links again; a file of the cache that is not what it
+# claims (another key, cut short) is not loaded.
+t_lib_cache() {
+	lib_tools || return
+	export FAKE_CUDA_LINKED_DIR=$tmp/linked
+	mkdir -p "$FAKE_CUDA_LINKED_DIR"
+	FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" module "$PTX" &&
+	linked_ok cuModuleLoadDataEx || return 1
+	[ "$(ls "$GPUX_CACHE_DIR" | grep -c '\.cubin$')" = 1 ] || { ls -la "$GPUX_CACHE_DIR"; fail "no cache file"; return 1; }
+	[ "$(stat -c %a "$GPUX_CACHE_DIR")" = 700 ] || fail "the cache folder is not 0700"
+	: >"$tmp/log"
+	FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" module "$PTX" &&
+	same "$tmp/out" drv_module.out && same "$tmp/dump" drv_count.dump &&
+	log_lacks '^cuLinkComplete' &&
+	log_has '^load 1 cuModuleLoadDataEx elf patched entries=.*gpux_clock_sample' &&
+	grep -qE "^gpux: a patched module linked with the helper library's sm_90 cubin, from gpux's cache in [0-9.]+ ms$" "$tmp/err" &&
+	set_up || { cat "$tmp/err"; fail "not loaded from the cache"; return 1; }
+	: >"$tmp/log"
+	FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" --no-cache -- "$RT_DRV_APP" module "$PTX" &&
+	log_has '^cuLinkComplete' || return 1
+	# a file cut short, then one under another key: linked again
+	local f
+	f=$(ls "$GPUX_CACHE_DIR"/*.cubin)
+	truncate -s 100 "$f"
+	: >"$tmp/log"
+	FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" module "$PTX" &&
+	log_has '^cuLinkComplete' && same "$tmp/dump" drv_count.dump || return 1
+	cp "$f" "$tmp/good" && dd if=/dev/zero of="$f" bs=1 seek=8 count=4 conv=notrunc 2>/dev/null
+	: >"$tmp/log"
+	FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" module "$PTX" &&
+	log_has '^cuLinkComplete' && same "$tmp/dump" drv_count.dump
+}
+# The folder is kept within GPUX_CACHE_MAX_MB: at 0 nothing stays.
+t_lib_cache_bound() {
+	lib_tools || return
+	GPUX_CACHE_MAX_MB=0 FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" module "$PTX" &&
+	linked_ok cuModuleLoadDataEx &&
+	[ -z "$(ls "$GPUX_CACHE_DIR")" ] || { ls -la "$GPUX_CACHE_DIR"; fail "the cache kept files past its bound"; }
+}
+# A cache folder others may write to is not used.
+t_lib_cache_unsafe() {
+	lib_tools || return
+	mkdir -p "$GPUX_CACHE_DIR" && chmod 777 "$GPUX_CACHE_DIR" &&
+	FAKE_CUDA_PTXAS=$RT_PTXAS lib_ctl "" -- "$RT_DRV_APP" module "$PTX" &&
+	linked_ok cuModuleLoadDataEx &&
+	grep -q "is not a folder only this user may write; it is not used" "$tmp/err" &&
+	[ -z "$(ls "$GPUX_CACHE_DIR")" ] || { ls -la "$GPUX_CACHE_DIR"; cat "$tmp/err"; fail "an unsafe cache folder was used"; }
 }
 # The link with the library's cubin on a driver without
 # CU_JIT_SPLIT_COMPILE: created again without the option.
