@@ -161,7 +161,7 @@ static void trim(const char *dir)
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if (lstat(path, &st) || !S_ISREG(st.st_mode))
 			continue;
-		snprintf(v[n].name, sizeof(v[n].name), "%s", e->d_name);
+		memcpy(v[n].name, e->d_name, len + 1); /* 38 bytes and the NUL */
 		v[n].t = st.st_mtime;
 		v[n].size = (uint64_t)st.st_size;
 		total += v[n++].size;
