@@ -1492,6 +1492,24 @@ static void save_image(int seq, int kind, const void *image, size_t len)
 
 /* ptxas on the text: 0, or -1 with its first line of complaint in log.
  * With cubin, the output is kept there (malloc'd, *cubin_len bytes). */
+/* An ELF64 image's bytes, to the end of its last header table. */
+static size_t elf_size(const void *image)
+{
+	const unsigned char *b = image;
+	if (memcmp(b, "\177ELF", 4) || b[4] != 2)
+		return 0;
+	uint64_t phoff, shoff;
+	uint16_t phentsize, phnum, shentsize, shnum;
+	memcpy(&phoff, b + 32, 8);
+	memcpy(&shoff, b + 40, 8);
+	memcpy(&phentsize, b + 54, 2);
+	memcpy(&phnum, b + 56, 2);
+	memcpy(&shentsize, b + 58, 2);
+	memcpy(&shnum, b + 60, 2);
+	uint64_t a = phoff + (uint64_t)phentsize * phnum, c = shoff + (uint64_t)shentsize * shnum;
+	return (size_t)(a > c ? a : c);
+}
+
 /* Runs argv[0] with stdout to /dev/null and stderr to errf (NULL: the
  * test's): 0 when it exits 0. */
 static int run(char *const argv[], const char *errf)
@@ -1581,18 +1599,8 @@ static int classify(const void *image, size_t *len)
 		*len = hsize + size;
 		return K_FATBIN;
 	}
-	if (!memcmp(b, "\x7f" "ELF", 4)) { /* to the end of the last header table */
-		uint64_t phoff, shoff;
-		uint16_t phentsize, phnum, shentsize, shnum;
-		memcpy(&phoff, b + 32, 8);
-		memcpy(&shoff, b + 40, 8);
-		memcpy(&phentsize, b + 54, 2);
-		memcpy(&phnum, b + 56, 2);
-		memcpy(&shentsize, b + 58, 2);
-		memcpy(&shnum, b + 60, 2);
-		uint64_t ph = phoff + (uint64_t)phentsize * phnum;
-		uint64_t sh = shoff + (uint64_t)shentsize * shnum;
-		*len = ph > sh ? ph : sh;
+	if (!memcmp(b, "\x7f" "ELF", 4)) {
+		*len = elf_size(b);
 		return K_ELF;
 	}
 	*len = strlen(image);
@@ -1641,24 +1649,6 @@ static uint64_t fnv(const void *p, size_t n)
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
 	return h;
-}
-
-/* An ELF64 image's bytes, to the end of its last header table. */
-static size_t elf_size(const void *image)
-{
-	const unsigned char *b = image;
-	if (memcmp(b, "\177ELF", 4) || b[4] != 2)
-		return 0;
-	uint64_t phoff, shoff;
-	uint16_t phentsize, phnum, shentsize, shnum;
-	memcpy(&phoff, b + 32, 8);
-	memcpy(&shoff, b + 40, 8);
-	memcpy(&phentsize, b + 54, 2);
-	memcpy(&phnum, b + 56, 2);
-	memcpy(&shentsize, b + 58, 2);
-	memcpy(&shnum, b + 60, 2);
-	uint64_t a = phoff + (uint64_t)phentsize * phnum, c = shoff + (uint64_t)shentsize * shnum;
-	return (size_t)(a > c ? a : c);
 }
 
 static void linked_path(char *buf, size_t len, const char *dir, const void *cubin, size_t n)
