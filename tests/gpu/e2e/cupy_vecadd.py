@@ -2,7 +2,9 @@
 40 blocks x 256 threads (2 global loads + 1 store per i < n). The kernel
 is extern "C" vecAdd. CuPy compiles to a cubin (SASS only) unless
 CUPY_COMPILE_WITH_PTX=1, which run.sh sets for the cupy_vecadd cases
-(cupy_vecadd_cubin leaves the default). Prints a summary and checks it."""
+(cupy_vecadd_cubin leaves the default). An argument renames the kernel
+(cupy_gpux_name: gpux_step, a name with gpux's prefix). Prints a summary
+and checks it."""
 import sys
 
 import cupy as cp
@@ -11,7 +13,7 @@ import numpy as np
 from pysum import check, summary
 
 SRC = r"""
-extern "C" __global__ void vecAdd(const float *a, const float *b, float *c, int n)
+extern "C" __global__ void NAME(const float *a, const float *b, float *c, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
@@ -26,10 +28,11 @@ def main():
     a = (i % 1000).astype(np.float32) * np.float32(0.25)
     b = (i // 7).astype(np.float32) * np.float32(0.125) - np.float32(100.0)
     want = a + b
-    kern = cp.RawKernel(SRC, "vecAdd")
+    name = sys.argv[1] if len(sys.argv) > 1 else "vecAdd"
+    kern = cp.RawKernel(SRC.replace("NAME", name), name)
     da, db = cp.asarray(a), cp.asarray(b)
     dc = cp.zeros(n, dtype=cp.float32)
-    print("cupy RawKernel vecAdd<<<%d, %d>>> n=%d" % (blocks, threads, n))
+    print("cupy RawKernel %s<<<%d, %d>>> n=%d" % (name, blocks, threads, n))
     kern((blocks,), (threads,), (da, db, dc, np.int32(n)))
     cp.cuda.Device().synchronize()
     c = cp.asnumpy(dc)

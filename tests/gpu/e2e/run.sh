@@ -184,6 +184,10 @@ add numba_vecadd_access "$py numba_vecadd.py" 'gdev:access { @ = count(); }' exa
 	'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
 add cupy_vecadd "$py cupy_vecadd.py" "$EXIT_COUNT" exact '' \
 	'CUPY_COMPILE_WITH_PTX=1' "$py -c '$CUPY'"
+# a kernel of the program's own named with gpux's prefix, under a probe
+# filtered on that name
+add cupy_gpux_name "$py cupy_vecadd.py gpux_step" 'gdev:kernel_exit:gpux_step { @[kernel] = count(); }' \
+	exact '' 'CUPY_COMPILE_WITH_PTX=1' "$py -c '$CUPY'"
 add cupy_vecadd_cubin "$py cupy_vecadd.py" "$EXIT_COUNT" exact '' '' "$py -c '$CUPY'"
 add cupy_cuda_launch "$py cupy_vecadd.py" 'cuda:launch { @[kernel] = count(); }' \
 	"has_map_line '^@\\[vecAdd\\]: 1\$'" '' 'CUPY_COMPILE_WITH_PTX=1' "$py -c '$CUPY'"
