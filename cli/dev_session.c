@@ -3,6 +3,7 @@
 #include "dev_session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -160,8 +161,18 @@ static int module_text(struct dev_session *ds, const char *lib, size_t lib_len,
 
 int dev_session_fd(void)
 {
-	/* Not close-on-exec: the traced program inherits it. */
-	return memfd_create("gpux-session", 0);
+	/* Not close-on-exec: the traced program inherits it. Sealed so that
+	 * the program cannot cut the file short under gpux's mapping (a
+	 * SIGBUS in gpux) nor change the seals; it may only grow, as a live
+	 * session's generations do. */
+	int fd = memfd_create("gpux-session", MFD_ALLOW_SEALING);
+	if (fd >= 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL)) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }
 
 int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,

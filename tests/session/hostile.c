@@ -4,7 +4,9 @@
  * must not crash, print no raw control byte from it, say the segment
  * was overwritten and exit 1. Usage:
  *   hostile SEED MODE
- * MODE: bytes | words | ones | ranges | strings | escapes | records */
+ * MODE: bytes | words | ones | ranges | strings | escapes | records |
+ *       shrink (cuts the segment's file short, where it can, else
+ *       writes all-ones: gpux's mapping must not fault) */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "host_rec.h"
 #include "sess_layout.h"
@@ -229,6 +232,11 @@ static void attack(const char *mode)
 		strings("\x1b]0;owned\x07\x1b[2J\x9b" "31m\r\b\x7f");
 	} else if (!strcmp(mode, "records")) {
 		records();
+	} else if (!strcmp(mode, "shrink")) {
+		/* gpux seals the file against this; then it scribbles */
+		if (ftruncate(atoi(getenv(GPUX_SESS_ENV)), (off_t)(next() % 4096)) == 0)
+			return; /* cut short: the mapping is gone */
+		memset(seg, 0xff, len);
 	}
 }
 
