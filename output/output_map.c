@@ -372,7 +372,8 @@ static size_t make_groups(const struct host_map *hm, struct coll *c, struct grp 
 		uint64_t b = (uint64_t)rd64(e + cur_prefix), n = (uint64_t)rd64(e + c->ks);
 		if (b < (uint64_t)nb) {
 			g[ng - 1].bk[b] = n;
-			g[ng - 1].sort += (int64_t)n;
+			/* wraps as the counts it adds do (values from a traced program) */
+			g[ng - 1].sort = (int64_t)((uint64_t)g[ng - 1].sort + n);
 		}
 	}
 	return ng;
