@@ -55,19 +55,19 @@ static bool copy_dump(struct sess_host *sh, struct gpux_sess_host *r)
 }
 
 /* A dumped element as the traced program wrote it, made safe to fold
- * and print: strings escaped, counts checked. False: leave it out. */
+ * and print: strings escaped, counts checked (one that cannot have been
+ * counted is reported). False: leave it out. */
 static bool clean_element(struct sess_host *sh, const struct host_map *hm, unsigned char *k,
 			  unsigned char *v)
 {
 	struct sess_trust *t = &sh->ds->trust;
+	/* escaped, not reported: str() and comm may hold any bytes */
 	for (int i = 0; i < hm->nkeys; i++)
 		if (hm->keys[i].type.kind == TY_STR &&
-		    hm->keys[i].offset + (uint64_t)hm->keys[i].size <= hm->key_size &&
-		    sess_text_field((char *)k + hm->keys[i].offset, hm->keys[i].size))
-			sess_corrupt(t, "a string key in a cuda: probe's map");
-	if (hm->value_str && hm->value_str <= hm->value_size &&
-	    sess_text_field((char *)v, hm->value_str))
-		sess_corrupt(t, "a string value in a cuda: probe's map");
+		    hm->keys[i].offset + (uint64_t)hm->keys[i].size <= hm->key_size)
+			sess_text_field((char *)k + hm->keys[i].offset, hm->keys[i].size);
+	if (hm->value_str && hm->value_str <= hm->value_size)
+		sess_text_field((char *)v, hm->value_str);
 	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
 	if (agg == AGG_COUNT || hm->bucket)
 		return sess_count_ok(t, (uint64_t)rd64(v), SESS_MAX_HOST_COUNT,
