@@ -29,7 +29,6 @@ struct sess_host {
 	/* Private copies of the layout (dev_session.h says why). */
 	uint64_t hosts_off, host_size, dump_size;
 	uint32_t nhosts;
-	bool warned;
 	bool cuda;               /* the program has cuda: probes */
 	bool *remote;            /* per obj map: gdev: or cuda: probes hold it */
 	int *dev;                /* per obj map: its device map, or -1 */

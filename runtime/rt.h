@@ -127,6 +127,9 @@ const char *rt_demangle(const char *name, char *buf, size_t len);
 bool rt_glob_matches(const char *glob, const char *ptx_name);
 
 /* ---- rt_image.c ---- */
+/* FNV-1a of n bytes at p, continuing from h (RT_FNV_SEED to start). */
+#define RT_FNV_SEED 1469598103934665603ull
+uint64_t rt_fnv(uint64_t h, const void *p, size_t n);
 enum rt_img_kind { RT_IMG_PTX, RT_IMG_FATBIN, RT_IMG_ELF, RT_IMG_UNKNOWN };
 /* What image is; *size (0: unknown) becomes its size for PTX text (up to
  * the NUL) and ELF (to the end of its last header table). */

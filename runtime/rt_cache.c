@@ -27,14 +27,6 @@
 #define CACHE_HDR 32 /* magic, key[2], size */
 #define CACHE_MAX_FILES 4096
 
-static uint64_t mix(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 void rt_cache_key(struct rt_cache_key *k, const char *ptx, const void *lib, size_t lib_size,
 		  unsigned arch, unsigned cap)
 {
@@ -44,12 +36,12 @@ void rt_cache_key(struct rt_cache_key *k, const char *ptx, const void *lib, size
 		ver(&driver);
 	uint32_t w[3] = { arch, cap, (uint32_t)driver };
 	/* two FNV-1a sums from different seeds: 128 bits */
-	uint64_t seeds[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+	uint64_t seeds[2] = { RT_FNV_SEED, 0x84222325cbf29ce4ull };
 	for (int i = 0; i < 2; i++) {
-		uint64_t h = mix(seeds[i], w, sizeof(w));
-		h = mix(h, ptx, strlen(ptx));
-		h = mix(h, "\0", 1);
-		k->h[i] = mix(h, lib, lib_size);
+		uint64_t h = rt_fnv(seeds[i], w, sizeof(w));
+		h = rt_fnv(h, ptx, strlen(ptx));
+		h = rt_fnv(h, "\0", 1);
+		k->h[i] = rt_fnv(h, lib, lib_size);
 	}
 }
 

@@ -41,10 +41,9 @@ static struct patched *cache;
 static size_t ncache, capcache;
 static int need_library = -1; /* probes_need_library's answer */
 
-static uint64_t fnv(const void *p, size_t n)
+uint64_t rt_fnv(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *s = p;
-	uint64_t h = 1469598103934665603ull;
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ s[i]) * 1099511628211ull;
 	return h;
@@ -462,7 +461,7 @@ static const char *relinked(const void *image, bool *rdc, bool live)
 	    !w.data || gpux_fb_container_size((const void *)(uintptr_t)w.data, GPUX_FB_HEADER_SIZE,
 					       &len))
 		return NULL;
-	uint64_t hash = fnv((const void *)(uintptr_t)w.data, len);
+	uint64_t hash = rt_fnv(RT_FNV_SEED, (const void *)(uintptr_t)w.data, len);
 	for (size_t i = 0; i < ncache; i++)
 		if (cache[i].hash == hash && cache[i].len == len && !cache[i].lib_ptx) {
 			*rdc = true;
@@ -546,23 +545,13 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 		if (rdc)
 			return cubin;
 	}
-	/* the content, for the cache key */
+	/* the content, for the cache key; a cubin's own bytes, so that
+	 * Triton's caches are looked in once per cubin */
 	char *user = NULL;
 	size_t ulen;
 	struct gpux_cubin_regs regs = { 0 };
 	if (kind == RT_IMG_ELF) {
-		/* a Triton kernel: its PTX from Triton's cache, its SASS's
-		 * register counts from the cubin itself */
-		char where[1024];
-		int found = rt_triton_ptx(image, size, &user, where, sizeof(where));
-		if (found <= 0) {
-			if (found == 0)
-				report_cubin(image, size, where);
-			return NULL;
-		}
-		if (gpux_cubin_regs(image, size, &regs) != GPUX_FB_OK)
-			gpux_cubin_regs_free(&regs);
-		ulen = strlen(user);
+		ulen = size;
 	} else if (kind == RT_IMG_FATBIN) {
 		if (!(user = fatbin_ptx(image, &regs)))
 			return NULL;
@@ -573,7 +562,7 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 			ulen--;
 	}
 	const char *text = user ? user : image;
-	uint64_t hash = fnv(text, ulen);
+	uint64_t hash = rt_fnv(RT_FNV_SEED, text, ulen);
 	bool lib_ptx = as == RT_AS_JIT || as == RT_AS_PTX || as == RT_AS_LIVE_JIT;
 	bool live = as == RT_AS_LIVE || as == RT_AS_LIVE_JIT;
 	for (size_t i = 0; i < ncache; i++)
@@ -583,17 +572,33 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as)
 			gpux_cubin_regs_free(&regs);
 			return cache[i].ptx;
 		}
+	if (kind == RT_IMG_ELF) {
+		/* a Triton kernel: its PTX from Triton's cache, its SASS's
+		 * register counts from the cubin itself; none: remembered as
+		 * untouched */
+		char where[1024];
+		int found = rt_triton_ptx(image, size, &user, where, sizeof(where));
+		if (found <= 0) {
+			if (found == 0)
+				report_cubin(image, size, where);
+			remember(hash, ulen, lib_ptx, live, NULL);
+			return NULL;
+		}
+		if (gpux_cubin_regs(image, size, &regs) != GPUX_FB_OK)
+			gpux_cubin_regs_free(&regs);
+	}
 	char *copy = NULL;
 	if (!user && !(copy = strndup(text, ulen)))
 		return NULL;
+	size_t src_len = user ? strlen(user) : ulen;
 	static int told_jit;
 	if ((as == RT_AS_JIT || as == RT_AS_LIVE_JIT) && (rt_sess()->flags & GPUX_SESS_VERBOSE) &&
 	    !told_jit++)
 		rt_warn("a module loaded with JIT options that shape its code carries the helper "
 			"library as PTX, compiled under them");
 	const char *src = user ? user : copy;
-	char *ptx = lib_ptx ? rt_image_rewrite(src, ulen, &regs, PTX_WHOLE_MODULE, false, live)
-			    : patch_for_load(src, ulen, &regs, live);
+	char *ptx = lib_ptx ? rt_image_rewrite(src, src_len, &regs, PTX_WHOLE_MODULE, false, live)
+			    : patch_for_load(src, src_len, &regs, live);
 	free(user);
 	free(copy);
 	gpux_cubin_regs_free(&regs);

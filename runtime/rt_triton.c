@@ -58,7 +58,7 @@ static void user_name(char *buf, size_t len)
 			*c = '_';
 }
 
-static int roots(struct root r[3])
+static int roots(struct root r[2])
 {
 	int n = 0;
 	const char *d = env("TRITON_CACHE_DIR"), *home = env("TRITON_HOME");
@@ -189,7 +189,7 @@ static int scan(const char *dir, int depth, const void *image, size_t size, char
 
 int rt_triton_ptx(const void *image, size_t size, char **out, char *where, size_t where_len)
 {
-	struct root r[3] = { 0 };
+	struct root r[2] = { 0 };
 	int n = size ? roots(r) : 0;
 	char *ptx = NULL;
 	*out = NULL;
