@@ -74,6 +74,13 @@ struct rt_cu {
 	CUresult (*EventDestroy)(CUevent);
 	/* Optional (cross-layer pushes, rt_push.c) */
 	CUresult (*StreamBatchMemOp)(CUstream, unsigned, CUstreamBatchMemOpParams *, unsigned);
+	/* Optional (SASS patching, rt_sass.c) */
+	CUresult (*FuncGetModule)(CUmodule *, CUfunction);
+	CUresult (*FuncGetName)(const char **, CUfunction);
+	CUresult (*KernelGetName)(const char **, CUkernel);
+	CUresult (*ModuleGetFunctionCount)(unsigned *, CUmodule);
+	CUresult (*ModuleEnumerateFunctions)(CUfunction *, unsigned, CUmodule);
+	CUresult (*LibraryGetModule)(CUmodule *, CUlibrary);
 };
 
 /* Resolved on first need; false if libcuda is not loaded (or too old). */
@@ -195,6 +202,37 @@ bool rt_probes_call(const char *prefix);
  * cannot be (said). */
 char *rt_image_rewrite(const char *ptx, size_t len, const struct gpux_cubin_regs *regs,
 		       int unit, bool link, bool live);
+
+/* ---- rt_sass.c: SASS-only kernels through the Compute Sanitizer ---- */
+/* Whether SASS patching can take kernels without PTX; if not, why
+ * (NULL: it is off, not failed). */
+bool rt_sass_can(void);
+/* At the program's first cuInit: the Sanitizer loaded and subscribed to
+ * when the session has kernel entry, exit or access probes. */
+void rt_sass_init(void);
+const char *rt_sass_why_not(void);
+/* A module or library the program loaded untouched: patched when a
+ * probe fires in its kernels (said once per file). Takes rt_lock. */
+void rt_sass_loaded(void *handle, bool lib, const void *image);
+void rt_sass_unloaded(void *handle, bool lib);
+/* Before each launch of f, once a module is patched: f's record, the
+ * first time (takes rt_lock then). */
+extern int rt_sass_active;
+extern __thread bool rt_in_sass;
+void rt_sass_launch_slow(CUfunction f);
+static inline void rt_sass_launch(CUfunction f)
+{
+	if (__atomic_load_n(&rt_sass_active, __ATOMIC_RELAXED))
+		rt_sass_launch_slow(f);
+}
+
+/* ---- rt_ptxas.c ---- */
+/* The ptxas to run (path into out), or false. */
+bool rt_ptxas_find(char *out, size_t len);
+/* ptx compiled for sm_arch as a tools patch (malloc'd, *size bytes),
+ * from gpux's cache when it is there; NULL with why. */
+void *rt_ptxas_tools_patch(const char *ptx, unsigned arch, size_t *size, char *why,
+			   size_t whylen);
 
 /* ---- rt_cache.c ---- */
 /* gpux's cache of linked, instrumented modules, across runs: the key

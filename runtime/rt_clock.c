@@ -157,13 +157,14 @@ static bool sampler(struct rt_ctx *x, CUfunction *f)
 		if (rt_cu.LibraryGetKernel(&k, x->libs[i], GPUX_SYM_CLOCK_SAMPLE) == CUDA_SUCCESS &&
 		    rt_cu.KernelGetFunction(f, k) == CUDA_SUCCESS)
 			return true;
-	return false;
+	*f = x->sass_sampler;
+	return *f != NULL;
 }
 
 /* Every module's clock set to x->clock. */
 static void push(struct rt_ctx *x)
 {
-	int n = x->nmods + x->nlibs;
+	int n = rt_ctx_units(x);
 	for (int i = 0; i < n; i++) {
 		CUdeviceptr d;
 		size_t sz;

@@ -92,7 +92,7 @@ static bool alloc_ctx(struct rt_ctx *x)
 	       ok(rt_cu.StreamSynchronize(x->stream), "setting up maps");
 }
 
-static struct rt_ctx *current(void)
+struct rt_ctx *rt_ctx_current(void)
 {
 	CUcontext c = NULL;
 	if (rt_cu.CtxGetCurrent(&c) != CUDA_SUCCESS || !c)
@@ -218,6 +218,7 @@ static void detach_ctx(struct rt_ctx *x, void *arg)
 		set_off(x, x->mods[j], rt_mod_global);
 	for (int j = 0; j < x->nlibs; j++)
 		set_off(x, x->libs[j], rt_lib_global);
+	rt_sass_ctx_off(x);
 	rt_cu.StreamSynchronize(x->stream);
 }
 
@@ -296,8 +297,19 @@ CUresult rt_mod_global(CUdeviceptr *d, size_t *sz, void *mod, const char *name)
 CUresult rt_ctx_global(const struct rt_ctx *x, int i, const char *name, CUdeviceptr *d,
 		       size_t *sz)
 {
+	if (i >= x->nmods + x->nlibs)
+		return rt_sass_global(d, sz, (void *)x, name);
 	return i < x->nmods ? rt_mod_global(d, sz, x->mods[i], name)
 			    : rt_lib_global(d, sz, x->libs[i - x->nmods], name);
+}
+
+bool rt_ctx_setup_sass(struct rt_ctx *x)
+{
+	if (!setup(x, x, rt_sass_global))
+		return false;
+	x->slot->modules++;
+	__atomic_store_n(&any_patched, 1, __ATOMIC_RELEASE);
+	return true;
 }
 
 void rt_module_loaded(CUmodule mod)
@@ -308,7 +320,7 @@ void rt_module_loaded(CUmodule mod)
 	    rt_cu.ModuleGetGlobal(&d, &sz, mod, GPUX_SYM_CTL) != CUDA_SUCCESS)
 		return; /* not ours */
 	CUstreamCaptureMode mode = rt_relaxed_begin();
-	struct rt_ctx *x = current();
+	struct rt_ctx *x = rt_ctx_current();
 	CUfunction f;
 	if (x && x->nmods < MAX_MODS) {
 		if (!x->clock_done &&
@@ -367,7 +379,7 @@ void rt_library_loaded(CUlibrary lib)
 		__atomic_add_fetch(&libs_epoch, 1, __ATOMIC_RELEASE);
 	}
 	CUstreamCaptureMode mode = rt_relaxed_begin();
-	struct rt_ctx *x = rc == CUDA_SUCCESS ? current() : NULL;
+	struct rt_ctx *x = rc == CUDA_SUCCESS ? rt_ctx_current() : NULL;
 	if (x)
 		setup_lib(x, lib);
 	rt_relaxed_end(mode);
@@ -435,7 +447,7 @@ void rt_launch_seen(void)
 		return;
 	pthread_mutex_lock(&rt_lock);
 	CUstreamCaptureMode mode = rt_relaxed_begin();
-	struct rt_ctx *x = current();
+	struct rt_ctx *x = rt_ctx_current();
 	for (int i = 0; x && i < nall_libs; i++)
 		setup_lib(x, all_libs[i]);
 	rt_relaxed_end(mode);

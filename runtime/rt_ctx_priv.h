@@ -61,6 +61,15 @@ struct rt_ctx {
 	struct rt_clock clk;
 	uint64_t push_pos;      /* rt_host_push: the touch log pushed so far */
 	unsigned char *keyed[64]; /* per shared map: slots whose key it has */
+	/* SASS patching (rt_sass.c): 0 not tried, 1 set up, -1 failed; the
+	 * patch module's variables (enum gpux_sass_table); its clock
+	 * sampler; the kernels' records, RECS_PER_CHUNK a chunk */
+	int sass;
+	CUdeviceptr sass_tab[3 + 64];
+	CUfunction sass_sampler;
+	CUdeviceptr *sass_chunks;
+	int nsass_chunks;
+	uint32_t sass_used;
 	CUmodule mods[MAX_MODS];
 	CUlibrary libs[MAX_MODS];
 	int nmods, nlibs;
@@ -76,6 +85,25 @@ CUresult rt_lib_global(CUdeviceptr *d, size_t *sz, void *lib, const char *name);
  * modules, then the libraries), in the current context. */
 CUresult rt_ctx_global(const struct rt_ctx *x, int i, const char *name, CUdeviceptr *d,
 		       size_t *sz);
+
+/* Modules, libraries and the SASS patch module of x: what
+ * rt_ctx_global takes i below. */
+static inline int rt_ctx_units(const struct rt_ctx *x)
+{
+	return x->nmods + x->nlibs + (x->sass > 0);
+}
+
+/* The context current on this thread, made a session context if it is
+ * new (NULL: none, or it could not be); rt_lock held. */
+struct rt_ctx *rt_ctx_current(void);
+/* The SASS patch module's descriptors, control block and clock set up
+ * (rt_sass_global finds them), as a patched module's are. */
+bool rt_ctx_setup_sass(struct rt_ctx *x);
+/* rt_sass.c: the patch module's variable `name` in context x (handle);
+ * records off (the controller is gone); the end of a context. */
+CUresult rt_sass_global(CUdeviceptr *d, size_t *sz, void *handle, const char *name);
+void rt_sass_ctx_off(struct rt_ctx *x);
+void rt_sass_finish(struct rt_ctx *x);
 
 /* Before module or library h goes: its map drop counters into
  * x->gone_drops (rt_snap.c). */

@@ -84,6 +84,12 @@ static bool resolve(void)
 		*(void **)&rt_cu.EventElapsedTime = rt_cuda_sym("cuEventElapsedTime");
 	*(void **)&rt_cu.EventDestroy = rt_cuda_sym("cuEventDestroy_v2");
 	*(void **)&rt_cu.StreamBatchMemOp = rt_cuda_sym("cuStreamBatchMemOp_v2");
+	*(void **)&rt_cu.FuncGetModule = rt_cuda_sym("cuFuncGetModule");
+	*(void **)&rt_cu.FuncGetName = rt_cuda_sym("cuFuncGetName");
+	*(void **)&rt_cu.KernelGetName = rt_cuda_sym("cuKernelGetName");
+	*(void **)&rt_cu.ModuleGetFunctionCount = rt_cuda_sym("cuModuleGetFunctionCount");
+	*(void **)&rt_cu.ModuleEnumerateFunctions = rt_cuda_sym("cuModuleEnumerateFunctions");
+	*(void **)&rt_cu.LibraryGetModule = rt_cuda_sym("cuLibraryGetModule");
 	return true;
 }
 

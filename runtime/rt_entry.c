@@ -73,13 +73,27 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	return primary_end(H_PRIM_RESET, "cuDevicePrimaryCtxReset_v2", dev);
 }
 
+/* The Compute Sanitizer must subscribe before the driver starts. The
+ * next cuInit in lookup order is called (libcuda's, or another
+ * interposer's preloaded after this one). */
+CUresult cuInit(unsigned flags)
+{
+	rt_sass_init();
+	init_fn fn = (init_fn)rt_real_dlsym(RTLD_NEXT, "cuInit");
+	if (!fn || fn == cuInit)
+		fn = REAL(H_INIT, "cuInit", init_fn);
+	return fn ? fn(flags) : NO_CUDA;
+}
+
 /* ---------------- launches ---------------- */
 
-static inline void seen(void)
+static inline void seen(CUfunction f)
 {
 	RT_TRACE("launch");
-	if (rt_sess())
+	if (rt_sess()) {
 		rt_launch_seen();
+		rt_sass_launch(f);
+	}
 }
 
 /* After a successful launch: a completion point for the snapshots. */
@@ -161,7 +175,7 @@ static inline void launch_ex_ev(const CUlaunchConfig *c, CUfunction f, bool pt, 
 
 CUresult cuLaunchKernel(LAUNCH_ARGS, void **p, void **e)
 {
-	seen();
+	seen(f);
 	LAUNCH_EV(false, p, e);
 	rt_live_enter();
 	int k = KEND(false);
@@ -174,7 +188,7 @@ CUresult cuLaunchKernel(LAUNCH_ARGS, void **p, void **e)
 CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e);
 CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 {
-	seen();
+	seen(f);
 	LAUNCH_EV(true, p, e);
 	rt_live_enter();
 	int k = KEND(true);
@@ -186,7 +200,7 @@ CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **p, void **e)
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
 {
-	seen();
+	seen(f);
 	launch_ex_ev(c, f, false, p, e);
 	rt_live_enter();
 	int k = KEND_EX(c, false);
@@ -199,7 +213,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **e);
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
 {
-	seen();
+	seen(f);
 	launch_ex_ev(c, f, true, p, e);
 	rt_live_enter();
 	int k = KEND_EX(c, true);
@@ -211,7 +225,7 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 
 CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **p)
 {
-	seen();
+	seen(f);
 	LAUNCH_EV(false, p, NULL);
 	rt_live_enter();
 	int k = KEND(false);
@@ -224,7 +238,7 @@ CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **p)
 CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p);
 CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p)
 {
-	seen();
+	seen(f);
 	LAUNCH_EV(true, p, NULL);
 	rt_live_enter();
 	int k = KEND(true);
@@ -243,7 +257,7 @@ CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **p)
 static CUresult graph_launch(enum hook_id id, const char *sym, CUgraphExec g, CUstream s,
 			     bool pt)
 {
-	seen();
+	seen(NULL);
 	rt_host_push(s, pt);
 	graph_fn fn = REAL(id, sym, graph_fn);
 	rt_live_enter();
@@ -309,6 +323,7 @@ CUresult gpux_cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64
  * arguments, since is 0 (either may stand behind it). */
 #define E(NAME, BASE, SINCE, PT, ID, FN) { NAME, BASE, SINCE, PT, ID, (void *)FN }
 static const struct rt_hook hooks[] = {
+	E("cuInit", "cuInit", 0, false, H_INIT, cuInit),
 	E("cuGetProcAddress", "cuGetProcAddress", 0, false, H_GPA, gpux_cuGetProcAddress_v1),
 	E("cuGetProcAddress_v2", "cuGetProcAddress", 12000, false, H_GPA2,
 	  gpux_cuGetProcAddress_v2),

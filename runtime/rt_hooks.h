@@ -25,11 +25,12 @@ typedef CUresult (*mod_unload_fn)(CUmodule);
 typedef CUresult (*lib_unload_fn)(CUlibrary);
 typedef CUresult (*ctx_destroy_fn)(CUcontext);
 typedef CUresult (*dev_fn)(CUdevice);
+typedef CUresult (*init_fn)(unsigned);
 
 /* libcuda's function behind each hook: captured when the program
  * fetches it, else looked up on first use. */
 enum hook_id {
-	H_GPA, H_GPA2, H_LOAD, H_LOAD_FILE, H_LOAD_EX, H_LOAD_FAT, H_LIB_LOAD, H_LINK_ADD,
+	H_INIT, H_GPA, H_GPA2, H_LOAD, H_LOAD_FILE, H_LOAD_EX, H_LOAD_FAT, H_LIB_LOAD, H_LINK_ADD,
 	H_LINK_ADD2, H_MOD_UNLOAD, H_LIB_UNLOAD, H_CTX_DESTROY, H_PRIM_RELEASE, H_PRIM_RESET,
 	H_LAUNCH, H_LAUNCH_PT, H_LAUNCH_EX, H_LAUNCH_EX_PT, H_COOP, H_COOP_PT, H_GRAPH,
 	H_GRAPH_PT,

@@ -117,10 +117,19 @@ static void report_unpatched(const struct gpux_names *k, const char *why, unsign
 			     const void *image)
 {
 	static struct gpux_names told;
-	char hint[128] = "", dn[512], list[768] = "";
-	/* the advice is for this GPU, and for the program's own code */
-	if (arch && !in_library(image))
+	char hint[700] = "", dn[512], list[768] = "";
+	if (rt_sass_can())
+		return; /* SASS patching takes them, and says so (rt_sass.c) */
+	/* the advice is for this GPU, and for the program's own code; a
+	 * library cannot be rebuilt, but SASS patching could take it */
+	const char *no_sass = rt_sass_why_not(), *lead = "";
+	if (arch && !in_library(image)) {
 		gpux_fb_rebuild_hint(arch, hint, sizeof(hint));
+		lead = ". Rebuild with PTX: nvcc ";
+	} else if (no_sass) {
+		snprintf(hint, sizeof(hint), "%s", no_sass);
+		lead = "; SASS patching is off: ";
+	}
 	bool verbose = rt_sess()->flags & GPUX_SESS_VERBOSE;
 	size_t n = 0, len = 0;
 	for (size_t i = 0; i < k->n; i++) {
@@ -130,7 +139,7 @@ static void report_unpatched(const struct gpux_names *k, const char *why, unsign
 		const char *name = rt_demangle(k->name[i], dn, sizeof(dn));
 		if (verbose)
 			rt_warn("kernel %s not instrumented: %s; it runs untouched%s%s", name, why,
-				*hint ? ". Rebuild with PTX: nvcc " : "", hint);
+				lead, hint);
 		else if (n < RT_NAMED_KERNELS && len < sizeof(list))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
 						n ? ", " : "", name);
@@ -141,15 +150,15 @@ static void report_unpatched(const struct gpux_names *k, const char *why, unsign
 	const char *file = image_file(image);
 	if (n == 1)
 		rt_warn("kernel %s not instrumented: %s; it runs untouched%s%s", list, why,
-			*hint ? ". Rebuild with PTX: nvcc " : "", hint);
+			lead, hint);
 	else if (n <= RT_NAMED_KERNELS)
 		rt_warn("kernels %s%s%s not instrumented: %s; they run untouched%s%s", list,
 			file ? " of " : "", file ? file : "", why,
-			*hint ? ". Rebuild with PTX: nvcc " : "", hint);
+			lead, hint);
 	else
 		rt_warn("%zu kernels of %s not instrumented: %s; they run untouched (-v lists "
 			"them)%s%s", n, file ? file : "a module", why,
-			*hint ? ". Rebuild with PTX: nvcc " : "", hint);
+			lead, hint);
 }
 
 enum rt_img_kind rt_image_classify(const void *image, size_t *size)

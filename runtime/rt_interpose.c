@@ -36,7 +36,7 @@ void *rt_real_of(enum hook_id id, const char *sym)
 const char *rt_patch(const void *image, size_t size, enum rt_patch_as as)
 {
 	RT_TRACE("module image %p (%.4s...)", image, image ? (const char *)image : "");
-	if (!image || !rt_sess() || rt_live())
+	if (!image || !rt_sess() || rt_live() || rt_in_sass)
 		return NULL; /* live: instrumented at launch (rt_live.c) */
 	pthread_mutex_lock(&rt_lock);
 	const char *ptx = rt_image_patch(image, size, as);
@@ -158,8 +158,10 @@ static CUresult load_any(CUmodule *m, const void *image, unsigned n, CUjit_optio
 	CUresult rc = orig(m, image, n, opt, val, orig_arg);
 	if (rc == CUDA_SUCCESS && is_elf(image))
 		loaded_module(*m); /* a cubin linked from patched PTX (numba) */
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
 		rt_live_loaded(*m, false, image, 0, n, opt, val);
+		rt_sass_loaded(*m, false, image);
+	}
 	return module_ev(rc, rc == CUDA_SUCCESS ? *m : NULL, image, 0);
 }
 
@@ -242,6 +244,8 @@ CUresult cuModuleLoad(CUmodule *m, const char *path)
 			loaded_module(*m);
 		if (rc == CUDA_SUCCESS && image)
 			rt_live_loaded(*m, false, image, len, 0, NULL, NULL);
+		if (rc == CUDA_SUCCESS)
+			rt_sass_loaded(*m, false, NULL);
 	}
 	module_ev(rc, rc == CUDA_SUCCESS ? *m : NULL, image, len);
 	free(image);
@@ -268,7 +272,8 @@ CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, v
 		else
 			rt_original_note(*lib, true, ptx);
 	}
-	if (rc != CUDA_SUCCESS) {
+	bool untouched = rc != CUDA_SUCCESS;
+	if (untouched) {
 		rc = fn(lib, code, jo, jv, nj, lo, lv, nl);
 		if (rc == CUDA_SUCCESS)
 			rt_live_loaded(*lib, true, code, 0, nj, jo, jv);
@@ -278,6 +283,8 @@ CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, v
 		rt_library_loaded(*lib);
 		pthread_mutex_unlock(&rt_lock);
 	}
+	if (rc == CUDA_SUCCESS && untouched)
+		rt_sass_loaded(*lib, true, code);
 	return module_ev(rc, rc == CUDA_SUCCESS ? *lib : NULL, code, 0);
 }
 
@@ -316,6 +323,7 @@ CUresult gpux_cuLinkAddData_v1(CUlinkState st, CUjitInputType type, void *data, 
 CUresult cuModuleUnload(CUmodule m)
 {
 	if (rt_sess()) {
+		rt_sass_unloaded(m, false);
 		rt_live_unloaded(m);
 		pthread_mutex_lock(&rt_lock);
 		rt_module_unloaded(m);
@@ -332,6 +340,7 @@ CUresult cuModuleUnload(CUmodule m)
 CUresult cuLibraryUnload(CUlibrary l)
 {
 	if (rt_sess()) {
+		rt_sass_unloaded(l, true);
 		rt_live_unloaded(l);
 		pthread_mutex_lock(&rt_lock);
 		rt_library_unloaded(l);

@@ -20,7 +20,7 @@ static int queue_drops(struct rt_ctx *x, uint32_t map, int at, int *counted)
 	char name[32];
 	snprintf(name, sizeof(name), GPUX_SYM_MAP "%u", map);
 	uint64_t *dr = (uint64_t *)(x->host + H_DROPS);
-	int n = x->nmods + x->nlibs;
+	int n = rt_ctx_units(x);
 	*counted = 0;
 	for (int i = 0; i < n && at < MAX_DROPS; i++) {
 		CUdeviceptr d;
@@ -260,6 +260,7 @@ static void finish(struct rt_ctx *x)
 {
 	snapshot(x, true);
 	drain(x);
+	rt_sass_finish(x);
 	uint64_t read = 0;
 	for (int k = 0; k < NRINGS; k++)
 		read += x->tails[k];

@@ -36,6 +36,9 @@ mkdir -p "$tmp/save"
 export GPUX_CACHE_DIR=$tmp/gpux-cache
 # no Triton or Inductor cache but the cases' own (rt_triton.c)
 export TRITON_CACHE_DIR=$tmp/no-triton-cache TORCHINDUCTOR_CACHE_DIR=$tmp/no-inductor-cache
+# the Compute Sanitizer: not found, whatever this machine has (its
+# messages are the same everywhere)
+export GPUX_SANITIZER_LIB=$tmp/no-sanitizer/libsanitizer-public.so
 unset GPUX_SESSION_FD FAKE_CUDA_PRINTF FAKE_CUDA_REFUSE FAKE_CUDA_PTXAS FAKE_CUDA_OLD_JIT FAKE_CUDA_NO_MEMOPS
 
 COUNT='gdev:kernel_exit { @[kernel] = count(); }'

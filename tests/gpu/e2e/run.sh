@@ -54,6 +54,9 @@ NUMBA='import numba.cuda, numpy'
 RDC_VADD='rdc_vadd(float const*, float const*, float*, int)'
 CUPY='import cupy, numpy'
 # threads launched per kernel (cuda:launch) against gdev:kernel_exit
+# all threads launched (cuda:launch) against all exits or entries
+LAUNCHED_EXITS='cuda:launch { @t = sum(grid.x * grid.y * grid.z * block.x * block.y * block.z); } gdev:kernel_exit { @x = count(); }'
+LAUNCHED_ENTRIES='cuda:launch { @t = sum(grid.x * grid.y * grid.z * block.x * block.y * block.z); } gdev:kernel_entry { @x = count(); }'
 LAUNCH_EXITS='cuda:launch { @t[kernel] = sum(grid.x * grid.y * grid.z * block.x * block.y * block.z); } gdev:kernel_exit { @x[kernel] = count(); }'
 
 add vecadd_exit './vecadd' "$EXIT_COUNT" exact
@@ -170,8 +173,16 @@ add multistream_kernel_end './multistream' 'cuda:kernel_end { @[kernel] = count(
 add multistream_kernel_end_times './multistream' 'cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); @exact = min(end - start == duration); } cuda:kernel_end /end > nsecs + 100000/ { @future = count(); } cuda:kernel_end /nsecs > end + 1000000000/ { @stale = count(); }' \
 	'same_values l e; last_value e 9; last_value exact 1; last_value future 0; last_value stale 0; only_maps l e exact future stale'
 
-add sass_only './sass_only' "$EXIT_COUNT" 'exact; stderr_has sassOnlyKernel PTX'
-add sass_mixed './sass_mixed' "$EXIT_COUNT" 'exact; stderr_has sassPart PTX'
+# SASS-only kernels are probed through NVIDIA's Compute Sanitizer patching
+# API (runtime/rt_sass.c): every thread exits once, each load and store
+# instruction is one access (an LDG and an STG per active thread here).
+# GPUX_SASS=0 turns it off: the kernel runs untouched and gpux says so.
+add sass_only './sass_only' "$EXIT_COUNT" 'exact; stderr_has "SASS patching"'
+add sass_only_store_bytes './sass_only' "$STORE_BYTES" exact
+add sass_only_access './sass_only' "$ACCESS_COUNT" exact
+add sass_only_off './sass_only' "$EXIT_COUNT" 'exact; stderr_has sassOnlyKernel PTX' '' 'GPUX_SASS=0'
+add sass_mixed './sass_mixed' "$EXIT_COUNT" \
+	"has_line '@[ptxPart(float*, int)]: 10240'; has_line '@[sassPart(float*, int)]: 10240'; only_maps ''"
 
 # numba-cuda 0.68 (through cuda.core) links LTO-IR with nvJitLink: the
 # runtime links it again to PTX, patches that and hands numba the cubin
@@ -191,11 +202,21 @@ add cupy_gpux_name "$py cupy_vecadd.py gpux_step" 'gdev:kernel_exit:gpux_step { 
 add cupy_vecadd_cubin "$py cupy_vecadd.py" "$EXIT_COUNT" exact '' '' "$py -c '$CUPY'"
 add cupy_cuda_launch "$py cupy_vecadd.py" 'cuda:launch { @[kernel] = count(); }' \
 	"has_map_line '^@\\[vecAdd\\]: 1\$'" '' 'CUPY_COMPILE_WITH_PTX=1' "$py -c '$CUPY'"
-# PyTorch's and cuBLAS's kernels carry no PTX: they run untouched, and
-# gpux says so in a line per library (-v would name every kernel).
-add torch_sass "$py torch_matmul.py" "$EXIT_COUNT" \
-	"stderr_has 'not instrumented' 'lists them'; stderr_lines_at_most 12" '' '' \
-	"$py -c 'import torch; assert torch.cuda.is_available()'"
+# PyTorch's and cuBLAS's kernels carry no PTX: SASS patching probes them
+# (a line per library says so), every thread launched exits once and
+# enters once (cuBLAS's GEMM, PyTorch's randn and relu); the add stores
+# 2^20 x 4 bytes. With GPUX_SASS=0 they run untouched, a line per library.
+TORCH="$py -c 'import torch; assert torch.cuda.is_available()'"
+add torch_sass "$py torch_matmul.py" "$LAUNCHED_EXITS" \
+	"same_values t x; positive x; stderr_has 'SASS patching'; stderr_lines_at_most 12" '' '' "$TORCH"
+add torch_sass_entry "$py torch_matmul.py" "$LAUNCHED_ENTRIES" \
+	"same_values t x; positive x" '' '' "$TORCH"
+add torch_eltwise_exits "$py torch_eltwise.py" "$LAUNCHED_EXITS" \
+	"same_values t x; positive x" '' '' "$TORCH"
+add torch_eltwise_store "$py torch_eltwise.py" 'gdev:access:*CUDAFunctor_add* /store/ { @b = sum(size); }' \
+	"has_line '@b: 4194304'; only_maps b" '' '' "$TORCH"
+add torch_sass_off "$py torch_matmul.py" "$EXIT_COUNT" \
+	"stderr_has 'not instrumented' 'lists them'; stderr_lines_at_most 12" '' 'GPUX_SASS=0' "$TORCH"
 # ... and timed all the same: every launch PyTorch and cuBLAS make completes once
 add torch_kernel_end "$py torch_matmul.py" 'cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); @us = hist((end - start) / 1000); }' \
 	"same_values l e; positive e; only_maps l e us; stderr_lacks 'not timed'" '' '' \

@@ -1,0 +1,672 @@
+/* Kernels without PTX to rewrite (PyTorch's own, cuBLAS, cuDNN, NCCL,
+ * cubins of unknown origin), probed through NVIDIA's Compute Sanitizer
+ * patching API, which inserts calls into SASS.
+ *
+ *  - At load, when the session has kernel entry, exit or access probes,
+ *    libsanitizer-public.so is opened and subscribed to: it must be
+ *    before the program's first CUDA call.
+ *  - A module loaded untouched whose kernels a probe fires in is patched:
+ *    per context, once, the patch module (sass_ptx.c, compiled by
+ *    rt_ptxas.c) is added and the boot kernel tells where its variables
+ *    are, which are then set up as a patched module's are (rt_ctx.c);
+ *    then the module's block enter, block exit and global access points
+ *    call the callbacks.
+ *  - Each kernel's first launch gives it its record (struct
+ *    gpux_sass_kernel): name id and which probes fire in it.
+ * Nothing here may change what the program computes: any failure leaves
+ * the module untouched and is said once. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "rt_ctx_priv.h"
+#include "rt_hooks.h"
+
+#include <dlfcn.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel_list.h"
+#include "sass_ptx.h"
+
+/* The entry points of libsanitizer-public.so gpux calls, and the values
+ * of sanitizer_callbacks.h and sanitizer_patching.h it passes (stable
+ * across releases; tests/rt checks them against the headers when those
+ * are installed). */
+enum { SAN_OK = 0 };
+enum { SAN_BLOCK_ENTER = 1, SAN_BLOCK_EXIT = 2, SAN_GLOBAL_ACCESS = 3 };
+typedef int (*san_sub_fn)(void **, void (*)(void *, int, int, const void *), void *);
+static struct {
+	san_sub_fn Subscribe;
+	int (*AddPatches)(const void *, CUcontext);
+	int (*PatchInstructions)(int, CUmodule, const char *);
+	int (*PatchModule)(CUmodule);
+	int (*SetCallbackData)(CUfunction, const void *);
+	int (*GetResultString)(int, const char **);
+} san;
+
+#define NAMED_KERNELS 3
+
+static int state;         /* 0 off, 1 ready, -1 unavailable (why_not) */
+static char why_not[512];
+static void *subscriber;
+__thread bool rt_in_sass; /* the Sanitizer or gpux's own loads are running */
+int rt_sass_active;       /* a module was patched: launches look up records */
+
+/* The session's probes as the callbacks call them. */
+static struct ptx_probe probes[GPUX_SASS_MAX_PROBES];
+static int nprobes;
+static bool kinds[PTX_SITE_COUNT];
+
+static const char *san_err(int rc)
+{
+	const char *s = NULL;
+	if (san.GetResultString)
+		san.GetResultString(rc, &s);
+	return s ? s : "Sanitizer error";
+}
+
+static void no_callback(void *ud, int domain, int cbid, const void *data)
+{
+	(void)ud, (void)domain, (void)cbid, (void)data;
+}
+
+/* A library beside a Python interpreter's pip wheels: the program's
+ * own venv (…/bin/python -> …/lib/python3*\/site-packages/nvidia/…). */
+static void *open_wheel(void)
+{
+	char exe[1024];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	static const char *const pats[] = {
+		"%s/../lib/python3*/site-packages/nvidia/cu*/lib/libsanitizer-public.so",
+		"%s/../lib/python3*/site-packages/nvidia/cuda_sanitizer_api/*/libsanitizer-public.so",
+	};
+	void *h = NULL;
+	for (size_t i = 0; !h && i < sizeof(pats) / sizeof(pats[0]); i++) {
+		char pat[1200];
+		glob_t g;
+		snprintf(pat, sizeof(pat), pats[i], exe);
+		if (glob(pat, 0, NULL, &g))
+			continue;
+		for (size_t k = 0; !h && k < g.gl_pathc; k++)
+			h = dlopen(g.gl_pathv[k], RTLD_NOW | RTLD_GLOBAL);
+		globfree(&g);
+	}
+	return h;
+}
+
+static void *open_library(void)
+{
+	const char *env = getenv("GPUX_SANITIZER_LIB");
+	if (env && *env)
+		return dlopen(env, RTLD_NOW | RTLD_GLOBAL);
+	static const char *const homes[] = { "CUDA_HOME", "CUDA_PATH" };
+	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
+		const char *v = getenv(homes[i]);
+		char path[1100];
+		void *h;
+		if (v && *v) {
+			snprintf(path, sizeof(path), "%s/compute-sanitizer/libsanitizer-public.so", v);
+			if ((h = dlopen(path, RTLD_NOW | RTLD_GLOBAL)))
+				return h;
+		}
+	}
+	void *h = dlopen("/usr/local/cuda/compute-sanitizer/libsanitizer-public.so",
+			 RTLD_NOW | RTLD_GLOBAL);
+	return h ? h : open_wheel();
+}
+
+static bool load_probes(void)
+{
+	struct gpux_sess_hdr *h = rt_sess();
+	const struct gpux_sess_probe *p = gpux_sess_probes(h);
+	for (uint32_t i = 0; i < h->nprobes && i < GPUX_SASS_MAX_PROBES; i++) {
+		probes[i] = (struct ptx_probe){ .kind = (enum ptx_site_kind)p[i].site,
+						.glob = p[i].glob, .func = p[i].func,
+						.only = p[i].only };
+		if (p[i].site < PTX_SITE_COUNT)
+			kinds[p[i].site] = true;
+		nprobes = (int)i + 1;
+	}
+	return kinds[PTX_SITE_KERNEL_ENTRY] || kinds[PTX_SITE_KERNEL_EXIT] ||
+	       kinds[PTX_SITE_ACCESS];
+}
+
+static void init_once(void)
+{
+	const char *env = getenv("GPUX_SASS");
+	struct gpux_sess_hdr *h = rt_sess();
+	if (!h || rt_live() || (env && !strcmp(env, "0")) || !load_probes())
+		return;
+	if (h->nprobes > GPUX_SASS_MAX_PROBES) {
+		snprintf(why_not, sizeof(why_not), "more than %d probes", GPUX_SASS_MAX_PROBES);
+		state = -1;
+		return;
+	}
+	rt_in_sass = true;
+	void *lib = open_library();
+	rt_in_sass = false;
+	if (!lib) {
+		snprintf(why_not, sizeof(why_not),
+			 "no Compute Sanitizer library (set GPUX_SANITIZER_LIB)");
+		state = -1;
+		return;
+	}
+	*(void **)&san.Subscribe = rt_real_dlsym(lib, "sanitizerSubscribe");
+	*(void **)&san.AddPatches = rt_real_dlsym(lib, "sanitizerAddPatches");
+	*(void **)&san.PatchInstructions = rt_real_dlsym(lib, "sanitizerPatchInstructions");
+	*(void **)&san.PatchModule = rt_real_dlsym(lib, "sanitizerPatchModule");
+	*(void **)&san.SetCallbackData = rt_real_dlsym(lib, "sanitizerSetCallbackData");
+	*(void **)&san.GetResultString = rt_real_dlsym(lib, "sanitizerGetResultString");
+	int rc = -1;
+	rt_in_sass = true;
+	if (san.Subscribe && san.AddPatches && san.PatchInstructions && san.PatchModule &&
+	    san.SetCallbackData)
+		rc = san.Subscribe(&subscriber, no_callback, NULL);
+	rt_in_sass = false;
+	if (rc != SAN_OK) {
+		snprintf(why_not, sizeof(why_not), "the Compute Sanitizer library %s",
+			 rc == -1 ? "lacks the patching API" : "refused a subscriber");
+		state = -1;
+		return;
+	}
+	state = 1;
+}
+
+void rt_sass_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	if (!rt_in_sass) /* the Sanitizer's own start may call cuInit */
+		pthread_once(&once, init_once);
+}
+
+bool rt_sass_can(void)
+{
+	return state > 0 && !rt_live();
+}
+
+const char *rt_sass_why_not(void)
+{
+	return state < 0 ? why_not : NULL;
+}
+
+/* ---- handle sets: open addressing, lock-free lookups ---- */
+
+#define SET_CAP (1u << 16)
+#define TOMB ((void *)1)
+struct pset {
+	void **slot; /* SET_CAP entries, allocated on first add */
+	unsigned n;
+};
+static struct pset patched_mods, known_fns;
+
+static unsigned slot_of(const void *p)
+{
+	uint64_t v = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	return (unsigned)(v >> 48) & (SET_CAP - 1);
+}
+
+static bool pset_has(const struct pset *s, const void *p)
+{
+	void **slot = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	if (!slot)
+		return false;
+	for (unsigned i = slot_of(p), k = 0; k < SET_CAP; i = (i + 1) & (SET_CAP - 1), k++) {
+		void *v = __atomic_load_n(&slot[i], __ATOMIC_ACQUIRE);
+		if (v == p)
+			return true;
+		if (!v)
+			return false;
+	}
+	return false;
+}
+
+/* Under rt_lock. false when full (the caller copes: a slower path). */
+static bool pset_add(struct pset *s, void *p)
+{
+	if (!s->slot) {
+		void **slot = calloc(SET_CAP, sizeof(*slot));
+		if (!slot)
+			return false;
+		__atomic_store_n(&s->slot, slot, __ATOMIC_RELEASE);
+	}
+	if (s->n >= SET_CAP / 4 * 3)
+		return false;
+	unsigned i = slot_of(p);
+	while (s->slot[i] && s->slot[i] != TOMB && s->slot[i] != p)
+		i = (i + 1) & (SET_CAP - 1);
+	if (s->slot[i] != p) {
+		__atomic_store_n(&s->slot[i], p, __ATOMIC_RELEASE);
+		s->n++;
+	}
+	return true;
+}
+
+static void pset_del(struct pset *s, const void *p)
+{
+	if (!s->slot)
+		return;
+	for (unsigned i = slot_of(p), k = 0; k < SET_CAP && s->slot[i];
+	     i = (i + 1) & (SET_CAP - 1), k++)
+		if (s->slot[i] == p)
+			__atomic_store_n(&s->slot[i], TOMB, __ATOMIC_RELEASE);
+}
+
+static void pset_clear(struct pset *s)
+{
+	if (!s->slot)
+		return;
+	for (unsigned i = 0; i < SET_CAP; i++)
+		__atomic_store_n(&s->slot[i], NULL, __ATOMIC_RELEASE);
+	s->n = 0;
+}
+
+/* ---- the patch module, per context ---- */
+
+static unsigned arch_of(int dev)
+{
+	int major = 0, minor = 0;
+	rt_cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+	rt_cu.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+	return (unsigned)(major * 10 + minor);
+}
+
+/* The patch module's cubin for arch and the boot module's PTX: made
+ * once per process and architecture. */
+static bool patch_module(unsigned arch, const void **cubin, const char **boot)
+{
+	static struct {
+		unsigned arch;
+		void *cubin;
+		char *boot;
+	} made[4];
+	static int nmade;
+	for (int i = 0; i < nmade; i++)
+		if (made[i].arch == arch) {
+			*cubin = made[i].cubin;
+			*boot = made[i].boot;
+			return true;
+		}
+	if (nmade == 4)
+		return false;
+	struct gpux_sess_hdr *h = rt_sess();
+	struct sass_ptx out;
+	char err[300];
+	if (sass_ptx_make((const char *)h + h->ptx_off, h->ptx_len, probes, nprobes, h->nmaps,
+			  &out, err, sizeof(err))) {
+		snprintf(why_not, sizeof(why_not), "cannot make the patch module: %s", err);
+		return false;
+	}
+	size_t size = 0;
+	void *c = rt_ptxas_tools_patch(out.patch, arch, &size, err, sizeof(err));
+	free(out.patch);
+	if (!c) {
+		free(out.boot);
+		snprintf(why_not, sizeof(why_not), "%s", err);
+		return false;
+	}
+	made[nmade].arch = arch;
+	made[nmade].cubin = c;
+	made[nmade].boot = out.boot;
+	*cubin = c;
+	*boot = made[nmade++].boot;
+	return true;
+}
+
+/* The boot kernel's launch: the patch module's variables' addresses
+ * into x->sass_tab; its clock sampler kept for the clock. */
+static bool boot(struct rt_ctx *x, const char *ptx)
+{
+	load_fn load = REAL(H_LOAD, "cuModuleLoadData", load_fn);
+	CUmodule m;
+	CUfunction f;
+	CUdeviceptr tab;
+	size_t n = GPUX_SASS_T_MAPS + rt_sess()->nmaps;
+	if (!load || load(&m, ptx) != CUDA_SUCCESS ||
+	    rt_cu.ModuleGetFunction(&f, m, GPUX_SASS_BOOT) != CUDA_SUCCESS) {
+		snprintf(why_not, sizeof(why_not), "the driver refused the boot module");
+		return false;
+	}
+	int rc = san.PatchInstructions(SAN_BLOCK_ENTER, m, GPUX_SASS_CB_BOOT);
+	if (rc == SAN_OK)
+		rc = san.PatchModule(m);
+	if (rc != SAN_OK || rt_cu.MemAlloc(&tab, n * 8) != CUDA_SUCCESS) {
+		snprintf(why_not, sizeof(why_not), "patching the boot module failed (%s)",
+			 rc != SAN_OK ? san_err(rc) : "no memory");
+		return false;
+	}
+	bool ok = rt_cu.MemsetD8Async(tab, 0, n * 8, x->stream) == CUDA_SUCCESS &&
+		  san.SetCallbackData(f, (const void *)(uintptr_t)tab) == SAN_OK &&
+		  rt_cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, x->stream, NULL, NULL) ==
+			  CUDA_SUCCESS &&
+		  rt_cu.MemcpyDtoHAsync(x->sass_tab, tab, n * 8, x->stream) == CUDA_SUCCESS &&
+		  rt_cu.StreamSynchronize(x->stream) == CUDA_SUCCESS;
+	rt_cu.MemFree(tab);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = x->sass_tab[i] != 0;
+	if (!ok) {
+		snprintf(why_not, sizeof(why_not), "the boot kernel did not report");
+		return false;
+	}
+	if (rt_cu.ModuleGetFunction(&f, m, GPUX_SYM_CLOCK_SAMPLE) == CUDA_SUCCESS) {
+		x->sass_sampler = f;
+		if (!x->clock_done)
+			rt_clock_calibrate(x, f);
+	}
+	return true;
+}
+
+/* The context's patch module, added and set up once. */
+static bool ctx_ready(struct rt_ctx *x)
+{
+	if (x->sass)
+		return x->sass > 0;
+	x->sass = -1;
+	const void *cubin;
+	const char *boot_ptx;
+	if (rt_sess()->nmaps > 64) {
+		snprintf(why_not, sizeof(why_not), "more than 64 maps");
+		return false;
+	}
+	if (!patch_module(arch_of(x->device), &cubin, &boot_ptx))
+		return false;
+	int rc = san.AddPatches(cubin, x->ctx);
+	if (rc != SAN_OK) {
+		snprintf(why_not, sizeof(why_not), "the Sanitizer refused the patch module (%s)",
+			 san_err(rc));
+		return false;
+	}
+	if (!boot(x, boot_ptx))
+		return false;
+	RT_TRACE("sass: context %p: patch module added, booted", (void *)x->ctx);
+	x->sass = 1; /* before setup: rt_ctx_global reaches it now */
+	if (!rt_ctx_setup_sass(x)) {
+		x->sass = -1;
+		snprintf(why_not, sizeof(why_not), "setting up the patch module failed");
+		return false;
+	}
+	return true;
+}
+
+CUresult rt_sass_global(CUdeviceptr *d, size_t *sz, void *handle, const char *name)
+{
+	struct rt_ctx *x = handle;
+	size_t n = strlen(GPUX_SYM_MAP);
+	if (x->sass <= 0)
+		return CUDA_ERROR_NOT_FOUND;
+	if (!strcmp(name, GPUX_SYM_CTL)) {
+		*d = x->sass_tab[GPUX_SASS_T_CTL];
+		*sz = sizeof(struct gpux_ctl);
+	} else if (!strcmp(name, GPUX_SYM_CLOCK_OFF)) {
+		*d = x->sass_tab[GPUX_SASS_T_CLOCK];
+		*sz = sizeof(struct gpux_clock);
+	} else if (!strncmp(name, GPUX_SYM_MAP, n)) {
+		unsigned long i = strtoul(name + n, NULL, 10);
+		if (i >= rt_sess()->nmaps || i >= 64)
+			return CUDA_ERROR_NOT_FOUND;
+		*d = x->sass_tab[GPUX_SASS_T_MAPS + i];
+		*sz = GPUX_MAP_DESC_SIZE;
+	} else {
+		return CUDA_ERROR_NOT_FOUND;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* ---- modules ---- */
+
+static bool kernel_probed(const char *name)
+{
+	for (int i = 0; i < nprobes; i++)
+		if ((probes[i].kind == PTX_SITE_KERNEL_ENTRY ||
+		     probes[i].kind == PTX_SITE_KERNEL_EXIT || probes[i].kind == PTX_SITE_ACCESS) &&
+		    rt_glob_matches(probes[i].glob, name))
+			return true;
+	return false;
+}
+
+/* The file image lies in, for messages, or NULL. */
+static const char *file_of(const void *image)
+{
+	Dl_info di;
+	if (!image || !dladdr(image, &di) || !di.dli_fname || !*di.dli_fname)
+		return NULL;
+	const char *slash = strrchr(di.dli_fname, '/');
+	return slash ? slash + 1 : di.dli_fname;
+}
+
+/* One line per file (a library's thousands of modules are one line),
+ * or per module of no file naming its probed kernels; with -v a line
+ * per kernel. */
+static void report(const void *image, const struct gpux_names *k)
+{
+	static struct gpux_names told;
+	const char *file = file_of(image);
+	if (rt_sess()->flags & GPUX_SESS_VERBOSE) {
+		char dn[512];
+		for (size_t i = 0; i < k->n; i++)
+			rt_warn("kernel %s: probed through SASS patching",
+				rt_demangle(k->name[i], dn, sizeof(dn)));
+		return;
+	}
+	if (file && gpux_names_has(&told, file))
+		return;
+	if (file) {
+		gpux_names_add(&told, file, strlen(file), 0);
+		rt_warn("%s: kernels without PTX probed through SASS patching (Compute "
+			"Sanitizer): kernel_entry, kernel_exit, access fire there; func_entry, "
+			"func_exit do not", file);
+		return;
+	}
+	char list[600] = "", dn[512];
+	size_t len = 0;
+	for (size_t i = 0; i < k->n && i < NAMED_KERNELS && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+					rt_demangle(k->name[i], dn, sizeof(dn)));
+	rt_warn("kernel%s %s%s probed through SASS patching (a cubin without PTX)",
+		k->n == 1 ? "" : "s", list, k->n > NAMED_KERNELS ? ", ..." : "");
+}
+
+/* The probed kernels of m (names into k); false when none. */
+static bool probed_kernels(CUmodule m, struct gpux_names *k)
+{
+	unsigned n = 0;
+	if (!rt_cu.ModuleGetFunctionCount || !rt_cu.ModuleEnumerateFunctions ||
+	    !rt_cu.FuncGetName || rt_cu.ModuleGetFunctionCount(&n, m) != CUDA_SUCCESS || !n)
+		return false;
+	CUfunction *fns = calloc(n, sizeof(*fns));
+	if (!fns || rt_cu.ModuleEnumerateFunctions(fns, n, m) != CUDA_SUCCESS) {
+		free(fns);
+		return false;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const char *name = NULL;
+		if (rt_cu.FuncGetName(&name, fns[i]) == CUDA_SUCCESS && name &&
+		    kernel_probed(name))
+			gpux_names_add(k, name, strlen(name), GPUX_SYM_ENTRY);
+	}
+	free(fns);
+	return k->n > 0;
+}
+
+static void say_failed(void)
+{
+	static bool told;
+	if (!told)
+		rt_warn("SASS patching failed (%s); kernels without PTX run untouched", why_not);
+	told = true;
+}
+
+void rt_sass_loaded(void *handle, bool lib, const void *image)
+{
+	if (!rt_sass_can() || rt_in_sass || !rt_cu_ready())
+		return;
+	CUdeviceptr d;
+	size_t sz;
+	CUmodule m = handle;
+	pthread_mutex_lock(&rt_lock);
+	rt_in_sass = true;
+	CUstreamCaptureMode mode = rt_relaxed_begin();
+	struct gpux_names k = { 0 };
+	struct rt_ctx *x;
+	if (lib && (!rt_cu.LibraryGetModule ||
+		    rt_cu.LibraryGetModule(&m, (CUlibrary)handle) != CUDA_SUCCESS))
+		goto out; /* no current context: its kernels run untouched */
+	if (rt_cu.ModuleGetGlobal(&d, &sz, m, GPUX_SYM_CTL) == CUDA_SUCCESS ||
+	    !probed_kernels(m, &k) || !(x = rt_ctx_current()))
+		goto out; /* ours, or nothing to probe */
+	RT_TRACE("sass: module %p: %zu probed kernels", (void *)m, k.n);
+	if (!ctx_ready(x)) {
+		say_failed();
+		goto out;
+	}
+	static const struct {
+		enum ptx_site_kind kind;
+		int insn;
+		const char *cb;
+	} points[] = {
+		{ PTX_SITE_KERNEL_ENTRY, SAN_BLOCK_ENTER, GPUX_SASS_CB_ENTER },
+		{ PTX_SITE_KERNEL_EXIT, SAN_BLOCK_EXIT, GPUX_SASS_CB_EXIT },
+		{ PTX_SITE_ACCESS, SAN_GLOBAL_ACCESS, GPUX_SASS_CB_ACCESS },
+	};
+	int rc = SAN_OK;
+	for (size_t i = 0; rc == SAN_OK && i < sizeof(points) / sizeof(points[0]); i++)
+		if (kinds[points[i].kind])
+			rc = san.PatchInstructions(points[i].insn, m, points[i].cb);
+	if (rc == SAN_OK)
+		rc = san.PatchModule(m);
+	if (rc != SAN_OK) {
+		snprintf(why_not, sizeof(why_not), "the Sanitizer could not patch a module (%s)",
+			 san_err(rc));
+		rt_warn("SASS patching failed (%s); its kernels run untouched", why_not);
+		goto out;
+	}
+	RT_TRACE("sass: module %p patched (%zu probed kernels)", (void *)m, k.n);
+	if (pset_add(&patched_mods, m)) {
+		__atomic_store_n(&rt_sass_active, 1, __ATOMIC_RELEASE);
+		report(image, &k);
+	} else {
+		rt_warn("too many SASS-patched modules; later ones' probes do not fire");
+	}
+out:
+	gpux_names_free(&k);
+	rt_relaxed_end(mode);
+	rt_in_sass = false;
+	pthread_mutex_unlock(&rt_lock);
+}
+
+void rt_sass_unloaded(void *handle, bool lib)
+{
+	CUmodule m = handle;
+	if (!__atomic_load_n(&rt_sass_active, __ATOMIC_ACQUIRE) ||
+	    (lib && (!rt_cu.LibraryGetModule ||
+		     rt_cu.LibraryGetModule(&m, (CUlibrary)handle) != CUDA_SUCCESS)))
+		return;
+	pthread_mutex_lock(&rt_lock);
+	pset_del(&patched_mods, m);
+	pset_clear(&known_fns); /* handles may come back */
+	pthread_mutex_unlock(&rt_lock);
+}
+
+/* ---- launches ---- */
+
+#define RECS_PER_CHUNK 1024
+
+/* A record slot in x's device memory, or 0. */
+static CUdeviceptr new_record(struct rt_ctx *x)
+{
+	if (!x->nsass_chunks || x->sass_used == RECS_PER_CHUNK) {
+		CUdeviceptr *v = realloc(x->sass_chunks, (size_t)(x->nsass_chunks + 1) * sizeof(*v));
+		if (!v)
+			return 0;
+		x->sass_chunks = v;
+		size_t bytes = RECS_PER_CHUNK * sizeof(struct gpux_sass_kernel);
+		if (rt_cu.MemAlloc(&v[x->nsass_chunks], bytes) != CUDA_SUCCESS)
+			return 0;
+		rt_cu.MemsetD8Async(v[x->nsass_chunks], 0, bytes, x->stream);
+		x->nsass_chunks++;
+		x->sass_used = 0;
+	}
+	return x->sass_chunks[x->nsass_chunks - 1] +
+	       (CUdeviceptr)(x->sass_used++ * sizeof(struct gpux_sass_kernel));
+}
+
+void rt_sass_launch_slow(CUfunction f)
+{
+	if (!f || rt_in_sass || pset_has(&known_fns, f))
+		return;
+	const char *name = rt_launch_name(f).ptx; /* takes rt_lock itself */
+	pthread_mutex_lock(&rt_lock);
+	rt_in_sass = true;
+	CUstreamCaptureMode mode = rt_relaxed_begin();
+	CUmodule m = NULL;
+	CUfunction g = NULL;
+	struct rt_ctx *x = NULL;
+	const char *s = NULL;
+	/* a CUkernel launched as a function (cudart does): the Sanitizer
+	 * takes its function in this context */
+	if (rt_cu.FuncGetName && rt_cu.FuncGetName(&s, f) == CUDA_SUCCESS)
+		g = f;
+	else if (rt_cu.KernelGetName && rt_cu.KernelGetName(&s, (CUkernel)f) == CUDA_SUCCESS &&
+		 rt_cu.KernelGetFunction(&g, (CUkernel)f) != CUDA_SUCCESS)
+		g = NULL;
+	if (g && rt_cu.FuncGetModule && rt_cu.FuncGetModule(&m, g) != CUDA_SUCCESS)
+		m = NULL;
+	RT_TRACE("sass: launch of %p: function %p, module %p%s", (void *)f, (void *)g, (void *)m,
+		 m && pset_has(&patched_mods, m) ? " (patched)" : "");
+	if (m && pset_has(&patched_mods, m) && (x = rt_ctx_current()) && x->sass > 0) {
+		struct gpux_sass_kernel rec = { 0 };
+		for (int i = 0; name && i < nprobes; i++)
+			if ((probes[i].kind == PTX_SITE_KERNEL_ENTRY ||
+			     probes[i].kind == PTX_SITE_KERNEL_EXIT ||
+			     probes[i].kind == PTX_SITE_ACCESS) &&
+			    rt_glob_matches(probes[i].glob, name))
+				rec.mask[i / 64] |= 1ull << (i % 64);
+		for (int w = 0; w < GPUX_SASS_MAX_PROBES / 64; w++)
+			rec.on |= rec.mask[w] != 0;
+		rec.kernel_id = rec.on ? rt_name_id(name) : UINT32_MAX;
+		CUdeviceptr d = new_record(x);
+		if (d && rt_cu.MemcpyHtoDAsync(d, &rec, sizeof(rec), x->stream) == CUDA_SUCCESS &&
+		    rt_cu.StreamSynchronize(x->stream) == CUDA_SUCCESS) {
+			int rc = san.SetCallbackData(g, (const void *)(uintptr_t)d);
+			RT_TRACE("sass: %s: record %#llx, probes %#llx: %d", name,
+				 (unsigned long long)d, (unsigned long long)rec.mask[0], rc);
+		}
+	}
+	pset_add(&known_fns, f);
+	rt_relaxed_end(mode);
+	rt_in_sass = false;
+	pthread_mutex_unlock(&rt_lock);
+}
+
+/* ---- the end ---- */
+
+void rt_sass_ctx_off(struct rt_ctx *x)
+{
+	for (int i = 0; i < x->nsass_chunks; i++)
+		rt_cu.MemsetD8Async(x->sass_chunks[i], 0,
+				    RECS_PER_CHUNK * sizeof(struct gpux_sass_kernel), x->stream);
+}
+
+void rt_sass_finish(struct rt_ctx *x)
+{
+	uint64_t lost = 0;
+	if (x->sass > 0 &&
+	    rt_cu.MemcpyDtoHAsync(&lost, x->sass_tab[GPUX_SASS_T_NODATA], 8, x->stream) ==
+		    CUDA_SUCCESS &&
+	    rt_cu.StreamSynchronize(x->stream) == CUDA_SUCCESS && lost)
+		rt_warn("%llu SASS-patched calls found no kernel record (kernels launched where "
+			"gpux does not see launches); their probes did not fire",
+			(unsigned long long)lost);
+	free(x->sass_chunks);
+	x->sass_chunks = NULL;
+	x->nsass_chunks = 0;
+}
