@@ -227,7 +227,9 @@ static inline void rt_sass_launch(CUfunction f)
 }
 
 /* ---- rt_ptxas.c ---- */
-/* The ptxas to run (path into out), or false. */
+/* The ptxas to run (path into out), or false: GPUX_PTXAS when set
+ * (and only it), TRITON_PTXAS_PATH, CUDA_HOME's or CUDA_PATH's, the
+ * toolkit's in /usr/local/cuda, the one Triton ships, PATH's. */
 bool rt_ptxas_find(char *out, size_t len);
 /* ptx compiled for sm_arch as a tools patch (malloc'd, *size bytes),
  * from gpux's cache when it is there; NULL with why. */

@@ -70,13 +70,14 @@ static bool on_path(char *out, size_t len)
 
 bool rt_ptxas_find(char *out, size_t len)
 {
-	static const char *const envs[] = { "GPUX_PTXAS", "TRITON_PTXAS_PATH" };
-	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
-		const char *v = getenv(envs[i]);
-		if (runnable(v)) {
-			snprintf(out, len, "%s", v);
-			return true;
-		}
+	const char *mine = getenv("GPUX_PTXAS"), *triton = getenv("TRITON_PTXAS_PATH");
+	if (mine && *mine) { /* the user's choice, or none */
+		snprintf(out, len, "%s", mine);
+		return runnable(mine);
+	}
+	if (runnable(triton)) {
+		snprintf(out, len, "%s", triton);
+		return true;
 	}
 	static const char *const homes[] = { "CUDA_HOME", "CUDA_PATH" };
 	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
@@ -199,7 +200,11 @@ void *rt_ptxas_tools_patch(const char *ptx, unsigned arch, size_t *size, char *w
 {
 	char ptxas[1024];
 	if (!rt_ptxas_find(ptxas, sizeof(ptxas))) {
-		snprintf(why, whylen, "no ptxas found (set GPUX_PTXAS)");
+		const char *mine = getenv("GPUX_PTXAS");
+		if (mine && *mine)
+			snprintf(why, whylen, "GPUX_PTXAS=%s cannot be run", mine);
+		else
+			snprintf(why, whylen, "no ptxas found (set GPUX_PTXAS)");
 		return NULL;
 	}
 	/* the key: the text, the device, and which ptxas (path, size, time) */

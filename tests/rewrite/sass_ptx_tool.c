@@ -1,7 +1,7 @@
 /* The Sanitizer's patch and boot modules (runtime/sass_ptx.c) made from
  * a probe module as gpux --emit writes it (device.ptx):
  *   sass_ptx_tool MODULE NMAPS OUT_PATCH OUT_BOOT KIND[:ONLY]:FUNC...
- * KIND: entry, exit or access; ONLY: GPUX_SITE_* bits. */
+ * KIND: entry, exit, access or func_entry (which no callback calls); ONLY: GPUX_SITE_* bits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,8 @@ static int kind_of(const char *s, size_t n)
 		return PTX_SITE_KERNEL_EXIT;
 	if (n == 6 && !strncmp(s, "access", 6))
 		return PTX_SITE_ACCESS;
+	if (n == 10 && !strncmp(s, "func_entry", 10))
+		return PTX_SITE_FUNC_ENTRY;
 	return -1;
 }
 

@@ -1965,7 +1965,7 @@ static CUresult load(struct fk_mod **out, const void *image, const char *api, bo
 		parse_entries(m);
 	}
 	char helpers[256] = "";
-	if (linked)
+	if (linked || (kind == K_ELF && fk_sass_on))
 		elf_symbols(m, image, len, helpers, sizeof(helpers));
 	char entries[512] = "";
 	size_t at = 0;
@@ -2153,6 +2153,59 @@ static CUresult get_func(struct fk_mod *m, struct fk_func **f, const char *name)
 	return CUDA_ERROR_NOT_FOUND;
 }
 
+void *fk_load_ptx(const char *text)
+{
+	struct fk_mod *m = NULL;
+	return load(&m, text, "sanitizerAddPatches", false, NULL, 0) == CUDA_SUCCESS ? m : NULL;
+}
+
+bool fk_global(void *mod, const char *name, CUdeviceptr *d)
+{
+	return get_global(mod, d, NULL, name) == CUDA_SUCCESS;
+}
+
+const char *fk_mod_text(void *mod)
+{
+	return mod ? ((struct fk_mod *)mod)->text : NULL;
+}
+
+int fk_probe_map(void *mod, const char *probe, bool *by_kernel)
+{
+	struct fk_effect ef = { 0 };
+	probe_effect(mod, probe, &ef);
+	*by_kernel = ef.by_kernel;
+	return ef.count_map;
+}
+
+bool fk_func_of(CUfunction h, void **mod, const char **name)
+{
+	struct fk_func *f = (struct fk_func *)h;
+	if (!f || f->magic != FN_MAGIC)
+		return false;
+	*mod = f->mod;
+	*name = f->name;
+	return true;
+}
+
+CUresult cuModuleGetFunctionCount(unsigned *n, CUmodule m)
+{
+	struct fk_mod *x = mod_of(m, false);
+	if (!x || !n)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*n = (unsigned)x->nf;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleEnumerateFunctions(CUfunction *fns, unsigned n, CUmodule m)
+{
+	struct fk_mod *x = mod_of(m, false);
+	if (!x || !fns || n < (unsigned)x->nf)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < x->nf; i++)
+		fns[i] = (CUfunction)x->f[i];
+	return CUDA_SUCCESS;
+}
+
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *bytes, CUmodule m, const char *name)
 {
 	return get_global(mod_of(m, false), d, bytes, name);
@@ -2261,24 +2314,30 @@ static struct gpux_ctl *ctl_of(struct fk_mod *m)
  * the fake's one SM, and the kernel standing for the warp. */
 static void emulate_count(struct fk_func *f, int map, bool by_kernel, uint64_t threads)
 {
+	fk_count(f->mod, map, by_kernel, f->kernel_id, threads, f->name);
+}
+
+void fk_count(void *mod, int map, bool by_kernel, uint32_t kernel_id, uint64_t threads,
+	      const char *who)
+{
 	char name[32];
 	CUdeviceptr d;
 	size_t sz;
 	snprintf(name, sizeof(name), GPUX_SYM_MAP "%d", map);
-	if (get_global(f->mod, &d, &sz, name) || sz != sizeof(struct gpux_map_desc)) {
-		flog("launch %s: no %s", f->name, name);
+	if (get_global(mod, &d, &sz, name) || sz != sizeof(struct gpux_map_desc)) {
+		flog("launch %s: no %s", who, name);
 		return;
 	}
 	struct gpux_map_desc *desc = (struct gpux_map_desc *)(uintptr_t)d;
 	if (!desc->state || (desc->key_size != 8 && desc->key_size != 16) ||
 	    desc->value_size != 8 || !desc->max_entries) {
-		flog("launch %s: %s not set up", f->name, name);
+		flog("launch %s: %s not set up", who, name);
 		return;
 	}
 	uint32_t *state = (uint32_t *)(uintptr_t)desc->state;
 	uint64_t *keys = (uint64_t *)(uintptr_t)desc->keys;
 	uint64_t *vals = (uint64_t *)(uintptr_t)desc->values;
-	uint64_t key = f->kernel_id;
+	uint64_t key = kernel_id;
 	/* shards (GPUX_MAP_SHARD_SHIFT): the fake's "SM" is the launch
 	 * count, so successive launches use successive shards */
 	static unsigned launches_seen;
@@ -2294,7 +2353,7 @@ static void emulate_count(struct fk_func *f, int map, bool by_kernel, uint64_t t
 		key = by_kernel ? key : 0;
 		if (key < n) {
 			__atomic_add_fetch(&vals[key], threads, __ATOMIC_RELAXED);
-			flog("launch %s: array map %d key %llu += %llu", f->name, map,
+			flog("launch %s: array map %d key %llu += %llu", who, map,
 			     (unsigned long long)key, (unsigned long long)threads);
 		} else {
 			__atomic_add_fetch(&desc->drops, 1, __ATOMIC_RELAXED);
@@ -2312,7 +2371,7 @@ static void emulate_count(struct fk_func *f, int map, bool by_kernel, uint64_t t
 		uint32_t s = __atomic_load_n(&state[at], __ATOMIC_ACQUIRE);
 		if (s == GPUX_SLOT_FULL && !memcmp(&keys[at * nw], kw, 8 * nw)) {
 			__atomic_add_fetch(&vals[at], threads, __ATOMIC_RELAXED);
-			flog("launch %s: map %d key %llu += %llu", f->name, map,
+			flog("launch %s: map %d key %llu += %llu", who, map,
 			     (unsigned long long)key, (unsigned long long)threads);
 			return;
 		}
@@ -2320,7 +2379,7 @@ static void emulate_count(struct fk_func *f, int map, bool by_kernel, uint64_t t
 			memcpy(&keys[at * nw], kw, 8 * nw);
 			vals[at] = threads;
 			__atomic_store_n(&state[at], GPUX_SLOT_FULL, __ATOMIC_RELEASE);
-			flog("launch %s: map %d key %llu = %llu", f->name, map,
+			flog("launch %s: map %d key %llu = %llu", who, map,
 			     (unsigned long long)key, (unsigned long long)threads);
 			return;
 		}
@@ -2559,6 +2618,7 @@ CUresult fk_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 		if (ef->exit_)
 			emulate_exit(f);
 	}
+	fk_sass_launch(fn, threads);
 	return CUDA_SUCCESS;
 }
 

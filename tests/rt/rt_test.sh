@@ -249,6 +249,33 @@ t_sass_cubin() {
 	same "$tmp/out" sass.out && same "$tmp/err" sass_cubin.err && same "$tmp/dump" empty.dump &&
 	loaded_untouched 1 bin "$CUBIN"
 }
+# The same cubin where a Compute Sanitizer is found (the fake's, and a
+# ptxas that copies): its kernels are patched through SASS and counted
+# per kernel, as the PTX path counts them; one line says so.
+sass_patch() {
+	GPUX_SANITIZER_LIB=$RT_FAKE_DIR/libcuda.so.1 GPUX_PTXAS=$here/fake_ptxas.sh "$@"
+}
+t_sass_patch() {
+	sass_patch count_ctl 0 "" -- "$RT_DRV_APP" module "$CUBIN" &&
+	same "$tmp/out" drv_module.out && same "$tmp/err" sass_patch.err &&
+	same "$tmp/dump" sass_patch.dump &&
+	log_has '^sanitizer subscribed$' && log_has '^sanitizer boot: 4 addresses$' &&
+	log_has '^sanitizer patch point 2: gpux_sb_exit$' && log_lacks 'has no record'
+}
+# With -v, a line per kernel; a probe filtered to one kernel counts it
+# alone (the other's record selects no probe).
+t_sass_patch_filtered() {
+	sass_patch count_ctl 0 "add*" --verbose -- "$RT_DRV_APP" module "$CUBIN" &&
+	sed -i 's/ in [0-9.]* ms$/ in N ms/' "$tmp/err" &&
+	same "$tmp/err" sass_patch_verbose.err && same "$tmp/dump" sass_patch_filtered.dump
+}
+# No ptxas: the kernels run untouched, and gpux says why, once.
+t_sass_patch_no_ptxas() {
+	GPUX_SANITIZER_LIB=$RT_FAKE_DIR/libcuda.so.1 GPUX_PTXAS=$tmp/no-ptxas \
+		count_ctl 0 "" -- "$RT_DRV_APP" module "$CUBIN" &&
+	sed -i "s|$tmp|TMP|g" "$tmp/err" &&
+	same "$tmp/err" sass_patch_no_ptxas.err && same "$tmp/dump" sass_patch_no_ptxas.dump
+}
 # A Triton kernel (recorded from Triton 3.6 on an H200: triton_cache/):
 # the cubin Triton loads is found byte for byte in Triton's cache and
 # the PTX beside it is instrumented and loaded instead.
