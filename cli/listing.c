@@ -206,6 +206,11 @@ static void print_verbose(FILE *out, const struct event *e,
 	if (doc)
 		fprintf(out, INDENT "%s\n", doc);
 	fprintf(out, INDENT "place: %s\n", place_desc(e->place));
+	if (e->paths & DEV_PATH_SASS)
+		fprintf(out, INDENT "kernels: with PTX (rewritten) and without (SASS patched;\n"
+			INDENT "         an access there is a machine instruction)\n");
+	else if (e->paths & DEV_PATH_PTX)
+		fprintf(out, INDENT "kernels: with PTX only (not in SASS-patched kernels)\n");
 	if (e->filter != FILTER_NONE)
 		fprintf(out, INDENT "filter: %s (%s:%s)\n",
 			filter_descs[e->filter].what, name,

@@ -119,7 +119,14 @@ struct event {
 	unsigned decisions;         /* DECISION_BITs a `return` may give */
 	unsigned actions;           /* ACTION_BITs callable here */
 	const char *doc;
+	unsigned paths;             /* device events: DEV_PATH_* bits */
 };
+
+/* How a device event's probes reach a kernel (struct event.paths): its
+ * PTX rewritten (the program's own code, Triton's), or its SASS patched
+ * through NVIDIA's Compute Sanitizer (kernels without PTX). */
+#define DEV_PATH_PTX 1u
+#define DEV_PATH_SASS 2u
 
 struct builtin {
 	const char *name;

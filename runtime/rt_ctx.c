@@ -161,6 +161,8 @@ static void carry(struct rt_ctx *x, struct gpux_sess_hdr *old, struct gpux_sess_
  * put back after). */
 static void each_ctx(void (*fn)(struct rt_ctx *x, void *arg), void *arg)
 {
+	if (!nctx)
+		return; /* a generation may come before the program's first CUDA call */
 	CUcontext prev = NULL;
 	rt_cu.CtxGetCurrent(&prev);
 	for (int i = 0; i < nctx; i++)

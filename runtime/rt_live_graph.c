@@ -361,6 +361,10 @@ void rt_live_graph_restore(void)
 	if (!rt_live())
 		return;
 	pthread_mutex_lock(&rt_lg_lock);
+	if (!execs) { /* nothing to restore, and maybe no driver yet */
+		pthread_mutex_unlock(&rt_lg_lock);
+		return;
+	}
 	CUcontext prev = NULL;
 	rt_cu.CtxGetCurrent(&prev);
 	for (struct gexec *e = execs; e; e = e->next) {

@@ -1200,9 +1200,18 @@ live() {
 		echo "SKIP: sanitizer build (gpux preloads the runtime before the ASan runtime)"
 		return 77
 	fi
-	GPUX_RT=$RT_LIB FAKE_CUDA_LOG=$tmp/log timeout 60 "$RT_GPUX" --repl \
-		-c "exec '$RT_DRV_APP' ${2:-live} '$PTX' >'$tmp/app.out'" <"$1" >"$tmp/out" 2>"$tmp/err"
-	local rc=$?
+	# the session starts once the program launches (its signal handlers
+	# are in): a loaded machine may take longer than the script's sleeps
+	rm -f "$tmp/app.out"
+	{
+		for _ in $(seq 300); do
+			grep -q '^drv_app: launching' "$tmp/app.out" 2>/dev/null && break
+			sleep 0.1
+		done
+		cat "$1"
+	} | GPUX_RT=$RT_LIB FAKE_CUDA_LOG=$tmp/log timeout 60 "$RT_GPUX" --repl \
+		-c "exec '$RT_DRV_APP' ${2:-live} '$PTX' >'$tmp/app.out'" >"$tmp/out" 2>"$tmp/err"
+	local rc=${PIPESTATUS[1]}
 	[ "$rc" = 0 ] || { cat "$tmp/out" "$tmp/err"; fail "gpux --repl exited $rc"; }
 }
 # launches PHASE K: drv_app's launches in PHASE of add_one (K 1) or scale (K 2).
