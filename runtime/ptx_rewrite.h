@@ -106,4 +106,11 @@ void ptx_rewrite_free(struct ptx_rewrite_out *out);
 
 const char *ptx_site_name(enum ptx_site_kind kind);
 
+/* One call of probe func+suffix (a .func taking three .b64 context
+ * words, returning one) under guard ("" or "@%p"), in a scope of its
+ * own: the trampolines' and the Sanitizer callbacks' (sass_ptx.c). */
+struct ptx_buf;
+void ptx_call_probe(struct ptx_buf *b, const char *const words[3], const char *guard,
+		    const char *func, const char *suffix);
+
 #endif

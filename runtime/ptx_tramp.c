@@ -37,10 +37,8 @@ void rw_decls(struct rw *rw, size_t off)
 	rw_edit(rw, off, 0, 0, t0);
 }
 
-/* One call of probe func+suffix under guard, with word0 and the site's
- * %gpux_c1, %gpux_c2 as the context's words. */
-static void call_probe(struct ptx_buf *b, const char *word0, const char *guard,
-		       const char *func, const char *suffix)
+void ptx_call_probe(struct ptx_buf *b, const char *const words[3], const char *guard,
+		    const char *func, const char *suffix)
 {
 	ptx_buf_printf(b,
 		       "\t{\n"
@@ -49,11 +47,19 @@ static void call_probe(struct ptx_buf *b, const char *word0, const char *guard,
 		       "\t.param .b64 gpux_p2;\n"
 		       "\t.param .b64 gpux_r;\n"
 		       "\tst.param.b64 [gpux_p0], %s;\n"
-		       "\tst.param.b64 [gpux_p1], %%gpux_c1;\n"
-		       "\tst.param.b64 [gpux_p2], %%gpux_c2;\n"
+		       "\tst.param.b64 [gpux_p1], %s;\n"
+		       "\tst.param.b64 [gpux_p2], %s;\n"
 		       "\t%s%scall (gpux_r), %s%s, (gpux_p0, gpux_p1, gpux_p2);\n"
 		       "\t}\n",
-		       word0, guard, *guard ? " " : "", func, suffix);
+		       words[0], words[1], words[2], guard, *guard ? " " : "", func, suffix);
+}
+
+/* One call with word0 and the site's %gpux_c1, %gpux_c2. */
+static void call_probe(struct ptx_buf *b, const char *word0, const char *guard,
+		       const char *func, const char *suffix)
+{
+	const char *const words[3] = { word0, "%gpux_c1", "%gpux_c2" };
+	ptx_call_probe(b, words, guard, func, suffix);
 }
 
 void rw_exit_point(struct rw *rw, size_t off, const struct ptx_insn *in)

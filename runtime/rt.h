@@ -252,6 +252,9 @@ void *rt_cache_get(const struct rt_cache_key *k, size_t *size);
 void rt_cache_put(const struct rt_cache_key *k, const void *cubin, size_t size);
 
 /* ---- rt_triton.c ---- */
+/* The whole file at path (malloc'd, NUL-terminated, *n bytes; under
+ * 1 GiB), or NULL. */
+char *rt_slurp(const char *path, size_t *n);
 /* The PTX a cubin was compiled from, from Triton's cache: only a cached
  * cubin of the same bytes gives it, and only if its PTX defines every
  * kernel of the cubin. 1: *ptx (malloc'd); 0: none (where gets the cache

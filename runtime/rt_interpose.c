@@ -205,33 +205,15 @@ CUresult cuModuleLoadFatBinary(CUmodule *m, const void *image)
 	return load_any(m, image, 0, NULL, NULL, orig_load_fat, NULL);
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	if (!fseek(f, 0, SEEK_END)) {
-		long n = ftell(f);
-		if (n > 0 && !fseek(f, 0, SEEK_SET) && (buf = malloc((size_t)n + 1))) {
-			if (fread(buf, 1, (size_t)n, f) == (size_t)n) {
-				buf[n] = 0;
-				*len = (size_t)n;
-			} else {
-				free(buf);
-				buf = NULL;
-			}
-		}
-	}
-	fclose(f);
-	return buf;
-}
-
 CUresult cuModuleLoad(CUmodule *m, const char *path)
 {
 	size_t len = 0;
 	bool want = rt_sess() || rt_cev_on(GPUX_CEV_MODULE_LOAD);
-	char *image = want && path ? read_file(path, &len) : NULL;
+	char *image = want && path ? rt_slurp(path, &len) : NULL;
+	if (image && !len) { /* empty: nothing to look at */
+		free(image);
+		image = NULL;
+	}
 	const char *ptx = image ? rt_patch(image, len, RT_AS_LOAD) : NULL;
 	CUresult rc;
 	if (ptx && rt_load_patched(m, ptx, 0, NULL, NULL) == CUDA_SUCCESS) {

@@ -109,25 +109,6 @@ static char **clean_env(void)
 	return env;
 }
 
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	long n = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
-	if (n > 0 && !fseek(f, 0, SEEK_SET) && (buf = malloc((size_t)n + 1)) &&
-	    fread(buf, 1, (size_t)n, f) == (size_t)n) {
-		buf[n] = 0;
-		*len = (size_t)n;
-	} else {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* Waits for pid up to the timeout; its exit status, or -1. */
 static int wait_for(pid_t pid)
 {
@@ -179,10 +160,10 @@ static void *run(const char *ptxas, const char *dir, const char *ptx, unsigned a
 		return NULL;
 	}
 	int status = wait_for(pid);
-	void *cubin = status == 0 ? read_all(out, size) : NULL;
+	void *cubin = status == 0 ? rt_slurp(out, size) : NULL;
 	if (!cubin) {
 		size_t n = 0;
-		char *text = read_all(log, &n);
+		char *text = rt_slurp(log, &n);
 		char *nl = text ? strchr(text, '\n') : NULL;
 		if (nl)
 			*nl = '\0';

@@ -86,8 +86,7 @@ static int roots(struct root r[2])
 	return n;
 }
 
-/* The whole file at path (malloc'd, NUL-terminated, *n bytes), or NULL. */
-static char *slurp(const char *path, size_t *n)
+char *rt_slurp(const char *path, size_t *n)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -115,7 +114,7 @@ static bool same_bytes(const char *path, const void *image, size_t size)
 	if (stat(path, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size != size)
 		return false;
 	size_t n;
-	char *b = slurp(path, &n);
+	char *b = rt_slurp(path, &n);
 	bool same = b && n == size && !memcmp(b, image, size);
 	free(b);
 	return same;
@@ -153,7 +152,7 @@ static int look_in(const char *dir, const void *image, size_t size, char **ptx)
 		/* NAME.cubin -> NAME.ptx */
 		snprintf(path + strlen(path) - 6, 7, ".ptx");
 		size_t len;
-		char *text = slurp(path, &len);
+		char *text = rt_slurp(path, &len);
 		if (!text || strlen(text) != len || !defines_all(text, image, size)) {
 			free(text);
 			continue;

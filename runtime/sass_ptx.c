@@ -237,18 +237,8 @@ static void callback(struct ptx_buf *b, enum ptx_site_kind kind, const struct pt
 			ptx_buf_printf(b, "\tand.pred %%gs_p, %%gs_p, %%gs_ld;\n");
 		if (acc && (pr[i].only & GPUX_SITE_ATOMICS))
 			ptx_buf_printf(b, "\tand.pred %%gs_p, %%gs_p, %%gs_at;\n");
-		ptx_buf_printf(b,
-			       "\t{\n"
-			       "\t.param .b64 gpux_p0;\n"
-			       "\t.param .b64 gpux_p1;\n"
-			       "\t.param .b64 gpux_p2;\n"
-			       "\t.param .b64 gpux_r;\n"
-			       "\tst.param.b64 [gpux_p0], %%gs_c0;\n"
-			       "\tst.param.b64 [gpux_p1], %%gs_c1;\n"
-			       "\tst.param.b64 [gpux_p2], %%gs_c2;\n"
-			       "\t@%%gs_p call (gpux_r), %s, (gpux_p0, gpux_p1, gpux_p2);\n"
-			       "\t}\n",
-			       pr[i].func);
+		static const char *const words[3] = { "%gs_c0", "%gs_c1", "%gs_c2" };
+		ptx_call_probe(b, words, "@%gs_p", pr[i].func, "");
 	}
 	ptx_buf_printf(b, "\tbra gpux_done;\n"
 			  "gpux_nodata:\n"

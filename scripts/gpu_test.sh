@@ -12,6 +12,9 @@
 #       default GPU_BUILD/gpux/gpux; logs in $OUT/e2e/)
 #   scripts/gpu_test.sh bench [PRESET...]    only the overhead benchmarks
 #       (bench/gpu/run.sh; a table, not a test; logs in $OUT/bench/)
+#   scripts/gpu_test.sh gpt2 [ROUNDS]        a GPT-2 training step under
+#       gpux (bench/gpu/gpt2.sh: step times, coverage, cold and warm
+#       JIT; needs PyTorch and transformers; logs in $OUT/gpt2/)
 # With no arguments the core cases run, then the e2e stage when gpux is
 # built (else it says it is skipped), then the fault injection
 # (tests/gpu/e2e/faults.sh: a program that crashes, gpux SIGKILLed
@@ -48,6 +51,7 @@ bench)
 	fi
 	GPUX=$e2e_gpux BENCH_DIR=$dir/bench bash bench/gpu/run.sh "$@"
 	exit ;;
+gpt2) shift; GPUX=$e2e_gpux bash bench/gpu/gpt2.sh "$@"; exit ;;
 esac
 
 # A carried folder may lose the exec bit.
