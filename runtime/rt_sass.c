@@ -444,19 +444,13 @@ static const char *file_of(const void *image)
 }
 
 /* One line per file (a library's thousands of modules are one line),
- * or per module of no file naming its probed kernels; with -v a line
- * per kernel. */
+ * or per module of no file naming its probed kernels; with -v, a line
+ * per kernel as it first runs (rt_sass_launch_slow: a library holds
+ * thousands a job never launches). */
 static void report(const void *image, const struct gpux_names *k)
 {
 	static struct gpux_names told;
 	const char *file = file_of(image);
-	if (rt_sess()->flags & GPUX_SESS_VERBOSE) {
-		char dn[512];
-		for (size_t i = 0; i < k->n; i++)
-			rt_warn("kernel %s: probed through SASS patching",
-				rt_demangle(k->name[i], dn, sizeof(dn)));
-		return;
-	}
 	if (file && gpux_names_has(&told, file))
 		return;
 	if (file) {
@@ -633,6 +627,11 @@ void rt_sass_launch_slow(CUfunction f)
 		for (int w = 0; w < GPUX_SASS_MAX_PROBES / 64; w++)
 			rec.on |= rec.mask[w] != 0;
 		rec.kernel_id = rec.on ? rt_name_id(name) : UINT32_MAX;
+		if (rec.on && (rt_sess()->flags & GPUX_SESS_VERBOSE)) {
+			char dn[512];
+			rt_warn("kernel %s: probed through SASS patching",
+				rt_demangle(name, dn, sizeof(dn)));
+		}
 		CUdeviceptr d = new_record(x);
 		if (d && rt_cu.MemcpyHtoDAsync(d, &rec, sizeof(rec), x->stream) == CUDA_SUCCESS &&
 		    rt_cu.StreamSynchronize(x->stream) == CUDA_SUCCESS) {

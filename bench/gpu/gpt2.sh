@@ -49,7 +49,7 @@ echo "process_alone $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f"
 timeout $T "$gpux" -v -e 'cuda:launch { @t = sum(grid.x * grid.y * grid.z * block.x * block.y * block.z); @launches = count(); } gdev:kernel_exit { @x = count(); }' \
 	-c "$py 3 1" >"$out/paths.txt" 2>&1
 grep -E '^@(t|x|launches):' "$out/paths.txt" | tee -a "$out/medians.txt"
-echo "sass_kernels $(grep -c 'probed through SASS patching' "$out/paths.txt")" | tee -a "$out/medians.txt"
+echo "sass_kernels_launched $(grep -c "^gpux: kernel .*: probed through SASS patching" "$out/paths.txt")" | tee -a "$out/medians.txt"
 echo "ptx_modules $(grep -c 'patched a module' "$out/paths.txt")" | tee -a "$out/medians.txt"
 echo "untouched_lines $(grep -c 'not instrumented' "$out/paths.txt")" | tee -a "$out/medians.txt"
 grep -E 'ptxas compiled' "$out/cold.txt" "$out/paths.txt" | head -3 | tee -a "$out/medians.txt"
