@@ -31,6 +31,7 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_relink.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_triton.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_sass.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_sass_ctx.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_ptxas.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_cache.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_link.c

@@ -18,7 +18,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "rt_ctx_priv.h"
+#include "rt_sass_priv.h"
 #include "rt_hooks.h"
 
 #include <dlfcn.h>
@@ -29,42 +29,26 @@
 #include <unistd.h>
 
 #include "kernel_list.h"
-#include "sass_ptx.h"
 
-/* The entry points of libsanitizer-public.so gpux calls, and the values
- * of sanitizer_callbacks.h and sanitizer_patching.h it passes (stable
- * across releases; tests/rt checks them against the headers when those
- * are installed). */
-enum { SAN_OK = 0 };
-enum { SAN_BLOCK_ENTER = 1, SAN_BLOCK_EXIT = 2, SAN_GLOBAL_ACCESS = 3 };
-typedef int (*san_sub_fn)(void **, void (*)(void *, int, int, const void *), void *);
-static struct {
-	san_sub_fn Subscribe;
-	int (*AddPatches)(const void *, CUcontext);
-	int (*PatchInstructions)(int, CUmodule, const char *);
-	int (*PatchModule)(CUmodule);
-	int (*SetCallbackData)(CUfunction, const void *);
-	int (*GetResultString)(int, const char **);
-} san;
+struct rt_san rt_san;
 
 #define NAMED_KERNELS 3
 
-static int state;         /* 0 off, 1 ready, -1 unavailable (why_not) */
-static char why_not[512];
+static int state;         /* 0 off, 1 ready, -1 unavailable (rt_sass_why) */
+char rt_sass_why[512];
 static void *subscriber;
 __thread bool rt_in_sass; /* the Sanitizer or gpux's own loads are running */
 int rt_sass_active;       /* a module was patched: launches look up records */
 
-/* The session's probes as the callbacks call them. */
-static struct ptx_probe probes[GPUX_SASS_MAX_PROBES];
-static int nprobes;
-static bool kinds[PTX_SITE_COUNT];
+struct ptx_probe rt_sass_probes[GPUX_SASS_MAX_PROBES];
+int rt_sass_nprobes;
+static bool kinds[PTX_SITE_COUNT]; /* the kinds of probes the session has */
 
-static const char *san_err(int rc)
+const char *rt_san_err(int rc)
 {
 	const char *s = NULL;
-	if (san.GetResultString)
-		san.GetResultString(rc, &s);
+	if (rt_san.GetResultString)
+		rt_san.GetResultString(rc, &s);
 	return s ? s : "Sanitizer error";
 }
 
@@ -130,12 +114,12 @@ static bool load_probes(void)
 	struct gpux_sess_hdr *h = rt_sess();
 	const struct gpux_sess_probe *p = gpux_sess_probes(h);
 	for (uint32_t i = 0; i < h->nprobes && i < GPUX_SASS_MAX_PROBES; i++) {
-		probes[i] = (struct ptx_probe){ .kind = (enum ptx_site_kind)p[i].site,
+		rt_sass_probes[i] = (struct ptx_probe){ .kind = (enum ptx_site_kind)p[i].site,
 						.glob = p[i].glob, .func = p[i].func,
 						.only = p[i].only };
 		if (p[i].site < PTX_SITE_COUNT)
 			kinds[p[i].site] = true;
-		nprobes = (int)i + 1;
+		rt_sass_nprobes = (int)i + 1;
 	}
 	return kinds[PTX_SITE_KERNEL_ENTRY] || kinds[PTX_SITE_KERNEL_EXIT] ||
 	       kinds[PTX_SITE_ACCESS];
@@ -148,7 +132,7 @@ static void init_once(void)
 	if (!h || rt_live() || (env && !strcmp(env, "0")) || !load_probes())
 		return;
 	if (h->nprobes > GPUX_SASS_MAX_PROBES) {
-		snprintf(why_not, sizeof(why_not), "more than %d probes", GPUX_SASS_MAX_PROBES);
+		snprintf(rt_sass_why, sizeof(rt_sass_why), "more than %d probes", GPUX_SASS_MAX_PROBES);
 		state = -1;
 		return;
 	}
@@ -156,25 +140,25 @@ static void init_once(void)
 	void *lib = open_library();
 	rt_in_sass = false;
 	if (!lib) {
-		snprintf(why_not, sizeof(why_not),
+		snprintf(rt_sass_why, sizeof(rt_sass_why),
 			 "no Compute Sanitizer library (set GPUX_SANITIZER_LIB)");
 		state = -1;
 		return;
 	}
-	*(void **)&san.Subscribe = rt_real_dlsym(lib, "sanitizerSubscribe");
-	*(void **)&san.AddPatches = rt_real_dlsym(lib, "sanitizerAddPatches");
-	*(void **)&san.PatchInstructions = rt_real_dlsym(lib, "sanitizerPatchInstructions");
-	*(void **)&san.PatchModule = rt_real_dlsym(lib, "sanitizerPatchModule");
-	*(void **)&san.SetCallbackData = rt_real_dlsym(lib, "sanitizerSetCallbackData");
-	*(void **)&san.GetResultString = rt_real_dlsym(lib, "sanitizerGetResultString");
+	*(void **)&rt_san.Subscribe = rt_real_dlsym(lib, "sanitizerSubscribe");
+	*(void **)&rt_san.AddPatches = rt_real_dlsym(lib, "sanitizerAddPatches");
+	*(void **)&rt_san.PatchInstructions = rt_real_dlsym(lib, "sanitizerPatchInstructions");
+	*(void **)&rt_san.PatchModule = rt_real_dlsym(lib, "sanitizerPatchModule");
+	*(void **)&rt_san.SetCallbackData = rt_real_dlsym(lib, "sanitizerSetCallbackData");
+	*(void **)&rt_san.GetResultString = rt_real_dlsym(lib, "sanitizerGetResultString");
 	int rc = -1;
 	rt_in_sass = true;
-	if (san.Subscribe && san.AddPatches && san.PatchInstructions && san.PatchModule &&
-	    san.SetCallbackData)
-		rc = san.Subscribe(&subscriber, no_callback, NULL);
+	if (rt_san.Subscribe && rt_san.AddPatches && rt_san.PatchInstructions && rt_san.PatchModule &&
+	    rt_san.SetCallbackData)
+		rc = rt_san.Subscribe(&subscriber, no_callback, NULL);
 	rt_in_sass = false;
 	if (rc != SAN_OK) {
-		snprintf(why_not, sizeof(why_not), "the Compute Sanitizer library %s",
+		snprintf(rt_sass_why, sizeof(rt_sass_why), "the Compute Sanitizer library %s",
 			 rc == -1 ? "lacks the patching API" : "refused a subscriber");
 		state = -1;
 		return;
@@ -196,7 +180,7 @@ bool rt_sass_can(void)
 
 const char *rt_sass_why_not(void)
 {
-	return state < 0 ? why_not : NULL;
+	return state < 0 ? rt_sass_why : NULL;
 }
 
 /* ---- handle sets: open addressing, lock-free lookups ---- */
@@ -270,165 +254,14 @@ static void pset_clear(struct pset *s)
 	s->n = 0;
 }
 
-/* ---- the patch module, per context ---- */
-
-static unsigned arch_of(int dev)
-{
-	int major = 0, minor = 0;
-	rt_cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-	rt_cu.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-	return (unsigned)(major * 10 + minor);
-}
-
-/* The patch module's cubin for arch and the boot module's PTX: made
- * once per process and architecture. */
-static bool patch_module(unsigned arch, const void **cubin, const char **boot)
-{
-	static struct {
-		unsigned arch;
-		void *cubin;
-		char *boot;
-	} made[4];
-	static int nmade;
-	for (int i = 0; i < nmade; i++)
-		if (made[i].arch == arch) {
-			*cubin = made[i].cubin;
-			*boot = made[i].boot;
-			return true;
-		}
-	if (nmade == 4)
-		return false;
-	struct gpux_sess_hdr *h = rt_sess();
-	struct sass_ptx out;
-	char err[300];
-	if (sass_ptx_make((const char *)h + h->ptx_off, h->ptx_len, probes, nprobes, h->nmaps,
-			  &out, err, sizeof(err))) {
-		snprintf(why_not, sizeof(why_not), "cannot make the patch module: %s", err);
-		return false;
-	}
-	size_t size = 0;
-	void *c = rt_ptxas_tools_patch(out.patch, arch, &size, err, sizeof(err));
-	free(out.patch);
-	if (!c) {
-		free(out.boot);
-		snprintf(why_not, sizeof(why_not), "%s", err);
-		return false;
-	}
-	made[nmade].arch = arch;
-	made[nmade].cubin = c;
-	made[nmade].boot = out.boot;
-	*cubin = c;
-	*boot = made[nmade++].boot;
-	return true;
-}
-
-/* The boot kernel's launch: the patch module's variables' addresses
- * into x->sass_tab; its clock sampler kept for the clock. */
-static bool boot(struct rt_ctx *x, const char *ptx)
-{
-	load_fn load = REAL(H_LOAD, "cuModuleLoadData", load_fn);
-	CUmodule m;
-	CUfunction f;
-	CUdeviceptr tab;
-	size_t n = GPUX_SASS_T_MAPS + rt_sess()->nmaps;
-	if (!load || load(&m, ptx) != CUDA_SUCCESS ||
-	    rt_cu.ModuleGetFunction(&f, m, GPUX_SASS_BOOT) != CUDA_SUCCESS) {
-		snprintf(why_not, sizeof(why_not), "the driver refused the boot module");
-		return false;
-	}
-	int rc = san.PatchInstructions(SAN_BLOCK_ENTER, m, GPUX_SASS_CB_BOOT);
-	if (rc == SAN_OK)
-		rc = san.PatchModule(m);
-	if (rc != SAN_OK || rt_cu.MemAlloc(&tab, n * 8) != CUDA_SUCCESS) {
-		snprintf(why_not, sizeof(why_not), "patching the boot module failed (%s)",
-			 rc != SAN_OK ? san_err(rc) : "no memory");
-		return false;
-	}
-	bool ok = rt_cu.MemsetD8Async(tab, 0, n * 8, x->stream) == CUDA_SUCCESS &&
-		  san.SetCallbackData(f, (const void *)(uintptr_t)tab) == SAN_OK &&
-		  rt_cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, x->stream, NULL, NULL) ==
-			  CUDA_SUCCESS &&
-		  rt_cu.MemcpyDtoHAsync(x->sass_tab, tab, n * 8, x->stream) == CUDA_SUCCESS &&
-		  rt_cu.StreamSynchronize(x->stream) == CUDA_SUCCESS;
-	rt_cu.MemFree(tab);
-	for (size_t i = 0; ok && i < n; i++)
-		ok = x->sass_tab[i] != 0;
-	if (!ok) {
-		snprintf(why_not, sizeof(why_not), "the boot kernel did not report");
-		return false;
-	}
-	if (rt_cu.ModuleGetFunction(&f, m, GPUX_SYM_CLOCK_SAMPLE) == CUDA_SUCCESS) {
-		x->sass_sampler = f;
-		if (!x->clock_done)
-			rt_clock_calibrate(x, f);
-	}
-	return true;
-}
-
-/* The context's patch module, added and set up once. */
-static bool ctx_ready(struct rt_ctx *x)
-{
-	if (x->sass)
-		return x->sass > 0;
-	x->sass = -1;
-	const void *cubin;
-	const char *boot_ptx;
-	if (rt_sess()->nmaps > 64) {
-		snprintf(why_not, sizeof(why_not), "more than 64 maps");
-		return false;
-	}
-	if (!patch_module(arch_of(x->device), &cubin, &boot_ptx))
-		return false;
-	int rc = san.AddPatches(cubin, x->ctx);
-	if (rc != SAN_OK) {
-		snprintf(why_not, sizeof(why_not), "the Sanitizer refused the patch module (%s)",
-			 san_err(rc));
-		return false;
-	}
-	if (!boot(x, boot_ptx))
-		return false;
-	RT_TRACE("sass: context %p: patch module added, booted", (void *)x->ctx);
-	x->sass = 1; /* before setup: rt_ctx_global reaches it now */
-	if (!rt_ctx_setup_sass(x)) {
-		x->sass = -1;
-		snprintf(why_not, sizeof(why_not), "setting up the patch module failed");
-		return false;
-	}
-	return true;
-}
-
-CUresult rt_sass_global(CUdeviceptr *d, size_t *sz, void *handle, const char *name)
-{
-	struct rt_ctx *x = handle;
-	size_t n = strlen(GPUX_SYM_MAP);
-	if (x->sass <= 0)
-		return CUDA_ERROR_NOT_FOUND;
-	if (!strcmp(name, GPUX_SYM_CTL)) {
-		*d = x->sass_tab[GPUX_SASS_T_CTL];
-		*sz = sizeof(struct gpux_ctl);
-	} else if (!strcmp(name, GPUX_SYM_CLOCK_OFF)) {
-		*d = x->sass_tab[GPUX_SASS_T_CLOCK];
-		*sz = sizeof(struct gpux_clock);
-	} else if (!strncmp(name, GPUX_SYM_MAP, n)) {
-		unsigned long i = strtoul(name + n, NULL, 10);
-		if (i >= rt_sess()->nmaps || i >= 64)
-			return CUDA_ERROR_NOT_FOUND;
-		*d = x->sass_tab[GPUX_SASS_T_MAPS + i];
-		*sz = GPUX_MAP_DESC_SIZE;
-	} else {
-		return CUDA_ERROR_NOT_FOUND;
-	}
-	return CUDA_SUCCESS;
-}
-
 /* ---- modules ---- */
 
 static bool kernel_probed(const char *name)
 {
-	for (int i = 0; i < nprobes; i++)
-		if ((probes[i].kind == PTX_SITE_KERNEL_ENTRY ||
-		     probes[i].kind == PTX_SITE_KERNEL_EXIT || probes[i].kind == PTX_SITE_ACCESS) &&
-		    rt_glob_matches(probes[i].glob, name))
+	for (int i = 0; i < rt_sass_nprobes; i++)
+		if ((rt_sass_probes[i].kind == PTX_SITE_KERNEL_ENTRY ||
+		     rt_sass_probes[i].kind == PTX_SITE_KERNEL_EXIT || rt_sass_probes[i].kind == PTX_SITE_ACCESS) &&
+		    rt_glob_matches(rt_sass_probes[i].glob, name))
 			return true;
 	return false;
 }
@@ -495,7 +328,7 @@ static void say_failed(void)
 {
 	static bool told;
 	if (!told)
-		rt_warn("SASS patching failed (%s); kernels without PTX run untouched", why_not);
+		rt_warn("SASS patching failed (%s); kernels without PTX run untouched", rt_sass_why);
 	told = true;
 }
 
@@ -518,7 +351,7 @@ void rt_sass_loaded(void *handle, bool lib, const void *image)
 	    !probed_kernels(m, &k) || !(x = rt_ctx_current()))
 		goto out; /* ours, or nothing to probe */
 	RT_TRACE("sass: module %p: %zu probed kernels", (void *)m, k.n);
-	if (!ctx_ready(x)) {
+	if (!rt_sass_ctx_ready(x)) {
 		say_failed();
 		goto out;
 	}
@@ -534,13 +367,13 @@ void rt_sass_loaded(void *handle, bool lib, const void *image)
 	int rc = SAN_OK;
 	for (size_t i = 0; rc == SAN_OK && i < sizeof(points) / sizeof(points[0]); i++)
 		if (kinds[points[i].kind])
-			rc = san.PatchInstructions(points[i].insn, m, points[i].cb);
+			rc = rt_san.PatchInstructions(points[i].insn, m, points[i].cb);
 	if (rc == SAN_OK)
-		rc = san.PatchModule(m);
+		rc = rt_san.PatchModule(m);
 	if (rc != SAN_OK) {
-		snprintf(why_not, sizeof(why_not), "the Sanitizer could not patch a module (%s)",
-			 san_err(rc));
-		rt_warn("SASS patching failed (%s); its kernels run untouched", why_not);
+		snprintf(rt_sass_why, sizeof(rt_sass_why), "the Sanitizer could not patch a module (%s)",
+			 rt_san_err(rc));
+		rt_warn("SASS patching failed (%s); its kernels run untouched", rt_sass_why);
 		goto out;
 	}
 	RT_TRACE("sass: module %p patched (%zu probed kernels)", (void *)m, k.n);
@@ -572,27 +405,6 @@ void rt_sass_unloaded(void *handle, bool lib)
 
 /* ---- launches ---- */
 
-#define RECS_PER_CHUNK 1024
-
-/* A record slot in x's device memory, or 0. */
-static CUdeviceptr new_record(struct rt_ctx *x)
-{
-	if (!x->nsass_chunks || x->sass_used == RECS_PER_CHUNK) {
-		CUdeviceptr *v = realloc(x->sass_chunks, (size_t)(x->nsass_chunks + 1) * sizeof(*v));
-		if (!v)
-			return 0;
-		x->sass_chunks = v;
-		size_t bytes = RECS_PER_CHUNK * sizeof(struct gpux_sass_kernel);
-		if (rt_cu.MemAlloc(&v[x->nsass_chunks], bytes) != CUDA_SUCCESS)
-			return 0;
-		rt_cu.MemsetD8Async(v[x->nsass_chunks], 0, bytes, x->stream);
-		x->nsass_chunks++;
-		x->sass_used = 0;
-	}
-	return x->sass_chunks[x->nsass_chunks - 1] +
-	       (CUdeviceptr)(x->sass_used++ * sizeof(struct gpux_sass_kernel));
-}
-
 void rt_sass_launch_slow(CUfunction f)
 {
 	if (!f || rt_in_sass || pset_has(&known_fns, f))
@@ -618,11 +430,11 @@ void rt_sass_launch_slow(CUfunction f)
 		 m && pset_has(&patched_mods, m) ? " (patched)" : "");
 	if (m && pset_has(&patched_mods, m) && (x = rt_ctx_current()) && x->sass > 0) {
 		struct gpux_sass_kernel rec = { 0 };
-		for (int i = 0; name && i < nprobes; i++)
-			if ((probes[i].kind == PTX_SITE_KERNEL_ENTRY ||
-			     probes[i].kind == PTX_SITE_KERNEL_EXIT ||
-			     probes[i].kind == PTX_SITE_ACCESS) &&
-			    rt_glob_matches(probes[i].glob, name))
+		for (int i = 0; name && i < rt_sass_nprobes; i++)
+			if ((rt_sass_probes[i].kind == PTX_SITE_KERNEL_ENTRY ||
+			     rt_sass_probes[i].kind == PTX_SITE_KERNEL_EXIT ||
+			     rt_sass_probes[i].kind == PTX_SITE_ACCESS) &&
+			    rt_glob_matches(rt_sass_probes[i].glob, name))
 				rec.mask[i / 64] |= 1ull << (i % 64);
 		for (int w = 0; w < GPUX_SASS_MAX_PROBES / 64; w++)
 			rec.on |= rec.mask[w] != 0;
@@ -632,10 +444,10 @@ void rt_sass_launch_slow(CUfunction f)
 			rt_warn("kernel %s: probed through SASS patching",
 				rt_demangle(name, dn, sizeof(dn)));
 		}
-		CUdeviceptr d = new_record(x);
+		CUdeviceptr d = rt_sass_new_record(x);
 		if (d && rt_cu.MemcpyHtoDAsync(d, &rec, sizeof(rec), x->stream) == CUDA_SUCCESS &&
 		    rt_cu.StreamSynchronize(x->stream) == CUDA_SUCCESS) {
-			int rc = san.SetCallbackData(g, (const void *)(uintptr_t)d);
+			int rc = rt_san.SetCallbackData(g, (const void *)(uintptr_t)d);
 			RT_TRACE("sass: %s: record %#llx, probes %#llx: %d", name,
 				 (unsigned long long)d, (unsigned long long)rec.mask[0], rc);
 		}
@@ -646,26 +458,3 @@ void rt_sass_launch_slow(CUfunction f)
 	pthread_mutex_unlock(&rt_lock);
 }
 
-/* ---- the end ---- */
-
-void rt_sass_ctx_off(struct rt_ctx *x)
-{
-	for (int i = 0; i < x->nsass_chunks; i++)
-		rt_cu.MemsetD8Async(x->sass_chunks[i], 0,
-				    RECS_PER_CHUNK * sizeof(struct gpux_sass_kernel), x->stream);
-}
-
-void rt_sass_finish(struct rt_ctx *x)
-{
-	uint64_t lost = 0;
-	if (x->sass > 0 &&
-	    rt_cu.MemcpyDtoHAsync(&lost, x->sass_tab[GPUX_SASS_T_NODATA], 8, x->stream) ==
-		    CUDA_SUCCESS &&
-	    rt_cu.StreamSynchronize(x->stream) == CUDA_SUCCESS && lost)
-		rt_warn("%llu SASS-patched calls found no kernel record (kernels launched where "
-			"gpux does not see launches); their probes did not fire",
-			(unsigned long long)lost);
-	free(x->sass_chunks);
-	x->sass_chunks = NULL;
-	x->nsass_chunks = 0;
-}
