@@ -81,6 +81,7 @@ struct rt_cu {
 	CUresult (*ModuleGetFunctionCount)(unsigned *, CUmodule);
 	CUresult (*ModuleEnumerateFunctions)(CUfunction *, unsigned, CUmodule);
 	CUresult (*LibraryGetModule)(CUmodule *, CUlibrary);
+	CUresult (*KernelGetLibrary)(CUlibrary *, CUkernel);
 };
 
 /* Resolved on first need; false if libcuda is not loaded (or too old). */

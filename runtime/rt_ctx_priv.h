@@ -104,6 +104,8 @@ bool rt_ctx_setup_sass(struct rt_ctx *x);
 CUresult rt_sass_global(CUdeviceptr *d, size_t *sz, void *handle, const char *name);
 void rt_sass_ctx_off(struct rt_ctx *x);
 void rt_sass_finish(struct rt_ctx *x);
+/* Context c is gone: what was known of its modules goes (rt_lock). */
+void rt_sass_ctx_gone(CUcontext c);
 
 /* Before module or library h goes: its map drop counters into
  * x->gone_drops (rt_snap.c). */

@@ -90,6 +90,7 @@ static bool resolve(void)
 	*(void **)&rt_cu.ModuleGetFunctionCount = rt_cuda_sym("cuModuleGetFunctionCount");
 	*(void **)&rt_cu.ModuleEnumerateFunctions = rt_cuda_sym("cuModuleEnumerateFunctions");
 	*(void **)&rt_cu.LibraryGetModule = rt_cuda_sym("cuLibraryGetModule");
+	*(void **)&rt_cu.KernelGetLibrary = rt_cuda_sym("cuKernelGetLibrary");
 	return true;
 }
 

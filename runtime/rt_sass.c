@@ -183,75 +183,67 @@ const char *rt_sass_why_not(void)
 	return state < 0 ? rt_sass_why : NULL;
 }
 
-/* ---- handle sets: open addressing, lock-free lookups ---- */
+/* ---- launches seen: (function, context), open addressing ---- */
 
-#define SET_CAP (1u << 16)
-#define TOMB ((void *)1)
-struct pset {
-	void **slot; /* SET_CAP entries, allocated on first add */
-	unsigned n;
+/* A CUkernel is one handle in every context, and each context needs its
+ * own record: the key is the pair. Readers take no lock: a writer (under
+ * rt_lock) stores the context, then the function. */
+#define SEEN_CAP (1u << 16)
+struct seen_ent {
+	void *f, *ctx;
 };
-static struct pset patched_mods, known_fns;
+static struct seen_ent *seen;
+static unsigned nseen;
 
-static unsigned slot_of(const void *p)
+static unsigned seen_slot(const void *f, const void *c)
 {
-	uint64_t v = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-	return (unsigned)(v >> 48) & (SET_CAP - 1);
+	uint64_t v = ((uint64_t)(uintptr_t)f ^ ((uint64_t)(uintptr_t)c << 7)) *
+		     0x9e3779b97f4a7c15ull;
+	return (unsigned)(v >> 48) & (SEEN_CAP - 1);
 }
 
-static bool pset_has(const struct pset *s, const void *p)
+static bool seen_has(const void *f, const void *c)
 {
-	void **slot = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
-	if (!slot)
+	struct seen_ent *t = __atomic_load_n(&seen, __ATOMIC_ACQUIRE);
+	if (!t)
 		return false;
-	for (unsigned i = slot_of(p), k = 0; k < SET_CAP; i = (i + 1) & (SET_CAP - 1), k++) {
-		void *v = __atomic_load_n(&slot[i], __ATOMIC_ACQUIRE);
-		if (v == p)
-			return true;
+	for (unsigned i = seen_slot(f, c), k = 0; k < SEEN_CAP; i = (i + 1) & (SEEN_CAP - 1), k++) {
+		void *v = __atomic_load_n(&t[i].f, __ATOMIC_ACQUIRE);
 		if (!v)
 			return false;
+		if (v == f && __atomic_load_n(&t[i].ctx, __ATOMIC_RELAXED) == c)
+			return true;
 	}
 	return false;
 }
 
-/* Under rt_lock. false when full (the caller copes: a slower path). */
-static bool pset_add(struct pset *s, void *p)
+/* Under rt_lock; when full, first launches keep taking the slow path. */
+static void seen_add(void *f, void *c)
 {
-	if (!s->slot) {
-		void **slot = calloc(SET_CAP, sizeof(*slot));
-		if (!slot)
-			return false;
-		__atomic_store_n(&s->slot, slot, __ATOMIC_RELEASE);
+	if (!seen) {
+		struct seen_ent *t = calloc(SEEN_CAP, sizeof(*t));
+		if (!t)
+			return;
+		__atomic_store_n(&seen, t, __ATOMIC_RELEASE);
 	}
-	if (s->n >= SET_CAP / 4 * 3)
-		return false;
-	unsigned i = slot_of(p);
-	while (s->slot[i] && s->slot[i] != TOMB && s->slot[i] != p)
-		i = (i + 1) & (SET_CAP - 1);
-	if (s->slot[i] != p) {
-		__atomic_store_n(&s->slot[i], p, __ATOMIC_RELEASE);
-		s->n++;
-	}
-	return true;
+	if (nseen >= SEEN_CAP / 4 * 3)
+		return;
+	unsigned i = seen_slot(f, c);
+	while (seen[i].f && !(seen[i].f == f && seen[i].ctx == c))
+		i = (i + 1) & (SEEN_CAP - 1);
+	if (seen[i].f)
+		return;
+	__atomic_store_n(&seen[i].ctx, c, __ATOMIC_RELAXED);
+	__atomic_store_n(&seen[i].f, f, __ATOMIC_RELEASE);
+	nseen++;
 }
 
-static void pset_del(struct pset *s, const void *p)
+/* Handles may come back once their module or context is gone. */
+static void seen_clear(void)
 {
-	if (!s->slot)
-		return;
-	for (unsigned i = slot_of(p), k = 0; k < SET_CAP && s->slot[i];
-	     i = (i + 1) & (SET_CAP - 1), k++)
-		if (s->slot[i] == p)
-			__atomic_store_n(&s->slot[i], TOMB, __ATOMIC_RELEASE);
-}
-
-static void pset_clear(struct pset *s)
-{
-	if (!s->slot)
-		return;
-	for (unsigned i = 0; i < SET_CAP; i++)
-		__atomic_store_n(&s->slot[i], NULL, __ATOMIC_RELEASE);
-	s->n = 0;
+	for (unsigned i = 0; seen && i < SEEN_CAP; i++)
+		__atomic_store_n(&seen[i].f, NULL, __ATOMIC_RELEASE);
+	nseen = 0;
 }
 
 /* ---- modules ---- */
@@ -298,8 +290,8 @@ static void report(const void *image, const struct gpux_names *k)
 	for (size_t i = 0; i < k->n && i < NAMED_KERNELS && len < sizeof(list); i++)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
 					rt_demangle(k->name[i], dn, sizeof(dn)));
-	rt_warn("kernel%s %s%s probed through SASS patching (a cubin without PTX)",
-		k->n == 1 ? "" : "s", list, k->n > NAMED_KERNELS ? ", ..." : "");
+	rt_warn("kernel%s %s%s probed through SASS patching (%s)", k->n == 1 ? "" : "s", list,
+		k->n > NAMED_KERNELS ? ", ..." : "", image ? "a cubin without PTX" : "no PTX");
 }
 
 /* The probed kernels of m (names into k); false when none. */
@@ -316,8 +308,10 @@ static bool probed_kernels(CUmodule m, struct gpux_names *k)
 	}
 	for (unsigned i = 0; i < n; i++) {
 		const char *name = NULL;
-		if (rt_cu.FuncGetName(&name, fns[i]) == CUDA_SUCCESS && name &&
-		    kernel_probed(name))
+		if ((rt_cu.FuncGetName(&name, fns[i]) == CUDA_SUCCESS ||
+		     (rt_cu.KernelGetName &&
+		      rt_cu.KernelGetName(&name, (CUkernel)fns[i]) == CUDA_SUCCESS)) &&
+		    name && kernel_probed(name))
 			gpux_names_add(k, name, strlen(name), GPUX_SYM_ENTRY);
 	}
 	free(fns);
@@ -332,21 +326,78 @@ static void say_failed(void)
 	told = true;
 }
 
-void rt_sass_loaded(void *handle, bool lib, const void *image)
+/* Modules seen, patched or not, each in its context (a module handle
+ * is per context and may come back once its context is gone), and the
+ * libraries loaded untouched, whose module in each context is taken at
+ * its first launch there. Under rt_lock. */
+struct mod_rec {
+	CUmodule m;
+	CUcontext ctx;
+	bool patched;
+};
+static struct mod_rec *mods;
+static size_t nmods, capmods;
+struct lib_rec {
+	CUlibrary lib;
+	const void *image;
+};
+static struct lib_rec *libs;
+static size_t nlibs, caplibs;
+
+static struct mod_rec *mod_find(CUmodule m, CUcontext c)
 {
-	if (!rt_sass_can() || rt_in_sass || !rt_cu_ready())
-		return;
+	for (size_t i = 0; i < nmods; i++)
+		if (mods[i].m == m && mods[i].ctx == c)
+			return &mods[i];
+	return NULL;
+}
+
+static void mod_add(CUmodule m, CUcontext c, bool patched)
+{
+	if (nmods == capmods) {
+		size_t cap = capmods ? 2 * capmods : 64;
+		struct mod_rec *v = realloc(mods, cap * sizeof(*v));
+		if (!v)
+			return; /* looked at again at a later first launch */
+		mods = v;
+		capmods = cap;
+	}
+	mods[nmods++] = (struct mod_rec){ m, c, patched };
+}
+
+static const void *lib_image(CUlibrary lib)
+{
+	for (size_t i = 0; i < nlibs; i++)
+		if (libs[i].lib == lib)
+			return libs[i].image;
+	return NULL;
+}
+
+static void lib_add(CUlibrary lib, const void *image)
+{
+	if (nlibs == caplibs) {
+		size_t cap = caplibs ? 2 * caplibs : 64;
+		struct lib_rec *v = realloc(libs, cap * sizeof(*v));
+		if (!v)
+			return;
+		libs = v;
+		caplibs = cap;
+	}
+	libs[nlibs++] = (struct lib_rec){ lib, image };
+}
+
+/* Module m of the current context c, once: patched when a probe fires
+ * in its kernels and it is not gpux's own. rt_lock held, rt_in_sass
+ * set. */
+static void consider(CUmodule m, CUcontext c, const void *image)
+{
 	CUdeviceptr d;
 	size_t sz;
-	CUmodule m = handle;
-	pthread_mutex_lock(&rt_lock);
-	rt_in_sass = true;
-	CUstreamCaptureMode mode = rt_relaxed_begin();
 	struct gpux_names k = { 0 };
 	struct rt_ctx *x;
-	if (lib && (!rt_cu.LibraryGetModule ||
-		    rt_cu.LibraryGetModule(&m, (CUlibrary)handle) != CUDA_SUCCESS))
-		goto out; /* no current context: its kernels run untouched */
+	bool patched = false;
+	if (mod_find(m, c))
+		return;
 	if (rt_cu.ModuleGetGlobal(&d, &sz, m, GPUX_SYM_CTL) == CUDA_SUCCESS ||
 	    !probed_kernels(m, &k) || !(x = rt_ctx_current()))
 		goto out; /* ours, or nothing to probe */
@@ -371,64 +422,115 @@ void rt_sass_loaded(void *handle, bool lib, const void *image)
 	if (rc == SAN_OK)
 		rc = rt_san.PatchModule(m);
 	if (rc != SAN_OK) {
-		snprintf(rt_sass_why, sizeof(rt_sass_why), "the Sanitizer could not patch a module (%s)",
-			 rt_san_err(rc));
+		snprintf(rt_sass_why, sizeof(rt_sass_why),
+			 "the Sanitizer could not patch a module (%s)", rt_san_err(rc));
 		rt_warn("SASS patching failed (%s); its kernels run untouched", rt_sass_why);
 		goto out;
 	}
 	RT_TRACE("sass: module %p patched (%zu probed kernels)", (void *)m, k.n);
-	if (pset_add(&patched_mods, m)) {
-		__atomic_store_n(&rt_sass_active, 1, __ATOMIC_RELEASE);
-		report(image, &k);
-	} else {
-		rt_warn("too many SASS-patched modules; later ones' probes do not fire");
-	}
+	patched = true;
+	__atomic_store_n(&rt_sass_active, 1, __ATOMIC_RELEASE);
+	report(image, &k);
 out:
+	mod_add(m, c, patched);
 	gpux_names_free(&k);
+}
+
+void rt_sass_loaded(void *handle, bool lib, const void *image)
+{
+	if (!rt_sass_can() || rt_in_sass || !rt_cu_ready())
+		return;
+	CUmodule m = handle;
+	CUcontext c = NULL;
+	pthread_mutex_lock(&rt_lock);
+	rt_in_sass = true;
+	CUstreamCaptureMode mode = rt_relaxed_begin();
+	if (lib)
+		lib_add(handle, image);
+	/* a library with no context current: its first launch takes it */
+	if (rt_cu.CtxGetCurrent(&c) == CUDA_SUCCESS && c &&
+	    (!lib || (rt_cu.LibraryGetModule &&
+		      rt_cu.LibraryGetModule(&m, (CUlibrary)handle) == CUDA_SUCCESS)))
+		consider(m, c, image);
+	__atomic_store_n(&rt_sass_active, 1, __ATOMIC_RELEASE);
 	rt_relaxed_end(mode);
 	rt_in_sass = false;
 	pthread_mutex_unlock(&rt_lock);
 }
 
+/* Forgets what it knew of module m in every context (lib: of library
+ * m's modules) and of functions, whose handles may come back. */
 void rt_sass_unloaded(void *handle, bool lib)
 {
-	CUmodule m = handle;
-	if (!__atomic_load_n(&rt_sass_active, __ATOMIC_ACQUIRE) ||
-	    (lib && (!rt_cu.LibraryGetModule ||
-		     rt_cu.LibraryGetModule(&m, (CUlibrary)handle) != CUDA_SUCCESS)))
+	if (!__atomic_load_n(&rt_sass_active, __ATOMIC_ACQUIRE))
 		return;
+	CUmodule m = handle;
 	pthread_mutex_lock(&rt_lock);
-	pset_del(&patched_mods, m);
-	pset_clear(&known_fns); /* handles may come back */
+	if (lib) {
+		for (size_t i = 0; i < nlibs; i++)
+			if (libs[i].lib == handle)
+				libs[i] = libs[--nlibs];
+		if (!rt_cu.LibraryGetModule ||
+		    rt_cu.LibraryGetModule(&m, (CUlibrary)handle) != CUDA_SUCCESS)
+			m = NULL;
+	}
+	for (size_t i = 0; m && i < nmods;)
+		if (mods[i].m == m)
+			mods[i] = mods[--nmods];
+		else
+			i++;
+	seen_clear();
 	pthread_mutex_unlock(&rt_lock);
+}
+
+void rt_sass_ctx_gone(CUcontext c)
+{
+	for (size_t i = 0; i < nmods;)
+		if (mods[i].ctx == c)
+			mods[i] = mods[--nmods];
+		else
+			i++;
+	seen_clear();
 }
 
 /* ---- launches ---- */
 
 void rt_sass_launch_slow(CUfunction f)
 {
-	if (!f || rt_in_sass || pset_has(&known_fns, f))
+	CUcontext c = NULL;
+	if (!f || rt_in_sass || rt_cu.CtxGetCurrent(&c) != CUDA_SUCCESS || !c ||
+	    seen_has(f, c))
 		return;
-	const char *name = rt_launch_name(f).ptx; /* takes rt_lock itself */
 	pthread_mutex_lock(&rt_lock);
 	rt_in_sass = true;
 	CUstreamCaptureMode mode = rt_relaxed_begin();
 	CUmodule m = NULL;
 	CUfunction g = NULL;
 	struct rt_ctx *x = NULL;
-	const char *s = NULL;
+	const char *name = NULL; /* the driver's, as the PTX has it */
 	/* a CUkernel launched as a function (cudart does): the Sanitizer
 	 * takes its function in this context */
-	if (rt_cu.FuncGetName && rt_cu.FuncGetName(&s, f) == CUDA_SUCCESS)
+	bool kernel = false;
+	if (rt_cu.FuncGetName && rt_cu.FuncGetName(&name, f) == CUDA_SUCCESS)
 		g = f;
-	else if (rt_cu.KernelGetName && rt_cu.KernelGetName(&s, (CUkernel)f) == CUDA_SUCCESS &&
-		 rt_cu.KernelGetFunction(&g, (CUkernel)f) != CUDA_SUCCESS)
+	else if (rt_cu.KernelGetName && rt_cu.KernelGetName(&name, (CUkernel)f) == CUDA_SUCCESS &&
+		 !(kernel = rt_cu.KernelGetFunction(&g, (CUkernel)f) == CUDA_SUCCESS))
 		g = NULL;
 	if (g && rt_cu.FuncGetModule && rt_cu.FuncGetModule(&m, g) != CUDA_SUCCESS)
 		m = NULL;
+	/* a library's kernel: its module in this context, taken now if the
+	 * library was loaded with none current, or in another */
+	CUlibrary lib = NULL;
+	if (kernel && rt_cu.KernelGetLibrary &&
+	    rt_cu.KernelGetLibrary(&lib, (CUkernel)f) == CUDA_SUCCESS && !m &&
+	    rt_cu.LibraryGetModule && rt_cu.LibraryGetModule(&m, lib) != CUDA_SUCCESS)
+		m = NULL;
+	if (m)
+		consider(m, c, lib ? lib_image(lib) : NULL);
+	struct mod_rec *r = m ? mod_find(m, c) : NULL;
 	RT_TRACE("sass: launch of %p: function %p, module %p%s", (void *)f, (void *)g, (void *)m,
-		 m && pset_has(&patched_mods, m) ? " (patched)" : "");
-	if (m && pset_has(&patched_mods, m) && (x = rt_ctx_current()) && x->sass > 0) {
+		 r && r->patched ? " (patched)" : "");
+	if (r && r->patched && (x = rt_ctx_current()) && x->sass > 0) {
 		struct gpux_sass_kernel rec = { 0 };
 		for (int i = 0; name && i < rt_sass_nprobes; i++)
 			if ((rt_sass_probes[i].kind == PTX_SITE_KERNEL_ENTRY ||
@@ -452,7 +554,7 @@ void rt_sass_launch_slow(CUfunction f)
 				 (unsigned long long)d, (unsigned long long)rec.mask[0], rc);
 		}
 	}
-	pset_add(&known_fns, f);
+	seen_add(f, c);
 	rt_relaxed_end(mode);
 	rt_in_sass = false;
 	pthread_mutex_unlock(&rt_lock);

@@ -203,4 +203,5 @@ void rt_sass_finish(struct rt_ctx *x)
 	free(x->sass_chunks);
 	x->sass_chunks = NULL;
 	x->nsass_chunks = 0;
+	rt_sass_ctx_gone(x->ctx);
 }

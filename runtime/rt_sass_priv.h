@@ -11,7 +11,6 @@
  * the headers where those are installed). */
 enum { SAN_OK = 0, SAN_INVALID_PARAMETER = 1 };
 enum { SAN_BLOCK_ENTER = 1, SAN_BLOCK_EXIT = 2, SAN_GLOBAL_ACCESS = 3 };
-enum { SAN_DOMAIN_RESOURCE = 3 };
 
 /* The entry points of libsanitizer-public.so gpux calls. */
 struct rt_san {

@@ -303,6 +303,7 @@ void rt_ctx_ended(int dev)
 		return;
 	__atomic_store_n(&x->slot->state, GPUX_SLOT_DONE, __ATOMIC_RELEASE);
 	x->dead = true;
+	rt_sass_ctx_gone(x->ctx);
 }
 
 void rt_ctx_shutdown(void)

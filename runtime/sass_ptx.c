@@ -208,18 +208,20 @@ static void callback(struct ptx_buf *b, enum ptx_site_kind kind, const struct pt
 				  "\tld.param.u32 %%gs_t, [gpux_ssz];\n"
 				  "\tcvt.u64.u32 %%gs_c1, %%gs_t;\n"
 				  "\tld.param.u32 %%gs_t, [gpux_sfl];\n"
-				  "\tand.b32 %%gs_o, %%gs_t, 8;\n"
+				  "\tand.b32 %%gs_o, %%gs_t, %u;\n"
 				  "\tsetp.ne.u32 %%gs_p, %%gs_o, 0;\n"
 				  "\t@%%gs_p bra gpux_done;\n"
-				  "\tand.b32 %%gs_o, %%gs_t, 2;\n"
+				  "\tand.b32 %%gs_o, %%gs_t, %u;\n"
 				  "\tsetp.ne.u32 %%gs_st, %%gs_o, 0;\n"
 				  "\tsetp.eq.u32 %%gs_ld, %%gs_o, 0;\n"
-				  "\tand.b32 %%gs_o, %%gs_t, 3;\n"
-				  "\tsetp.eq.u32 %%gs_at, %%gs_o, 3;\n"
+				  "\tand.b32 %%gs_o, %%gs_t, %u;\n"
+				  "\tsetp.eq.u32 %%gs_at, %%gs_o, %u;\n"
 				  "\tselp.u64 %%gs_x, 4294967296, 0, %%gs_st;\n"
 				  "\tor.b64 %%gs_c1, %%gs_c1, %%gs_x;\n"
 				  "\tselp.u64 %%gs_x, 1099511627776, 0, %%gs_at;\n"
-				  "\tor.b64 %%gs_c1, %%gs_c1, %%gs_x;\n");
+				  "\tor.b64 %%gs_c1, %%gs_c1, %%gs_x;\n",
+				  GPUX_SAN_PREFETCH, GPUX_SAN_WRITE, GPUX_SAN_READ | GPUX_SAN_WRITE,
+				  GPUX_SAN_READ | GPUX_SAN_WRITE);
 	else
 		ptx_buf_printf(b, "\tmov.u64 %%gs_c0, 0;\n\tmov.u64 %%gs_c1, 0;\n");
 	for (int i = 0; i < n && i < GPUX_SASS_MAX_PROBES; i++) {

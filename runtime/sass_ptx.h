@@ -32,6 +32,12 @@
 #define GPUX_SASS_BOOT "gpux_sass_boot"
 #define GPUX_SASS_MAX_PROBES 256
 
+/* The Sanitizer's flags of a memory access (Sanitizer_DeviceMemoryFlags):
+ * an atomic is a read and a write; a prefetch is no access. */
+#define GPUX_SAN_READ 1u
+#define GPUX_SAN_WRITE 2u
+#define GPUX_SAN_PREFETCH 8u
+
 /* A kernel's callback data. on == 0 (or no record at all) and the
  * callbacks call nothing; bit i of mask: probe i fires in this kernel. */
 struct gpux_sass_kernel {

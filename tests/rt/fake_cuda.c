@@ -2153,6 +2153,11 @@ static CUresult get_func(struct fk_mod *m, struct fk_func **f, const char *name)
 	return CUDA_ERROR_NOT_FOUND;
 }
 
+CUcontext fk_current(void)
+{
+	return (CUcontext)cur;
+}
+
 void *fk_load_ptx(const char *text)
 {
 	struct fk_mod *m = NULL;
@@ -2187,9 +2192,27 @@ bool fk_func_of(CUfunction h, void **mod, const char **name)
 	return true;
 }
 
+/* A library's module is the library itself (its globals are per
+ * context already). */
+CUresult cuLibraryGetModule(CUmodule *m, CUlibrary lib)
+{
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!m || !mod_of(lib, true))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*m = (CUmodule)lib;
+	return CUDA_SUCCESS;
+}
+
+static struct fk_mod *any_mod(const void *h)
+{
+	struct fk_mod *x = mod_of(h, false);
+	return x ? x : mod_of(h, true);
+}
+
 CUresult cuModuleGetFunctionCount(unsigned *n, CUmodule m)
 {
-	struct fk_mod *x = mod_of(m, false);
+	struct fk_mod *x = any_mod(m);
 	if (!x || !n)
 		return CUDA_ERROR_INVALID_HANDLE;
 	*n = (unsigned)x->nf;
@@ -2198,7 +2221,7 @@ CUresult cuModuleGetFunctionCount(unsigned *n, CUmodule m)
 
 CUresult cuModuleEnumerateFunctions(CUfunction *fns, unsigned n, CUmodule m)
 {
-	struct fk_mod *x = mod_of(m, false);
+	struct fk_mod *x = any_mod(m);
 	if (!x || !fns || n < (unsigned)x->nf)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (int i = 0; i < x->nf; i++)

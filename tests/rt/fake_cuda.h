@@ -27,6 +27,7 @@ FK_HIDDEN void fk_sass_launch(CUfunction f, uint64_t threads);
  * probe FUNC counts into (-1: none) and whether by kernel; a function's
  * module and name; count() as a probe does it. */
 FK_HIDDEN void *fk_load_ptx(const char *text);
+FK_HIDDEN CUcontext fk_current(void);
 FK_HIDDEN bool fk_global(void *mod, const char *name, CUdeviceptr *d);
 FK_HIDDEN const char *fk_mod_text(void *mod);
 FK_HIDDEN int fk_probe_map(void *mod, const char *probe, bool *by_kernel);

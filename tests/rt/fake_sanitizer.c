@@ -6,7 +6,7 @@
  * would: the boot kernel writes where the patch module's variables are;
  * block enter and exit run the probes the kernel's record selects (their
  * count() for every thread launched); a kernel without a record counts
- * in gpux_sass_nodata. One context, as the tests have. */
+ * in gpux_sass_nodata. Each context has its patch module. */
 #include <cuda.h>
 
 #include <stdint.h>
@@ -18,7 +18,22 @@
 #include "sass_ptx.h"
 
 bool fk_sass_on;
-static void *patch_mod;
+
+#define FK_SASS_CTX 4
+static struct {
+	CUcontext ctx;
+	void *mod;
+} patch_mods[FK_SASS_CTX];
+
+/* The current context's patch module, or NULL. */
+static void *patch_mod_here(void)
+{
+	CUcontext c = fk_current();
+	for (int i = 0; i < FK_SASS_CTX; i++)
+		if (patch_mods[i].mod && patch_mods[i].ctx == c)
+			return patch_mods[i].mod;
+	return NULL;
+}
 
 struct fk_patched {
 	const void *mod;
@@ -47,9 +62,16 @@ int sanitizerSubscribe(void **sub, void *cb, void *ud)
 int sanitizerAddPatches(const void *image, CUcontext ctx);
 int sanitizerAddPatches(const void *image, CUcontext ctx)
 {
-	(void)ctx;
-	patch_mod = image ? fk_load_ptx(image) : NULL;
-	return patch_mod ? 0 : 1;
+	if (!ctx)
+		ctx = fk_current();
+	void *m = image ? fk_load_ptx(image) : NULL;
+	for (int i = 0; m && i < FK_SASS_CTX; i++)
+		if (!patch_mods[i].mod || patch_mods[i].ctx == ctx) {
+			patch_mods[i].ctx = ctx;
+			patch_mods[i].mod = m;
+			return 0;
+		}
+	return 1;
 }
 
 static struct fk_patched *find(const void *mod)
@@ -63,7 +85,7 @@ static struct fk_patched *find(const void *mod)
 int sanitizerPatchInstructions(int id, CUmodule m, const char *cb);
 int sanitizerPatchInstructions(int id, CUmodule m, const char *cb)
 {
-	const char *t = fk_mod_text(patch_mod);
+	const char *t = fk_mod_text(patch_mod_here());
 	char decl[128];
 	snprintf(decl, sizeof(decl), ") %s(", cb);
 	if (!t || !strstr(t, decl) || id < 1 || id > 31)
@@ -119,7 +141,7 @@ static CUdeviceptr data_of(CUfunction f)
 }
 
 /* The boot kernel's callback: the variables' addresses, in order. */
-static void boot(CUdeviceptr ud)
+static void boot(void *patch_mod, CUdeviceptr ud)
 {
 	static const char *const fixed[] = { "gpux_ctl", "gpux_clock_off", "gpux_sass_nodata" };
 	uint64_t *tab = (uint64_t *)(uintptr_t)ud;
@@ -142,8 +164,8 @@ static void boot(CUdeviceptr ud)
 
 /* Callback cb's probes, each counted for every thread when the record
  * selects it. */
-static void callback(const char *cb, const struct gpux_sass_kernel *rec, uint64_t threads,
-		     const char *kernel)
+static void callback(void *patch_mod, const char *cb, const struct gpux_sass_kernel *rec,
+		     uint64_t threads, const char *kernel)
 {
 	const char *t = fk_mod_text(patch_mod), *b, *e;
 	char decl[128];
@@ -172,9 +194,12 @@ void fk_sass_launch(CUfunction f, uint64_t threads)
 	if (!fk_sass_on || !fk_func_of(f, &mod, &name) || !(p = find(mod)))
 		return;
 	CUdeviceptr ud = data_of(f);
+	void *patch_mod = patch_mod_here();
+	if (!patch_mod)
+		return;
 	if (!strcmp(name, GPUX_SASS_BOOT)) {
 		if (ud && (p->points & 2u))
-			boot(ud);
+			boot(patch_mod, ud);
 		return;
 	}
 	static const struct {
@@ -193,6 +218,6 @@ void fk_sass_launch(CUfunction f, uint64_t threads)
 		}
 		const struct gpux_sass_kernel *rec = (const void *)(uintptr_t)ud;
 		if (rec->on)
-			callback(points[i].cb, rec, threads, name);
+			callback(patch_mod, points[i].cb, rec, threads, name);
 	}
 }

@@ -269,6 +269,20 @@ t_sass_patch_filtered() {
 	sed -i 's/ in [0-9.]* ms$/ in N ms/' "$tmp/err" &&
 	same "$tmp/err" sass_patch_verbose.err && same "$tmp/dump" sass_patch_filtered.dump
 }
+# A library loaded before any context: patched in each context at its
+# first launch there (its CUkernels launched as functions), each
+# context counting into its own slot, as the PTX path does.
+t_sass_patch_library() {
+	sass_patch count_ctl 0 "" -- "$RT_DRV_APP" library "$CUBIN" &&
+	same "$tmp/out" drv_library.out && same "$tmp/err" sass_patch_library.err &&
+	same "$tmp/dump" sass_patch.dump && log_lacks 'has no record'
+}
+t_sass_patch_contexts() {
+	sass_patch count_ctl 0 "" -- "$RT_DRV_APP" libctx "$CUBIN" &&
+	same "$tmp/out" libctx.out && same "$tmp/dump" sass_patch_libctx.dump &&
+	[ "$(grep -c '^sanitizer boot: 4 addresses$' "$tmp/log")" = 2 ] ||
+		{ cat "$tmp/log"; fail "a patch module booted in each context"; }
+}
 # No ptxas: the kernels run untouched, and gpux says why, once.
 t_sass_patch_no_ptxas() {
 	GPUX_SANITIZER_LIB=$RT_FAKE_DIR/libcuda.so.1 GPUX_PTXAS=$tmp/no-ptxas \
