@@ -166,6 +166,9 @@ enum rt_patch_as {
  * (PTX text or a cubin) stays valid for the life of the process. size:
  * bytes if known, else 0. */
 const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as);
+/* The file an image lies in (a library's fatbin), for messages, or
+ * NULL. */
+const char *rt_image_file(const void *image);
 /* Whether a pointer is an image we produced. */
 bool rt_image_is_ours(const void *p);
 /* The image the program gave for patched text rt_image_patch returned

@@ -83,8 +83,7 @@ static bool probed(const char *name, bool is_kernel)
 	return false;
 }
 
-/* The file an image lies in (a library's fatbin), for messages. */
-static const char *image_file(const void *image)
+const char *rt_image_file(const void *image)
 {
 	Dl_info di;
 	if (!image || !dladdr(image, &di) || !di.dli_fname || !*di.dli_fname)
@@ -147,7 +146,7 @@ static void report_unpatched(const struct gpux_names *k, const char *why, unsign
 	}
 	if (verbose || !n)
 		return;
-	const char *file = image_file(image);
+	const char *file = rt_image_file(image);
 	if (n == 1)
 		rt_warn("kernel %s not instrumented: %s; it runs untouched%s%s", list, why,
 			lead, hint);

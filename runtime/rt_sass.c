@@ -248,24 +248,20 @@ static void seen_clear(void)
 
 /* ---- modules ---- */
 
+/* Whether probe i fires in kernel name (its PTX name) through SASS. */
+static bool fires_in(int i, const char *name)
+{
+	enum ptx_site_kind k = rt_sass_probes[i].kind;
+	return (k == PTX_SITE_KERNEL_ENTRY || k == PTX_SITE_KERNEL_EXIT || k == PTX_SITE_ACCESS) &&
+	       rt_glob_matches(rt_sass_probes[i].glob, name);
+}
+
 static bool kernel_probed(const char *name)
 {
 	for (int i = 0; i < rt_sass_nprobes; i++)
-		if ((rt_sass_probes[i].kind == PTX_SITE_KERNEL_ENTRY ||
-		     rt_sass_probes[i].kind == PTX_SITE_KERNEL_EXIT || rt_sass_probes[i].kind == PTX_SITE_ACCESS) &&
-		    rt_glob_matches(rt_sass_probes[i].glob, name))
+		if (fires_in(i, name))
 			return true;
 	return false;
-}
-
-/* The file image lies in, for messages, or NULL. */
-static const char *file_of(const void *image)
-{
-	Dl_info di;
-	if (!image || !dladdr(image, &di) || !di.dli_fname || !*di.dli_fname)
-		return NULL;
-	const char *slash = strrchr(di.dli_fname, '/');
-	return slash ? slash + 1 : di.dli_fname;
 }
 
 /* One line per file (a library's thousands of modules are one line),
@@ -275,7 +271,7 @@ static const char *file_of(const void *image)
 static void report(const void *image, const struct gpux_names *k)
 {
 	static struct gpux_names told;
-	const char *file = file_of(image);
+	const char *file = rt_image_file(image);
 	if (file && gpux_names_has(&told, file))
 		return;
 	if (file) {
@@ -533,10 +529,7 @@ void rt_sass_launch_slow(CUfunction f)
 	if (r && r->patched && (x = rt_ctx_current()) && x->sass > 0) {
 		struct gpux_sass_kernel rec = { 0 };
 		for (int i = 0; name && i < rt_sass_nprobes; i++)
-			if ((rt_sass_probes[i].kind == PTX_SITE_KERNEL_ENTRY ||
-			     rt_sass_probes[i].kind == PTX_SITE_KERNEL_EXIT ||
-			     rt_sass_probes[i].kind == PTX_SITE_ACCESS) &&
-			    rt_glob_matches(rt_sass_probes[i].glob, name))
+			if (fires_in(i, name))
 				rec.mask[i / 64] |= 1ull << (i % 64);
 		for (int w = 0; w < GPUX_SASS_MAX_PROBES / 64; w++)
 			rec.on |= rec.mask[w] != 0;
