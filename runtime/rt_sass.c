@@ -2,16 +2,15 @@
  * cubins of unknown origin), probed through NVIDIA's Compute Sanitizer
  * patching API, which inserts calls into SASS.
  *
- *  - At load, when the session has kernel entry, exit or access probes,
- *    libsanitizer-public.so is opened and subscribed to: it must be
- *    before the program's first CUDA call.
- *  - A module loaded untouched whose kernels a probe fires in is patched:
- *    per context, once, the patch module (sass_ptx.c, compiled by
- *    rt_ptxas.c) is added and the boot kernel tells where its variables
- *    are, which are then set up as a patched module's are (rt_ctx.c);
- *    then the module's block enter, block exit and global access points
- *    call the callbacks.
- *  - Each kernel's first launch gives it its record (struct
+ *  - At the program's first cuInit, when the session has kernel entry,
+ *    exit or access probes, libsanitizer-public.so is opened and
+ *    subscribed to: it must be before the driver starts.
+ *  - A module loaded untouched whose kernels a probe fires in is patched,
+ *    once per context (a library with no context current, or used in
+ *    another, at its first launch there): the context's patch module is
+ *    made ready first (rt_sass_ctx.c); then the module's block enter,
+ *    block exit and global access points call the callbacks.
+ *  - Each kernel's first launch in a context gives it its record (struct
  *    gpux_sass_kernel): name id and which probes fire in it.
  * Nothing here may change what the program computes: any failure leaves
  * the module untouched and is said once. */
@@ -38,7 +37,8 @@ static int state;         /* 0 off, 1 ready, -1 unavailable (rt_sass_why) */
 char rt_sass_why[512];
 static void *subscriber;
 __thread bool rt_in_sass; /* the Sanitizer or gpux's own loads are running */
-int rt_sass_active;       /* a module was patched: launches look up records */
+int rt_sass_active;       /* a module was loaded with the Sanitizer on:
+			   * first launches are looked at */
 
 struct ptx_probe rt_sass_probes[GPUX_SASS_MAX_PROBES];
 int rt_sass_nprobes;
