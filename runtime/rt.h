@@ -92,6 +92,8 @@ void *rt_real_dlsym(void *handle, const char *name);
 /* libcuda's own NAME (dlopen'ed by the program already), or NULL. */
 void *rt_cuda_sym(const char *name);
 const char *rt_cu_err(CUresult rc);
+/* Device dev's compute capability as sm_XX's XX (90), or 0. */
+unsigned rt_device_arch(CUdevice dev);
 /* The runtime's own setup may run while the program captures a stream
  * into a graph (lazy loading at the first captured launch): it uses
  * only its own non-blocking stream, in relaxed capture mode. */

@@ -5,6 +5,7 @@
 
 #include "rt.h"
 #include "gpux_dev.h"
+#include "sass_ptx.h" /* the SASS patch module's table */
 
 #define MAX_CTX 16
 #define MAX_MODS 256
@@ -65,7 +66,7 @@ struct rt_ctx {
 	 * patch module's variables (enum gpux_sass_table); its clock
 	 * sampler; the kernels' records, RECS_PER_CHUNK a chunk */
 	int sass;
-	CUdeviceptr sass_tab[3 + 64];
+	CUdeviceptr sass_tab[GPUX_SASS_T_MAPS + GPUX_SASS_MAX_MAPS];
 	CUfunction sass_sampler;
 	CUdeviceptr *sass_chunks;
 	int nsass_chunks;

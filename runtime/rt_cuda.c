@@ -106,6 +106,17 @@ bool rt_cu_ready(void)
 	return state > 0;
 }
 
+unsigned rt_device_arch(CUdevice dev)
+{
+	int major = 0, minor = 0;
+	if (rt_cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+		    CUDA_SUCCESS ||
+	    rt_cu.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+		    CUDA_SUCCESS)
+		return 0;
+	return (unsigned)(major * 10 + minor);
+}
+
 const char *rt_cu_err(CUresult rc)
 {
 	const char *s = NULL;

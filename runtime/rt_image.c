@@ -60,12 +60,9 @@ bool rt_image_is_ours(const void *p)
 static unsigned device_arch(void)
 {
 	CUdevice dev = 0;
-	int major = 0, minor = 0;
 	if (rt_cu.CtxGetDevice(&dev) != CUDA_SUCCESS && rt_cu.DeviceGet(&dev, 0) != CUDA_SUCCESS)
 		return 0;
-	rt_cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-	rt_cu.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-	return (unsigned)(major * 10 + minor);
+	return rt_device_arch(dev);
 }
 
 static bool probed(const char *name, bool is_kernel)

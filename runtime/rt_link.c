@@ -105,14 +105,10 @@ static bool one_arch(unsigned arch)
 		n = 1;
 	for (int i = 0; i < n; i++) {
 		CUdevice d;
-		int major = 0, minor = 0;
-		if (rt_cu.DeviceGet(&d, i) != CUDA_SUCCESS ||
-		    rt_cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-					     d) != CUDA_SUCCESS ||
-		    rt_cu.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-					     d) != CUDA_SUCCESS)
+		unsigned a;
+		if (rt_cu.DeviceGet(&d, i) != CUDA_SUCCESS || !(a = rt_device_arch(d)))
 			continue;
-		if ((unsigned)(major * 10 + minor) != arch)
+		if (a != arch)
 			return false;
 	}
 	return true;

@@ -12,14 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned arch_of(int dev)
-{
-	int major = 0, minor = 0;
-	rt_cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-	rt_cu.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-	return (unsigned)(major * 10 + minor);
-}
-
 /* The patch module's cubin for arch and the boot module's PTX: made
  * once per process and architecture. */
 static bool patch_module(unsigned arch, const void **cubin, const char **boot)
@@ -112,11 +104,11 @@ bool rt_sass_ctx_ready(struct rt_ctx *x)
 	x->sass = -1;
 	const void *cubin;
 	const char *boot_ptx;
-	if (rt_sess()->nmaps > 64) {
-		snprintf(rt_sass_why, sizeof(rt_sass_why), "more than 64 maps");
+	if (rt_sess()->nmaps > GPUX_SASS_MAX_MAPS) {
+		snprintf(rt_sass_why, sizeof(rt_sass_why), "more than %d maps", GPUX_SASS_MAX_MAPS);
 		return false;
 	}
-	if (!patch_module(arch_of(x->device), &cubin, &boot_ptx))
+	if (!patch_module(rt_device_arch(x->device), &cubin, &boot_ptx))
 		return false;
 	int rc = rt_san.AddPatches(cubin, x->ctx);
 	if (rc != SAN_OK) {
@@ -150,7 +142,7 @@ CUresult rt_sass_global(CUdeviceptr *d, size_t *sz, void *handle, const char *na
 		*sz = sizeof(struct gpux_clock);
 	} else if (!strncmp(name, GPUX_SYM_MAP, n)) {
 		unsigned long i = strtoul(name + n, NULL, 10);
-		if (i >= rt_sess()->nmaps || i >= 64)
+		if (i >= rt_sess()->nmaps || i >= GPUX_SASS_MAX_MAPS)
 			return CUDA_ERROR_NOT_FOUND;
 		*d = x->sass_tab[GPUX_SASS_T_MAPS + i];
 		*sz = GPUX_MAP_DESC_SIZE;

@@ -31,6 +31,7 @@
 #define GPUX_SASS_CB_ACCESS "gpux_sb_access"
 #define GPUX_SASS_BOOT "gpux_sass_boot"
 #define GPUX_SASS_MAX_PROBES 256
+#define GPUX_SASS_MAX_MAPS 64 /* the boot table's map slots */
 
 /* The Sanitizer's flags of a memory access (Sanitizer_DeviceMemoryFlags):
  * an atomic is a read and a write; a prefetch is no access. */

@@ -152,7 +152,7 @@ static void boot(void *patch_mod, CUdeviceptr ud)
 			return;
 		tab[n] = d;
 	}
-	for (int i = 0; i < 64; i++, n++) {
+	for (int i = 0; i < GPUX_SASS_MAX_MAPS; i++, n++) {
 		char name[32];
 		snprintf(name, sizeof(name), "gpux_map_%d", i);
 		if (!fk_global(patch_mod, name, &d))
