@@ -315,3 +315,28 @@ void ptx_buf_printf(struct ptx_buf *b, const char *fmt, ...)
 	ptx_buf_put(b, big, (size_t)n);
 	free(big);
 }
+
+char *ptx_func_name(const char *h, bool *is_kernel)
+{
+	*is_kernel = ptx_has_word(h, ".entry");
+	const char *p = strstr(h, *is_kernel ? ".entry" : ".func");
+	p += *is_kernel ? 6 : 5;
+	while (*p == ' ')
+		p++;
+	if (*p == '(') {
+		int depth = 0;
+		for (; *p; p++) {
+			depth += (*p == '(') - (*p == ')');
+			if (!depth)
+				break;
+		}
+		if (*p)
+			p++;
+		while (*p == ' ')
+			p++;
+	}
+	size_t n = strcspn(p, " (;");
+	if (!n)
+		return NULL;
+	return strndup(p, n);
+}

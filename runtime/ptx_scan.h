@@ -44,6 +44,11 @@ size_t ptx_clean(const char *s, size_t n, char *out);
  * *buf, or NULL when out of memory. */
 const char *ptx_clean_tok(const char *s, const struct ptx_tok *t, char **buf, size_t *cap);
 
+/* The function a cleaned head declares (".visible .func (.param .b32 r)
+ * name(" or ".entry name("), malloc'd, *is_kernel for an .entry; NULL
+ * when there is none. */
+char *ptx_func_name(const char *h, bool *is_kernel);
+
 /* Whether cleaned text s has the word w (a directive such as ".entry"),
  * followed by a space, '(' or its end. */
 bool ptx_has_word(const char *s, const char *w);

@@ -78,32 +78,6 @@ static const char *clean(struct rw *rw, const struct ptx_tok *t)
 	return rw->clean;
 }
 
-/* The name in ".visible .func (.param .b32 r) name(" or ".entry name(". */
-static char *func_name(const char *h, bool *is_kernel)
-{
-	*is_kernel = ptx_has_word(h, ".entry");
-	const char *p = strstr(h, *is_kernel ? ".entry" : ".func");
-	p += *is_kernel ? 6 : 5;
-	while (*p == ' ')
-		p++;
-	if (*p == '(') {
-		int depth = 0;
-		for (; *p; p++) {
-			depth += (*p == '(') - (*p == ')');
-			if (!depth)
-				break;
-		}
-		if (*p)
-			p++;
-		while (*p == ' ')
-			p++;
-	}
-	size_t n = strcspn(p, " (;");
-	if (!n)
-		return NULL;
-	return strndup(p, n);
-}
-
 static int begin_fn(struct rw *rw, char *name, bool is_kernel)
 {
 	struct ptx_rewrite_out *out = rw->out;
@@ -268,7 +242,7 @@ int rw_walk(struct rw *rw)
 				break;
 			}
 			bool is_kernel;
-			char *name = func_name(h, &is_kernel);
+			char *name = ptx_func_name(h, &is_kernel);
 			if (!name)
 				return rw_fail(rw, "line %u: function without a name",
 					       ptx_line_of(rw->in->user, t.start));

@@ -22,59 +22,6 @@ static const char *skip_ws(const char *p, const char *end)
 	return p;
 }
 
-static bool word_at(const char *p, const char *end, const char *w)
-{
-	size_t n = strlen(w);
-	return (size_t)(end - p) >= n && !memcmp(p, w, n);
-}
-
-/* A kernel's first line: [.visible|.weak|.extern] .entry NAME; the name
- * goes into name. */
-static bool entry_line(const char *p, const char *end, char *name, size_t cap)
-{
-	p = skip_ws(p, end);
-	static const char *const linkage[] = { ".visible ", ".weak ", ".extern " };
-	for (size_t i = 0; i < sizeof(linkage) / sizeof(linkage[0]); i++)
-		if (word_at(p, end, linkage[i])) {
-			p = skip_ws(p + strlen(linkage[i]), end);
-			break;
-		}
-	if (!word_at(p, end, ".entry") || end - p < 7 || (p[6] != ' ' && p[6] != '\t'))
-		return false;
-	p = skip_ws(p + 6, end);
-	size_t n = 0;
-	while (p + n < end && n + 1 < cap && p[n] != '(' && p[n] != ' ' && p[n] != '\t' &&
-	       p[n] != '\n' && p[n] != '\r')
-		n++;
-	memcpy(name, p, n);
-	name[n] = '\0';
-	return n > 0;
-}
-
-/* The end of the block that starts at p (its braces balanced, comments
- * skipped), or NULL if it never closes. */
-static const char *block_end(const char *p, const char *end)
-{
-	int depth = 0;
-	bool opened = false;
-	while (p < end) {
-		if (p + 1 < end && p[0] == '/' && p[1] == '/') {
-			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			p = nl ? nl : end;
-			continue;
-		}
-		if (*p == '{') {
-			depth++;
-			opened = true;
-		} else if (*p == '}' && --depth == 0 && opened) {
-			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			return nl ? nl + 1 : end;
-		}
-		p++;
-	}
-	return NULL;
-}
-
 /* One operand of "D, A, M;" into buf; the text after its separator. */
 static const char *operand(const char *p, const char *end, char *buf, size_t cap)
 {
@@ -88,9 +35,10 @@ static const char *operand(const char *p, const char *end, char *buf, size_t cap
 	return p < end && (*p == ',' || *p == ';') ? p + 1 : p;
 }
 
-/* redux.sync.OP.TYPE D, A, M; as a loop over the lanes of M, each
- * lane's A read with shfl.sync (ptxas refuses redux in a tools patch).
- * false: not a form we know. */
+/* redux.sync.OP.TYPE D, A, M; (the statement cleaned, in [p, end)) as a
+ * loop over the lanes of M, each lane's A read with shfl.sync (ptxas
+ * refuses redux in a tools patch), in place of the statement. false:
+ * not a form we know. */
 static bool redux(struct ptx_buf *b, const char *p, const char *end, int k)
 {
 	p = skip_ws(p, end) + strlen("redux.sync.");
@@ -116,7 +64,7 @@ static bool redux(struct ptx_buf *b, const char *p, const char *end, int k)
 	if (!*d || !*a || !*m)
 		return false;
 	ptx_buf_printf(b,
-		       "\t{ // %s\n"
+		       "{ // %s\n"
 		       "\t.reg .b32 %%gpux_xm, %%gpux_xs, %%gpux_xa, %%gpux_xv, %%gpux_xl;\n"
 		       "\t.reg .pred %%gpux_xp;\n"
 		       "\tmov.b32 %%gpux_xm, %s;\n"
@@ -136,7 +84,7 @@ static bool redux(struct ptx_buf *b, const char *p, const char *end, int k)
 		       "\tbra gpux_rx%d;\n"
 		       "gpux_rx%d_done:\n"
 		       "\tmov.b32 %s, %%gpux_xa;\n"
-		       "\t}\n",
+		       "\t}",
 		       "redux.sync as shfl.sync", m, a, m, k, k, m, op, type, k, k, d);
 	return true;
 }
@@ -269,48 +217,76 @@ static int fail(struct sass_ptx *out, struct ptx_buf *a, struct ptx_buf *b, char
 	return -1;
 }
 
+/* The kernel whose head (cleaned) is h: NULL when h is no kernel. */
+static char *kernel_of(const char *h)
+{
+	bool kernel = false;
+	char *name = ptx_has_word(h, ".entry") ? ptx_func_name(h, &kernel) : NULL;
+	if (name && !kernel) {
+		free(name);
+		name = NULL;
+	}
+	return name;
+}
+
 int sass_ptx_make(const char *module, size_t len, const struct ptx_probe *probes,
 		  int nprobes, unsigned nmaps, struct sass_ptx *out, char *err, size_t errlen)
 {
 	struct ptx_buf patch = { .max = 4 * len + (1u << 20) };
 	struct ptx_buf boot = { .max = len + (1u << 16) };
-	const char *p = module, *end = module + len;
+	struct ptx_scan sc = { .s = module, .len = len };
+	struct ptx_tok t;
+	char *clean = NULL, why[200];
+	size_t cap = 0, last = 0; /* the module is copied to the patch up to last */
 	int nredux = 0;
 	bool sampler = false;
 	if (nprobes > GPUX_SASS_MAX_PROBES)
 		return fail(out, &patch, &boot, err, errlen, "more probes than SASS patching takes");
-	while (p < end && *p) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *next = nl ? nl + 1 : end;
-		const char *t = skip_ws(p, next);
-		char name[128];
-		if (word_at(t, next, ".version") || word_at(t, next, ".target") ||
-		    word_at(t, next, ".address_size")) {
-			ptx_buf_put(&patch, p, (size_t)(next - p));
-			ptx_buf_put(&boot, p, (size_t)(next - p));
-		} else if (entry_line(p, next, name, sizeof(name))) {
-			const char *e = block_end(p, end);
-			if (!e)
-				return fail(out, &patch, &boot, err, errlen,
-					    "the probe module has an unterminated kernel");
-			if (!strcmp(name, GPUX_SYM_CLOCK_SAMPLE)) {
-				ptx_buf_put(&boot, p, (size_t)(e - p));
+	while (ptx_scan_next(&sc, &t, why, sizeof(why)) == 0 && t.kind != PTX_END) {
+		const char *c = ptx_clean_tok(module, &t, &clean, &cap);
+		char *kernel = t.kind == PTX_HEAD && c ? kernel_of(c) : NULL;
+		if (!c) {
+			free(clean);
+			return fail(out, &patch, &boot, err, errlen, "out of memory");
+		}
+		if (t.kind == PTX_LINE && (ptx_has_word(c, ".version") ||
+					   ptx_has_word(c, ".target") ||
+					   ptx_has_word(c, ".address_size"))) {
+			ptx_buf_put(&boot, module + t.start, t.end - t.start);
+			ptx_buf_put(&boot, "\n", 1);
+		} else if (kernel) {
+			/* tools patches hold no kernels: the clock sampler goes
+			 * to the boot module, the rest nowhere */
+			ptx_buf_put(&patch, module + last, t.start - last);
+			bool closed = ptx_scan_skip_block(&sc, why, sizeof(why)) == 0;
+			if (closed && !strcmp(kernel, GPUX_SYM_CLOCK_SAMPLE)) {
+				ptx_buf_put(&boot, module + t.start, sc.pos - t.start);
+				ptx_buf_put(&boot, "\n", 1);
 				sampler = true;
 			}
-			next = e;
-		} else if (word_at(t, next, "redux.sync.")) {
-			if (!redux(&patch, t, next, nredux++))
+			free(kernel);
+			last = sc.pos;
+			if (!closed) {
+				free(clean);
 				return fail(out, &patch, &boot, err, errlen,
-					    "the probe module has a redux.sync of an unknown form");
-		} else if (memmem(p, (size_t)(next - p), "redux.", 6) &&
-			   !memmem(p, (size_t)(next - p), "//", 2)) {
-			return fail(out, &patch, &boot, err, errlen,
-				    "the probe module has a guarded redux.sync");
-		} else {
-			ptx_buf_put(&patch, p, (size_t)(next - p));
+					    "the probe module has an unterminated kernel");
+			}
+		} else if (t.kind == PTX_STMT && strstr(c, "redux.")) {
+			ptx_buf_put(&patch, module + last, t.start - last);
+			last = t.end;
+			if (strncmp(c, "redux.sync.", 11) ||
+			    !redux(&patch, c, c + strlen(c), nredux++)) {
+				free(clean);
+				return fail(out, &patch, &boot, err, errlen,
+					    "the probe module has a redux.sync of a form gpux cannot "
+					    "rewrite");
+			}
 		}
-		p = next;
 	}
+	free(clean);
+	if (t.kind != PTX_END)
+		return fail(out, &patch, &boot, err, errlen, why);
+	ptx_buf_put(&patch, module + last, len - last);
 	if (!sampler)
 		return fail(out, &patch, &boot, err, errlen,
 			    "the probe module lacks the helper library's clock sampler");
