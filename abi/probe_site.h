@@ -41,6 +41,13 @@ enum ptx_site_kind {
  * thread's count in context word 0 (addr) when it is not 0. */
 #define GPUX_SITE_COUNT 8u
 #define GPUX_COUNTED_SUFFIX "_n"
+/* A kernel_exit probe whose effect does not depend on when in the
+ * thread's life it runs (it only aggregates lifelong values: the
+ * kernel, the thread's indices, no clock): SASS patching may call it
+ * when the thread starts, through the Sanitizer's block-enter hook,
+ * whose fixed cost is nil where the block-exit hook's is not. Its maps
+ * differ only if a kernel faults before its threads exit. */
+#define GPUX_SITE_ANYTIME 16u
 
 /* r1 on entry to a probe: one context per lane, 8-byte aligned, in
  * memory generic loads reach (the trampoline's .local buffer). */

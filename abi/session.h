@@ -177,7 +177,9 @@ struct gpux_sess_hrec {
  * whose PTX name matches glob ("" matches all). */
 struct gpux_sess_probe {
 	uint32_t site;
-	uint32_t only; /* access sites: GPUX_SITE_* bits all required (0: all) */
+	uint32_t only; /* GPUX_SITE_* (abi/probe_site.h): for access sites the
+			* instructions it takes (0: all), and what the runtime
+			* may do with the probe */
 	char glob[184];
 	char func[64];
 };

@@ -81,6 +81,8 @@ static struct gpux_sess_probe *probe_table(struct dev_session *ds, uint32_t *n,
 				t[k].only = site == PTX_SITE_ACCESS ? p->access_only : 0;
 				if (site == PTX_SITE_ACCESS && p->counted.ninsns)
 					t[k].only |= GPUX_SITE_COUNT;
+				if (site == PTX_SITE_KERNEL_EXIT && p->anytime)
+					t[k].only |= GPUX_SITE_ANYTIME;
 				strcpy(t[k].glob, glob);
 				strcpy(t[k].func, p->func_name);
 				k++;

@@ -334,10 +334,77 @@ bool dev_only_counts(const struct node *p)
 		k->u.ident.builtin && !strcmp(k->u.ident.builtin->name, "kernel"));
 }
 
+/* An expression a thread evaluates to the same value at any point of its
+ * life: constants and lifelong builtins, combined without reading
+ * memory, maps or variables. */
+static bool lifelong(const struct node *e)
+{
+	switch (e->kind) {
+	case N_INT:
+	case N_STR:
+	case N_POSITIONAL:
+		return true;
+	case N_IDENT:
+		return e->u.ident.kind == ID_BUILTIN && e->u.ident.builtin &&
+		       e->u.ident.builtin->lifelong;
+	case N_FIELD:
+		return !e->u.field.arrow && lifelong(e->u.field.base);
+	case N_BINOP:
+		return e->u.binop.op != OP_INDEX && lifelong(e->u.binop.lhs) &&
+		       lifelong(e->u.binop.rhs);
+	case N_UNOP:
+		return e->u.unop.op != OP_DEREF && lifelong(e->u.unop.operand);
+	case N_TERNARY:
+		return lifelong(e->u.ternary.cond) && lifelong(e->u.ternary.then) &&
+		       lifelong(e->u.ternary.els);
+	case N_CAST:
+		return !e->u.cast.stars && lifelong(e->u.cast.operand);
+	case N_TUPLE:
+		for (const struct node *x = e->u.tuple.elems; x; x = x->next)
+			if (!lifelong(x))
+				return false;
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool dev_runs_anytime(const struct node *p)
+{
+	static const char *const aggs[] = { "count", "sum", "min",  "max",
+					    "avg",   "stats", "hist", "lhist" };
+	const struct node *b = p->u.probe.body;
+	const struct node *st = b && b->kind == N_BLOCK ? b->u.block.stmts : NULL;
+	if (!st || (p->u.probe.pred && !lifelong(p->u.probe.pred)))
+		return false;
+	for (; st; st = st->next) {
+		if (st->kind != N_ASSIGN || st->u.assign.op != OP_ASSIGN)
+			return false;
+		const struct node *m = st->u.assign.target, *v = st->u.assign.value;
+		if (m->kind != N_MAP || v->kind != N_CALL)
+			return false;
+		bool agg = false;
+		for (size_t i = 0; i < sizeof(aggs) / sizeof(aggs[0]); i++)
+			agg |= !strcmp(v->u.call.name, aggs[i]);
+		if (!agg)
+			return false;
+		for (const struct node *k = m->u.map.keys; k; k = k->next)
+			if (!lifelong(k))
+				return false;
+		for (const struct node *a = v->u.call.args; a; a = a->next)
+			if (!lifelong(a))
+				return false;
+	}
+	return true;
+}
+
 void dev_map_facts(struct program *prog, struct dev_module *mod)
 {
-	for (int i = 0; i < mod->nprobes; i++)
-		mod->probes[i].access_only = access_only(mod->probes[i].node->u.probe.pred);
+	for (int i = 0; i < mod->nprobes; i++) {
+		const struct node *p = mod->probes[i].node;
+		mod->probes[i].access_only = access_only(p->u.probe.pred);
+		mod->probes[i].anytime = dev_runs_anytime(p);
+	}
 	read_on_device(mod);
 	mod->reads_clock = false;
 	for (struct node *p = prog->probes; p && !mod->reads_clock; p = p->next)

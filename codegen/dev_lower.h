@@ -75,6 +75,7 @@ struct dev_probe {
 	/* GPUX_SITE_* (abi/probe_site.h) its predicate requires of an
 	 * access instruction: the runtime splices it at those alone */
 	unsigned access_only;
+	bool anytime; /* dev_runs_anytime */
 	/* An access probe that only counts (GPUX_SITE_COUNT): its counted
 	 * form, count() as sum(addr) without the predicate, named
 	 * func_name + GPUX_COUNTED_SUFFIX; ninsns 0 when there is none. */
@@ -132,5 +133,11 @@ void dev_map_facts(struct program *prog, struct dev_module *mod);
  * nothing or the kernel, its predicate settled per instruction: it gets
  * a counted form (struct dev_probe.counted). */
 bool dev_only_counts(const struct node *p);
+/* Whether device probe p does the same whenever in a thread's life it
+ * runs: its statements only aggregate into maps, and its predicate, keys
+ * and values are lifelong (no clock, memory, map or variable read, no
+ * printf). Its kernel_exit sites may then be served at the thread's
+ * start (GPUX_SITE_ANYTIME). */
+bool dev_runs_anytime(const struct node *p);
 
 #endif

@@ -66,7 +66,9 @@ void dev_dump_bpf(FILE *out, const struct program *prog, const struct dev_module
 			if (!*maps[m].name)
 				maps[m].name = "@";
 		}
-		fprintf(out, "%s%s: %s\n", k ? "\n" : "", dp->func_name, p->name);
+		/* anytime: it may run at any point of a thread's life */
+		fprintf(out, "%s%s: %s%s\n", k ? "\n" : "", dp->func_name, p->name,
+			dp->anytime ? " ; anytime" : "");
 		for (int m = 0; m < p->nmaps; m++) {
 			const struct dev_map_meta *meta = &mod->map_meta[m];
 			fprintf(out, ".map %s %u %u %u", maps[m].name,

@@ -137,6 +137,9 @@ struct builtin {
 	/* read with a kernel helper the userspace VMs do not have: only in
 	 * probes the kernel runs (RUNNER_KERNEL) */
 	bool kernel_only;
+	/* on the device: the same at every point of a thread's life (not a
+	 * clock, not where or with whom the thread runs now) */
+	bool lifelong;
 };
 
 struct action {

@@ -49,7 +49,8 @@ struct ptx_probe {
 	enum ptx_site_kind kind;
 	const char *glob; /* on the PTX (mangled) function name; NULL: all */
 	const char *func; /* the JIT'ed probe: "gpux_probe_0" */
-	unsigned only;    /* access: GPUX_SITE_* the instruction must be (0: any) */
+	unsigned only;    /* GPUX_SITE_*: for access, what the instruction must be
+			   * (0: any) */
 };
 
 struct ptx_func_sites {

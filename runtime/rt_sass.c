@@ -42,7 +42,7 @@ int rt_sass_active;       /* a module was loaded with the Sanitizer on:
 
 struct ptx_probe rt_sass_probes[GPUX_SASS_MAX_PROBES];
 int rt_sass_nprobes;
-static bool kinds[PTX_SITE_COUNT]; /* the kinds of probes the session has */
+static bool kinds[PTX_SITE_COUNT]; /* the patch points the session's probes need */
 
 const char *rt_san_err(int rc)
 {
@@ -118,7 +118,7 @@ static bool load_probes(void)
 						.glob = p[i].glob, .func = p[i].func,
 						.only = p[i].only };
 		if (p[i].site < PTX_SITE_COUNT)
-			kinds[p[i].site] = true;
+			kinds[sass_ptx_point(&rt_sass_probes[i])] = true;
 		rt_sass_nprobes = (int)i + 1;
 	}
 	return kinds[PTX_SITE_KERNEL_ENTRY] || kinds[PTX_SITE_KERNEL_EXIT] ||

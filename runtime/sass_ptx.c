@@ -173,7 +173,7 @@ static void callback(struct ptx_buf *b, enum ptx_site_kind kind, const struct pt
 	else
 		ptx_buf_printf(b, "\tmov.u64 %%gs_c0, 0;\n\tmov.u64 %%gs_c1, 0;\n");
 	for (int i = 0; i < n && i < GPUX_SASS_MAX_PROBES; i++) {
-		if (pr[i].kind != kind)
+		if (sass_ptx_point(&pr[i]) != kind)
 			continue;
 		ptx_buf_printf(b,
 			       "\tld.u64 %%gs_m, [%%gs_u+%zu];\n"
@@ -199,10 +199,17 @@ static void callback(struct ptx_buf *b, enum ptx_site_kind kind, const struct pt
 			  "\tret;\n}\n");
 }
 
-static bool has_kind(const struct ptx_probe *pr, int n, enum ptx_site_kind kind)
+enum ptx_site_kind sass_ptx_point(const struct ptx_probe *p)
+{
+	return p->kind == PTX_SITE_KERNEL_EXIT && (p->only & GPUX_SITE_ANYTIME)
+		       ? PTX_SITE_KERNEL_ENTRY
+		       : p->kind;
+}
+
+static bool has_point(const struct ptx_probe *pr, int n, enum ptx_site_kind kind)
 {
 	for (int i = 0; i < n; i++)
-		if (pr[i].kind == kind)
+		if (sass_ptx_point(&pr[i]) == kind)
 			return true;
 	return false;
 }
@@ -296,7 +303,7 @@ int sass_ptx_make(const char *module, size_t len, const struct ptx_probe *probes
 	static const enum ptx_site_kind kinds[] = { PTX_SITE_KERNEL_ENTRY, PTX_SITE_KERNEL_EXIT,
 						    PTX_SITE_ACCESS };
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-		if (has_kind(probes, nprobes, kinds[k]))
+		if (has_point(probes, nprobes, kinds[k]))
 			callback(&patch, kinds[k], probes, nprobes);
 	ptx_buf_printf(&boot, "\n.visible .entry " GPUX_SASS_BOOT "()\n{\n\tret;\n}\n");
 	if (patch.full || patch.oom || boot.full || boot.oom)

@@ -59,6 +59,12 @@ struct sass_ptx {
 	char *patch, *boot; /* NUL-terminated, malloc'd */
 };
 
+/* The patch point the Sanitizer calls probe p from: the one of its
+ * kind, but block enter for a kernel_exit probe marked
+ * GPUX_SITE_ANYTIME (the block-exit hook costs the GPU about 2.3 ns a
+ * warp whatever it calls; the block-enter hook nothing: bench/gpu). */
+enum ptx_site_kind sass_ptx_point(const struct ptx_probe *p);
+
 /* 0, or -1 with err set (out is empty then). probes[i] is probe i of
  * the session; only kernel entry, kernel exit and access probes are
  * called (the Sanitizer has no device function boundaries by name). */

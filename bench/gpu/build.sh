@@ -2,7 +2,8 @@
 # Build the GPU overhead benchmarks into OUTDIR (default build-gpu/bench):
 # vecadd_bench and gemm_bench (compute_80 PTX for gpux to rewrite + sm_90
 # SASS, static cudart, like the e2e programs), atomics_bench and
-# clock_drift (sm_90 only: they run without gpux), plus run.sh.
+# clock_drift (sm_90 only: they run without gpux), sass_floor/ (the
+# Compute Sanitizer's hooks without gpux), plus run.sh.
 #   bench/gpu/build.sh [OUTDIR]          env: NVCC, CUDA_HOME
 set -euo pipefail
 src=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +22,7 @@ flags=(-O3 -std=c++17 -I"$src" -Xcompiler -Wall,-Wextra
 	"$src/atomics_bench.cu" -o "$out/atomics_bench"
 "$nvcc" -O3 -std=c++17 -Xcompiler -Wall,-Wextra -gencode arch=compute_90,code=sm_90 \
 	"$src/clock_drift.cu" -o "$out/clock_drift"
+bash "$src/sass_floor/build.sh" "$out/sass_floor"
 cp "$src/run.sh" "$src/launch.sh" "$out/"
 chmod +x "$out/run.sh" "$out/launch.sh"
-echo "bench build: vecadd_bench gemm_bench kernels20 launch_bench atomics_bench clock_drift in $out"
+echo "bench build: vecadd_bench gemm_bench kernels20 launch_bench atomics_bench clock_drift sass_floor in $out"

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # GPT-2-small training step under gpux (issue 37's figures), on the GPU
 # machine: the step time alone, with a kernel-level probe (cuda:launch
-# counting), and with a counting gdev:kernel_exit on every kernel (SASS
-# patching for PyTorch's and cuBLAS's kernels), in alternated rounds,
+# counting), with a counting gdev:kernel_exit on every kernel (SASS
+# patching for PyTorch's and cuBLAS's kernels: a count is lifelong, so
+# the Sanitizer's block-enter hook serves it), and with the same count
+# behind a predicate that is not lifelong (/activelanes > 0/: the
+# block-exit hook, what any kernel_exit probe reading a clock, sm or
+# memory costs), in alternated rounds,
 # medians; then the first run with gpux's cache cold against warm (the
 # whole process: ptxas, patching, first launches); then whether every
 # thread launched reached a probe (threads from cuda:launch against
@@ -26,13 +30,16 @@ run() { # NAME [gpux -e PROGRAM]
 }
 LAUNCH='cuda:launch { @l = count(); }'
 EXIT='gdev:kernel_exit { @x = count(); }'
+EXIT_HOOK='gdev:kernel_exit /activelanes > 0/ { @x = count(); }'
 run warm_cache "$EXIT" >/dev/null # fills gpux's cache
+run warm_cache2 "$EXIT_HOOK" >/dev/null
 for r in $(seq "$rounds"); do
 	run "alone.$r"
 	run "kernel_level.$r" "$LAUNCH"
 	run "exit_count.$r" "$EXIT"
+	run "exit_hook.$r" "$EXIT_HOOK"
 done | tee "$out/rounds.txt"
-for c in alone kernel_level exit_count; do
+for c in alone kernel_level exit_count exit_hook; do
 	grep "^$c\." "$out/rounds.txt" | awk -v c=$c '{print $2}' | sort -n |
 		awk -v c=$c '{v[NR]=$1} END {m = NR % 2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2; printf "median %s %.2f ms (%d runs)\n", c, m, NR}'
 done | tee "$out/medians.txt"

@@ -12,10 +12,13 @@ tool=$1 gpux=$2 ptxas=$3 golden=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-# NAME|PROGRAM|PROBES (KIND[:ONLY]:FUNC, in the program's order)
+# NAME|PROGRAM|PROBES (KIND[:ONLY]:FUNC, in the program's order; ONLY as
+# the controller writes it: 16 is GPUX_SITE_ANYTIME, a kernel_exit probe
+# of lifelong values, which the block-enter callback calls)
 cases=(
-	'count_exit|gdev:kernel_exit { @[kernel] = count(); }|exit:gpux_probe_0'
-	'entry_exit|gdev:kernel_entry { @in[kernel] = count(); } gdev:kernel_exit { @out = hist(lane); }|entry:gpux_probe_0 exit:gpux_probe_1'
+	'count_exit|gdev:kernel_exit { @[kernel] = count(); }|exit:16:gpux_probe_0'
+	'clock_exit|gdev:kernel_exit { @t[kernel] = max(nsecs); }|exit:gpux_probe_0'
+	'entry_exit|gdev:kernel_entry { @in[kernel] = count(); } gdev:kernel_exit { @out = hist(lane); }|entry:gpux_probe_0 exit:16:gpux_probe_1'
 	'store_bytes|gdev:access /store/ { @bytes[kernel] = sum(size); }|access:1:gpux_probe_0'
 	'loads_printf|gdev:access /!store/ { @pages[addr >> 21] = count(); } gdev:kernel_exit /lane == 0/ { printf("%s %d\n", kernel, sm); }|access:2:gpux_probe_0 exit:gpux_probe_1'
 	'atomics_func|gdev:access /atomic/ { @a = count(); } gdev:func_entry { @f = count(); }|access:4:gpux_probe_0 func_entry:gpux_probe_1'

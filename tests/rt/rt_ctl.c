@@ -5,7 +5,8 @@
  *     --ptx FILE        the probe module (gpux --emit DIR's device.ptx)
  *     --link-ptx FILE   its form for the helper library's cubin
  *                       (device.link.ptx; unset: none in the segment)
- *     --probe S:GLOB:F  a probe table entry: site number, glob, function
+ *     --probe S[/O]:GLOB:F  a probe table entry: site number (and its
+ *                       GPUX_SITE_* bits), glob, function
  *     --map K:V:N       a map: key bytes, value bytes, max entries
  *     --preload LIBS    LD_PRELOAD for the command (unset: left alone)
  *     --no-session      do not set GPUX_SESSION_FD
@@ -259,6 +260,9 @@ int main(int argc, char **argv)
 			    strlen(c2 + 1) >= sizeof(probes[0].func))
 				die("bad --probe %s", v);
 			probes[np].site = (uint32_t)atoi(v);
+			const char *o = strchr(v, '/');
+			if (o && o < c1)
+				probes[np].only = (uint32_t)atoi(o + 1);
 			memcpy(probes[np].glob, c1 + 1, (size_t)(c2 - c1 - 1));
 			strcpy(probes[np].func, c2 + 1);
 			np++;

@@ -262,6 +262,18 @@ t_sass_patch() {
 	log_has '^sanitizer subscribed$' && log_has '^sanitizer boot: 4 addresses$' &&
 	log_has '^sanitizer patch point 2: gpux_sb_exit$' && log_lacks 'has no record'
 }
+# A kernel_exit probe of lifelong values (GPUX_SITE_ANYTIME, as the
+# controller marks `@[kernel] = count()`): called from the block-enter
+# patch point, none at block exit, the same counts.
+t_sass_patch_anytime() {
+	probes "$COUNT" &&
+	sass_patch ctl 0 --ptx "$tmp/emit/device.ptx" --probe "1/16::gpux_probe_0" --map 8:8:4096 \
+		-- "$RT_DRV_APP" module "$CUBIN" &&
+	same "$tmp/out" drv_module.out && same "$tmp/err" sass_patch.err &&
+	same "$tmp/dump" sass_patch.dump &&
+	log_has '^sanitizer patch point 1: gpux_sb_enter$' && log_lacks 'patch point 2' &&
+	log_lacks 'has no record'
+}
 # With -v, a line per kernel; a probe filtered to one kernel counts it
 # alone (the other's record selects no probe).
 t_sass_patch_filtered() {

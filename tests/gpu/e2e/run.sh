@@ -181,6 +181,11 @@ add sass_only './sass_only' "$EXIT_COUNT" 'exact; stderr_has "SASS patching"'
 add sass_only_store_bytes './sass_only' "$STORE_BYTES" exact
 add sass_only_access './sass_only' "$ACCESS_COUNT" exact
 add sass_only_off './sass_only' "$EXIT_COUNT" 'exact; stderr_has sassOnlyKernel PTX' '' 'GPUX_SASS=0'
+# A kernel_exit probe of lifelong values runs from the Sanitizer's
+# block-enter hook (GPUX_SITE_ANYTIME), one reading sm from its block-exit
+# hook: both see every thread once.
+add sass_only_two_hooks './sass_only' 'gdev:kernel_exit { @a = count(); } gdev:kernel_exit { @b = count(); @sm = max(sm); }' \
+	'last_value a 10240; same_values a b; only_maps a b sm'
 add sass_mixed './sass_mixed' "$EXIT_COUNT" \
 	"has_line '@[ptxPart(float*, int)]: 10240'; has_line '@[sassPart(float*, int)]: 10240'; only_maps ''"
 
@@ -212,6 +217,8 @@ add torch_sass "$py torch_matmul.py" "$LAUNCHED_EXITS" \
 add torch_sass_entry "$py torch_matmul.py" "$LAUNCHED_ENTRIES" \
 	"same_values t x; positive x" '' '' "$TORCH"
 add torch_eltwise_exits "$py torch_eltwise.py" "$LAUNCHED_EXITS" \
+	"same_values t x; positive x" '' '' "$TORCH"
+add torch_eltwise_exit_hook "$py torch_eltwise.py" "${LAUNCHED_EXITS/@x = count();/@x = count(); @sm = max(sm);}" \
 	"same_values t x; positive x" '' '' "$TORCH"
 add torch_eltwise_store "$py torch_eltwise.py" 'gdev:access:*CUDAFunctor_add* /store/ { @b = sum(size); }' \
 	"has_line '@b: 4194304'; only_maps b" '' '' "$TORCH"
