@@ -40,7 +40,7 @@
 #define GPUX_SESS_MAX_HOSTS 16
 #define GPUX_SESS_HRING_SIZE (256u << 10) /* per host region, a power of two */
 #define GPUX_SESS_MAX_MSGS 256
-#define GPUX_SESS_MSG_LEN 248
+#define GPUX_SESS_MSG_LEN 504 /* a message of the runtime, cut (and marked) beyond */
 
 /* Header flags (hdr.flags), set by the controller. */
 #define GPUX_SESS_VERBOSE 1u /* the runtime reports each module it patches */

@@ -286,8 +286,13 @@ static void report(const void *image, const struct gpux_names *k)
 	for (size_t i = 0; i < k->n && i < NAMED_KERNELS && len < sizeof(list); i++)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
 					rt_demangle(k->name[i], dn, sizeof(dn)));
-	rt_warn("kernel%s %s%s probed through SASS patching (%s)", k->n == 1 ? "" : "s", list,
-		k->n > NAMED_KERNELS ? ", ..." : "", image ? "a cubin without PTX" : "no PTX");
+	/* names last: a line too long for the session's message is cut there */
+	const char *what = image ? "a cubin without PTX" : "no PTX";
+	if (k->n == 1)
+		rt_warn("kernel %s probed through SASS patching (%s)", list, what);
+	else
+		rt_warn("%zu kernels probed through SASS patching (%s): %s%s", k->n, what, list,
+			k->n > NAMED_KERNELS ? ", ..." : "");
 }
 
 /* The probed kernels of m (names into k); false when none. */

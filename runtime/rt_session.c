@@ -118,9 +118,11 @@ static bool to_controller(const char *text)
 	}
 	struct gpux_sess_msg *m = gpux_sess_msgs(root) + i;
 	m->pid = (uint32_t)getpid();
-	size_t n = strnlen(text, sizeof(m->text) - 1); /* cut, as a line would be */
+	size_t n = strnlen(text, sizeof(m->text) - 1);
 	memcpy(m->text, text, n);
 	m->text[n] = '\0';
+	if (text[n]) /* cut, and says so */
+		memcpy(m->text + n - 3, "...", 3);
 	__atomic_store_n(&m->ready, 1, __ATOMIC_RELEASE);
 	return true;
 }

@@ -61,7 +61,9 @@ done
 	echo "| mode | gpux program | median ns per launch | minus runtime |"
 	echo "|---|---|---|---|"
 	for m in $modes; do
-		d=$(awk -v a="${MED[$m]}" -v b="${MED[runtime]}" 'BEGIN { printf "%+.1f", a - b }')
+		d=""
+		[ -n "${MED[runtime]:-}" ] &&
+			d=$(awk -v a="${MED[$m]}" -v b="${MED[runtime]}" 'BEGIN { printf "%+.1f", a - b }')
 		echo "| $m | \`${PROG[$m]:-(none)}\` | ${MED[$m]} | $d |"
 	done
 } | tee "$logs/launch${how:+_$how}.md"

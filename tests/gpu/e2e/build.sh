@@ -83,7 +83,8 @@ stubs=$cuda/lib64/stubs
 	"$src/drvapi.c" -L"$stubs" -lcuda -o "$out/drvapi"
 
 cp "$src/run.sh" "$src/faults.sh" "$src/pysum.py" "$src/numba_vecadd.py" "$src/cupy_vecadd.py" \
-	"$src/torch_matmul.py" "$src/torch_eltwise.py" "$src/triton_vecadd.py" "$src/torch_compile.py" "$out/"
+	"$src/torch_matmul.py" "$src/torch_eltwise.py" "$src/triton_vecadd.py" "$src/torch_compile.py" \
+	"$src/jax_fusion.py" "$out/"
 cp "$src"/expected/* "$out/expected/"
 # the stdlib policies the policy cases run
 mkdir -p "$out/policies"

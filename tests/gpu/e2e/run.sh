@@ -237,6 +237,13 @@ add triton_store_bytes "$py triton_vecadd.py" "$STORE_BYTES" exact '' '' "$TRITO
 add triton_launch_exits "$py triton_vecadd.py" "$LAUNCH_EXITS" "launch_exits '^add_kernel' 1" '' '' "$TRITON"
 add torch_compile_launch_exits "$py torch_compile.py" "$LAUNCH_EXITS" \
 	"launch_exits '^triton_' 1" '' '' "$TRITON"
+# JAX: XLA compiles its fusions to PTX in-process and loads cubins
+# without it; they and cuBLASLt's GEMM are probed through SASS patching
+# (command buffers off: each kernel a launch cuda:launch sees).
+JAX="$py -c 'import jax; assert jax.default_backend() == \"gpu\"'"
+add jax_exits "$py jax_fusion.py" "$LAUNCHED_EXITS" \
+	"same_values t x; positive x; stderr_has 'SASS patching'" '' \
+	'XLA_FLAGS=--xla_gpu_enable_command_buffer= XLA_PYTHON_CLIENT_PREALLOCATE=false' "$JAX"
 add numba_cuda_launch "$py numba_vecadd.py" 'cuda:launch { @ = count(); } cuda:module_load { @mod = count(); }' \
 	"has_map_line '^@: 1\$'" '' 'NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0' "$py -c '$NUMBA'"
 
