@@ -20,8 +20,15 @@
  * map area is gpux_sess_map_area followed by the raw copy of the device
  * tables, one per shard: u32 state[max_entries], keys, values, each
  * part line-aligned (GPUX_SHARD_* in gpux_dev.h). The runtime finds the
- * segment through the environment: GPUX_SESSION_FD=<fd> (inherited,
- * mapped MAP_SHARED). */
+ * segment through the environment, GPUX_SESSION=PID:FD:TOKEN (formatted
+ * and parsed by runtime/sess_layout.h): the controller's pid, its
+ * descriptor of the segment, which the traced program inherits, and
+ * the header's token in 32 hex digits. A process started with its
+ * descriptors closed (Python's spawn and forkserver, subprocess) opens
+ * /proc/PID/fd/FD instead; either way the segment counts only when its
+ * header carries the token, so a descriptor reused for another file or
+ * a pid reused by another process is never taken for the session, and a
+ * process started after gpux ended finds none. Mapped MAP_SHARED. */
 #ifndef GPUX_SESSION_H
 #define GPUX_SESSION_H
 
@@ -31,8 +38,8 @@
 #include "gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 8
-#define GPUX_SESS_ENV "GPUX_SESSION_FD"
+#define GPUX_SESS_VERSION 9
+#define GPUX_SESS_ENV "GPUX_SESSION"
 #define GPUX_SESS_MAX_SLOTS 16
 #define GPUX_SESS_MAX_NAMES GPUX_KERNEL_IDS
 #define GPUX_SESS_NAME_LEN 248
@@ -118,6 +125,9 @@ struct gpux_sess_hdr {
 	/* Live sessions: processes that moved on to next_off's generation. */
 	uint32_t moved;
 	uint32_t inflight;
+	/* Random, set by the controller with ctl_pid (version 9): what the
+	 * environment's GPUX_SESSION must name for a process to join. */
+	uint64_t token[2];
 };
 
 /* The host object's maps in record-id order (the id a print, clear or

@@ -79,8 +79,10 @@ static int t_open(struct backend *b, struct diags *d)
 		t->ds.h->flags |= GPUX_SESS_VERBOSE;
 	if (r->o->no_cache)
 		t->ds.h->flags |= GPUX_SESS_NO_CACHE;
-	/* the runtimes turn their probes off once this process is gone */
-	t->ds.h->ctl_pid = (uint32_t)getpid();
+	if (dev_session_claim(t->ds.h)) {
+		diag_error_nospan(d, "cannot make the session's token: %s", strerror(errno));
+		return -1;
+	}
 	/* only then does the runtime launch a kernel of its own per context
 	 * to match the clocks (one a uprobe on cuLaunchKernel would count) */
 	if (t->ds.mod.reads_clock)

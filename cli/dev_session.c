@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "compile.h"
@@ -175,6 +176,23 @@ int dev_session_fd(void)
 		return -1;
 	}
 	return fd;
+}
+
+int dev_session_claim(struct gpux_sess_hdr *h)
+{
+	uint64_t t[2];
+	size_t got = 0;
+	while (got < sizeof(t)) {
+		ssize_t n = getrandom((char *)t + got, sizeof(t) - got, 0);
+		if (n < 0 && errno != EINTR)
+			return -1;
+		got += n > 0 ? (size_t)n : 0;
+	}
+	h->token[0] = t[0];
+	h->token[1] = t[1];
+	/* the runtimes turn their probes off once this process is gone */
+	h->ctl_pid = (uint32_t)getpid();
+	return 0;
 }
 
 int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,

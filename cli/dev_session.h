@@ -56,6 +56,10 @@ struct dev_session {
 /* The segment's descriptor, made before the traced program is forked so
  * that it inherits it (sized and filled later). -1 with errno. */
 int dev_session_fd(void);
+/* Makes this process the session's controller: h's ctl_pid, and a fresh
+ * random token the traced processes must name to join (abi/session.h).
+ * 0, or -1 with errno. */
+int dev_session_claim(struct gpux_sess_hdr *h);
 /* Compiles prog's device probes and lays the segment out in fd (which
  * ds owns from then on, closed by dev_session_close, on failure too).
  * With sh (cuda: probes, sess_host.h), the segment carries their part.

@@ -91,7 +91,11 @@ struct live *live_start(const struct options *o, FILE *out, char *const *first, 
 	struct gpux_sess_hdr *h = lv->g[0].h;
 	h->flags |= GPUX_SESS_LIVE | (o->verbose ? GPUX_SESS_VERBOSE : 0) |
 		    (o->no_cache ? GPUX_SESS_NO_CACHE : 0);
-	h->ctl_pid = (uint32_t)getpid();
+	if (dev_session_claim(h)) {
+		fprintf(stderr, "gpux: ERROR: cannot make the session's token: %s\n", strerror(errno));
+		live_end(lv);
+		return NULL;
+	}
 	/* read before the program starts: the segment is the program's too */
 	lv->names = (struct gpux_sess_name *)((char *)h + h->names_off);
 	lv->msgs_off = h->msgs_off;

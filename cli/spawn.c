@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "session.h"
+#include "sess_layout.h"
 
 #define RT_NAME "libgpux-rt.so"
 
@@ -57,8 +57,12 @@ int spawn_runtime_path(char *buf, size_t len)
 
 int spawn_runtime_env(int seg_fd, const char *rt)
 {
-	char num[16];
-	snprintf(num, sizeof(num), "%d", seg_fd);
+	/* forked before gpux filled it: the header is read from the file */
+	struct gpux_sess_hdr h;
+	if (pread(seg_fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		return -1;
+	char num[GPUX_SESS_ENV_SIZE];
+	gpux_sess_env_format(num, (uint32_t)getppid(), seg_fd, h.token);
 	const char *old = getenv("LD_PRELOAD");
 	size_t n = strlen(rt) + (old ? strlen(old) : 0) + 2;
 	char *pre = malloc(n);

@@ -31,8 +31,9 @@ void spawn_signals_catch(struct spawn_signals *old, sigset_t *open, void (*handl
 void spawn_signals_restore(const struct spawn_signals *old);
 
 /* In the traced program's process, before exec: the environment the
- * device runtime expects (GPUX_SESSION_FD=seg_fd, rt first in
- * LD_PRELOAD, CUPY_COMPILE_WITH_PTX=1 unless set). 0, or -1. */
+ * device runtime expects (GPUX_SESSION naming the segment seg_fd, which
+ * the parent, gpux, has filled and holds; rt first in LD_PRELOAD,
+ * CUPY_COMPILE_WITH_PTX=1 unless set). 0, or -1. */
 int spawn_runtime_env(int seg_fd, const char *rt);
 
 /* Forks the command of o (-c CMD: /bin/sh -c CMD; -- CMD ARGS: execvp)

@@ -5,6 +5,7 @@
 #include "rt.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,34 @@ void rt_sess_move(struct gpux_sess_hdr *next, bool ack)
 		__atomic_fetch_add(&old->moved, 1, __ATOMIC_ACQ_REL);
 }
 
+/* Whether fd is the segment whose header carries token (read without
+ * mapping: fd may be any file the program reused the number for). */
+static bool is_session(int fd, const uint64_t token[2], struct stat *st)
+{
+	struct gpux_sess_hdr h;
+	return fd >= 0 && !fstat(fd, st) && S_ISREG(st->st_mode) &&
+	       st->st_size >= (off_t)sizeof(h) && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	       h.magic == GPUX_SESS_MAGIC && h.version == GPUX_SESS_VERSION &&
+	       h.token[0] == token[0] && h.token[1] == token[1];
+}
+
+/* The session's descriptor: the one this process inherited, else the
+ * controller's through /proc (a process started with its descriptors
+ * closed); -1 when neither is the session (gpux has ended). */
+static int find_session(uint32_t ctl, int fd, const uint64_t token[2], struct stat *st)
+{
+	if (is_session(fd, token, st))
+		return fd;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", ctl, fd);
+	int own = open(path, O_RDWR | O_CLOEXEC);
+	if (own >= 0 && !is_session(own, token, st)) {
+		close(own);
+		own = -1;
+	}
+	return own;
+}
+
 struct gpux_sess_hdr *rt_sess(void)
 {
 	if (sess_tried)
@@ -69,20 +98,26 @@ struct gpux_sess_hdr *rt_sess(void)
 	const char *env = getenv(GPUX_SESS_ENV);
 	if (!env || !*env)
 		return NULL;
-	char *end;
-	long fd = strtol(env, &end, 10);
+	uint32_t ctl;
+	int fd;
+	uint64_t token[2];
 	struct stat st;
-	if (*end || fd < 0 || fstat((int)fd, &st) || st.st_size < (off_t)sizeof(*sess)) {
-		rt_warn("%s=%s is not a session segment; not tracing", GPUX_SESS_ENV, env);
+	if (gpux_sess_env_parse(env, &ctl, &fd, token)) {
+		rt_warn("%s=%s is not a session; not tracing", GPUX_SESS_ENV, env);
 		return NULL;
 	}
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       (int)fd, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	if (gpux_sess_check(p, (uint64_t)st.st_size)) {
+	int given = fd;
+	if ((fd = find_session(ctl, fd, token, &st)) < 0)
+		return NULL; /* gpux has ended: this process is not traced */
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p != MAP_FAILED && gpux_sess_check(p, (uint64_t)st.st_size)) {
 		rt_warn("the session segment is damaged or from another gpux version");
 		munmap(p, (size_t)st.st_size);
+		p = MAP_FAILED;
+	}
+	if (p == MAP_FAILED) {
+		if (fd != given)
+			close(fd);
 		return NULL;
 	}
 	sess = root = p;

@@ -1,6 +1,9 @@
 /* Session segment layout (sess_layout.h), shared by gpux and libgpux-rt.so. */
 #include "sess_layout.h"
 
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 static uint64_t align_up(uint64_t x, uint64_t a)
@@ -124,5 +127,45 @@ int gpux_sess_check(const void *seg, uint64_t len)
 	    sizeof(struct gpux_sess_hbind) > len || h->hosts_off + h->host_size * h->nhosts > len ||
 	    h->msgs_off + (uint64_t)GPUX_SESS_MAX_MSGS * sizeof(struct gpux_sess_msg) > len)
 		return -1;
+	return 0;
+}
+
+void gpux_sess_env_format(char buf[GPUX_SESS_ENV_SIZE], uint32_t pid, int fd,
+			  const uint64_t token[2])
+{
+	snprintf(buf, GPUX_SESS_ENV_SIZE, "%" PRIu32 ":%d:%016" PRIx64 "%016" PRIx64, pid, fd,
+		 token[0], token[1]);
+}
+
+/* n hex digits at s into *v */
+static bool hex(const char *s, int n, uint64_t *v)
+{
+	*v = 0;
+	for (int i = 0; i < n; i++) {
+		char c = s[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return false;
+		*v = *v << 4 | (uint64_t)d;
+	}
+	return true;
+}
+
+int gpux_sess_env_parse(const char *s, uint32_t *pid, int *fd, uint64_t token[2])
+{
+	unsigned long p = 0, f = 0;
+	int i = 0, j;
+	for (j = i; s[i] >= '0' && s[i] <= '9' && i - j < 10; i++)
+		p = p * 10 + (unsigned long)(s[i] - '0');
+	if (i == j || s[i++] != ':')
+		return -1;
+	for (j = i; s[i] >= '0' && s[i] <= '9' && i - j < 9; i++)
+		f = f * 10 + (unsigned long)(s[i] - '0');
+	if (i == j || s[i++] != ':' || p == 0 || p > UINT32_MAX)
+		return -1;
+	if (strlen(s + i) != 32 || !hex(s + i, 16, &token[0]) || !hex(s + i + 16, 16, &token[1]))
+		return -1;
+	*pid = (uint32_t)p;
+	*fd = (int)f;
 	return 0;
 }

@@ -43,4 +43,11 @@ void gpux_sess_init(void *seg, const struct gpux_sess_spec *spec);
 /* Checks a mapped segment of len bytes: 0, or -1 if it is not one. */
 int gpux_sess_check(const void *seg, uint64_t len);
 
+/* GPUX_SESS_ENV's value (abi/session.h): "PID:FD:TOKEN". Parse returns
+ * 0, or -1 when s is not of that form. */
+#define GPUX_SESS_ENV_SIZE 64
+void gpux_sess_env_format(char buf[GPUX_SESS_ENV_SIZE], uint32_t pid, int fd,
+			  const uint64_t token[2]);
+int gpux_sess_env_parse(const char *s, uint32_t *pid, int *fd, uint64_t token[2]);
+
 #endif

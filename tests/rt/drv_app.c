@@ -57,6 +57,10 @@
  *                (cuLaunchKernel_ptsz); both streams synchronised, then
  *                scale<<<1, (8, 4), 128>>> on the second, left for the
  *                context's end (N = "exit": exit(0) right after it)
+ *       spawn    no CUDA of its own: runs `drv_app module FILE` as a child
+ *                started with every descriptor above 2 closed (as Python's
+ *                spawn and subprocess start theirs) and waits for it
+ *       forkexec the same child, its descriptors inherited
  * Prints what it did; exits 1 on any CUDA error. */
 #include <cuda.h>
 
@@ -65,7 +69,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "slurp.h"
 
@@ -238,14 +244,38 @@ static void stream_launches(CUfunction add_one, CUfunction scale, CUdeviceptr bu
 	check(cuStreamDestroy(s2), "cuStreamDestroy");
 }
 
+static int run_child(char **argv, bool close_fds)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		if (close_fds)
+			for (int fd = 3; fd < 1024; fd++)
+				close(fd);
+		char *args[] = { argv[0], "module", argv[2], NULL };
+		execv(argv[0], args);
+		_exit(127);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 1;
+	printf("drv_app: the child exited with %d\n", WEXITSTATUS(status));
+	return WEXITSTATUS(status);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc"))) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|rdc|"
-			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live|live-lib|live-graph FILE [N]\n");
+			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live|live-lib|live-graph|"
+			"spawn|forkexec FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
+	if (!strcmp(mode, "spawn") || !strcmp(mode, "forkexec"))
+		return run_child(argv, !strcmp(mode, "spawn"));
 	CUdevice dev;
 	CUcontext ctx;
 	CUmodule mod = NULL;

@@ -9,7 +9,8 @@
  *                       GPUX_SITE_* bits), glob, function
  *     --map K:V:N       a map: key bytes, value bytes, max entries
  *     --preload LIBS    LD_PRELOAD for the command (unset: left alone)
- *     --no-session      do not set GPUX_SESSION_FD
+ *     --no-session      do not set GPUX_SESSION
+ *     --bad-token       GPUX_SESSION names the segment with a wrong token
  *     --verbose         GPUX_SESS_VERBOSE
  *     --no-cache        GPUX_SESS_NO_CACHE
  *     --controller-dies MS  a stand-in controller process (ctl_pid) is
@@ -216,11 +217,15 @@ int main(int argc, char **argv)
 	struct gpux_sess_map maps[16];
 	uint32_t np = 0, nm = 0;
 	const char *ptx_file = NULL, *link_file = NULL, *preload = NULL, *dump = NULL;
-	int session = 1, verbose = 0, no_cache = 0, dies_ms = -1, i;
+	int session = 1, verbose = 0, no_cache = 0, dies_ms = -1, bad_token = 0, i;
 	memset(probes, 0, sizeof(probes));
 	memset(maps, 0, sizeof(maps));
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--bad-token")) {
+			bad_token = 1;
+			continue;
+		}
 		if (!strcmp(a, "--no-session")) {
 			session = 0;
 			continue;
@@ -298,6 +303,9 @@ int main(int argc, char **argv)
 	if (no_cache)
 		h->flags |= GPUX_SESS_NO_CACHE;
 	h->flags |= GPUX_SESS_CLOCK; /* the clock handshake is under test too */
+	/* what the environment must name (gpux's is random) */
+	h->token[0] = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	h->token[1] = h->token[0] * 0xbf58476d1ce4e5b9ull + 1;
 	free(ptx);
 	free(link);
 
@@ -315,8 +323,11 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
-		char num[16];
-		snprintf(num, sizeof(num), "%d", fd);
+		char num[GPUX_SESS_ENV_SIZE];
+		gpux_sess_env_format(num, (uint32_t)getppid(), fd, h->token);
+		char *last = num + strlen(num) - 1;
+		if (bad_token) /* names the segment, but not its token */
+			*last = *last == '0' ? '1' : '0';
 		if (session)
 			setenv(GPUX_SESS_ENV, num, 1);
 		else

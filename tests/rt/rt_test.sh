@@ -39,7 +39,7 @@ export TRITON_CACHE_DIR=$tmp/no-triton-cache TORCHINDUCTOR_CACHE_DIR=$tmp/no-ind
 # the Compute Sanitizer: not found, whatever this machine has (its
 # messages are the same everywhere)
 export GPUX_SANITIZER_LIB=$tmp/no-sanitizer/libsanitizer-public.so
-unset GPUX_SESSION_FD FAKE_CUDA_PRINTF FAKE_CUDA_REFUSE FAKE_CUDA_PTXAS FAKE_CUDA_OLD_JIT FAKE_CUDA_NO_MEMOPS
+unset GPUX_SESSION FAKE_CUDA_PRINTF FAKE_CUDA_REFUSE FAKE_CUDA_PTXAS FAKE_CUDA_OLD_JIT FAKE_CUDA_NO_MEMOPS
 
 COUNT='gdev:kernel_exit { @[kernel] = count(); }'
 # A count into a hashed map (a key the compiler cannot bound): the probes
@@ -200,7 +200,7 @@ t_glob() {
 	log_has '^cuLaunchKernel add_one grid=4,1,1 block=64,1,1 sites=0 ctl=exit clock=ok$' &&
 	log_has '^cuLaunchKernel _Z5scalePffi grid=2,1,1 block=8,4,1 sites=1 ctl=exit clock=ok$'
 }
-# Without GPUX_SESSION_FD the runtime is loaded but does nothing: the
+# Without GPUX_SESSION the runtime is loaded but does nothing: the
 # program's output is what it is without the runtime, the driver gets
 # the original module.
 t_no_session() {
@@ -217,10 +217,39 @@ t_no_session() {
 	log_has '^load 1 cuModuleLoadData ptx plain ' && loaded_untouched 1 ptx "$PTX"
 }
 t_bad_session_fd() {
-	GPUX_SESSION_FD=999 LD_PRELOAD=$PRELOAD timeout 60 "$RT_DRV_APP" module "$PTX" \
+	GPUX_SESSION=999 LD_PRELOAD=$PRELOAD timeout 60 "$RT_DRV_APP" module "$PTX" \
 		>"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "drv_app failed"; return 1; }
 	same "$tmp/out" drv_module.out && same "$tmp/err" bad_fd.err &&
 	log_has '^load 1 cuModuleLoadData ptx plain ' && loaded_untouched 1 ptx "$PTX"
+}
+# A session that is gone (its controller's pid names no process, and the
+# descriptor is not open here): a process started after gpux ended runs
+# untouched, and says nothing.
+t_session_gone() {
+	GPUX_SESSION=999999999:999:0123456789abcdef0123456789abcdef LD_PRELOAD=$PRELOAD \
+		timeout 60 "$RT_DRV_APP" module "$PTX" >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; fail "drv_app failed"; return 1; }
+	same "$tmp/out" drv_module.out && err_empty &&
+	log_has '^load 1 cuModuleLoadData ptx plain ' && loaded_untouched 1 ptx "$PTX"
+}
+# The segment named with the wrong token (a descriptor reused for
+# another file, a pid reused by another process): never taken.
+t_session_bad_token() {
+	count_ctl 0 "" --bad-token -- "$RT_DRV_APP" module "$PTX" &&
+	same "$tmp/out" drv_module.out && err_empty && same "$tmp/dump" empty.dump &&
+	log_has '^load 1 cuModuleLoadData ptx plain ' && loaded_untouched 1 ptx "$PTX"
+}
+# Children join the session: one started with every descriptor above 2
+# closed (Python's spawn, subprocess) finds the segment through
+# /proc/PID/fd; one that inherits them (fork + exec) through its own.
+# Its counts are the module case's, in a slot of another process.
+t_spawn_child() {
+	count_ctl 0 "" -- "$RT_DRV_APP" spawn "$PTX" &&
+	same "$tmp/out" drv_spawn.out && err_empty && same "$tmp/dump" child.dump
+}
+t_forkexec_child() {
+	count_ctl 0 "" -- "$RT_DRV_APP" forkexec "$PTX" &&
+	same "$tmp/out" drv_spawn.out && err_empty && same "$tmp/dump" child.dump
 }
 # No kernel matches: the module loads untouched, nothing is claimed.
 t_no_match() {
@@ -810,6 +839,14 @@ t_gpux_two_contexts() {
 t_gpux_two_processes() {
 	gpux_run 0 "$COUNT" "'$RT_DRV_APP' module '$PTX' && '$RT_GPA_APP' '$PTX'" &&
 	same "$tmp/out" gpux_two_processes.out && err_empty
+}
+# Children that closed their descriptors (spawn) or kept them (fork +
+# exec), started by the program gpux runs: both join, their maps one run;
+# cuda: probes run in each child's VM, keyed apart by pid.
+t_gpux_children() {
+	gpux_run 0 'cuda:launch { @l[pid == cpid] = count(); @n = count(); } gdev:kernel_exit { @x[kernel] = count(); }' \
+		"'$RT_DRV_APP' spawn '$PTX' && '$RT_DRV_APP' forkexec '$PTX'" &&
+	same "$tmp/out" gpux_children.out && err_empty
 }
 t_gpux_printf() {
 	FAKE_CUDA_PRINTF=0:2:k,l gpux_run 0 "$PRINTF" "'$RT_DRV_APP' module '$PTX'" &&

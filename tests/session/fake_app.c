@@ -32,7 +32,11 @@ static void attach(void)
 	const char *env = getenv(GPUX_SESS_ENV);
 	if (!env)
 		die("no " GPUX_SESS_ENV);
-	int fd = atoi(env);
+	uint32_t ctl;
+	int fd;
+	uint64_t token[2];
+	if (gpux_sess_env_parse(env, &ctl, &fd, token))
+		die("bad " GPUX_SESS_ENV);
 	struct stat st;
 	if (fstat(fd, &st))
 		die("bad session fd");

@@ -1,5 +1,5 @@
 /* A traced program that attacks gpux through the session segment
- * (abi/session.h) it finds through GPUX_SESSION_FD: for half a second it
+ * (abi/session.h) it finds through GPUX_SESSION: for half a second it
  * writes over the segment in one of several ways, then exits 0. gpux
  * must not crash, print no raw control byte from it, say the segment
  * was overwritten and exit 1. Usage:
@@ -32,6 +32,7 @@ static uint64_t next(void)
 }
 
 static unsigned char *seg;
+static int seg_fd;
 static uint64_t len;
 /* The layout as gpux wrote it, read once before the attack starts. */
 static struct gpux_sess_hdr lay;
@@ -234,7 +235,7 @@ static void attack(const char *mode)
 		records();
 	} else if (!strcmp(mode, "shrink")) {
 		/* gpux seals the file against this; then it scribbles */
-		if (ftruncate(atoi(getenv(GPUX_SESS_ENV)), (off_t)(next() % 4096)) == 0)
+		if (ftruncate(seg_fd, (off_t)(next() % 4096)) == 0)
 			return; /* cut short: the mapping is gone */
 		memset(seg, 0xff, len);
 	}
@@ -249,12 +250,15 @@ int main(int argc, char **argv)
 	rng = strtoull(argv[1], NULL, 0) * 0x9e3779b97f4a7c15ull | 1;
 	const char *env = getenv(GPUX_SESS_ENV);
 	struct stat st;
-	if (!env || fstat(atoi(env), &st) || (uint64_t)st.st_size < sizeof(lay)) {
+	uint32_t ctl;
+	uint64_t token[2];
+	if (!env || gpux_sess_env_parse(env, &ctl, &seg_fd, token) || fstat(seg_fd, &st) ||
+	    (uint64_t)st.st_size < sizeof(lay)) {
 		fprintf(stderr, "hostile: no session segment\n");
 		return 2;
 	}
 	len = (uint64_t)st.st_size;
-	seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, atoi(env), 0);
+	seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, seg_fd, 0);
 	if (seg == MAP_FAILED)
 		return 2;
 	memcpy(&lay, seg, sizeof(lay));
