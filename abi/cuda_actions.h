@@ -21,6 +21,7 @@ enum gpux_helper {
 	GPUX_H_ALLOC_BASE,              /* (ptr): its allocation's start, or 0 */
 	GPUX_H_ALLOC_SIZE,              /* (ptr): its allocation's size, or 0 */
 	GPUX_H_GPU_FREE,                /* (): free bytes of the current GPU */
+	GPUX_H_GPU,                     /* (): the current context's device ordinal */
 	GPUX_H_END
 };
 

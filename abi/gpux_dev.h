@@ -175,6 +175,9 @@ struct gpux_ctl {
 #define GPUX_SYM_MAP "gpux_map_"            /* + map index: the JIT's descriptors */
 #define GPUX_SYM_CLOCK_OFF "gpux_clock_off" /* struct gpux_clock */
 #define GPUX_SYM_CLOCK_SAMPLE "gpux_clock_sample" /* kernel(u64 *m), helpers.cu */
+/* u32: the device ordinal of the module's context, which the `gpu`
+ * builtin reads (the runtime writes it with the control block) */
+#define GPUX_SYM_GPU "gpux_gpu"
 /* u32 the PTX rewriter defines in every patched module; nonzero: the
  * probe sites call nothing (the runtime sets it when the controller is
  * gone). Read once per thread at function entry, so it takes hold at

@@ -37,6 +37,7 @@ static const struct dev_builtin_info builtins[DB_COUNT] = {
 	{ DB_KERNEL_ID, "kernel", UNIF_UNIFORM },
 	{ DB_ACTIVEMASK, "activemask", UNIF_UNIFORM },
 	{ DB_ACTIVELANES, "activelanes", UNIF_UNIFORM },
+	{ DB_GPU, "gpu", UNIF_UNIFORM },
 };
 
 #define SE DHF_SIDE_EFFECT

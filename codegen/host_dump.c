@@ -100,6 +100,7 @@ static const char *helper_name(int id)
 	case GPUX_H_ALLOC_BASE: return "gpux_alloc_base";
 	case GPUX_H_ALLOC_SIZE: return "gpux_alloc_size";
 	case GPUX_H_GPU_FREE: return "gpux_gpu_free";
+	case GPUX_H_GPU: return "gpux_gpu";
 	default: return NULL;
 	}
 }

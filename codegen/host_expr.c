@@ -125,6 +125,8 @@ static struct hval builtin(struct hctx *h, struct node *e)
 		r.v = host_helper(h, name[0] == 'r' ? HELPER_GET_PRANDOM_U32 : HELPER_GET_NUMA_NODE_ID,
 				  h->i64, NULL, 0);
 		r.v = LLVMBuildAnd(h->b, r.v, host_const(h, 0xffffffff), "");
+	} else if (!strcmp(name, "gpu")) {
+		r.v = host_helper(h, GPUX_H_GPU, h->i64, NULL, 0);
 	} else if (!strcmp(name, "cgroup")) {
 		r.v = host_helper(h, HELPER_GET_CURRENT_CGROUP_ID, h->i64, NULL, 0);
 	} else if (!strcmp(name, "cpu")) {

@@ -167,6 +167,10 @@ static int builtin(struct ptx_fn *f, int i)
 		ptx_line(f, "popc.b32 %%w1, %%gpux_m;");
 		ptx_line(f, "cvt.u64.u32 %%r0, %%w1;");
 		break;
+	case DB_GPU:
+		ptx_line(f, "ld.global.u32 %%w1, [" GPUX_SYM_GPU "];");
+		ptx_line(f, "cvt.u64.u32 %%r0, %%w1;");
+		break;
 	case DB_KERNEL_ID:
 		/* gpux_dev_ctx.kernel_id: the low half of the third word */
 		ptx_line(f, "and.b64 %%r0, %%c%zu, 0xffffffff;",

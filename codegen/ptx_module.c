@@ -62,8 +62,11 @@ void ptx_jit_module_header(FILE *out, const char *version, const char *target,
 	/* struct gpux_clock: the runtime stores what puts device times
 	 * on the host's CLOCK_MONOTONIC. */
 	bool here = link != PTX_LINK_EXTERN;
-	fprintf(out, "%s .global .align 16 .u64 " GPUX_SYM_CLOCK_OFF "[2]%s;\n\n",
+	fprintf(out, "%s .global .align 16 .u64 " GPUX_SYM_CLOCK_OFF "[2]%s;\n",
 		here ? ".visible" : ".extern", here ? " = {0, 0}" : "");
+	/* the `gpu` builtin: the device ordinal of the module's context */
+	fprintf(out, "%s .global .align 4 .u32 " GPUX_SYM_GPU "%s;\n\n",
+		here ? ".visible" : ".extern", here ? " = 0" : "");
 }
 
 void ptx_jit_map_decls(FILE *out, const struct dev_prog *prog,

@@ -140,6 +140,9 @@ struct builtin {
 	/* on the device: the same at every point of a thread's life (not a
 	 * clock, not where or with whom the thread runs now) */
 	bool lifelong;
+	/* on the host: only in probes the traced program runs (cuda:),
+	 * where the event has a CUDA context */
+	bool target_only;
 };
 
 struct action {

@@ -107,6 +107,8 @@ static void check_ident(struct tctx *c, struct node *n)
 		n->type = b->type;
 		if (b->kernel_only)
 			sema_kernel_only(c, n, name);
+		if (b->target_only && (c->probe->u.probe.place & PLACE_HOST))
+			sema_target_only(c, n, name);
 		return;
 	}
 	enum decision d;

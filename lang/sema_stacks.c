@@ -29,6 +29,19 @@ bool sema_kernel_only(struct tctx *c, struct node *n, const char *name)
 	return false;
 }
 
+bool sema_target_only(struct tctx *c, struct node *n, const char *name)
+{
+	char pb[64];
+	const struct attach *at = &c->probe->u.probe.attach->u.attach;
+	if (at->prov && at->prov->runner == RUNNER_TARGET)
+		return true;
+	struct diag *dg = terr(c, n->span, "%s can not be used with \"%s\" probes", name,
+			       probe_name(c, pb, sizeof(pb)));
+	diag_hint(dg, "it is the device of the event's CUDA context: only gdev: and cuda: "
+		  "probes have one");
+	return false;
+}
+
 /* What bpftrace calls an argument in "expects a X literal (Y provided)". */
 static const char *arg_kind(const struct node *a, bool *mode, enum stack_mode *m)
 {

@@ -42,6 +42,9 @@ const char *probe_name(const struct tctx *c, char *buf, size_t len);
 /* Whether the probe is run by the kernel, which name (a builtin or
  * function at n) needs; a located error if not (sema_stacks.c). */
 bool sema_kernel_only(struct tctx *c, struct node *n, const char *name);
+/* A builtin only probes run in the traced program have (target_only):
+ * false, with a located error, in any other host probe. */
+bool sema_target_only(struct tctx *c, struct node *n, const char *name);
 bool is_int(struct type t);
 
 /* Variables and maps, shared by the expression and statement walks. */

@@ -404,6 +404,11 @@ void rt_actions_attach(struct vm *vm);
 /* The event about to run its programs: actions are ordered on its
  * stream (0 for events without one). */
 void rt_actions_event(enum gpux_cev ev, const void *ctx);
+/* The device of the events this thread fires next (the `gpu` builtin of
+ * cuda: probes): dev, or the current context's with -1. A thread that
+ * fires events of another context than its current one (cuda:kernel_end's
+ * poller) says which. */
+void rt_actions_event_gpu(int dev);
 /* Where the counts go: the process's host region, once it has one. */
 void rt_actions_counts(struct gpux_act_count *acts);
 

@@ -281,6 +281,9 @@ static bool setup(struct rt_ctx *x, void *handle, global_fn get)
 	if (get(&d, &sz, handle, GPUX_SYM_CLOCK_OFF) == CUDA_SUCCESS && sz == sizeof(x->clock))
 		ok(rt_cu.MemcpyHtoDAsync(d, &x->clock, sizeof(x->clock), x->stream),
 		   "writing the clock");
+	uint32_t gpu = (uint32_t)x->device;
+	if (get(&d, &sz, handle, GPUX_SYM_GPU) == CUDA_SUCCESS && sz == sizeof(gpu))
+		ok(rt_cu.MemcpyHtoDAsync(d, &gpu, sizeof(gpu), x->stream), "writing the device");
 	if (rt_detached())
 		set_off(x, handle, get);
 	return ok(rt_cu.StreamSynchronize(x->stream), "setting up a module");

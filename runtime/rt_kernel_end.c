@@ -51,6 +51,7 @@ struct pend {
 
 struct kctx {
 	CUcontext ctx;         /* NULL: a free entry (atomic) */
+	int dev;               /* its device's ordinal */
 	CUstream stream;       /* the anchors' */
 	CUevent anc[2];
 	uint64_t anc_ns[2];
@@ -149,6 +150,9 @@ static struct kctx *ctx_make(CUcontext c)
 		return x;
 	memset(x, 0, sizeof(*x));
 	x->cur = x->rec = -1;
+	CUdevice dev = 0;
+	if (rt_cu.CtxGetDevice && rt_cu.CtxGetDevice(&dev) == CUDA_SUCCESS)
+		x->dev = (int)dev;
 	CUstreamCaptureMode m = rt_relaxed_begin();
 	bool ok = rt_cu.StreamCreate(&x->stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS;
 	ok = ok && rt_cu.EventCreate(&x->anc[0], CU_EVENT_DEFAULT) == CUDA_SUCCESS;
@@ -339,7 +343,9 @@ static bool deliver(const struct pend *e, const struct kctx *x)
 	};
 	c.start = end - c.duration;
 	memcpy(c.kernel, e->name.kernel, sizeof(c.kernel));
+	rt_actions_event_gpu(x->dev);
 	rt_cev_emit(GPUX_CEV_KERNEL_END, &c, sizeof c, e->name.ptx);
+	rt_actions_event_gpu(-1);
 	__atomic_add_fetch(&n_done, 1, __ATOMIC_RELAXED);
 	return true;
 }

@@ -140,6 +140,9 @@ CUresult rt_sass_global(CUdeviceptr *d, size_t *sz, void *handle, const char *na
 	} else if (!strcmp(name, GPUX_SYM_CLOCK_OFF)) {
 		*d = x->sass_tab[GPUX_SASS_T_CLOCK];
 		*sz = sizeof(struct gpux_clock);
+	} else if (!strcmp(name, GPUX_SYM_GPU)) {
+		*d = x->sass_tab[GPUX_SASS_T_GPU];
+		*sz = sizeof(uint32_t);
 	} else if (!strncmp(name, GPUX_SYM_MAP, n)) {
 		unsigned long i = strtoul(name + n, NULL, 10);
 		if (i >= rt_sess()->nmaps || i >= GPUX_SASS_MAX_MAPS)

@@ -109,6 +109,7 @@ static void boot_callback(struct ptx_buf *b, unsigned nmaps)
 	put_u64_of(b, GPUX_SYM_CTL, GPUX_SASS_T_CTL);
 	put_u64_of(b, GPUX_SYM_CLOCK_OFF, GPUX_SASS_T_CLOCK);
 	put_u64_of(b, GS_NODATA, GPUX_SASS_T_NODATA);
+	put_u64_of(b, GPUX_SYM_GPU, GPUX_SASS_T_GPU);
 	for (unsigned i = 0; i < nmaps; i++) {
 		char sym[32];
 		snprintf(sym, sizeof(sym), GPUX_SYM_MAP "%u", i);

@@ -52,6 +52,7 @@ enum gpux_sass_table {
 	GPUX_SASS_T_CTL,    /* gpux_ctl */
 	GPUX_SASS_T_CLOCK,  /* gpux_clock_off */
 	GPUX_SASS_T_NODATA, /* u64: callbacks that found no kernel record */
+	GPUX_SASS_T_GPU,    /* gpux_gpu */
 	GPUX_SASS_T_MAPS,   /* gpux_map_0 ... gpux_map_{nmaps-1} */
 };
 

@@ -12,6 +12,8 @@
  *       image    cuModuleLoadData on FILE (a fatbin, a cubin) twice; no launch
  *       twoctx   two contexts, each loading FILE and launching add_one
  *                (once in the first, twice in the second)
+ *       twodev   as twoctx, the second context on device 1
+ *                (FAKE_CUDA_DEVICES=2)
  *       libctx   cuLibraryLoadData before any context, then add_one once
  *                in a first context, twice in a second, three more
  *                times in the first
@@ -270,7 +272,7 @@ int main(int argc, char **argv)
 	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc"))) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|rdc|"
 			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live|live-lib|live-graph|"
-			"spawn|forkexec FILE [N]\n");
+			"spawn|forkexec|twodev FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -322,13 +324,16 @@ int main(int argc, char **argv)
 		free(image);
 		return 0;
 	}
-	if (!strcmp(mode, "twoctx")) {
+	if (!strcmp(mode, "twoctx") || !strcmp(mode, "twodev")) {
 		CUcontext c2;
 		CUmodule m2;
+		CUdevice dev2 = dev;
 		int n = 64;
 		CUdeviceptr buf = 0;
 		void *args[] = { &buf, &n };
-		check(cuCtxCreate(&c2, NULL, 0, dev), "cuCtxCreate"); /* now current */
+		if (!strcmp(mode, "twodev"))
+			check(cuDeviceGet(&dev2, 1), "cuDeviceGet");
+		check(cuCtxCreate(&c2, NULL, 0, dev2), "cuCtxCreate"); /* now current */
 		check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
 		check(cuModuleGetFunction(&add_one, mod, "add_one"), "cuModuleGetFunction");

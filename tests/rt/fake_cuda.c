@@ -208,9 +208,18 @@ CUresult cuDriverGetVersion(int *v)
 	return CUDA_SUCCESS;
 }
 
+/* FAKE_CUDA_DEVICES: how many devices (default 1, at most 8); contexts
+ * of any of them, the primary one of device 0 only. */
+static int devices(void)
+{
+	const char *e = getenv("FAKE_CUDA_DEVICES");
+	int n = e ? atoi(e) : 1;
+	return n < 1 ? 1 : n > 8 ? 8 : n;
+}
+
 CUresult cuDeviceGetCount(int *n)
 {
-	*n = inited ? 1 : 0;
+	*n = inited ? devices() : 0;
 	return inited ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
 }
 
@@ -218,9 +227,9 @@ CUresult cuDeviceGet(CUdevice *d, int ordinal)
 {
 	if (!inited)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (ordinal != 0)
+	if (ordinal < 0 || ordinal >= devices())
 		return CUDA_ERROR_INVALID_DEVICE;
-	*d = 0;
+	*d = ordinal;
 	return CUDA_SUCCESS;
 }
 
@@ -262,7 +271,7 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned flags, CUdevice dev)
 	(void)flags;
 	if (!inited)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (dev != 0)
+	if (dev < 0 || dev >= devices())
 		return CUDA_ERROR_INVALID_DEVICE;
 	struct fk_ctx *c = malloc(sizeof(*c));
 	if (!c)
@@ -2560,8 +2569,8 @@ static bool probes_off(struct fk_mod *m)
 }
 
 /* What the runtime has set up in a patched module, for the log:
- * " ctl=exit clock=ok" (+ring when the probes printf), or "" when the
- * module is not patched. A
+ * " ctl=exit clock=ok" (+ring when the probes printf; " gpu=N" when the
+ * gpu builtin's device is not 0), or "" when the module is not patched. A
  * clock offset is ok within a second of the fake timer's lead. */
 static const char *setup_state(struct fk_mod *m)
 {
@@ -2582,9 +2591,15 @@ static const char *setup_state(struct fk_mod *m)
 		int64_t err = (int64_t)(g - (uint64_t)c.base - (uint64_t)drift - now);
 		clock = c.base == 0 ? "unset" : err > -tol && err < tol ? "ok" : "wrong";
 	}
-	snprintf(buf, sizeof(buf), " ctl=%s%s%s clock=%s%s", ctl->exit_ptr ? "exit" : "-",
+	uint32_t gpu = 0; /* the gpu builtin's, said when not 0 */
+	if (!get_global(m, &d, &sz, GPUX_SYM_GPU) && sz == sizeof(gpu))
+		memcpy(&gpu, (const void *)(uintptr_t)d, sizeof(gpu));
+	char said[24] = "";
+	if (gpu)
+		snprintf(said, sizeof(said), " gpu=%u", gpu);
+	snprintf(buf, sizeof(buf), " ctl=%s%s%s clock=%s%s%s", ctl->exit_ptr ? "exit" : "-",
 		 ctl->ring_ptr ? "+ring" : "", ctl->ring.data ? "+inline" : "", clock,
-		 probes_off(m) ? " off" : "");
+		 probes_off(m) ? " off" : "", said);
 	return buf;
 }
 

@@ -143,11 +143,12 @@ static CUdeviceptr data_of(CUfunction f)
 /* The boot kernel's callback: the variables' addresses, in order. */
 static void boot(void *patch_mod, CUdeviceptr ud)
 {
-	static const char *const fixed[] = { "gpux_ctl", "gpux_clock_off", "gpux_sass_nodata" };
+	static const char *const fixed[] = { "gpux_ctl", "gpux_clock_off", "gpux_sass_nodata",
+					     "gpux_gpu" };
 	uint64_t *tab = (uint64_t *)(uintptr_t)ud;
 	CUdeviceptr d;
 	int n = 0;
-	for (; n < 3; n++) {
+	for (; n < 4; n++) {
 		if (!fk_global(patch_mod, fixed[n], &d))
 			return;
 		tab[n] = d;

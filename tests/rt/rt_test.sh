@@ -113,7 +113,7 @@ loaded_untouched() { cmp -s "$tmp/save/load_$1.$2" "$3" || fail "load $1 is not 
 t_drv_module() {
 	count_ctl 0 "" -- "$RT_DRV_APP" module "$PTX" &&
 	same "$tmp/out" drv_module.out && err_empty && same "$tmp/dump" drv_count.dump &&
-	log_has '^load 1 cuModuleLoadDataEx ptx patched entries=gpux_clock_sample,add_one,_Z5scalePffi globals=4$' &&
+	log_has '^load 1 cuModuleLoadDataEx ptx patched entries=gpux_clock_sample,add_one,_Z5scalePffi globals=5$' &&
 	log_lacks ' plain ' &&
 	set_up
 }
@@ -288,7 +288,7 @@ t_sass_patch() {
 	sass_patch count_ctl 0 "" -- "$RT_DRV_APP" module "$CUBIN" &&
 	same "$tmp/out" drv_module.out && same "$tmp/err" sass_patch.err &&
 	same "$tmp/dump" sass_patch.dump &&
-	log_has '^sanitizer subscribed$' && log_has '^sanitizer boot: 4 addresses$' &&
+	log_has '^sanitizer subscribed$' && log_has '^sanitizer boot: 5 addresses$' &&
 	log_has '^sanitizer patch point 2: gpux_sb_exit$' && log_lacks 'has no record'
 }
 # A kernel_exit probe of lifelong values (GPUX_SITE_ANYTIME, as the
@@ -321,7 +321,7 @@ t_sass_patch_library() {
 t_sass_patch_contexts() {
 	sass_patch count_ctl 0 "" -- "$RT_DRV_APP" libctx "$CUBIN" &&
 	same "$tmp/out" libctx.out && same "$tmp/dump" sass_patch_libctx.dump &&
-	[ "$(grep -c '^sanitizer boot: 4 addresses$' "$tmp/log")" = 2 ] ||
+	[ "$(grep -c '^sanitizer boot: 5 addresses$' "$tmp/log")" = 2 ] ||
 		{ cat "$tmp/log"; fail "a patch module booted in each context"; }
 }
 # No ptxas: the kernels run untouched, and gpux says why, once.
@@ -839,6 +839,21 @@ t_gpux_two_contexts() {
 t_gpux_two_processes() {
 	gpux_run 0 "$COUNT" "'$RT_DRV_APP' module '$PTX' && '$RT_GPA_APP' '$PTX'" &&
 	same "$tmp/out" gpux_two_processes.out && err_empty
+}
+# The gpu builtin: the device of the event's context, in device probes
+# and in cuda: ones (kernel_end's from the poller thread too).
+t_gpux_gpu() {
+	FAKE_CUDA_DEVICES=2 gpux_run 0 'cuda:launch { @l[gpu] = count(); } cuda:kernel_end { @e[gpu] = count(); }' \
+		"'$RT_DRV_APP' twodev '$PTX'" &&
+	same "$tmp/out" gpux_gpu.out && err_empty
+}
+# Each patched module holds its context's device for the gpu builtin
+# (the fake cannot run a probe's keys: it shows what the module holds).
+t_gpu_module() {
+	FAKE_CUDA_DEVICES=2 count_ctl 0 "" -- "$RT_DRV_APP" twodev "$PTX" &&
+	log_has '^cuLaunchKernel add_one grid=1,1,1 block=64,1,1 sites=1 ctl=exit clock=ok$' &&
+	[ "$(grep -c '^cuLaunchKernel add_one .* clock=ok gpu=1$' "$tmp/log")" = 2 ] ||
+		{ cat "$tmp/log"; fail "the second device's module holds gpu=1"; }
 }
 # Children that closed their descriptors (spawn) or kept them (fork +
 # exec), started by the program gpux runs: both join, their maps one run;
