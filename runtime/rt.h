@@ -94,6 +94,8 @@ void *rt_cuda_sym(const char *name);
 const char *rt_cu_err(CUresult rc);
 /* Device dev's compute capability as sm_XX's XX (90), or 0. */
 unsigned rt_device_arch(CUdevice dev);
+/* "NVIDIA H200, PCI 0000:19:00.0", as far as the driver says. */
+void rt_device_desc(CUdevice dev, char *buf, size_t n);
 /* The runtime's own setup may run while the program captures a stream
  * into a graph (lazy loading at the first captured launch): it uses
  * only its own non-blocking stream, in relaxed capture mode. */

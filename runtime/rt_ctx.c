@@ -126,6 +126,11 @@ struct rt_ctx *rt_ctx_current(void)
 	x->slot = gpux_sess_slot_at(h, idx);
 	x->slot->pid = (uint32_t)getpid();
 	x->slot->device = (uint32_t)dev;
+	if (h->flags & GPUX_SESS_VERBOSE) { /* which GPU `gpu` names, per process */
+		char desc[200];
+		rt_device_desc(dev, desc, sizeof(desc));
+		rt_warn("pid %d: a CUDA context on gpu %d (%s)", (int)getpid(), (int)dev, desc);
+	}
 	__atomic_store_n(&x->slot->state, GPUX_SLOT_LIVE, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&nctx, 1, __ATOMIC_RELEASE);
 	if (!atexit_done) {

@@ -7,6 +7,7 @@
 #include "rt.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 struct rt_cu rt_cu;
@@ -115,6 +116,20 @@ unsigned rt_device_arch(CUdevice dev)
 		    CUDA_SUCCESS)
 		return 0;
 	return (unsigned)(major * 10 + minor);
+}
+
+void rt_device_desc(CUdevice dev, char *buf, size_t n)
+{
+	typedef CUresult (*name_fn)(char *, int, CUdevice);
+	typedef CUresult (*bus_fn)(char *, int, CUdevice);
+	name_fn name = (name_fn)rt_cuda_sym("cuDeviceGetName");
+	bus_fn bus = (bus_fn)rt_cuda_sym("cuDeviceGetPCIBusId");
+	char nm[128] = "", pci[32] = "";
+	if (!name || name(nm, (int)sizeof(nm), dev) != CUDA_SUCCESS)
+		nm[0] = '\0';
+	if (!bus || bus(pci, (int)sizeof(pci), dev) != CUDA_SUCCESS)
+		pci[0] = '\0';
+	snprintf(buf, n, "%s%s%s", *nm ? nm : "a CUDA device", *pci ? ", PCI " : "", pci);
 }
 
 const char *rt_cu_err(CUresult rc)

@@ -307,7 +307,7 @@ t_sass_patch_anytime() {
 # alone (the other's record selects no probe).
 t_sass_patch_filtered() {
 	sass_patch count_ctl 0 "add*" --verbose -- "$RT_DRV_APP" module "$CUBIN" &&
-	sed -i 's/ in [0-9.]* ms$/ in N ms/' "$tmp/err" &&
+	sed -i 's/ in [0-9.]* ms$/ in N ms/; s/^gpux: pid [0-9]*:/gpux: pid N:/' "$tmp/err" &&
 	same "$tmp/err" sass_patch_verbose.err && same "$tmp/dump" sass_patch_filtered.dump
 }
 # A library loaded before any context: patched in each context at its
