@@ -41,6 +41,7 @@ nv() { # nv OUT ARGS...: nvcc into $out/OUT
 }
 
 nv vecadd "${ptx_sass[@]}" "$src/vecadd.cu"
+nv two_gpus "${ptx_sass[@]}" "$src/two_gpus.cu"
 # Shared cudart, found next to the binary (lib/) wherever the folder goes.
 nv vecadd_shared "${ptx_sass[@]}" -cudart shared "$src/vecadd.cu" \
 	-Xlinker -rpath -Xlinker "\$ORIGIN/lib"
@@ -84,7 +85,7 @@ stubs=$cuda/lib64/stubs
 
 cp "$src/run.sh" "$src/faults.sh" "$src/pysum.py" "$src/numba_vecadd.py" "$src/cupy_vecadd.py" \
 	"$src/torch_matmul.py" "$src/torch_eltwise.py" "$src/triton_vecadd.py" "$src/torch_compile.py" \
-	"$src/jax_fusion.py" "$out/"
+	"$src/jax_fusion.py" "$src/jobs.py" "$out/"
 cp "$src"/expected/* "$out/expected/"
 # the stdlib policies the policy cases run
 mkdir -p "$out/policies"

@@ -237,6 +237,21 @@ add triton_store_bytes "$py triton_vecadd.py" "$STORE_BYTES" exact '' '' "$TRITO
 add triton_launch_exits "$py triton_vecadd.py" "$LAUNCH_EXITS" "launch_exits '^add_kernel' 1" '' '' "$TRITON"
 add torch_compile_launch_exits "$py torch_compile.py" "$LAUNCH_EXITS" \
 	"launch_exits '^triton_' 1" '' '' "$TRITON"
+# Whole jobs: CUDA work in child processes joins the session (a child
+# started by subprocess, with its descriptors closed; workers started by
+# torch.multiprocessing.spawn, fresh interpreters); launches per pid
+# match completions per pid, every thread launched exits once. With two
+# GPUs (nvidia-h200-x2; skipped on one: the programs exit 3): a DDP job,
+# one GPU per worker, and one process driving two GPUs from two threads,
+# told apart by the gpu builtin.
+add child_subprocess "$py jobs.py subprocess" "$EXIT_COUNT" \
+	"has_line '@[vecAdd(float const*, float const*, float*, int)]: 10240'; only_maps ''"
+add child_spawn "$py jobs.py spawn 2" 'cuda:launch { @l[pid] = count(); @t = sum(grid.x * grid.y * grid.z * block.x * block.y * block.z); } cuda:kernel_end { @e[pid] = count(); } gdev:kernel_exit { @x = count(); }' \
+	"map_lines l 2; per_key_equal l e; same_values t x; positive x" '' '' "$TORCH"
+add ddp_two_gpus "$py jobs.py ddp" 'cuda:launch { @l[pid] = count(); } cuda:kernel_end { @e[pid] = count(); } gdev:kernel_exit { @x[gpu] = count(); }' \
+	"map_lines l 2; per_key_equal l e; map_lines x 2" '' 'NCCL_NVLS_ENABLE=0' "$TORCH"
+add two_gpus './two_gpus' 'gdev:kernel_exit { @[gpu, kernel] = count(); } cuda:launch { @l[gpu] = count(); }' \
+	"has_line '@[0, fillK(float*, int, float)]: 5120'; has_line '@[1, fillK(float*, int, float)]: 10240'; has_line '@l[0]: 1'; has_line '@l[1]: 2'"
 # JAX: XLA compiles its fusions to PTX in-process and loads cubins
 # without it; they and cuBLASLt's GEMM are probed through SASS patching
 # (command buffers off: each kernel a launch cuda:launch sees).
@@ -422,6 +437,22 @@ only_maps() {
 	local other
 	other=$(grep '^@' "$out" | grep -Ev "$re" | head -n1)
 	[ -z "$other" ] || { why="unexpected map line: $other"; return 1; }
+}
+
+# map_lines NAME N: exactly N "@NAME[...]" lines.
+map_lines() {
+	local n
+	n=$(grep -cE "^@$1\\[" "$out")
+	[ "$n" -eq "$2" ] || { why="$n @$1 lines, want $2"; return 1; }
+}
+
+# per_key_equal A B: @A and @B have the same keys, each with one value.
+per_key_equal() {
+	local a b
+	a=$(grep -E "^@$1\\[" "$out" | sed "s/^@$1//" | sort)
+	b=$(grep -E "^@$2\\[" "$out" | sed "s/^@$2//" | sort)
+	[ -n "$a" ] && [ "$a" = "$b" ] ||
+		{ why="@$1 and @$2 differ by key: $(echo $a | head -c 150) / $(echo $b | head -c 150)"; return 1; }
 }
 
 # one_map_line ERE: exactly one "@" line, matching ERE (case-insensitive).
