@@ -62,6 +62,13 @@
  * instrumented modules (runtime/rt_cache.c). */
 #define GPUX_SESS_NO_CACHE 8u
 
+/* Live sessions (the REPL's :top): what each GPU ran. */
+#define GPUX_SESS_MAX_GPUS 16
+struct gpux_sess_gpu {
+	uint64_t launches, threads; /* launches that went in on the device */
+	uint64_t timed, gpu_ns;     /* of those, timed with events, and their time */
+};
+
 struct gpux_sess_hdr {
 	uint64_t magic;
 	uint32_t version;
@@ -128,6 +135,9 @@ struct gpux_sess_hdr {
 	/* Random, set by the controller with ctl_pid (version 9): what the
 	 * environment's GPUX_SESSION must name for a process to join. */
 	uint64_t token[2];
+	/* Live sessions, in the first generation: per device ordinal, as
+	 * the name table's entries are per kernel (atomic adds). */
+	struct gpux_sess_gpu gpus[GPUX_SESS_MAX_GPUS];
 };
 
 /* The host object's maps in record-id order (the id a print, clear or

@@ -101,6 +101,43 @@ static int gather(struct live *lv, struct row **rows)
 	return n;
 }
 
+/* The same by GPU, when more than one ran kernels: per-GPU imbalance. */
+static void by_gpu(struct live *lv, FILE *out)
+{
+	struct gpux_sess_gpu g[GPUX_SESS_MAX_GPUS];
+	int used = 0;
+	for (int i = 0; i < GPUX_SESS_MAX_GPUS; i++) {
+		const struct gpux_sess_gpu *e = &lv->g[0].h->gpus[i];
+		g[i] = (struct gpux_sess_gpu){ __atomic_load_n(&e->launches, __ATOMIC_RELAXED),
+					       __atomic_load_n(&e->threads, __ATOMIC_RELAXED),
+					       __atomic_load_n(&e->timed, __ATOMIC_RELAXED),
+					       __atomic_load_n(&e->gpu_ns, __ATOMIC_RELAXED) };
+		if (!sess_count_ok(&lv->trust, g[i].launches, SESS_MAX_HOST_COUNT,
+				   "a launch count") ||
+		    !sess_count_ok(&lv->trust, g[i].timed, g[i].launches, "a launch count") ||
+		    !sess_count_ok(&lv->trust, g[i].threads, SESS_MAX_DEVICE_COUNT,
+				   "a thread count") ||
+		    !sess_count_ok(&lv->trust, g[i].gpu_ns, SESS_MAX_DEVICE_COUNT, "a GPU time"))
+			g[i] = (struct gpux_sess_gpu){ 0 };
+		used += g[i].launches > 0;
+	}
+	if (used < 2)
+		return;
+	fprintf(out, "\n%12s %14s %10s %10s  %s\n", "LAUNCHES", "THREADS", "GPU TIME", "AVG",
+		"GPU");
+	for (int i = 0; i < GPUX_SESS_MAX_GPUS; i++) {
+		if (!g[i].launches)
+			continue;
+		char total[32] = "-", avg[32] = "-";
+		if (g[i].timed) {
+			duration(total, sizeof(total), g[i].gpu_ns);
+			duration(avg, sizeof(avg), g[i].gpu_ns / g[i].timed);
+		}
+		fprintf(out, "%12llu %14llu %10s %10s  %d\n", (unsigned long long)g[i].launches,
+			(unsigned long long)g[i].threads, total, avg, i);
+	}
+}
+
 int live_top(struct live *lv, enum live_top_by order, int limit, FILE *out)
 {
 	struct row *v;
@@ -127,5 +164,6 @@ int live_top(struct live *lv, enum live_top_by order, int limit, FILE *out)
 	if (!n)
 		fputs("(no kernel launched yet)\n", out);
 	free(v);
+	by_gpu(lv, out);
 	return 0;
 }

@@ -452,10 +452,11 @@ unsigned rt_live_gen(void);
 void rt_live_failed(CUfunction f, CUfunction to, CUresult rc);
 /* From the runtime thread: moves to a new generation once there is one. */
 void rt_live_poll(void);
-/* rt_live_top.c: a launch of f with threads threads went in; a launch
- * of kernel id took ns of GPU time (from cuda:kernel_end's events). */
+/* rt_live_top.c: a launch of f with threads threads went in (in the
+ * current context); a launch of kernel id took ns of GPU time on device
+ * dev (from cuda:kernel_end's events). */
 void rt_live_count(CUfunction f, uint64_t threads);
-void rt_live_timed(uint32_t id, uint64_t ns);
+void rt_live_timed(uint32_t id, uint64_t ns, int dev);
 /* rt_live_graph.c: executable graphs. Around a launch (or upload) of x:
  * its kernel nodes set to the current generation's functions, then (it
  * went in) its kernels counted for :top. Before a generation's modules

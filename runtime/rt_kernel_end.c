@@ -326,7 +326,7 @@ static bool deliver(const struct pend *e, const struct kctx *x)
 		return false;
 	int64_t d = ns_of(dur_ms);
 	if (rt_live())
-		rt_live_timed(e->name.id, d > 0 ? (uint64_t)d : 0);
+		rt_live_timed(e->name.id, d > 0 ? (uint64_t)d : 0, x->dev);
 	if (!e->cev) {
 		__atomic_add_fetch(&n_done, 1, __ATOMIC_RELAXED);
 		return true;

@@ -43,6 +43,8 @@
  *                SIGUSR1 starts a new phase; prints each phase's launches
  *                of each kernel; with FILE from kern_vars.cu, what its
  *                kernels added to their launch counter, started at 1000
+ *       live-twodev  as live, scale from the module loaded again in a
+ *                context on device 1 (FAKE_CUDA_DEVICES=2)
  *       live-lib  as live, the module loaded with cuLibraryLoadData before
  *                the context, its kernels CUkernels, its counter read
  *                with cuLibraryGetGlobal
@@ -182,9 +184,12 @@ static void graph_launch(long i, int k, CUfunction add_one, void **a1)
 	check(cuGraphLaunch(k ? gscale : gadd, gs), "cuGraphLaunch");
 }
 
+/* c2: the context scale runs in (NULL: the current one, as add_one). */
 static void live_launches(CUfunction add_one, CUfunction scale, void **a1, void **a2, long max,
-			  bool graphs)
+			  bool graphs, CUcontext c2)
 {
+	CUcontext c1 = NULL;
+	check(cuCtxGetCurrent(&c1), "cuCtxGetCurrent");
 	static long n[PHASES][2];
 	signal(SIGUSR1, on_usr1);
 	signal(SIGTERM, on_term);
@@ -199,9 +204,16 @@ static void live_launches(CUfunction add_one, CUfunction scale, void **a1, void 
 		else if (k == 0)
 			check(cuLaunchKernel(add_one, 1, 1, 1, 32, 1, 1, 0, NULL, a1, NULL),
 			      "cuLaunchKernel");
-		else
+		else if (!c2)
 			check(cuLaunchKernel(scale, 1, 1, 1, 8, 4, 1, 0, NULL, a2, NULL),
 			      "cuLaunchKernel");
+		if (k == 1 && c2 && !graphs) {
+			check(cuCtxSetCurrent(c2), "cuCtxSetCurrent");
+			check(cuLaunchKernel(scale, 1, 1, 1, 8, 4, 1, 0, NULL, a2, NULL),
+			      "cuLaunchKernel");
+			check(cuCtxSynchronize(), "cuCtxSynchronize");
+			check(cuCtxSetCurrent(c1), "cuCtxSetCurrent");
+		}
 		n[phase][k]++;
 		if (k)
 			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
@@ -272,7 +284,7 @@ int main(int argc, char **argv)
 	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc"))) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|rdc|"
 			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live|live-lib|live-graph|"
-			"spawn|forkexec|twodev FILE [N]\n");
+			"spawn|forkexec|twodev|live-twodev FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -449,7 +461,7 @@ int main(int argc, char **argv)
 	    !strcmp(mode, "primary") || !strcmp(mode, "segv") || !strcmp(mode, "abort") ||
 	    !strcmp(mode, "streams") || !strcmp(mode, "live-graph")) {
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
-	} else if (!strcmp(mode, "live")) {
+	} else if (!strcmp(mode, "live") || !strcmp(mode, "live-twodev")) {
 		/* DRV_APP_MAXREG: loaded with CU_JIT_MAX_REGISTERS, as a
 		 * program that shapes its code does */
 		const char *mr = getenv("DRV_APP_MAXREG");
@@ -525,7 +537,18 @@ int main(int argc, char **argv)
 		*(volatile int *)(uintptr_t)argc = 0; /* SIGSEGV */
 		return 1;
 	}
-	if (!strcmp(mode, "live") || !strcmp(mode, "live-graph") || !strcmp(mode, "live-lib")) {
+	if (!strcmp(mode, "live") || !strcmp(mode, "live-graph") || !strcmp(mode, "live-lib") ||
+	    !strcmp(mode, "live-twodev")) {
+		CUcontext c2 = NULL;
+		if (!strcmp(mode, "live-twodev")) { /* scale from a module on device 1 */
+			CUdevice d1;
+			CUmodule m2;
+			check(cuDeviceGet(&d1, 1), "cuDeviceGet");
+			check(cuCtxCreate(&c2, NULL, 0, d1), "cuCtxCreate");
+			check(cuModuleLoadData(&m2, image), "cuModuleLoadData");
+			check(cuModuleGetFunction(&scale, m2, "_Z5scalePffi"), "cuModuleGetFunction");
+			check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+		}
 		/* a module with a launch counter (kern_vars.cu) starts it at
 		 * 1000 and prints what its kernels added */
 		CUdeviceptr runs;
@@ -536,7 +559,7 @@ int main(int argc, char **argv)
 		if (vars)
 			check(cuMemcpyHtoD(runs, &v, sizeof(v)), "cuMemcpyHtoD");
 		live_launches(add_one, scale, args1, args2, argc == 4 ? atol(argv[3]) : 0,
-			      !strcmp(mode, "live-graph"));
+			      !strcmp(mode, "live-graph"), c2);
 		if (vars) {
 			check(cuMemcpyDtoH(&v, runs, sizeof(v)), "cuMemcpyDtoH");
 			printf("drv_app: fk_runs %u\n", v - 1000);

@@ -1460,6 +1460,24 @@ SESSION
 		cat "$tmp/err"; fail "stderr has more than the program's end"; return
 	fi
 }
+# :top with two GPUs: add_one on the first, scale on the second; after
+# the kernels, a table by GPU (gpu 0: add_one's launches, 1: scale's).
+t_live_top_gpus() {
+	cat >"$tmp/session" <<'SESSION'
+:sleep 200ms
+:kill
+:wait
+:top launches
+SESSION
+	FAKE_CUDA_DEVICES=2 live "$tmp/session" live-twodev || return
+	local a s got want
+	a=$(launches 0 1) s=$(launches 0 2)
+	got=$(sed -n '/^ *LAUNCHES  *THREADS  *GPU TIME  *AVG  *GPU$/,$p' "$tmp/out" |
+		awk 'NR > 1 && NF { print $1, $2, $NF }')
+	want=$(printf '%d %d 0\n%d %d 1' "$a" $((a * 32)) "$s" $((s * 32)))
+	[ "${a:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] && [ "$got" = "$want" ] ||
+		{ cat "$tmp/out" "$tmp/app.out" "$tmp/err"; fail ":top by GPU: want $want"; }
+}
 # The views: a two-key map as a grid, a map watched, and entries in
 # error (a syntax error, a host probe, an unknown id, an unknown map),
 # after which the session goes on. The fake's two-key count is keyed
