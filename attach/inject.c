@@ -218,10 +218,16 @@ static int remote_call(pid_t pid, const struct state *st, uintptr_t fn, uint64_t
  * library's locks: it waits for something else. */
 static bool waiting_call(long nr)
 {
-	static const long waits[] = { 0 /* read */, 7 /* poll */, 16 /* ioctl */, 23 /* select */,
-				      35 /* nanosleep */, 61 /* wait4 */, 202 /* futex */,
-				      230 /* clock_nanosleep */, 232 /* epoll_wait */,
-				      270 /* pselect6 */, 271 /* ppoll */, 281 /* epoll_pwait */ };
+	static const long waits[] = { 0 /* read */,	    7 /* poll */,
+				      16 /* ioctl */,	    23 /* select */,
+				      34 /* pause */,	    35 /* nanosleep */,
+				      43 /* accept */,	    45 /* recvfrom */,
+				      47 /* recvmsg */,	    61 /* wait4 */,
+				      128 /* rt_sigtimedwait */, 130 /* rt_sigsuspend */,
+				      202 /* futex */,	    230 /* clock_nanosleep */,
+				      232 /* epoll_wait */, 247 /* waitid */,
+				      270 /* pselect6 */,   271 /* ppoll */,
+				      281 /* epoll_pwait */, 288 /* accept4 */ };
 	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
 		if (nr == waits[i])
 			return true;

@@ -7,6 +7,7 @@ find_path(GPUX_CUDA_INCLUDE cuda.h
 if(GPUX_CUDA_INCLUDE)
   add_library(gpux-rt SHARED
     ${CMAKE_CURRENT_LIST_DIR}/rt_cuda.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_attach.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_session.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_image.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_ctx.c
@@ -50,7 +51,10 @@ if(GPUX_CUDA_INCLUDE)
   set_target_properties(gpux-rt PROPERTIES
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/cli
     C_VISIBILITY_PRESET default)
-  target_link_options(gpux-rt PRIVATE -Wl,--no-undefined
+  # -Bsymbolic-functions: the runtime's own references to its hooks are
+  # its own even where it is not first in the lookup order (loaded late
+  # into a running process by gpux -p), as they are when preloaded.
+  target_link_options(gpux-rt PRIVATE -Wl,--no-undefined -Wl,-Bsymbolic-functions
     -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/libgpux_rt.map)
   set_target_properties(gpux-rt PROPERTIES LINK_DEPENDS
     ${CMAKE_CURRENT_LIST_DIR}/libgpux_rt.map)

@@ -113,6 +113,10 @@ bool rt_is_primary(CUcontext c, CUdevice dev);
 /* The mapped segment, or NULL when this process is not traced: in a
  * live session, the generation the process is at. */
 struct gpux_sess_hdr *rt_sess(void);
+/* Joins the session GPUX_SESS_ENV's value names, in a process that
+ * started without one (gpux -p): the session, or NULL (none there, or
+ * already in one). */
+struct gpux_sess_hdr *rt_sess_join(const char *value);
 /* The first generation, which holds the kernel names and messages. */
 struct gpux_sess_hdr *rt_sess_root(void);
 /* Live sessions: the next generation once the controller made it

@@ -378,6 +378,18 @@ static const struct rt_hook *find_hook(const char *name)
 	return NULL;
 }
 
+void rt_hooks_each(void (*fn)(const struct rt_hook *h, void *arg), void *arg)
+{
+	EACH_HOOK(h)
+		fn(h, arg);
+}
+
+void *rt_hook_gpa(const char *sym, void *real_fn, int ver, cuuint64_t flags)
+{
+	const char *n = hooked_name(sym, ver, flags);
+	return n ? rt_hook_for(n, real_fn) : NULL;
+}
+
 void *rt_hook_for(const char *name, void *real_fn)
 {
 	const struct rt_hook *h = find_hook(name);

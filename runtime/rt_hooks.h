@@ -95,6 +95,10 @@ struct rt_hook {
 	enum hook_id id;
 	void *fn;
 };
+/* Every hook (rt_entry.c); the hook cuGetProcAddress(sym, ver, flags)
+ * answers with for libcuda's real_fn, or NULL (not hooked). */
+void rt_hooks_each(void (*fn)(const struct rt_hook *h, void *arg), void *arg);
+void *rt_hook_gpa(const char *sym, void *real_fn, int ver, cuuint64_t flags);
 /* rt_api.c's hooks, rt_original.c's and rt_live_graph.c's (rt_entry.c
  * has the others). */
 extern const struct rt_hook rt_api_hooks[];

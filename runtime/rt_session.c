@@ -90,6 +90,8 @@ static int find_session(uint32_t ctl, int fd, const uint64_t token[2], struct st
 	return own;
 }
 
+static struct gpux_sess_hdr *join(const char *env);
+
 struct gpux_sess_hdr *rt_sess(void)
 {
 	if (sess_tried)
@@ -98,6 +100,21 @@ struct gpux_sess_hdr *rt_sess(void)
 	const char *env = getenv(GPUX_SESS_ENV);
 	if (!env || !*env)
 		return NULL;
+	return join(env);
+}
+
+struct gpux_sess_hdr *rt_sess_join(const char *value)
+{
+	struct gpux_sess_hdr *h = __atomic_load_n(&sess, __ATOMIC_ACQUIRE);
+	if (h)
+		return NULL; /* in a session already */
+	sess_tried = true;
+	return join(value);
+}
+
+/* The session GPUX_SESS_ENV's value names, mapped, or NULL. */
+static struct gpux_sess_hdr *join(const char *env)
+{
 	uint32_t ctl;
 	int fd;
 	uint64_t token[2];
@@ -120,8 +137,9 @@ struct gpux_sess_hdr *rt_sess(void)
 			close(fd);
 		return NULL;
 	}
-	sess = root = p;
+	root = p;
 	sess_fd = (int)fd;
+	__atomic_store_n(&sess, (struct gpux_sess_hdr *)p, __ATOMIC_RELEASE);
 	/* a live session already moved on: start at its newest generation */
 	struct gpux_sess_hdr *next;
 	while ((sess->flags & GPUX_SESS_LIVE) && (next = rt_sess_next()))

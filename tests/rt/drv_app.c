@@ -43,6 +43,8 @@
  *                SIGUSR1 starts a new phase; prints each phase's launches
  *                of each kernel; with FILE from kern_vars.cu, what its
  *                kernels added to their launch counter, started at 1000
+ *       late     as module, once a SIGUSR1 comes after the context is made
+ *                (a process gpux -p attaches to in between)
  *       live-twodev  as live, scale from the module loaded again in a
  *                context on device 1 (FAKE_CUDA_DEVICES=2)
  *       live-lib  as live, the module loaded with cuLibraryLoadData before
@@ -284,7 +286,7 @@ int main(int argc, char **argv)
 	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc"))) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|rdc|"
 			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live|live-lib|live-graph|"
-			"spawn|forkexec|twodev|live-twodev FILE [N]\n");
+			"spawn|forkexec|twodev|live-twodev|late FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -303,6 +305,19 @@ int main(int argc, char **argv)
 		check(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0),
 		      "cuLibraryLoadData");
 	check(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
+	if (!strcmp(mode, "late")) { /* CUDA going, nothing loaded: gpux -p attaches now */
+		sigset_t all, none;
+		sigemptyset(&none);
+		sigemptyset(&all);
+		sigaddset(&all, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		signal(SIGUSR1, on_usr1);
+		printf("drv_app: waiting\n");
+		fflush(stdout);
+		while (!phase)
+			sigsuspend(&none);
+		mode = "module";
+	}
 
 	if (!strcmp(mode, "image")) {
 		for (int i = 0; i < 2; i++) {

@@ -1,11 +1,16 @@
 /* A program that reaches the driver the way static cudart does: dlopen
  * libcuda.so.1, dlsym cuGetProcAddress_v2, and every other entry point
  * through it (the launch as the per-thread-stream variant), on the
- * device's primary context. Usage: gpa_app PTXFILE
+ * device's primary context, its entry points kept in a table of its
+ * data as cudart keeps them. Usage: gpa_app PTXFILE [late]
+ * late: once the context is current, it waits for a SIGUSR1 before it
+ * loads anything (a process gpux -p attaches to in between).
  * Prints what it did; exits 1 on any error. */
 #include <cuda.h>
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +19,13 @@ typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
 			   CUdriverProcAddressQueryResult *);
 
 static gpa_fn gpa;
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go = 1;
+}
 
 static void *get(const char *name, cuuint64_t flags)
 {
@@ -37,10 +49,11 @@ static void check(CUresult rc, const char *what)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: gpa_app PTXFILE\n");
+	if (argc != 2 && (argc != 3 || strcmp(argv[2], "late"))) {
+		fprintf(stderr, "usage: gpa_app PTXFILE [late]\n");
 		return 2;
 	}
+	bool late = argc == 3;
 	FILE *f = fopen(argv[1], "rb");
 	if (!f) {
 		perror(argv[1]);
@@ -63,18 +76,24 @@ int main(int argc, char **argv)
 	}
 	const cuuint64_t D = CU_GET_PROC_ADDRESS_DEFAULT;
 	const cuuint64_t PT = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-	CUresult (*init)(unsigned) = get("cuInit", D);
-	CUresult (*dev_get)(CUdevice *, int) = get("cuDeviceGet", D);
-	CUresult (*retain)(CUcontext *, CUdevice) = get("cuDevicePrimaryCtxRetain", D);
-	CUresult (*release)(CUdevice) = get("cuDevicePrimaryCtxRelease", D);
-	CUresult (*set_current)(CUcontext) = get("cuCtxSetCurrent", D);
-	CUresult (*load)(CUmodule *, const void *) = get("cuModuleLoadData", D);
-	CUresult (*unload)(CUmodule) = get("cuModuleUnload", D);
-	CUresult (*get_function)(CUfunction *, CUmodule, const char *) =
-		get("cuModuleGetFunction", D);
-	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-			   unsigned, CUstream, void **, void **) = get("cuLaunchKernel", PT);
-	CUresult (*sync)(CUstream) = get("cuStreamSynchronize", PT);
+	/* a table in the program's data, as cudart keeps one */
+	static CUresult (*init)(unsigned), (*dev_get)(CUdevice *, int),
+		(*retain)(CUcontext *, CUdevice), (*release)(CUdevice),
+		(*set_current)(CUcontext), (*load)(CUmodule *, const void *),
+		(*unload)(CUmodule), (*get_function)(CUfunction *, CUmodule, const char *),
+		(*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			  unsigned, CUstream, void **, void **),
+		(*sync)(CUstream);
+	init = get("cuInit", D);
+	dev_get = get("cuDeviceGet", D);
+	retain = get("cuDevicePrimaryCtxRetain", D);
+	release = get("cuDevicePrimaryCtxRelease", D);
+	set_current = get("cuCtxSetCurrent", D);
+	load = get("cuModuleLoadData", D);
+	unload = get("cuModuleUnload", D);
+	get_function = get("cuModuleGetFunction", D);
+	launch = get("cuLaunchKernel", PT);
+	sync = get("cuStreamSynchronize", PT);
 
 	CUdevice dev;
 	CUcontext ctx;
@@ -84,6 +103,18 @@ int main(int argc, char **argv)
 	check(dev_get(&dev, 0), "cuDeviceGet");
 	check(retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
 	check(set_current(ctx), "cuCtxSetCurrent");
+	if (late) { /* CUDA going, nothing loaded: gpux -p attaches now */
+		sigset_t usr1, none;
+		sigemptyset(&none);
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &usr1, NULL);
+		signal(SIGUSR1, on_usr1);
+		printf("gpa_app: waiting\n");
+		fflush(stdout);
+		while (!go)
+			sigsuspend(&none);
+	}
 	check(load(&mod, ptx), "cuModuleLoadData");
 	check(get_function(&add_one, mod, "add_one"), "cuModuleGetFunction");
 	printf("gpa_app: loaded\n");

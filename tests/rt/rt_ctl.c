@@ -11,6 +11,10 @@
  *     --preload LIBS    LD_PRELOAD for the command (unset: left alone)
  *     --no-session      do not set GPUX_SESSION
  *     --bad-token       GPUX_SESSION names the segment with a wrong token
+ *     --attach LIB      start the command without the session, then after
+ *                       300 ms load LIB (libgpux-rt.so) into it as gpux -p
+ *                       does (attach/inject.c, gpux_rt_attach) and send it
+ *                       SIGUSR1
  *     --verbose         GPUX_SESS_VERBOSE
  *     --no-cache        GPUX_SESS_NO_CACHE
  *     --controller-dies MS  a stand-in controller process (ctl_pid) is
@@ -46,6 +50,7 @@
 #include <unistd.h>
 
 #include "gpux_dev.h"
+#include "inject.h"
 #include "sess_layout.h"
 
 static void die(const char *fmt, const char *arg)
@@ -218,10 +223,16 @@ int main(int argc, char **argv)
 	uint32_t np = 0, nm = 0;
 	const char *ptx_file = NULL, *link_file = NULL, *preload = NULL, *dump = NULL;
 	int session = 1, verbose = 0, no_cache = 0, dies_ms = -1, bad_token = 0, i;
+	const char *attach = NULL;
 	memset(probes, 0, sizeof(probes));
 	memset(maps, 0, sizeof(maps));
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--attach") && v) {
+			attach = v;
+			i++;
+			continue;
+		}
 		if (!strcmp(a, "--bad-token")) {
 			bad_token = 1;
 			continue;
@@ -328,15 +339,28 @@ int main(int argc, char **argv)
 		char *last = num + strlen(num) - 1;
 		if (bad_token) /* names the segment, but not its token */
 			*last = *last == '0' ? '1' : '0';
-		if (session)
+		if (session && !attach)
 			setenv(GPUX_SESS_ENV, num, 1);
 		else
 			close(fd);
-		if (preload)
+		if (preload && !attach)
 			setenv("LD_PRELOAD", preload, 1);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "rt_ctl: cannot run %s: %s\n", cmd[0], strerror(errno));
 		_exit(127);
+	}
+	if (attach) { /* as gpux -p: load the runtime into it, then let it go on */
+		char num[GPUX_SESS_ENV_SIZE], err[512];
+		uint64_t bound = 0;
+		gpux_sess_env_format(num, (uint32_t)getpid(), fd, h->token);
+		nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+		if (inject_library(pid, attach, "gpux_rt_attach", num, &bound, 2000, err,
+				   sizeof(err))) {
+			kill(pid, SIGKILL);
+			die("%s", err);
+		}
+		fprintf(stderr, "rt_ctl: attached, %d bindings\n", (int)(int32_t)bound);
+		kill(pid, SIGUSR1);
 	}
 	int status;
 	for (int tick = 0;; tick++) {

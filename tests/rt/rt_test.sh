@@ -222,6 +222,41 @@ t_bad_session_fd() {
 	same "$tmp/out" drv_module.out && same "$tmp/err" bad_fd.err &&
 	log_has '^load 1 cuModuleLoadData ptx plain ' && loaded_untouched 1 ptx "$PTX"
 }
+# gpux -p's runtime side: a process started without gpux, its CUDA
+# context made and nothing loaded, gets the runtime loaded (ptrace,
+# attach/inject.c) and joins the session through /proc; its bindings to
+# libcuda (PLT slots not yet bound) go through the runtime from then on,
+# so the module it loads next is instrumented and counted exactly, as
+# under -c.
+t_attach_late() {
+	if [ "${RT_SANITIZED:-OFF}" = ON ]; then
+		echo "SKIP: sanitizer build (the runtime cannot load into an unsanitized process)"
+		return 77
+	fi
+	probes "$COUNT" &&
+	ctl 0 --ptx "$tmp/emit/device.ptx" --probe "1::gpux_probe_0" --map 8:8:4096 \
+		--attach "$RT_LIB" -- "$RT_DRV_APP" late "$PTX" || return
+	grep -Eq '^rt_ctl: attached, [1-9][0-9]* bindings$' "$tmp/err" ||
+		{ cat "$tmp/err"; fail "no binding goes through the runtime"; return; }
+	same "$tmp/out" drv_late.out && same "$tmp/dump" drv_count.dump &&
+	log_has '^load 1 cuModuleLoadDataEx ptx patched '
+}
+# The same for a program that keeps cuGetProcAddress's answers in a
+# table of its data, as cudart does: the table's entries are found and
+# go through the runtime.
+t_attach_table() {
+	if [ "${RT_SANITIZED:-OFF}" = ON ]; then
+		echo "SKIP: sanitizer build (the runtime cannot load into an unsanitized process)"
+		return 77
+	fi
+	probes "$COUNT" &&
+	ctl 0 --ptx "$tmp/emit/device.ptx" --probe "1::gpux_probe_0" --map 8:8:4096 \
+		--attach "$RT_LIB" -- "$RT_GPA_APP" "$PTX" late || return
+	grep -Eq '^rt_ctl: attached, [1-9][0-9]* bindings$' "$tmp/err" ||
+		{ cat "$tmp/err"; fail "no binding goes through the runtime"; return; }
+	same "$tmp/out" gpa_late.out && same "$tmp/dump" gpa_late.dump &&
+	log_has '^load 1 cuModuleLoadDataEx ptx patched '
+}
 # A session that is gone (its controller's pid names no process, and the
 # descriptor is not open here): a process started after gpux ended runs
 # untouched, and says nothing.

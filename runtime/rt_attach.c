@@ -1,0 +1,219 @@
+/* Joining a process that is already running (gpux -p PID): the runtime
+ * is loaded into it by attach/inject.c, which calls gpux_rt_attach with
+ * the session's name (GPUX_SESSION's value). The program bound the
+ * driver's entry points long before: its GOT entries (linked against
+ * libcuda) and cudart's table (filled through cuGetProcAddress) hold
+ * libcuda's functions. Every word of the loaded objects' writable
+ * segments that holds one becomes the runtime's hook for it, so the
+ * program's next call goes through the runtime as if it had been
+ * preloaded. Modules loaded from then on are instrumented; those loaded
+ * before run untouched. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "rt_hooks.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int gpux_rt_attach(const char *session);
+
+struct swap {
+	uintptr_t from, to;
+};
+
+struct swaps {
+	struct swap *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void add(struct swaps *s, void *from, void *to)
+{
+	if (!from || !to || from == to)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].from == (uintptr_t)from)
+			return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct swap *v = realloc(s->v, cap * sizeof(*v));
+		if (!v) {
+			s->oom = true;
+			return;
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct swap){ (uintptr_t)from, (uintptr_t)to };
+}
+
+/* libcuda's function behind hook h, by name and as cuGetProcAddress
+ * hands it out (cudart's way), both to become h. */
+static void collect(const struct rt_hook *h, void *arg)
+{
+	struct swaps *s = arg;
+	void *real = rt_cuda_sym(h->name);
+	if (real)
+		add(s, real, rt_hook_for(h->name, real));
+	typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
+				   CUdriverProcAddressQueryResult *);
+	typedef CUresult (*ver_fn)(int *);
+	gpa_fn gpa = (gpa_fn)rt_cuda_sym("cuGetProcAddress_v2");
+	ver_fn ver = (ver_fn)rt_cuda_sym("cuDriverGetVersion");
+	int v = 0;
+	if (!gpa || !ver || ver(&v) != CUDA_SUCCESS)
+		return;
+	static const cuuint64_t flags[] = { CU_GET_PROC_ADDRESS_DEFAULT,
+					    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM };
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		void *p = NULL;
+		CUdriverProcAddressQueryResult st;
+		if (gpa(h->base, &p, v, flags[i], &st) == CUDA_SUCCESS && p)
+			add(s, p, rt_hook_gpa(h->base, p, v, flags[i]));
+	}
+}
+
+static int by_from(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct swap *)a)->from, y = ((const struct swap *)b)->from;
+	return x < y ? -1 : x > y;
+}
+
+struct scan {
+	const struct swaps *s;
+	uintptr_t self, cuda; /* objects not to touch: ours, libcuda */
+	size_t swapped;
+};
+
+static const struct swap *match(const struct swaps *s, uintptr_t w)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->v[mid].from < w)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo].from == w ? &s->v[lo] : NULL;
+}
+
+/* Swaps the word at p; a page made read-only after relocation (RELRO)
+ * is opened for the write and closed again. */
+static bool put(uintptr_t *p, uintptr_t to, bool relro)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	void *page = (void *)((uintptr_t)p & ~(uintptr_t)(pg - 1));
+	if (relro && mprotect(page, (size_t)pg, PROT_READ | PROT_WRITE))
+		return false;
+	__atomic_store_n(p, to, __ATOMIC_RELEASE);
+	if (relro)
+		mprotect(page, (size_t)pg, PROT_READ);
+	return true;
+}
+
+/* The object's PLT slots of hooked driver functions it has not called
+ * yet (lazy binding: the slot still holds the resolver's stub, which
+ * would bind libcuda's function, not the runtime's): set to the hook. */
+static void bind_slots(struct dl_phdr_info *info, uintptr_t rlo, uintptr_t rhi, struct scan *sc)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	const ElfW(Rela) *rel = NULL;
+	const ElfW(Sym) *sym = NULL;
+	const char *str = NULL;
+	size_t relsz = 0;
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		/* the loader has made these addresses absolute (on glibc) */
+		if (dyn->d_tag == DT_JMPREL)
+			rel = (const ElfW(Rela) *)dyn->d_un.d_ptr;
+		else if (dyn->d_tag == DT_PLTRELSZ)
+			relsz = dyn->d_un.d_val;
+		else if (dyn->d_tag == DT_SYMTAB)
+			sym = (const ElfW(Sym) *)dyn->d_un.d_ptr;
+		else if (dyn->d_tag == DT_STRTAB)
+			str = (const char *)dyn->d_un.d_ptr;
+	}
+	if (!rel || !sym || !str)
+		return;
+	for (size_t i = 0; i < relsz / sizeof(*rel); i++) {
+		if (ELF64_R_TYPE(rel[i].r_info) != R_X86_64_JUMP_SLOT)
+			continue;
+		const char *name = str + sym[ELF64_R_SYM(rel[i].r_info)].st_name;
+		if (strncmp(name, "cu", 2))
+			continue;
+		void *real = rt_cuda_sym(name);
+		void *hook = real ? rt_hook_for(name, real) : NULL;
+		uintptr_t *slot = (uintptr_t *)(info->dlpi_addr + rel[i].r_offset);
+		if (hook && *slot != (uintptr_t)hook &&
+		    put(slot, (uintptr_t)hook, (uintptr_t)slot >= rlo && (uintptr_t)slot < rhi)) {
+			RT_TRACE("attach: %s's slot for %s", info->dlpi_name, name);
+			sc->swapped++;
+		}
+	}
+}
+
+static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct scan *sc = arg;
+	if (info->dlpi_addr == sc->self || info->dlpi_addr == sc->cuda)
+		return 0;
+	uintptr_t rlo = 0, rhi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO) {
+			rlo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			rhi = rlo + info->dlpi_phdr[i].p_memsz;
+		}
+	bind_slots(info, rlo, rhi, sc);
+	uintptr_t lo_v = sc->s->v[0].from, hi_v = sc->s->v[sc->s->n - 1].from;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+			continue;
+		uintptr_t a = (info->dlpi_addr + ph->p_vaddr + 7) & ~(uintptr_t)7;
+		uintptr_t end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		for (uintptr_t *p = (uintptr_t *)a; (uintptr_t)(p + 1) <= end; p++) {
+			uintptr_t w = *p;
+			const struct swap *m = w >= lo_v && w <= hi_v ? match(sc->s, w) : NULL;
+			if (m && put(p, m->to, (uintptr_t)p >= rlo && (uintptr_t)p < rhi))
+				sc->swapped++;
+		}
+	}
+	return 0;
+}
+
+static uintptr_t base_of(void *fn)
+{
+	Dl_info di;
+	return fn && dladdr(fn, &di) ? (uintptr_t)di.dli_fbase : 0;
+}
+
+/* The number of entry points the program's bindings now send through
+ * the runtime (0: none found, so nothing is traced), or -1 when the
+ * session cannot be joined. */
+int gpux_rt_attach(const char *session)
+{
+	if (!session || !rt_sess_join(session))
+		return -1;
+	struct swaps s = { 0 };
+	rt_hooks_each(collect, &s);
+	if (s.oom || !s.n) {
+		free(s.v);
+		return s.oom ? -1 : 0;
+	}
+	qsort(s.v, s.n, sizeof(*s.v), by_from);
+	struct scan sc = { &s, base_of((void *)gpux_rt_attach), base_of(rt_cuda_sym("cuInit")),
+			   0 };
+	dl_iterate_phdr(scan_object, &sc);
+	free(s.v);
+	RT_TRACE("attach: %zu bindings now through the runtime", sc.swapped);
+	return (int)(sc.swapped > 0x7fffffff ? 0x7fffffff : sc.swapped);
+}
