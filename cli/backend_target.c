@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dev_print.h"
+#include "inject.h"
 #include "map_base.h"
 #include "sess_host.h"
 #include "spawn.h"
@@ -30,6 +31,7 @@ struct target_backend {
 	int seg;      /* its number, for the command's environment */
 	struct dev_msgs msgs;         /* the runtimes' messages */
 	char rt[4096]; /* libgpux-rt.so */
+	pid_t attached; /* -p: the process the runtime was loaded into */
 };
 
 static struct target_backend *tb(const struct backend *b)
@@ -50,6 +52,34 @@ static int register_maps(struct target_backend *t)
 		if (r->owner[i] == RUNNER_TARGET && t->sh.dev[i] < 0 &&
 		    run_maps_add(r, &r->obj.maps[i], &t->b, nd + i))
 			return -1;
+	return 0;
+}
+
+/* -p: the runtime loaded into the running process (attach/inject.c),
+ * joining the session through /proc as a child started with its
+ * descriptors closed does; its driver calls go through it from then on
+ * (runtime/rt_attach.c). */
+static int attach(struct target_backend *t, pid_t pid, struct diags *d)
+{
+	char env[GPUX_SESS_ENV_SIZE], err[512];
+	uint64_t bound = 0;
+	gpux_sess_env_format(env, (uint32_t)getpid(), t->seg, t->ds.h->token);
+	if (inject_library(pid, t->rt, "gpux_rt_attach", env, &bound, 2000, err, sizeof(err))) {
+		diag_error_nospan(d, "%s", err);
+		return -1;
+	}
+	if ((int32_t)bound < 0) {
+		diag_error_nospan(d, "cannot attach to pid %d: %s", (int)pid,
+				  (int32_t)bound == -2
+					  ? "gpux traced it before, and attaching again is not "
+					    "supported yet"
+					  : "gpux's runtime could not join the session there");
+		return -1;
+	}
+	t->attached = pid;
+	if (!bound)
+		fprintf(stderr, "gpux: WARNING: pid %d has no binding to the CUDA driver: nothing to "
+			"trace there\n", (int)pid);
 	return 0;
 }
 
@@ -92,7 +122,7 @@ static int t_open(struct backend *b, struct diags *d)
 		diag_error_nospan(d, "out of memory");
 		return -1;
 	}
-	return 0;
+	return r->o->pid ? attach(t, (pid_t)r->o->pid, d) : 0;
 }
 
 static int t_child_env(struct backend *b)
@@ -216,6 +246,28 @@ static void t_report(struct backend *b, FILE *err)
 		b->r->rs.failed = 1;
 }
 
+/* -p's end (the process left, Ctrl-C, exit()): a last snapshot of what
+ * still runs, then stop, which turns the runtime's probes off there; its
+ * driver calls go on through the runtime, untouched. */
+static void t_detach(struct backend *b)
+{
+	struct target_backend *t = tb(b);
+	if (!t->attached || !t->opened)
+		return;
+	uint64_t before[GPUX_SESS_MAX_SLOTS], dumps[GPUX_SESS_MAX_HOSTS] = { 0 };
+	uint32_t n;
+	sess_host_dumps(&t->sh, dumps);
+	dev_session_snap_ask(&t->ds, before, &n);
+	for (long ms = 0; ms <= SNAPSHOT_WAIT_MS && kill(t->attached, 0) == 0; ms += POLL_NS / 1000000) {
+		if (dev_session_snapped(&t->ds, before, n) && sess_host_dumped_since(&t->sh, dumps))
+			break;
+		dev_ring_drain(&t->ds);
+		sess_host_drain(&t->sh);
+		spawn_sleep_ms(POLL_NS / 1000000);
+	}
+	__atomic_store_n(&t->ds.h->stop, 1, __ATOMIC_RELEASE);
+}
+
 static void t_close(struct backend *b)
 {
 	struct target_backend *t = tb(b);
@@ -236,6 +288,7 @@ static const struct backend_ops target_ops = {
 	.drain = t_drain,
 	.ending = t_ending,
 	.settle = t_settle,
+	.detach = t_detach,
 	.map_read = t_map_read,
 	.map_reset = t_map_reset,
 	.report = t_report,
@@ -246,9 +299,14 @@ int target_backend_check(const struct run *r, struct diags *d)
 {
 	(void)d;
 	if (r->o->pid) {
-		fputs("gpux: ERROR: attaching to a running process is not supported for "
-		      "gdev: and cuda: probes\n", stderr);
-		return -1;
+		for (const struct node *p = r->prog->probes; p; p = p->next)
+			if (p->u.probe.place & PLACE_DEVICE) {
+				fputs("gpux: ERROR: gdev: probes cannot attach to a running process "
+				      "yet (cuda: probes can): start the program under gpux with -c "
+				      "CMD\n", stderr);
+				return -1;
+			}
+		return 0;
 	}
 	if (!r->o->command && !r->o->cmd_argv) {
 		fputs("gpux: ERROR: gdev: and cuda: probes need a CUDA program: use -c CMD "

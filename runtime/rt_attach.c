@@ -197,10 +197,13 @@ static uintptr_t base_of(void *fn)
 }
 
 /* The number of entry points the program's bindings now send through
- * the runtime (0: none found, so nothing is traced), or -1 when the
- * session cannot be joined. */
+ * the runtime (0: none found, so nothing is traced); -1 when the session
+ * cannot be joined, -2 when the process is in one already (an earlier
+ * gpux's: attaching again is not supported yet). */
 int gpux_rt_attach(const char *session)
 {
+	if (rt_sess_root())
+		return -2;
 	if (!session || !rt_sess_join(session))
 		return -1;
 	struct swaps s = { 0 };

@@ -257,6 +257,54 @@ t_attach_table() {
 	same "$tmp/out" gpa_late.out && same "$tmp/dump" gpa_late.dump &&
 	log_has '^load 1 cuModuleLoadDataEx ptx patched '
 }
+# gpux -p with cuda: probes on a process gpux did not start: the runtime
+# is loaded into it, its launches from then on are counted exactly, it
+# ends as it would have, and gpux with it. Attaching again, and gdev:
+# probes, are refused with a reason.
+attach_run() { # attach_run PROGRAM: gpux -p on drv_app late, in $tmp/out, $tmp/err
+	if [ "${RT_SANITIZED:-OFF}" = ON ]; then
+		echo "SKIP: sanitizer build (the runtime cannot load into an unsanitized process)"
+		return 77
+	fi
+	"$RT_DRV_APP" late "$PTX" >"$tmp/app.out" 2>&1 &
+	app=$!
+	wait_for '^drv_app: waiting' "$tmp/app.out" || { kill -9 $app; fail "drv_app did not start"; return; }
+	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -p $app -e "$1" >"$tmp/out" 2>"$tmp/err" </dev/null &
+	gp=$!
+}
+wait_for() { # wait_for ERE FILE: up to 10 s
+	for _ in $(seq 500); do grep -Eq "$1" "$2" 2>/dev/null && return 0; sleep 0.02; done
+	return 1
+}
+t_gpux_attach() {
+	local app gp
+	attach_run 'cuda:launch { @[kernel] = count(); } cuda:module_load { @m = count(); }' || return
+	wait_for '^Attaching 2 probes' "$tmp/out" || { kill -9 $app $gp; fail "gpux did not attach"; return; }
+	# attached and released before the launches: every one is counted
+	sleep 0.2
+	kill -USR1 $app
+	wait $app || fail "the program exited $?"
+	wait $gp || { cat "$tmp/err"; fail "gpux exited $?"; }
+	same "$tmp/out" gpux_attach.out && err_empty && same "$tmp/app.out" drv_late.out
+}
+t_gpux_attach_refused() {
+	local app gp
+	attach_run 'cuda:launch { @ = count(); }' || return
+	wait_for '^Attaching' "$tmp/out" || { kill -9 $app $gp; fail "gpux did not attach"; return; }
+	kill -INT $gp
+	wait $gp
+	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -p $app -e 'cuda:launch { @ = count(); }' \
+		>"$tmp/out2" 2>"$tmp/err2" </dev/null && fail "attached twice"
+	grep -q "ERROR: cannot attach to pid $app: gpux traced it before, and attaching again is not supported yet$" \
+		"$tmp/err2" || { cat "$tmp/err2"; fail "the second attach's error"; }
+	timeout 60 "$RT_GPUX" -p $app -e 'gdev:kernel_exit { @ = count(); }' >"$tmp/out3" 2>"$tmp/err3" &&
+		fail "gdev: probes attached"
+	grep -q '^gpux: ERROR: gdev: probes cannot attach to a running process yet' "$tmp/err3" ||
+		{ cat "$tmp/err3"; fail "the gdev: error"; }
+	kill -USR1 $app
+	wait $app || fail "the program exited $? after gpux left"
+	same "$tmp/app.out" drv_late.out
+}
 # A session that is gone (its controller's pid names no process, and the
 # descriptor is not open here): a process started after gpux ended runs
 # untouched, and says nothing.

@@ -122,7 +122,7 @@ t_no_command() {
 }
 t_pid() {
 	run 1 -p 1 -e "$COUNT" && out_empty &&
-	err_has '^gpux: ERROR: attaching to a running process is not supported for gdev: and cuda: probes$'
+	err_has '^gpux: ERROR: gdev: probes cannot attach to a running process yet \(cuda: probes can\): start the program under gpux with -c CMD$'
 }
 t_host_probes() {
 	run 1 -e "uprobe:/bin/sh:main { @x = count(); } gdev:kernel_exit { @x = count(); }" -- "$FAKE" counts &&
