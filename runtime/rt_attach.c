@@ -30,6 +30,8 @@ struct swaps {
 	struct swap *v;
 	size_t n, cap;
 	bool oom;
+	gpa2_fn gpa; /* libcuda's cuGetProcAddress_v2, or NULL */
+	int version; /* the driver's */
 };
 
 static void add(struct swaps *s, void *from, void *to)
@@ -60,21 +62,13 @@ static void collect(const struct rt_hook *h, void *arg)
 	void *real = rt_cuda_sym(h->name);
 	if (real)
 		add(s, real, rt_hook_for(h->name, real));
-	typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
-				   CUdriverProcAddressQueryResult *);
-	typedef CUresult (*ver_fn)(int *);
-	gpa_fn gpa = (gpa_fn)rt_cuda_sym("cuGetProcAddress_v2");
-	ver_fn ver = (ver_fn)rt_cuda_sym("cuDriverGetVersion");
-	int v = 0;
-	if (!gpa || !ver || ver(&v) != CUDA_SUCCESS)
-		return;
 	static const cuuint64_t flags[] = { CU_GET_PROC_ADDRESS_DEFAULT,
 					    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM };
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+	for (size_t i = 0; s->gpa && i < sizeof(flags) / sizeof(flags[0]); i++) {
 		void *p = NULL;
 		CUdriverProcAddressQueryResult st;
-		if (gpa(h->base, &p, v, flags[i], &st) == CUDA_SUCCESS && p)
-			add(s, p, rt_hook_gpa(h->base, p, v, flags[i]));
+		if (s->gpa(h->base, &p, s->version, flags[i], &st) == CUDA_SUCCESS && p)
+			add(s, p, rt_hook_gpa(h->base, p, s->version, flags[i]));
 	}
 }
 
@@ -207,6 +201,10 @@ int gpux_rt_attach(const char *session)
 	if (!session || !rt_sess_join(session))
 		return -1;
 	struct swaps s = { 0 };
+	typedef CUresult (*ver_fn)(int *);
+	ver_fn ver = (ver_fn)rt_cuda_sym("cuDriverGetVersion");
+	if (ver && ver(&s.version) == CUDA_SUCCESS)
+		s.gpa = (gpa2_fn)rt_cuda_sym("cuGetProcAddress_v2");
 	rt_hooks_each(collect, &s);
 	if (s.oom || !s.n) {
 		free(s.v);

@@ -79,6 +79,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "late.h"
 #include "slurp.h"
 
 static int check(CUresult rc, const char *what)
@@ -306,16 +307,7 @@ int main(int argc, char **argv)
 		      "cuLibraryLoadData");
 	check(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
 	if (!strcmp(mode, "late")) { /* CUDA going, nothing loaded: gpux -p attaches now */
-		sigset_t all, none;
-		sigemptyset(&none);
-		sigemptyset(&all);
-		sigaddset(&all, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &all, NULL);
-		signal(SIGUSR1, on_usr1);
-		printf("drv_app: waiting\n");
-		fflush(stdout);
-		while (!phase)
-			sigsuspend(&none);
+		late_wait("drv_app");
 		mode = "module";
 	}
 

@@ -9,23 +9,17 @@
 #include <cuda.h>
 
 #include <dlfcn.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "late.h"
+
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
 			   CUdriverProcAddressQueryResult *);
 
 static gpa_fn gpa;
-static volatile sig_atomic_t go;
-
-static void on_usr1(int sig)
-{
-	(void)sig;
-	go = 1;
-}
 
 static void *get(const char *name, cuuint64_t flags)
 {
@@ -103,18 +97,8 @@ int main(int argc, char **argv)
 	check(dev_get(&dev, 0), "cuDeviceGet");
 	check(retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
 	check(set_current(ctx), "cuCtxSetCurrent");
-	if (late) { /* CUDA going, nothing loaded: gpux -p attaches now */
-		sigset_t usr1, none;
-		sigemptyset(&none);
-		sigemptyset(&usr1);
-		sigaddset(&usr1, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &usr1, NULL);
-		signal(SIGUSR1, on_usr1);
-		printf("gpa_app: waiting\n");
-		fflush(stdout);
-		while (!go)
-			sigsuspend(&none);
-	}
+	if (late) /* CUDA going, nothing loaded: gpux -p attaches now */
+		late_wait("gpa_app");
 	check(load(&mod, ptx), "cuModuleLoadData");
 	check(get_function(&add_one, mod, "add_one"), "cuModuleGetFunction");
 	printf("gpa_app: loaded\n");

@@ -228,44 +228,42 @@ t_bad_session_fd() {
 # libcuda (PLT slots not yet bound) go through the runtime from then on,
 # so the module it loads next is instrumented and counted exactly, as
 # under -c.
-t_attach_late() {
-	if [ "${RT_SANITIZED:-OFF}" = ON ]; then
-		echo "SKIP: sanitizer build (the runtime cannot load into an unsanitized process)"
-		return 77
-	fi
+# no_attach_here: skips (77) where the runtime cannot be loaded late.
+no_attach_here() {
+	[ "${RT_SANITIZED:-OFF}" = ON ] || return 1
+	echo "SKIP: sanitizer build (the runtime cannot load into an unsanitized process)"
+}
+# attach_ctl OUT DUMP -- CMD...: rt_ctl --attach on CMD counting kernel
+# exits; some bindings go through the runtime, CMD's output is OUT, the
+# report DUMP, and the module it loads is patched.
+attach_ctl() {
+	local out=$1 dump=$2
+	shift 3
 	probes "$COUNT" &&
 	ctl 0 --ptx "$tmp/emit/device.ptx" --probe "1::gpux_probe_0" --map 8:8:4096 \
-		--attach "$RT_LIB" -- "$RT_DRV_APP" late "$PTX" || return
+		--attach "$RT_LIB" -- "$@" || return
 	grep -Eq '^rt_ctl: attached, [1-9][0-9]* bindings$' "$tmp/err" ||
 		{ cat "$tmp/err"; fail "no binding goes through the runtime"; return; }
-	same "$tmp/out" drv_late.out && same "$tmp/dump" drv_count.dump &&
+	same "$tmp/out" "$out" && same "$tmp/dump" "$dump" &&
 	log_has '^load 1 cuModuleLoadDataEx ptx patched '
+}
+t_attach_late() {
+	no_attach_here && return 77
+	attach_ctl drv_late.out drv_count.dump -- "$RT_DRV_APP" late "$PTX"
 }
 # The same for a program that keeps cuGetProcAddress's answers in a
 # table of its data, as cudart does: the table's entries are found and
 # go through the runtime.
 t_attach_table() {
-	if [ "${RT_SANITIZED:-OFF}" = ON ]; then
-		echo "SKIP: sanitizer build (the runtime cannot load into an unsanitized process)"
-		return 77
-	fi
-	probes "$COUNT" &&
-	ctl 0 --ptx "$tmp/emit/device.ptx" --probe "1::gpux_probe_0" --map 8:8:4096 \
-		--attach "$RT_LIB" -- "$RT_GPA_APP" "$PTX" late || return
-	grep -Eq '^rt_ctl: attached, [1-9][0-9]* bindings$' "$tmp/err" ||
-		{ cat "$tmp/err"; fail "no binding goes through the runtime"; return; }
-	same "$tmp/out" gpa_late.out && same "$tmp/dump" gpa_late.dump &&
-	log_has '^load 1 cuModuleLoadDataEx ptx patched '
+	no_attach_here && return 77
+	attach_ctl gpa_late.out gpa_late.dump -- "$RT_GPA_APP" "$PTX" late
 }
 # gpux -p with cuda: probes on a process gpux did not start: the runtime
 # is loaded into it, its launches from then on are counted exactly, it
 # ends as it would have, and gpux with it. Attaching again, and gdev:
 # probes, are refused with a reason.
 attach_run() { # attach_run PROGRAM: gpux -p on drv_app late, in $tmp/out, $tmp/err
-	if [ "${RT_SANITIZED:-OFF}" = ON ]; then
-		echo "SKIP: sanitizer build (the runtime cannot load into an unsanitized process)"
-		return 77
-	fi
+	no_attach_here && return 77
 	"$RT_DRV_APP" late "$PTX" >"$tmp/app.out" 2>&1 &
 	app=$!
 	wait_for '^drv_app: waiting' "$tmp/app.out" || { kill -9 $app; fail "drv_app did not start"; return; }
