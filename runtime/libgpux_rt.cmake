@@ -8,6 +8,7 @@ if(GPUX_CUDA_INCLUDE)
   add_library(gpux-rt SHARED
     ${CMAKE_CURRENT_LIST_DIR}/rt_cuda.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_attach.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_attach_images.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_session.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_image.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_ctx.c

@@ -456,6 +456,12 @@ unsigned rt_live_gen(void);
 void rt_live_failed(CUfunction f, CUfunction to, CUresult rc);
 /* From the runtime thread: moves to a new generation once there is one. */
 void rt_live_poll(void);
+/* rt_attach_images.c (gpux -p): the fatbins registered in the loaded
+ * objects, read at attach; the wrapper holding kernel (a mangled name)
+ * or NULL; whether the runtime joined a running process. */
+void rt_attach_images_scan(void);
+const void *rt_attach_image_of(const char *kernel);
+bool rt_attached_late(void);
 /* rt_live_top.c: a launch of f with threads threads went in (in the
  * current context); a launch of kernel id took ns of GPU time on device
  * dev (from cuda:kernel_end's events). */

@@ -6,8 +6,10 @@
  * libcuda's functions. Every word of the loaded objects' writable
  * segments that holds one becomes the runtime's hook for it, so the
  * program's next call goes through the runtime as if it had been
- * preloaded. Modules loaded from then on are instrumented; those loaded
- * before run untouched. */
+ * preloaded. Device probes make the session live (rt_live.c): every
+ * launch from then on runs an instrumented namesake, also of modules
+ * loaded before, whose images are found among the fatbins the program's
+ * objects register (rt_attach_images.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -17,10 +19,43 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 int gpux_rt_attach(const char *session);
+void *gpux_rt_hook_of(const char *name, void *real, int version, uint64_t flags);
+int gpux_rt_busy(void);
+
+/* What this instance puts in place of libcuda's real function (a
+ * cuGetProcAddress answer for version and flags when version is not
+ * 0): a later instance sends the program's bindings to these on to its
+ * own hooks. */
+void *gpux_rt_hook_of(const char *name, void *real, int version, uint64_t flags)
+{
+	return version ? rt_hook_gpa(name, real, version, flags) : rt_hook_for(name, real);
+}
+
+/* Whether this instance's session still has a controller reading it. */
+int gpux_rt_busy(void)
+{
+	struct gpux_sess_hdr *h = rt_sess_root();
+	if (!h || rt_detached() || __atomic_load_n(&rt_sess()->stop, __ATOMIC_ACQUIRE))
+		return 0;
+	return !h->ctl_pid || kill((pid_t)h->ctl_pid, 0) == 0;
+}
+
+/* Earlier instances of the runtime in the process (an earlier gpux -p
+ * loads its own copy of the library: one instance joins one session),
+ * found by their exports. */
+#define MAX_OTHERS 16
+typedef void *(*hook_of_fn)(const char *, void *, int, uint64_t);
+struct others {
+	int n;
+	uintptr_t base[MAX_OTHERS];
+	hook_of_fn hook_of[MAX_OTHERS];
+	int (*busy[MAX_OTHERS])(void);
+};
 
 struct swap {
 	uintptr_t from, to;
@@ -32,6 +67,7 @@ struct swaps {
 	bool oom;
 	gpa2_fn gpa; /* libcuda's cuGetProcAddress_v2, or NULL */
 	int version; /* the driver's */
+	const struct others *o;
 };
 
 static void add(struct swaps *s, void *from, void *to)
@@ -60,15 +96,23 @@ static void collect(const struct rt_hook *h, void *arg)
 {
 	struct swaps *s = arg;
 	void *real = rt_cuda_sym(h->name);
-	if (real)
-		add(s, real, rt_hook_for(h->name, real));
+	if (real) {
+		void *to = rt_hook_for(h->name, real);
+		add(s, real, to);
+		for (int k = 0; k < s->o->n; k++) /* and what earlier instances put there */
+			add(s, s->o->hook_of[k](h->name, real, 0, 0), to);
+	}
 	static const cuuint64_t flags[] = { CU_GET_PROC_ADDRESS_DEFAULT,
 					    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM };
 	for (size_t i = 0; s->gpa && i < sizeof(flags) / sizeof(flags[0]); i++) {
 		void *p = NULL;
 		CUdriverProcAddressQueryResult st;
-		if (s->gpa(h->base, &p, s->version, flags[i], &st) == CUDA_SUCCESS && p)
-			add(s, p, rt_hook_gpa(h->base, p, s->version, flags[i]));
+		if (s->gpa(h->base, &p, s->version, flags[i], &st) != CUDA_SUCCESS || !p)
+			continue;
+		void *to = rt_hook_gpa(h->base, p, s->version, flags[i]);
+		add(s, p, to);
+		for (int k = 0; to && k < s->o->n; k++)
+			add(s, s->o->hook_of[k](h->base, p, s->version, flags[i]), to);
 	}
 }
 
@@ -80,7 +124,7 @@ static int by_from(const void *a, const void *b)
 
 struct scan {
 	const struct swaps *s;
-	uintptr_t self, cuda; /* objects not to touch: ours, libcuda */
+	uintptr_t self, cuda; /* objects not to touch: ours, libcuda (and others') */
 	size_t swapped;
 };
 
@@ -160,6 +204,9 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 	struct scan *sc = arg;
 	if (info->dlpi_addr == sc->self || info->dlpi_addr == sc->cuda)
 		return 0;
+	for (int k = 0; k < sc->s->o->n; k++)
+		if (info->dlpi_addr == sc->s->o->base[k])
+			return 0;
 	uintptr_t rlo = 0, rhi = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO) {
@@ -190,17 +237,70 @@ static uintptr_t base_of(void *fn)
 	return fn && dladdr(fn, &di) ? (uintptr_t)di.dli_fbase : 0;
 }
 
+struct named {
+	int n;
+	char *name[64];
+	uintptr_t base[64];
+};
+
+static int list_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct named *l = arg;
+	if (info->dlpi_name && *info->dlpi_name && l->n < 64 &&
+	    (l->name[l->n] = strdup(info->dlpi_name)))
+		l->base[l->n++] = info->dlpi_addr;
+	return 0;
+}
+
+/* The loaded objects that define gpux_rt_hook_of themselves, ours
+ * aside (looked up outside dl_iterate_phdr, which holds the loader's
+ * lock). Only objects whose names mention the runtime are opened. */
+static void find_others(struct others *o, uintptr_t self)
+{
+	struct named l = { 0 };
+	dl_iterate_phdr(list_object, &l);
+	for (int i = 0; i < l.n; i++) {
+		void *h = l.base[i] != self && o->n < MAX_OTHERS && strstr(l.name[i], "gpux-rt")
+				  ? dlopen(l.name[i], RTLD_LAZY | RTLD_NOLOAD)
+				  : NULL;
+		Dl_info di;
+		void *f = h ? dlsym(h, "gpux_rt_hook_of") : NULL;
+		void *b = h ? dlsym(h, "gpux_rt_busy") : NULL;
+		if (f && b && dladdr(f, &di) && (uintptr_t)di.dli_fbase == l.base[i]) {
+			o->base[o->n] = l.base[i];
+			o->hook_of[o->n] = (hook_of_fn)f;
+			o->busy[o->n++] = (int (*)(void))b;
+		}
+		if (h)
+			dlclose(h);
+		free(l.name[i]);
+	}
+}
+
 /* The number of entry points the program's bindings now send through
  * the runtime (0: none found, so nothing is traced); -1 when the session
- * cannot be joined, -2 when the process is in one already (an earlier
- * gpux's: attaching again is not supported yet). */
+ * cannot be joined, -2 when this instance was in a session already (a
+ * later gpux -p loads a copy), -3 when an earlier instance's session
+ * still has its gpux. */
 int gpux_rt_attach(const char *session)
 {
 	if (rt_sess_root())
 		return -2;
-	if (!session || !rt_sess_join(session))
+	uintptr_t self = base_of((void *)gpux_rt_attach);
+	struct others o = { 0 };
+	find_others(&o, self);
+	for (int k = 0; k < o.n; k++)
+		if (o.busy[k]())
+			return -3;
+	struct gpux_sess_hdr *h = session ? rt_sess_join(session) : NULL;
+	if (!h)
 		return -1;
-	struct swaps s = { 0 };
+	/* device probes: the session is live (rt_live.c), kernels of modules
+	 * loaded before now found by their fatbins */
+	if (h->flags & GPUX_SESS_LIVE)
+		rt_attach_images_scan();
+	struct swaps s = { .o = &o };
 	typedef CUresult (*ver_fn)(int *);
 	ver_fn ver = (ver_fn)rt_cuda_sym("cuDriverGetVersion");
 	if (ver && ver(&s.version) == CUDA_SUCCESS)
@@ -211,8 +311,7 @@ int gpux_rt_attach(const char *session)
 		return s.oom ? -1 : 0;
 	}
 	qsort(s.v, s.n, sizeof(*s.v), by_from);
-	struct scan sc = { &s, base_of((void *)gpux_rt_attach), base_of(rt_cuda_sym("cuInit")),
-			   0 };
+	struct scan sc = { &s, self, base_of(rt_cuda_sym("cuInit")), 0 };
 	dl_iterate_phdr(scan_object, &sc);
 	free(s.v);
 	RT_TRACE("attach: %zu bindings now through the runtime", sc.swapped);

@@ -104,14 +104,13 @@ static bool shapes_code(CUjit_option o)
 	}
 }
 
-void rt_live_loaded(const void *handle, bool lib, const void *image, size_t size, unsigned n,
-		    const CUjit_option *opt, void *const *val)
+/* A record of handle loaded from image (kept), or NULL. */
+static struct rec *new_rec(const void *handle, bool lib, const void *image, size_t size,
+			   unsigned n, const CUjit_option *opt, void *const *val)
 {
-	if (!handle || !image || !rt_live())
-		return;
 	struct rec *r = calloc(1, sizeof(*r));
 	if (!r)
-		return;
+		return NULL;
 	for (unsigned i = 0; opt && val && i < n && r->njit < MAX_JIT; i++)
 		if (shapes_code(opt[i])) {
 			r->jo[r->njit] = opt[i];
@@ -120,19 +119,34 @@ void rt_live_loaded(const void *handle, bool lib, const void *image, size_t size
 	r->handle = handle;
 	r->lib = lib;
 	r->image = rt_image_keep(image, size, &r->copy);
-	pthread_mutex_lock(&rt_lock);
-	if (r->image && nrecs < MAX_RECS) {
+	return r;
+}
+
+/* Adds r under rt_lock; false (r freed, said once) when it cannot be. */
+static bool add_rec(struct rec *r)
+{
+	if (r && r->image && nrecs < MAX_RECS) {
 		recs[nrecs++] = r;
-		r = NULL;
+		return true;
 	}
-	pthread_mutex_unlock(&rt_lock);
-	if (r) {
-		static int told;
-		if (!told++)
-			rt_warn("a module cannot be kept for live probes; its kernels run untouched");
+	static int told;
+	if (!told++)
+		rt_warn("a module cannot be kept for live probes; its kernels run untouched");
+	if (r)
 		free(r->copy);
-		free(r);
-	}
+	free(r);
+	return false;
+}
+
+void rt_live_loaded(const void *handle, bool lib, const void *image, size_t size, unsigned n,
+		    const CUjit_option *opt, void *const *val)
+{
+	if (!handle || !image || !rt_live())
+		return;
+	struct rec *r = new_rec(handle, lib, image, size, n, opt, val);
+	pthread_mutex_lock(&rt_lock);
+	add_rec(r);
+	pthread_mutex_unlock(&rt_lock);
 }
 
 static void unload_swaps(struct rec *r, CUcontext only, bool all)
@@ -170,27 +184,36 @@ void rt_live_unloaded(const void *handle)
 	__atomic_add_fetch(&gen, 1, __ATOMIC_ACQ_REL); /* its handles may come back */
 }
 
+/* The module f is a function of, or (a library's kernel) its library. */
+static void handle_of(const void *f, CUmodule *m, CUlibrary *l)
+{
+	typedef CUresult (*fn_mod_fn)(CUmodule *, CUfunction);
+	typedef CUresult (*k_lib_fn)(CUlibrary *, CUkernel);
+	static fn_mod_fn fn_mod;
+	static k_lib_fn k_lib;
+	if (!fn_mod) {
+		fn_mod = (fn_mod_fn)rt_cuda_sym("cuFuncGetModule");
+		k_lib = (k_lib_fn)rt_cuda_sym("cuKernelGetLibrary");
+	}
+	*m = NULL;
+	*l = NULL;
+	if (fn_mod && fn_mod(m, (CUfunction)f) != CUDA_SUCCESS)
+		*m = NULL;
+	if (!*m && k_lib && k_lib(l, (CUkernel)f) != CUDA_SUCCESS)
+		*l = NULL;
+}
+
 /* The record f came from: a module's function, a library's kernel, or a
  * function a library loaded into this context. */
 static struct rec *rec_of(const void *f)
 {
-	typedef CUresult (*fn_mod_fn)(CUmodule *, CUfunction);
-	typedef CUresult (*k_lib_fn)(CUlibrary *, CUkernel);
 	typedef CUresult (*lib_mod_fn)(CUmodule *, CUlibrary);
-	static fn_mod_fn fn_mod;
-	static k_lib_fn k_lib;
 	static lib_mod_fn lib_mod;
-	if (!fn_mod) {
-		fn_mod = (fn_mod_fn)rt_cuda_sym("cuFuncGetModule");
-		k_lib = (k_lib_fn)rt_cuda_sym("cuKernelGetLibrary");
+	if (!lib_mod)
 		lib_mod = (lib_mod_fn)rt_cuda_sym("cuLibraryGetModule");
-	}
-	CUmodule m = NULL;
-	CUlibrary l = NULL;
-	if (fn_mod && fn_mod(&m, (CUfunction)f) != CUDA_SUCCESS)
-		m = NULL;
-	if (!m && k_lib && k_lib(&l, (CUkernel)f) != CUDA_SUCCESS)
-		l = NULL;
+	CUmodule m;
+	CUlibrary l;
+	handle_of(f, &m, &l);
 	for (int i = 0; i < nrecs; i++) {
 		struct rec *r = recs[i];
 		if (r->handle == (m ? (const void *)m : (const void *)l))
@@ -199,6 +222,43 @@ static struct rec *rec_of(const void *f)
 		if (m && r->lib && lib_mod && lib_mod(&lm, (CUlibrary)r->handle) == CUDA_SUCCESS &&
 		    lm == m)
 			return r;
+	}
+	return NULL;
+}
+
+/* gpux -p: f's module was loaded before the runtime came; its image is
+ * looked for among the fatbins the program's objects register
+ * (rt_attach_images.c). A module without one is said once. Under
+ * rt_lock. */
+static struct rec *adopt(const void *f, const char *kernel)
+{
+	enum { TOLD = 256 };
+	static const void *told[TOLD];
+	static int ntold;
+	CUmodule m;
+	CUlibrary l;
+	handle_of(f, &m, &l);
+	const void *handle = m ? (const void *)m : (const void *)l;
+	if (!handle)
+		return NULL;
+	for (int i = 0; i < ntold; i++)
+		if (told[i] == handle)
+			return NULL;
+	const void *image = rt_attach_image_of(kernel);
+	struct rec *r = image ? new_rec(handle, !m, image, 0, 0, NULL, NULL) : NULL;
+	if (r && add_rec(r)) {
+		RT_TRACE("attach: %s's module loaded before the attach, from a registered fatbin",
+			 kernel);
+		return r;
+	}
+	if (ntold < TOLD)
+		told[ntold++] = handle;
+	if (!image) {
+		char buf[256];
+		rt_warn("a module loaded before gpux attached has no image gpux can find (not "
+			"from a fatbin the program's objects register); its kernels run "
+			"untouched, %s among them",
+			rt_demangle(kernel, buf, sizeof(buf)));
 	}
 	return NULL;
 }
@@ -299,6 +359,8 @@ static CUfunction resolve(const void *f, CUcontext c)
 	pthread_mutex_lock(&rt_lock);
 	CUfunction to = (CUfunction)f;
 	struct rec *r = rt_detached() ? NULL : rec_of(f);
+	if (!r && !rt_detached() && rt_attached_late())
+		r = adopt(f, kn.ptx);
 	CUmodule m = r ? swap_of(r, c) : NULL;
 	CUfunction g;
 	if (m && rt_cu.ModuleGetFunction(&g, m, kn.ptx) == CUDA_SUCCESS) {

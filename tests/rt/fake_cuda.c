@@ -1929,6 +1929,39 @@ CUresult cuLinkDestroy(CUlinkState st)
 	return CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* The first uncompressed PTX element of a fatbin container (or of the
+ * one a wrapper points at), malloc'd, or NULL: what the driver would JIT
+ * when the fatbin has no SASS for the device. */
+static char *fatbin_ptx(const void *image)
+{
+	const unsigned char *b = image;
+	uint32_t magic;
+	memcpy(&magic, b, 4);
+	if (magic == 0x466243b1u) {
+		memcpy(&b, b + 8, sizeof(b));
+		memcpy(&magic, b, 4);
+	}
+	if (magic != 0xba55ed50u)
+		return NULL;
+	uint16_t hsize;
+	uint64_t size;
+	memcpy(&hsize, b + 6, 2);
+	memcpy(&size, b + 8, 8);
+	for (uint64_t at = hsize; at + 24 <= hsize + size;) {
+		uint16_t kind;
+		uint32_t eh, comp;
+		uint64_t plen;
+		memcpy(&kind, b + at, 2);
+		memcpy(&eh, b + at + 4, 4);
+		memcpy(&plen, b + at + 8, 8);
+		memcpy(&comp, b + at + 16, 4);
+		if (kind == 1 && !comp)
+			return strndup((const char *)b + at + eh, (size_t)plen);
+		at += eh + plen;
+	}
+	return NULL;
+}
+
 static CUresult load(struct fk_mod **out, const void *image, const char *api, bool lib,
 		     char *errlog, size_t errlen)
 {
@@ -1970,6 +2003,10 @@ static CUresult load(struct fk_mod **out, const void *image, const char *api, bo
 			free(m);
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		}
+	} else if (kind == K_FATBIN) {
+		m->text = fatbin_ptx(image); /* one without PTX has no kernels here */
+	}
+	if (m->text) {
 		parse_globals(m);
 		parse_entries(m);
 	}

@@ -260,8 +260,7 @@ t_attach_table() {
 }
 # gpux -p with cuda: probes on a process gpux did not start: the runtime
 # is loaded into it, its launches from then on are counted exactly, it
-# ends as it would have, and gpux with it. Attaching again, and gdev:
-# probes, are refused with a reason.
+# ends as it would have, and gpux with it.
 attach_run() { # attach_run PROGRAM: gpux -p on drv_app late, in $tmp/out, $tmp/err
 	no_attach_here && return 77
 	"$RT_DRV_APP" late "$PTX" >"$tmp/app.out" 2>&1 &
@@ -285,23 +284,46 @@ t_gpux_attach() {
 	wait $gp || { cat "$tmp/err"; fail "gpux exited $?"; }
 	same "$tmp/out" gpux_attach.out && err_empty && same "$tmp/app.out" drv_late.out
 }
-t_gpux_attach_refused() {
-	local app gp
-	attach_run 'cuda:launch { @ = count(); }' || return
-	wait_for '^Attaching' "$tmp/out" || { kill -9 $app $gp; fail "gpux did not attach"; return; }
+# gpux -p with device probes on a program whose module was loaded before
+# (from a fatbin registered in its sections, as cudart's are): its kernel
+# runs instrumented from the next launch and is counted exactly; on
+# detach it runs untouched; a second gpux attaches again (a fresh copy
+# of the runtime takes over) and counts only its own round; a third,
+# while the second is attached, is refused; the program ends as alone.
+fat_round() { # fat_round N OUT: gpux -p on $app for round N, its output in OUT
+	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -p $app -e 'gdev:kernel_exit { @[kernel] = count(); }
+cuda:launch { @l = count(); }' >"$2" 2>"$2.err" </dev/null &
+	gp=$!
+	wait_for '^Attaching 2 probes' "$2" || { kill -9 $app $gp; fail "gpux did not attach"; return 1; }
+	if [ "$1" = 2 ]; then
+		GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -p $app -e 'cuda:launch { @ = count(); }' \
+			>"$tmp/busy" 2>"$tmp/busy.err" </dev/null && { fail "attached beside another gpux"; return 1; }
+		grep -qx "stdin: ERROR: cannot attach to pid $app: another gpux is tracing it" "$tmp/busy.err" ||
+			{ cat "$tmp/busy.err"; fail "the busy error"; return 1; }
+	fi
+	kill -USR1 $app
+	wait_for "^fat_app: round $1:" "$tmp/app.out" || { kill -9 $app $gp; fail "round $1 did not run"; return 1; }
 	kill -INT $gp
-	wait $gp
-	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -p $app -e 'cuda:launch { @ = count(); }' \
-		>"$tmp/out2" 2>"$tmp/err2" </dev/null && fail "attached twice"
-	grep -q "ERROR: cannot attach to pid $app: gpux traced it before, and attaching again is not supported yet$" \
-		"$tmp/err2" || { cat "$tmp/err2"; fail "the second attach's error"; }
-	timeout 60 "$RT_GPUX" -p $app -e 'gdev:kernel_exit { @ = count(); }' >"$tmp/out3" 2>"$tmp/err3" &&
-		fail "gdev: probes attached"
-	grep -q '^gpux: ERROR: gdev: probes cannot attach to a running process yet' "$tmp/err3" ||
-		{ cat "$tmp/err3"; fail "the gdev: error"; }
+	wait $gp || { cat "$2.err"; fail "gpux exited $?"; return 1; }
+	[ ! -s "$2.err" ] || { cat "$2.err"; fail "gpux said something"; return 1; }
+}
+t_gpux_attach_device() {
+	local app gp
+	no_attach_here && return 77
+	[ -n "${RT_FAT_APP:-}" ] || { echo "SKIP: no fat_app (nvcc)"; return 77; }
+	"$RT_FAT_APP" 3 5 >"$tmp/app.out" 2>&1 &
+	app=$!
+	wait_for '^fat_app: waiting' "$tmp/app.out" || { kill -9 $app; fail "fat_app did not start"; return; }
+	fat_round 1 "$tmp/out1" && fat_round 2 "$tmp/out2" || return
 	kill -USR1 $app
 	wait $app || fail "the program exited $? after gpux left"
-	same "$tmp/app.out" drv_late.out
+	same "$tmp/app.out" fat_app.out || return
+	for o in out1 out2; do
+		printf 'Attaching 2 probes...\n\n\n@[add_one]: 5120\n@l: 5\n' | diff - "$tmp/$o" ||
+			{ fail "$o's counts"; return; }
+	done
+	[ "$(grep -c 'cuLaunchKernel add_one .* sites=1' "$tmp/log")" = 10 ] ||
+		fail "instrumented launches: not the two rounds'"
 }
 # A session that is gone (its controller's pid names no process, and the
 # descriptor is not open here): a process started after gpux ended runs
