@@ -10,14 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dev_print.h"
-#include "inject.h"
 #include "map_base.h"
+#include "attach_runtime.h"
 #include "sess_host.h"
 #include "spawn.h"
 
@@ -57,69 +56,15 @@ static int register_maps(struct target_backend *t)
 	return 0;
 }
 
-/* A copy of the runtime in a file of its own, for a process an earlier
- * gpux -p loaded it into: that instance belongs to its session, the
- * loader would hand it out again for the same file, and a copy is a new
- * instance. The caller unlinks it once loaded (the mapping stays). */
-static int runtime_copy(const char *rt, char *path, size_t len)
-{
-	const char *dir = getenv("TMPDIR");
-	snprintf(path, len, "%s/gpux-rt-XXXXXX.so", dir && *dir ? dir : "/tmp");
-	int out = mkstemps(path, 3);
-	if (out < 0)
-		return -1;
-	FILE *in = fopen(rt, "rb");
-	char buf[65536];
-	size_t n;
-	int rc = in ? 0 : -1;
-	while (!rc && (n = fread(buf, 1, sizeof(buf), in)) > 0)
-		if (write(out, buf, n) != (ssize_t)n)
-			rc = -1;
-	if (in && ferror(in))
-		rc = -1;
-	if (in)
-		fclose(in);
-	if (fchmod(out, 0644))
-		rc = -1;
-	close(out);
-	if (rc)
-		unlink(path);
-	return rc;
-}
-
-/* -p: the runtime loaded into the running process (attach/inject.c),
- * joining the session through /proc as a child started with its
- * descriptors closed does; its driver calls go through it from then on
- * (runtime/rt_attach.c). A process gpux attached to before gets a copy
- * of the runtime, which takes the earlier one's place. */
+/* -p: the runtime loaded into the running process, joining the session
+ * (cli/attach_runtime.c). */
 static int attach(struct target_backend *t, pid_t pid, struct diags *d)
 {
-	char env[GPUX_SESS_ENV_SIZE], err[512], copy[4096];
-	uint64_t bound = 0;
+	char env[GPUX_SESS_ENV_SIZE], err[512];
+	uint32_t bound = 0;
 	gpux_sess_env_format(env, (uint32_t)getpid(), t->seg, t->ds.h->token);
-	if (inject_library(pid, t->rt, "gpux_rt_attach", env, &bound, 2000, err, sizeof(err))) {
+	if (attach_runtime(pid, t->rt, env, &bound, err, sizeof(err))) {
 		diag_error_nospan(d, "%s", err);
-		return -1;
-	}
-	if ((int32_t)bound == -2) {
-		if (runtime_copy(t->rt, copy, sizeof(copy))) {
-			diag_error_nospan(d, "cannot attach to pid %d: cannot copy %s: %s", (int)pid,
-					  t->rt, strerror(errno));
-			return -1;
-		}
-		int rc = inject_library(pid, copy, "gpux_rt_attach", env, &bound, 2000, err,
-					sizeof(err));
-		unlink(copy);
-		if (rc) {
-			diag_error_nospan(d, "%s", err);
-			return -1;
-		}
-	}
-	if ((int32_t)bound < 0) {
-		diag_error_nospan(d, "cannot attach to pid %d: %s", (int)pid,
-				  (int32_t)bound == -3
-					  ? "another gpux is tracing it"
-					  : "gpux's runtime could not join the session there");
 		return -1;
 	}
 	t->attached = pid;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dev_print.h"
+#include "attach_runtime.h"
 #include "frontend.h"
 #include "sess_layout.h"
 #include "spawn.h"
@@ -100,6 +101,24 @@ struct live *live_start(const struct options *o, FILE *out, char *const *first, 
 	lv->names = (struct gpux_sess_name *)((char *)h + h->names_off);
 	lv->msgs_off = h->msgs_off;
 	sess_trust_init(&lv->trust, h, h);
+	if (o->pid) { /* --repl -p: the runtime loaded into the process */
+		char env[GPUX_SESS_ENV_SIZE], err[512];
+		uint32_t bound = 0;
+		gpux_sess_env_format(env, (uint32_t)getpid(), lv->fd, h->token);
+		if (attach_runtime((pid_t)o->pid, lv->rt, env, &bound, err, sizeof(err))) {
+			fprintf(stderr, "gpux: ERROR: %s\n", err);
+			live_end(lv);
+			return NULL;
+		}
+		lv->pid = (pid_t)o->pid;
+		lv->attached = true;
+		if (!bound)
+			fprintf(stderr, "gpux: WARNING: pid %d has no binding to the CUDA driver: "
+				"nothing to trace there\n", lv->pid);
+		for (size_t i = 0; i < n; i++)
+			live_attach(lv, first[i], strlen(first[i]));
+		return lv;
+	}
 	struct spawn_signals sig;
 	sigprocmask(SIG_SETMASK, NULL, &sig.mask);
 	sigaction(SIGINT, NULL, &sig.sigint);
@@ -128,7 +147,11 @@ void live_poll(struct live *lv)
 		if (lv->g[i].prog)
 			dev_ring_drain(&lv->g[i].ds);
 	fflush(lv->out);
-	if (lv->pid > 0 && !lv->reaped && spawn_reaped(lv->pid, &lv->status)) {
+	if (lv->attached && !lv->reaped && kill(lv->pid, 0) && errno == ESRCH) {
+		lv->reaped = true; /* not ours: its status is its parent's */
+		fprintf(stderr, "gpux: pid %d has exited\n", lv->pid);
+	}
+	if (!lv->attached && lv->pid > 0 && !lv->reaped && spawn_reaped(lv->pid, &lv->status)) {
 		lv->reaped = true;
 		fflush(stdout);
 		if (WIFSIGNALED(lv->status))
@@ -152,7 +175,9 @@ void live_end(struct live *lv)
 	for (int i = 0; i < lv->ng; i++)
 		if (lv->g[i].h)
 			__atomic_store_n(&lv->g[i].h->stop, 1, __ATOMIC_RELEASE);
-	if (lv->pid > 0 && !lv->reaped) {
+	if (lv->attached) { /* stopped probing: the process goes on */
+		live_poll(lv);
+	} else if (lv->pid > 0 && !lv->reaped) {
 		live_poll(lv);
 		if (!lv->reaped) {
 			spawn_signal_tree(lv->pid, SIGTERM);

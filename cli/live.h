@@ -16,11 +16,13 @@ struct live;
 
 /* Starts o's command (-c or --) with the runtime preloaded, in a process
  * group of its own (Ctrl-C is the prompt's), the n entries first[]
- * attached before it starts, so from its first launch. NULL with a
- * message on stderr. */
+ * attached before it starts, so from its first launch; or, with o->pid,
+ * loads the runtime into that running process (its later launches are
+ * probed). NULL with a message on stderr. */
 struct live *live_start(const struct options *o, FILE *out, char *const *first, size_t n);
-/* Stops probing, ends the program if it still runs (SIGTERM, then
- * SIGKILL), frees everything. */
+/* Stops probing, ends the program if it still runs and gpux started it
+ * (SIGTERM, then SIGKILL; an attached process goes on), frees
+ * everything. */
 void live_end(struct live *lv);
 
 /* Adds the probes of text (a program of gdev: probes) to the active

@@ -32,6 +32,7 @@ struct live {
 	int fd;              /* the session file */
 	char rt[PATH_MAX];   /* libgpux-rt.so */
 	pid_t pid;
+	bool attached;       /* --repl -p: a process gpux did not start */
 	bool reaped;
 	int status;
 	struct live_gen *g;  /* oldest first; g[0] has no probes */

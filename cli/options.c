@@ -221,11 +221,11 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		return usage_error(err, "-p traces a running process; it cannot be combined with a command%s", "");
 	if (o->cmd_argv && o->cmd_argc == 0)
 		return usage_error(err, "'--' must be followed by a command%s", "");
-	if (o->repl && (o->program || o->file || o->pid || o->dump || o->dry_run || o->emit_dir))
-		return usage_error(err, "--repl takes a command to explore (-c CMD or -- CMD ARGS), "
-				   "not a program, -p, -d, --dry-run or --emit%s", "");
+	if (o->repl && (o->program || o->file || o->dump || o->dry_run || o->emit_dir))
+		return usage_error(err, "--repl takes a command to explore (-c CMD, -- CMD ARGS or "
+				   "-p PID), not a program, -d, --dry-run or --emit%s", "");
 	/* the prompt's command: probes are entered at the prompt */
-	bool wants_program = (!o->repl && (o->command || o->cmd_argv)) || o->pid || o->dump ||
+	bool wants_program = (!o->repl && (o->command || o->cmd_argv || o->pid)) || o->dump ||
 			     o->dry_run || o->emit_dir;
 	if (!o->program && !o->file && wants_program)
 		return usage_error(err, "no program given: use -e 'PROGRAM' or a .gpx file%s", "");

@@ -542,7 +542,7 @@ int repl_run(FILE *in, FILE *out, bool use_readline, const struct options *o)
 			  .ctx = strdup(DEFAULT_CONTEXT), .place = PLACE_DEVICE, .o = o };
 	if (!r.ctx)
 		return 1;
-	if ((o->command || o->cmd_argv) && !(r.live = live_start(o, out, NULL, 0))) {
+	if ((o->command || o->cmd_argv || o->pid) && !(r.live = live_start(o, out, NULL, 0))) {
 		free(r.ctx);
 		return 1;
 	}

@@ -298,8 +298,13 @@ int gpux_rt_attach(const char *session)
 		return -1;
 	/* device probes: the session is live (rt_live.c), kernels of modules
 	 * loaded before now found by their fatbins */
-	if (h->flags & GPUX_SESS_LIVE)
+	if (h->flags & GPUX_SESS_LIVE) {
 		rt_attach_images_scan();
+		/* the runtime thread from now: it follows the generations a
+		 * REPL makes before the program's next launch */
+		if (rt_cu_ready())
+			rt_live();
+	}
 	struct swaps s = { .o = &o };
 	typedef CUresult (*ver_fn)(int *);
 	ver_fn ver = (ver_fn)rt_cuda_sym("cuDriverGetVersion");

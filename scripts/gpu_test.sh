@@ -12,6 +12,8 @@
 #       default GPU_BUILD/gpux/gpux; logs in $OUT/e2e/)
 #   scripts/gpu_test.sh bench [PRESET...]    only the overhead benchmarks
 #       (bench/gpu/run.sh; a table, not a test; logs in $OUT/bench/)
+#   scripts/gpu_test.sh attach               only gpux -p on a running
+#       program (tests/gpu/e2e/attach.sh; logs in $OUT/attach/)
 #   scripts/gpu_test.sh gpt2 [ROUNDS]        a GPT-2 training step under
 #       gpux (bench/gpu/gpt2.sh: step times, coverage, cold and warm
 #       JIT; needs PyTorch and transformers; logs in $OUT/gpt2/)
@@ -19,8 +21,9 @@
 # built (else it says it is skipped), then the fault injection
 # (tests/gpu/e2e/faults.sh: a program that crashes, gpux SIGKILLed
 # mid-run), then a scripted live session (tests/gpu/e2e/live.sh: the
-# REPL attaching probes to a running program); the exit status covers
-# them all.
+# REPL attaching probes to a running program), then gpux -p attaching,
+# detaching and attaching again (tests/gpu/e2e/attach.sh); the exit
+# status covers them all.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${GPU_BUILD:-build-gpu}
@@ -52,6 +55,7 @@ bench)
 	GPUX=$e2e_gpux BENCH_DIR=$dir/bench bash bench/gpu/run.sh "$@"
 	exit ;;
 gpt2) shift; GPUX=$e2e_gpux bash bench/gpu/gpt2.sh "$@"; exit ;;
+attach) bash tests/gpu/e2e/attach.sh "$dir/e2e" "$e2e_gpux" "${OUT:-$dir}/attach"; exit ;;
 esac
 
 # A carried folder may lose the exec bit.
@@ -108,4 +112,8 @@ faults=${PIPESTATUS[0]}
 say "live session (tests/gpu/e2e/live.sh)"
 bash tests/gpu/e2e/live.sh "$dir/e2e" "$e2e_gpux" "${OUT:-$dir}/live" 2>&1 | tee -a "$log"
 live=${PIPESTATUS[0]}
-[ "$core" -eq 0 ] && [ "$e2e" -eq 0 ] && [ "$faults" -eq 0 ] && [ "$live" -eq 0 ]
+say "attach to a running program (tests/gpu/e2e/attach.sh)"
+bash tests/gpu/e2e/attach.sh "$dir/e2e" "$e2e_gpux" "${OUT:-$dir}/attach" 2>&1 | tee -a "$log"
+attached=${PIPESTATUS[0]}
+[ "$core" -eq 0 ] && [ "$e2e" -eq 0 ] && [ "$faults" -eq 0 ] && [ "$live" -eq 0 ] &&
+	[ "$attached" -eq 0 ]

@@ -5,10 +5,11 @@
 #             would have (its AVX registers intact, its sleeps resumed)
 #   twice     loaded again into the same process: still fine
 #   traced    a process someone else traces: a clear error, untouched
+#   gpux_traced  the same through gpux -p (GPUX, the fifth argument)
 #   gone      no such process: a clear error
 #   badlib    a library that cannot load: dlopen's reason, untouched
 set -u
-tool=$1 target=$2 payload=$3 case=$4
+tool=$1 target=$2 payload=$3 case=$4 gpux=${5:-}
 tmp=$(mktemp -d)
 trap 'kill -9 $tp 2>/dev/null; rm -rf "$tmp"' EXIT
 tp=
@@ -42,6 +43,15 @@ traced)
 	"$tool" "$tp" "$payload" gpux_inject_test x >"$tmp/inj" 2>"$tmp/err" && fail "injected into a traced process"
 	grep -q "^gpux: ERROR: cannot attach to pid $tp: ptrace is not permitted" "$tmp/err" ||
 		fail "the error"
+	kill -9 "$tp"; wait "$tp" 2>/dev/null
+	! grep -q '^payload' "$tmp/out" || fail "the payload ran"
+	;;
+gpux_traced)
+	start 0.5 traced
+	"$gpux" -p "$tp" -e 'cuda:launch { @ = count(); }' >"$tmp/inj" 2>"$tmp/err" &&
+		fail "gpux attached to a traced process"
+	grep -q "ERROR: cannot attach to pid $tp: ptrace is not permitted" "$tmp/err" || fail "the error"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "more than the one error"
 	kill -9 "$tp"; wait "$tp" 2>/dev/null
 	! grep -q '^payload' "$tmp/out" || fail "the payload ran"
 	;;

@@ -1407,6 +1407,30 @@ launches() {
 t_live_attach_detach() {
 	attach_detach live 1
 }
+# gpux --repl -p: the REPL on a process gpux did not start (fat_app,
+# its module loaded before): a probe entered at the prompt counts the
+# round the prompt's :kill starts, exactly; at the end of the session the
+# process goes on untouched and ends as alone.
+t_live_attach_pid() {
+	local app
+	no_attach_here && return 77
+	[ -n "${RT_FAT_APP:-}" ] || { echo "SKIP: no fat_app (nvcc)"; return 77; }
+	"$RT_FAT_APP" 3 5 >"$tmp/app.out" 2>&1 &
+	app=$!
+	wait_for '^fat_app: waiting' "$tmp/app.out" || { kill -9 $app; fail "fat_app did not start"; return; }
+	printf '%s\n' 'gdev:kernel_exit { @[kernel] = count(); }' ':kill USR1' ':sleep 300ms' ':print @' |
+		GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" --repl -p $app >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/out" "$tmp/err"; kill -9 $app; fail "gpux --repl -p exited $?"; return; }
+	grep -qxF '@[add_one]: 5120' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; kill -9 $app; fail "the count"; return; }
+	for r in 2 3; do
+		kill -USR1 $app
+		wait_for "^fat_app: round $r:" "$tmp/app.out" || { kill -9 $app; fail "round $r"; return; }
+	done
+	wait $app || fail "the program exited $?"
+	same "$tmp/app.out" fat_app.out && err_empty
+	[ "$(grep -c 'cuLaunchKernel add_one .* sites=1' "$tmp/log")" = 5 ] ||
+		fail "instrumented launches: not round 1's"
+}
 # The same through graphs (drv_app live-graph): one captured and updated
 # from new captures, one whose kernel node the program sets on the
 # executable graph. Their kernels run instrumented from the first launch

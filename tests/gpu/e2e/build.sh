@@ -59,6 +59,7 @@ nv graph "${ptx_sass[@]}" "$src/graph.cu"
 nv constant "${ptx_sass[@]}" "$src/constant.cu"
 nv named "${ptx_sass[@]}" "$src/named.cu"
 nv loop "${ptx_sass[@]}" "$src/loop.cu"
+nv attach_loop "${ptx_sass[@]}" "$src/attach_loop.cu"
 nv live "${ptx_sass[@]}" "$src/live.cu"
 nv crash "${ptx_sass[@]}" "$src/crash.cu"
 nv edge "${ptx_sass[@]}" "$src/edge.cu" -lpthread
