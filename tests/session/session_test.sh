@@ -120,9 +120,9 @@ t_no_command() {
 	run 1 -e "$COUNT" && out_empty &&
 	err_has '^gpux: ERROR: gdev: and cuda: probes need a CUDA program: use -c CMD or -- CMD ARGS$'
 }
-t_pid() {
-	run 1 -p 1 -e "$COUNT" && out_empty &&
-	err_has '^gpux: ERROR: gdev: probes cannot attach to a running process yet \(cuda: probes can\): start the program under gpux with -c CMD$'
+t_pid() { # a process that cannot exist (above any pid_max): nothing to load the runtime into
+	run 1 -p 4000000 -e "$COUNT" && out_empty &&
+	err_has '^stdin: ERROR: cannot attach to pid 4000000: no such process$'
 }
 t_host_probes() {
 	run 1 -e "uprobe:/bin/sh:main { @x = count(); } gdev:kernel_exit { @x = count(); }" -- "$FAKE" counts &&
