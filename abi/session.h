@@ -61,6 +61,9 @@
 /* gpux --no-cache: the runtime neither reads nor writes its cache of
  * instrumented modules (runtime/rt_cache.c). */
 #define GPUX_SESS_NO_CACHE 8u
+/* A live session with :top (the REPL): the runtime counts every launch
+ * and times it with events (gpux -p's live session does neither). */
+#define GPUX_SESS_TOP 16u
 
 /* Live sessions (the REPL's :top): what each GPU ran. */
 #define GPUX_SESS_MAX_GPUS 16

@@ -90,7 +90,7 @@ struct live *live_start(const struct options *o, FILE *out, char *const *first, 
 	}
 	lv->ng = 1;
 	struct gpux_sess_hdr *h = lv->g[0].h;
-	h->flags |= GPUX_SESS_LIVE | (o->verbose ? GPUX_SESS_VERBOSE : 0) |
+	h->flags |= GPUX_SESS_LIVE | GPUX_SESS_TOP | (o->verbose ? GPUX_SESS_VERBOSE : 0) |
 		    (o->no_cache ? GPUX_SESS_NO_CACHE : 0);
 	if (dev_session_claim(h)) {
 		fprintf(stderr, "gpux: ERROR: cannot make the session's token: %s\n", strerror(errno));
@@ -295,7 +295,7 @@ static void publish(struct live *lv, struct live_gen *g)
 {
 	struct live_gen *prev = &lv->g[lv->ng - 1];
 	struct gpux_sess_hdr *h = g->h;
-	h->flags |= GPUX_SESS_LIVE | (lv->verbose ? GPUX_SESS_VERBOSE : 0) |
+	h->flags |= GPUX_SESS_LIVE | GPUX_SESS_TOP | (lv->verbose ? GPUX_SESS_VERBOSE : 0) |
 		    (lv->no_cache ? GPUX_SESS_NO_CACHE : 0);
 	h->ctl_pid = (uint32_t)getpid();
 	set_carry(g, prev);

@@ -435,6 +435,8 @@ void rt_kend_final(bool crash);
 /* ---- rt_live.c: live sessions (GPUX_SESS_LIVE) ---- */
 /* Whether this is one (then the runtime thread runs from the start). */
 bool rt_live(void);
+/* Whether launches are counted and timed for :top (GPUX_SESS_TOP). */
+bool rt_live_top(void);
 /* A module or library the program loaded (untouched) from image, with
  * n JIT options (its copies are compiled under those that shape code). */
 void rt_live_loaded(const void *handle, bool lib, const void *image, size_t size, unsigned n,

@@ -120,7 +120,7 @@ static inline CUresult done(CUresult rc, CUstream s, bool per_thread)
 
 /* cuda:kernel_end: events on the launch's stream right around it
  * (after cuda:launch's copies), a ticket (or -1) between them. */
-#define KEND_ON (rt_cev_on(GPUX_CEV_KERNEL_END) || rt_live())
+#define KEND_ON (rt_cev_on(GPUX_CEV_KERNEL_END) || rt_live_top())
 #define KEND(pt) (KEND_ON ? rt_kend_before(LAUNCH_PASS, pt) : -1)
 #define KEND_EX(c, pt)                                                               \
 	(KEND_ON && (c)                                                               \

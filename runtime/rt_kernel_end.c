@@ -85,7 +85,7 @@ static bool usable(void)
 			   rt_cu.EventQuery && rt_cu.EventElapsedTime && rt_cu.EventDestroy &&
 			   rt_cu.StreamIsCapturing;
 		if (!drv)
-			rt_warn(rt_live() ? "libcuda lacks the event functions that time launches; "
+			rt_warn(rt_live_top() ? "libcuda lacks the event functions that time launches; "
 					    ":top shows no GPU time"
 					  : "cuda:kernel_end: libcuda lacks the event functions it "
 					    "needs; it never fires");
@@ -224,7 +224,7 @@ int rt_kend_before(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
 	/* the first event tells what the session wants; a live session
 	 * times every launch for :top */
 	bool cev = rt_cev_ready() && rt_cev_on(GPUX_CEV_KERNEL_END);
-	if ((!cev && !rt_live()) || __atomic_load_n(&closed, __ATOMIC_ACQUIRE) || !usable())
+	if ((!cev && !rt_live_top()) || __atomic_load_n(&closed, __ATOMIC_ACQUIRE) || !usable())
 		return -1;
 	CUstream shown = s;
 	if (!s && per_thread)
@@ -325,7 +325,7 @@ static bool deliver(const struct pend *e, const struct kctx *x)
 	    (e->cev && rt_cu.EventElapsedTime(&end_ms, x->anc[x->cur], e->ev[1]) != CUDA_SUCCESS))
 		return false;
 	int64_t d = ns_of(dur_ms);
-	if (rt_live())
+	if (rt_live_top())
 		rt_live_timed(e->name.id, d > 0 ? (uint64_t)d : 0, x->dev);
 	if (!e->cev) {
 		__atomic_add_fetch(&n_done, 1, __ATOMIC_RELAXED);

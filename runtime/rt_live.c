@@ -255,8 +255,9 @@ static struct rec *adopt(const void *f, const char *kernel)
 		told[ntold++] = handle;
 	if (!image) {
 		char buf[256];
-		rt_warn("a module loaded before gpux attached has no image gpux can find (not "
-			"from a fatbin the program's objects register); its kernels run "
+		rt_warn("a module loaded before gpux attached has no PTX gpux can find (SASS-only "
+			"kernels, as PyTorch's and cuBLAS's, are patched only in programs gpux "
+			"starts; a module loaded from memory leaves no image); its kernels run "
 			"untouched, %s among them",
 			rt_demangle(kernel, buf, sizeof(buf)));
 	}

@@ -19,9 +19,15 @@ static struct gpux_sess_gpu *gpu(int dev)
 	return root && dev >= 0 && dev < GPUX_SESS_MAX_GPUS ? &root->gpus[dev] : NULL;
 }
 
+bool rt_live_top(void)
+{
+	struct gpux_sess_hdr *root = rt_live() ? rt_sess_root() : NULL;
+	return root && (root->flags & GPUX_SESS_TOP);
+}
+
 void rt_live_count(CUfunction f, uint64_t threads)
 {
-	if (!rt_live() || !f)
+	if (!rt_live_top() || !f)
 		return;
 	struct gpux_sess_name *n = entry(rt_launch_name(f).id);
 	if (!n)

@@ -56,7 +56,7 @@ rc=$?
 [ "$rc" = "$alone" ] || fail "the program exited $rc, alone $alone"
 cmp -s "$out/app.out" "$out/alone.out" || fail "the output differs from the run alone"
 # launches per second: before the first attach, while attached, after the last detach
-awk 'function r(p) { return s[p] ? sprintf("%.0f", n[p] / s[p]) : "-" }
+awk 'BEGIN { phase = 0 } function r(p) { return s[p] ? sprintf("%.0f", n[p] / s[p]) : "-" }
 	/paused at/ { phase++ } /^attach_loop: second/ { n[phase] += $4; s[phase]++ }
 	END { print "attach: launches per second: before " r(0) ", attached " r(1) " and " r(3) \
 		", between " r(2) ", after " r(4) }' "$out/app.err"
