@@ -72,6 +72,11 @@ int out_map_entries(FILE *out, bool json, const struct host_map *hm,
 /* The elements of hm as the VM holds them, into e (e->kv is malloc'd,
  * the caller frees it). 0, or -1 if the map is missing or memory ran out. */
 int out_map_read(struct vm *vm, const struct host_map *hm, struct out_entries *e);
+/* One component (j of hm->nkeys) of an element's key, and a value
+ * (div 1; not a bucket map's), as print() writes them: what a metrics
+ * exporter labels its series with. */
+void out_map_key_part(FILE *out, const struct host_map *hm, int j, const unsigned char *key);
+void out_map_value(FILE *out, const struct host_map *hm, const unsigned char *val);
 /* At exit: a blank line pair, then every map in name order. */
 int out_all_maps(FILE *out, bool json, struct vm *vm, const struct host_obj *obj);
 /* s[0..n) as a json string, quoted, escaped as bpftrace 0.17 does:

@@ -105,35 +105,40 @@ static void put_sym(FILE *out, struct type t, const unsigned char *p, int indent
 	free(text);
 }
 
-/* The key's components joined by sep: strings raw, integers decimal. */
+/* Key component j: strings raw, integers decimal. */
+void out_map_key_part(FILE *out, const struct host_map *hm, int j, const unsigned char *k)
+{
+	const struct host_key *hk = &hm->keys[j];
+	char name[256];
+	if (hk->type.kind == TY_STR)
+		fprintf(out, "%.*s", (int)hk->size, (const char *)k + hk->offset);
+	else if (hk->type.kind == TY_USERNAME)
+		fputs(out_username(rd64(k + hk->offset), name, sizeof(name)), out);
+	else if (hk->type.kind == TY_STACK || hk->type.kind == TY_KSYM ||
+		 hk->type.kind == TY_USYM)
+		put_sym(out, hk->type, k + hk->offset, 4);
+	else if (hk->type.kind == TY_BUF && hk->size >= BUF_SIZE)
+		out_buf(out, k + hk->offset);
+	else if (hk->type.kind == TY_MACADDR)
+		fputs(out_macaddr(rd64(k + hk->offset), name, sizeof(name)), out);
+	else if (hk->type.kind == TY_INET && hk->size >= INET_SIZE)
+		fputs(out_inet(k + hk->offset, name, sizeof(name)), out);
+	else if (hk->type.kind == TY_TIMESTAMP)
+		fputs(out_timestamp(hk->type.name, rd64(k + hk->offset), name, sizeof(name)), out);
+	else if (hk->type.kind == TY_INT && !hk->type.is_signed)
+		fprintf(out, "%llu", (unsigned long long)rd64(k + hk->offset));
+	else
+		fprintf(out, "%lld", (long long)rd64(k + hk->offset));
+}
+
+/* The key's components joined by sep. */
 static void put_key_parts(FILE *out, const struct host_map *hm, const unsigned char *k,
 			  const char *sep)
 {
 	for (int j = 0; j < hm->nkeys; j++) {
-		const struct host_key *hk = &hm->keys[j];
 		if (j)
 			fputs(sep, out);
-		char name[256];
-		if (hk->type.kind == TY_STR)
-			fprintf(out, "%.*s", (int)hk->size, (const char *)k + hk->offset);
-		else if (hk->type.kind == TY_USERNAME)
-			fputs(out_username(rd64(k + hk->offset), name, sizeof(name)), out);
-		else if (hk->type.kind == TY_STACK || hk->type.kind == TY_KSYM ||
-			 hk->type.kind == TY_USYM)
-			put_sym(out, hk->type, k + hk->offset, 4);
-		else if (hk->type.kind == TY_BUF && hk->size >= BUF_SIZE)
-			out_buf(out, k + hk->offset);
-		else if (hk->type.kind == TY_MACADDR)
-			fputs(out_macaddr(rd64(k + hk->offset), name, sizeof(name)), out);
-		else if (hk->type.kind == TY_INET && hk->size >= INET_SIZE)
-			fputs(out_inet(k + hk->offset, name, sizeof(name)), out);
-		else if (hk->type.kind == TY_TIMESTAMP)
-			fputs(out_timestamp(hk->type.name, rd64(k + hk->offset), name, sizeof(name)),
-			      out);
-		else if (hk->type.kind == TY_INT && !hk->type.is_signed)
-			fprintf(out, "%llu", (unsigned long long)rd64(k + hk->offset));
-		else
-			fprintf(out, "%lld", (long long)rd64(k + hk->offset));
+		out_map_key_part(out, hm, j, k);
 	}
 }
 
@@ -264,6 +269,11 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 	} else {
 		fprintf(out, "%lld", (long long)sdiv64(x, (int64_t)div));
 	}
+}
+
+void out_map_value(FILE *out, const struct host_map *hm, const unsigned char *v)
+{
+	put_value(out, hm, v, 1);
 }
 
 /* json hist/lhist: one {"min", "max", "count"} object per bucket from
