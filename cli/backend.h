@@ -26,6 +26,7 @@
 #include "records.h"
 
 struct backend;
+struct exporter;
 struct host_live;
 
 /* A map the run prints: held by backend b as its map idx, laid out as hm
@@ -57,6 +58,7 @@ struct run {
 	pid_t child;          /* the command, or 0 */
 	bool reaped;          /* the command has been waited for */
 	bool poll_pid;        /* no pidfd: the watched process is polled */
+	struct exporter *ex;  /* --export (run_export.h), or NULL */
 };
 
 struct backend_ops {

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export.h"
+
 void options_usage(FILE *out)
 {
 	fputs(
@@ -41,6 +43,16 @@ void options_usage(FILE *out)
 "                   to that program live (docs/REPL.md)\n"
 "    --sim WORKLOAD seq, stride, random, hotcold, layers, mix (NAME:key=value,...)\n"
 "                   or trace:FILE, chunk_trace:FILE (docs/SIMULATOR.md)\n"
+"    --export SPEC  serve or push the maps as metrics while the program runs\n"
+"                   (docs/SERVICE.md): prometheus:[ADDR:]PORT serves /metrics\n"
+"                   (PORT 0: a free one, said on stderr); otlp:URL posts OTLP/HTTP\n"
+"                   JSON (http://host:4318/v1/metrics) every interval and at the\n"
+"                   end. Both may be given\n"
+"    --export-interval TIME\n"
+"                   between OTLP pushes: 10s (default), 500ms, 1m\n"
+"    --export-max-series N\n"
+"                   keys of a map exported as series of their own (default\n"
+"                   1000); the rest fold into one key=\"__overflow__\"\n"
 "    -h, --help     show this help\n"
 "    -V, --version  show the version\n"
 "    -- CMD ARGS    run CMD with ARGS and trace it\n"
@@ -96,7 +108,53 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 	return 0;
 }
 
-enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM, OPT_UNSAFE, OPT_NO_CACHE };
+enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM, OPT_UNSAFE, OPT_NO_CACHE,
+       OPT_EXPORT, OPT_EXPORT_INTERVAL, OPT_EXPORT_MAX_SERIES };
+
+/* --export SPEC, its kind checked here so that a mistake is a usage error. */
+static int parse_export(struct options *o, const char *arg, FILE *err)
+{
+	struct export_spec s, t;
+	char why[512];
+	if (export_spec_parse(arg, &s, why, sizeof(why)))
+		return usage_error(err, "%s", why);
+	for (int i = 0; i < o->nexports; i++)
+		if (!export_spec_parse(o->exports[i], &t, why, sizeof(why)) && t.kind == s.kind)
+			return usage_error(err, "--export %s given twice", s.kind == EXPORT_OTLP
+					   ? "otlp" : "prometheus");
+	o->exports[o->nexports++] = arg;
+	return 0;
+}
+
+/* N, Nms, Ns or Nm: milliseconds, or -1. */
+static long parse_ms(const char *arg)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	long unit = !strcmp(end, "ms") ? 1 : !*end || !strcmp(end, "s") ? 1000
+		  : !strcmp(end, "m") ? 60000 : 0;
+	if (end == arg || errno || !unit || v <= 0 || v > 86400000L / unit)
+		return -1;
+	return v * unit;
+}
+
+static int parse_export_opt(struct options *o, int c, const char *arg, FILE *err)
+{
+	if (c == OPT_EXPORT)
+		return parse_export(o, arg, err);
+	if (c == OPT_EXPORT_INTERVAL) {
+		if ((o->export_interval_ms = parse_ms(arg)) < 0)
+			return usage_error(err, "invalid --export-interval '%s' (10s, 500ms, 1m)", arg);
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	o->export_max_series = strtol(arg, &end, 10);
+	if (!*arg || *end || errno || o->export_max_series < 1 || o->export_max_series > 10000000)
+		return usage_error(err, "invalid --export-max-series '%s' (1 to 10000000)", arg);
+	return 0;
+}
 
 static bool ends_with(const char *s, const char *tail)
 {
@@ -115,6 +173,9 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		{ "sim", required_argument, NULL, OPT_SIM },
 		{ "unsafe", no_argument, NULL, OPT_UNSAFE },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+		{ "export", required_argument, NULL, OPT_EXPORT },
+		{ "export-interval", required_argument, NULL, OPT_EXPORT_INTERVAL },
+		{ "export-max-series", required_argument, NULL, OPT_EXPORT_MAX_SERIES },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof(*o));
@@ -166,6 +227,12 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		case OPT_REPL: o->repl = true; break;
 		case OPT_EMIT: o->emit_dir = optarg; break;
 		case OPT_SIM: o->sim = optarg; break;
+		case OPT_EXPORT:
+		case OPT_EXPORT_INTERVAL:
+		case OPT_EXPORT_MAX_SERIES:
+			if (parse_export_opt(o, c, optarg, err))
+				return -1;
+			break;
 		case ':': {
 			char opt[3] = { '-', (char)optopt, 0 };
 			return usage_error(err, "option %s needs an argument", opt);
@@ -183,6 +250,11 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 	int npos = end - optind;
 	if (o->help || o->version)
 		return 0;
+	if (!o->nexports && (o->export_interval_ms || o->export_max_series))
+		return usage_error(err, "--export-interval and --export-max-series go with --export%s", "");
+	if (o->nexports && (o->list || o->sim || o->repl))
+		return usage_error(err, "--export exports the maps of a program run, not of -l, "
+				   "--sim or --repl%s", "");
 	if (o->list) {
 		if (o->program)
 			return usage_error(err, "-l cannot be combined with -e%s", "");

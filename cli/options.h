@@ -41,6 +41,13 @@ struct options {
 	const char *output;    /* -o */
 	bool quiet;
 	const char *sim;       /* --sim WORKLOAD: run the driver policies in the simulator */
+	/* --export SPEC: metrics of the maps (export.h), one prometheus: and
+	 * one otlp: at most; OTLP's interval and the series cap per map (0:
+	 * the defaults) */
+	const char *exports[2];
+	int nexports;
+	long export_interval_ms;
+	long export_max_series;
 	bool help, version, repl;
 };
 

@@ -22,6 +22,7 @@
 #include "compile.h"
 #include "host_loader.h"
 #include "out_syms.h"
+#include "run_export.h"
 #include "spawn.h"
 
 #define MAX_WAIT_NS 1000000000L /* records are consumed even if a wakeup is lost */
@@ -120,16 +121,18 @@ static void drain_all(struct run *r, struct diags *d)
 static bool loop(struct run *r, int pidfd, int *status, bool *left, const sigset_t *open,
 		 struct diags *d)
 {
-	struct pollfd fds[MAX_FDS + 1];
+	struct pollfd fds[MAX_FDS + 2];
 	int nfd = 0;
 	EACH_BACKEND(r, b)
 		if (b->ops->fds)
 			nfd += b->ops->fds(b, fds + nfd, MAX_FDS - nfd);
+	nfd += run_export_fds(r, fds + nfd, 1);
 	int pi = nfd;
 	if (pidfd >= 0)
 		fds[nfd++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
 	for (;;) {
 		drain_all(r, d);
+		run_export_tick(r, false);
 		if (r->child > 0 && spawn_reaped(r->child, status)) {
 			*left = true;
 			return !interrupted && !r->rs.exited;
@@ -147,6 +150,9 @@ static bool loop(struct run *r, int pidfd, int *status, bool *left, const sigset
 			if (w >= 0 && w < wait)
 				wait = w;
 		}
+		int64_t xw = run_export_wait_ns(r);
+		if (xw >= 0 && xw < wait)
+			wait = xw;
 		struct timespec ts = { (time_t)(wait / 1000000000), (long)(wait % 1000000000) };
 		int n = ppoll(fds, (nfds_t)nfd, &ts, open);
 		if (n < 0 && errno != EINTR) {
@@ -193,6 +199,8 @@ static int run_attached(struct run *r, int *go, const sigset_t *open, struct dia
 	for (int k = 0; k < 4; k++)
 		if (r->be[order[k]] && r->be[order[k]]->ops->open(r->be[order[k]], d))
 			return 1;
+	if (run_export_open(r, d))
+		return 1;
 	EACH_BACKEND(r, b)
 		attached += b->ops->attached ? b->ops->attached(b) : 0;
 	/* our command's end wakes us with SIGCHLD; -p's through a pidfd, or
@@ -241,6 +249,7 @@ static int run_attached(struct run *r, int *go, const sigset_t *open, struct dia
 		r->rs.exited = false; /* END sees its own records, not a second exit() */
 		vm->ops->end(vm, d);
 	}
+	run_export_tick(r, true);
 	int rc = run_maps_print_all(r, true) ? 1 : 0;
 	EACH_BACKEND(r, b)
 		if (b->ops->report)
@@ -349,6 +358,7 @@ out:
 	if (r.child > 0 && !r.reaped)
 		while (waitpid(r.child, &status, 0) < 0 && errno == EINTR)
 			;
+	run_export_close(&r);
 	for (int k = RUNNER_DRIVER; k >= 0; k--)
 		if (r.be[k])
 			r.be[k]->ops->close(r.be[k]);
