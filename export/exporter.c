@@ -13,6 +13,10 @@
 #include "otlp_push.h"
 #include "prom_server.h"
 
+/* Scrapes closer together than this share a snapshot: however often
+ * clients scrape, the maps are read at most a few times a second. */
+#define SCRAPE_GAP_NS 250000000L
+
 struct exporter {
 	struct prom_server *ps;
 	struct otlp_pusher *op;
@@ -20,6 +24,7 @@ struct exporter {
 	struct metric_set set; /* being made, between exporter_due and publish */
 	uint64_t start_ns;     /* wall clock at open */
 	int64_t interval_ns, next_push; /* CLOCK_MONOTONIC */
+	int64_t last_prom;     /* CLOCK_MONOTONIC of the last text served */
 	uint64_t prom_upto;    /* scrapes this snapshot answers; 0: none */
 	bool want_prom, want_otlp, clash_said;
 	char host[256];
@@ -101,9 +106,15 @@ int64_t exporter_wait_ns(const struct exporter *x)
 
 bool exporter_due(struct exporter *x, bool final)
 {
+	int64_t now = mono_ns();
 	x->prom_upto = x->ps ? prom_server_wanted(x->ps) : 0;
 	x->want_prom = x->ps && (final || x->prom_upto);
-	int64_t now = mono_ns();
+	if (x->want_prom && !final && x->last_prom && now - x->last_prom < SCRAPE_GAP_NS) {
+		prom_server_publish(x->ps, NULL, 0, x->prom_upto); /* the last text */
+		x->want_prom = false;
+	}
+	if (x->want_prom)
+		x->last_prom = now;
 	x->want_otlp = x->op && (final || now >= x->next_push);
 	if (x->want_otlp)
 		x->next_push = now + x->interval_ns;
