@@ -51,7 +51,7 @@ static int register_maps(struct target_backend *t)
 			return -1;
 	for (int i = 0; t->sh.obj && i < r->obj.nmaps; i++)
 		if (r->owner[i] == RUNNER_TARGET && t->sh.dev[i] < 0 &&
-		    run_maps_add(r, &r->obj.maps[i], &t->b, nd + i))
+		    run_maps_add(r, sess_host_print_map(&t->sh, i), &t->b, nd + i))
 			return -1;
 	return 0;
 }

@@ -54,6 +54,10 @@ int sess_host_init(struct sess_host *sh, struct program *prog, const struct host
 		sh->dev[i] = -1;
 		sh->remote[i] = i < (size_t)obj->nmaps && remote[i];
 	}
+	if (sess_kid_init(sh)) {
+		diag_error_nospan(diags, "out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -147,6 +151,7 @@ void sess_host_close(struct sess_host *sh)
 	sh->vm = NULL;
 	free(sh->dump);
 	free(sh->rec);
+	sess_kid_free(sh);
 	free(sh->remote);
 	free(sh->dev);
 	map_base_free(&sh->bases);

@@ -33,7 +33,25 @@ struct sess_host {
 	bool *remote;            /* per obj map: gdev: or cuda: probes hold it */
 	int *dev;                /* per obj map: its device map, or -1 */
 	struct map_bases bases;  /* clear()/zero() of remote maps */
+	/* Maps keyed by kernel ids (sess_host_kernels.c): per obj map, how it
+	 * prints (keys NULL: as it is); per id, its canonical id + 1 (0: not
+	 * known yet); the canonical ids. */
+	struct host_map *views;
+	uint32_t *canon;
+	uint64_t *cids;
+	size_t ncids, capcids;
 };
+
+/* sess_host_kernels.c: the print layouts and canonical kernel ids of
+ * maps keyed by kernel ids (0, or -1 out of memory; freed by
+ * sess_host_close); map's layout as it prints (what out_map_entries and
+ * the map's readers get); a dumped key's ids made canonical in place;
+ * e's entries (the obj layout) turned into the print layout. */
+int sess_kid_init(struct sess_host *sh);
+void sess_kid_free(struct sess_host *sh);
+const struct host_map *sess_host_print_map(const struct sess_host *sh, int map);
+void sess_kid_canon(struct sess_host *sh, const struct host_map *hm, unsigned char *key);
+int sess_kid_widen(struct sess_host *sh, int map, struct out_entries *e);
 
 /* Takes obj (may be NULL) and rs from the run; remote[i] says which obj
  * maps the traced program holds (copied). 0, or -1 with a diagnostic. */

@@ -63,9 +63,10 @@ static bool clean_element(struct sess_host *sh, const struct host_map *hm, unsig
 	struct sess_trust *t = &sh->ds->trust;
 	/* escaped, not reported: str() and comm may hold any bytes */
 	for (int i = 0; i < hm->nkeys; i++)
-		if (hm->keys[i].type.kind == TY_STR &&
+		if (hm->keys[i].type.kind == TY_STR && !(hm->kernel_id_keys & (1u << i)) &&
 		    hm->keys[i].offset + (uint64_t)hm->keys[i].size <= hm->key_size)
 			sess_text_field((char *)k + hm->keys[i].offset, hm->keys[i].size);
+	sess_kid_canon(sh, hm, k); /* one kernel, one key, whichever process */
 	if (hm->value_str && hm->value_str <= hm->value_size)
 		sess_text_field((char *)v, hm->value_str);
 	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
@@ -149,7 +150,13 @@ static void collect(struct sess_host *sh, int map)
 static int cuda_entries(struct sess_host *sh, int map, struct out_entries *e)
 {
 	collect(sh, map);
-	return out_map_read(sh->vm, &sh->obj->maps[map], e);
+	int rc = out_map_read(sh->vm, &sh->obj->maps[map], e);
+	if (rc == 0 && sess_kid_widen(sh, map, e)) {
+		free(e->kv);
+		*e = (struct out_entries){ 0 };
+		rc = -1;
+	}
+	return rc;
 }
 
 int sess_host_entries(struct sess_host *sh, int map, struct out_entries *e)

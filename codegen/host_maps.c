@@ -52,6 +52,9 @@ unsigned hl_str_size(struct hctx *h, const struct node *e)
 struct seen {
 	struct map_info *info;
 	unsigned key_str[8];
+	/* per key: uses that are a cuda: event's 'kernel' (whose id it can
+	 * store), and uses that are other strings */
+	bool key_kernel[8], key_other[8];
 	unsigned value_str;
 	const struct node *lhist;
 	bool cuda; /* a cuda: probe uses it */
@@ -64,7 +67,15 @@ struct walk_state {
 	int *ns;
 	struct hindex *ix; /* map_info -> its struct seen */
 	bool cuda;
+	bool kernel_events; /* every event of the probe carries a kernel id */
 };
+
+/* 'kernel' in a probe whose events all carry the kernel's id. */
+static bool is_kernel_field(const struct walk_state *w, const struct node *k)
+{
+	return w->kernel_events && k->kind == N_IDENT && k->u.ident.kind == ID_FIELD &&
+	       !strcmp(k->u.ident.name, "kernel");
+}
 
 static struct seen *seen_of(struct walk_state *w, struct map_info *mi)
 {
@@ -90,6 +101,10 @@ static void note_map(struct walk_state *w, struct node *m)
 			unsigned z = hl_str_size(h, k);
 			if (z > e->key_str[i])
 				e->key_str[i] = z;
+			if (is_kernel_field(w, k))
+				e->key_kernel[i] = true;
+			else
+				e->key_other[i] = true;
 		}
 }
 
@@ -140,11 +155,27 @@ static void walk_node(struct node *n, void *arg)
 		e->lhist = v;
 }
 
-static void walk(struct walk_state *w, struct node *n, bool cuda)
+static void walk(struct walk_state *w, struct node *n, bool cuda, bool kernel_events)
 {
 	w->cuda = cuda;
+	w->kernel_events = kernel_events;
 	if (n)
 		walk_node(n, w);
+}
+
+/* Whether every event probe p attaches to has the kernel's id after its
+ * fields (cuda:launch, cuda:kernel_end: llvm_host.h). */
+static bool kernel_events(const struct node *p)
+{
+	for (const struct node *a = p->u.probe.attach; a; a = a->next) {
+		if (a->u.attach.prov->id != PROV_CUDA || !a->u.attach.nevents)
+			return false;
+		for (int i = 0; i < a->u.attach.nevents; i++)
+			if (strcmp(a->u.attach.events[i]->name, "launch") &&
+			    strcmp(a->u.attach.events[i]->name, "kernel_end"))
+				return false;
+	}
+	return true;
 }
 
 LLVMValueRef hl_map_global(struct hctx *h, const char *sym,
@@ -222,8 +253,12 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 	for (int i = 0; i < p->nkeys; i++) {
 		struct type t = mi->keys[i];
 		unsigned sz = 8;
-		if (type_is_bytes(t))
-			sz = (e->key_str[i < 8 ? i : 7] + 7) & ~7u;
+		int j = i < 8 ? i : 7;
+		bool kid = i < 8 && t.kind == TY_STR && e->key_kernel[j] && !e->key_other[j];
+		if (kid)
+			sz = 8; /* the id */
+		else if (type_is_bytes(t))
+			sz = (e->key_str[j] + 7) & ~7u;
 		else if (t.kind != TY_INT && t.kind != TY_PTR && t.kind != TY_USERNAME &&
 			 t.kind != TY_TIMESTAMP && t.kind != TY_MACADDR && t.kind != TY_STACK &&
 			 t.kind != TY_KSYM) {
@@ -232,6 +267,8 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 			return -1;
 		}
 		p->keys[i] = (struct host_key){ t, off, sz ? sz : 8 };
+		if (kid)
+			p->kernel_id_keys |= 1u << i;
 		off += p->keys[i].size;
 	}
 	if (!p->nkeys)
@@ -295,8 +332,9 @@ int hl_maps_layout(struct hctx *h)
 		for (const struct node *a = p->u.probe.attach; a; a = a->next)
 			if (a->u.attach.wp_func)
 				h->need_events = true;
-		walk(&w, p->u.probe.pred, cuda);
-		walk(&w, p->u.probe.body, cuda);
+		bool kev = cuda && kernel_events(p);
+		walk(&w, p->u.probe.pred, cuda, kev);
+		walk(&w, p->u.probe.body, cuda, kev);
 	}
 	h->tp = NULL;
 	h->maps = arena_zalloc(&h->obj->arena, sizeof(*h->maps) * (size_t)(ns + 1));
@@ -357,8 +395,8 @@ LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 	host_zero(h, key, p->key_size, 8);
 	int i = 0;
 	for (struct node *k = m->u.map.keys; k && i < p->nkeys; k = k->next, i++) {
-		if (p->device) {
-			LLVMValueRef w = device_key_word(h, p, k);
+		if (p->device || (p->kernel_id_keys & (1u << i))) {
+			LLVMValueRef w = p->device ? device_key_word(h, p, k) : hl_cuda_kernel_id(h);
 			if (!w)
 				return NULL;
 			LLVMBuildStore(h->b, w, host_gep(h, key, p->keys[i].offset));

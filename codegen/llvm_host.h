@@ -253,6 +253,10 @@ struct host_map {
 	struct host_key *keys;
 	int nkeys;
 	bool bucket;           /* hist/lhist: a u64 bucket index ends the key */
+	/* Bit i: key i is 'kernel' of cuda:launch / cuda:kernel_end, stored
+	 * as its name-table id (8 bytes, cheap to hash) and printed as its
+	 * whole name, as gdev: keys are (cli/sess_host_maps.c re-keys it). */
+	uint32_t kernel_id_keys;
 	int64_t lhist[3];      /* lhist min, max, step */
 	unsigned value_str;    /* string values: bytes */
 	/* Also a gdev: map: laid out as the device's (8 bytes per key,

@@ -138,6 +138,9 @@ void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Demangled name into buf (the PTX name itself if not mangled). */
 const char *rt_demangle(const char *name, char *buf, size_t len);
+/* A kernel's name as the name table and cuda: events hold it (len is
+ * GPUX_SESS_NAME_LEN): demangled, cut with "..." when longer. */
+const char *rt_kernel_name(const char *ptx_name, char *buf, size_t len);
 /* Whether probe glob matches a function: its PTX name, its demangled
  * name, or the demangled name without parameters and return type. */
 bool rt_glob_matches(const char *glob, const char *ptx_name);

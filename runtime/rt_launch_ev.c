@@ -19,7 +19,7 @@
 struct name_rec {
 	struct name_rec *next; /* intern chain */
 	uint32_t id;           /* rt_name_id, UINT32_MAX if none */
-	char kernel[GPUX_CEV_STR]; /* demangled, truncated, zero-padded */
+	char kernel[GPUX_CEV_STR]; /* the name table's, cut, zero-padded */
 	const char *ptx;       /* the driver's name, copied after the record */
 	bool params_known;     /* the fields below are filled (under rt_lock) */
 	uint32_t nparams;
@@ -111,7 +111,10 @@ static const struct name_rec *intern(const char *ptx)
 	memcpy(r + 1, ptx, n + 1);
 	r->ptx = (const char *)(r + 1);
 	r->id = rt_name_id(ptx);
-	rt_demangle(ptx, r->kernel, sizeof(r->kernel));
+	char whole[GPUX_SESS_NAME_LEN]; /* the name table's, of which cuda: strings are the start */
+	rt_kernel_name(ptx, whole, sizeof(whole));
+	/* its start; the rest stays zero (calloc): it keys maps */
+	memcpy(r->kernel, whole, strnlen(whole, sizeof(r->kernel) - 1));
 	r->next = *b;
 	*b = r;
 	return r;

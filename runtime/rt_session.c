@@ -243,6 +243,26 @@ const char *rt_demangle(const char *name, char *buf, size_t len)
 	return buf;
 }
 
+/* The name every provider shows for a kernel: demangled, and when longer
+ * than len - 1 bytes cut to len - 4 and marked with "..." (the same for
+ * gdev: keys and cuda: strings, so their maps join; -v says the whole
+ * name). */
+const char *rt_kernel_name(const char *ptx_name, char *buf, size_t len)
+{
+	char whole[4096];
+	rt_demangle(ptx_name, whole, sizeof(whole));
+	size_t n = strlen(whole);
+	if (n < len) {
+		memcpy(buf, whole, n + 1);
+	} else if (len > 4) {
+		memcpy(buf, whole, len - 4);
+		memcpy(buf + len - 4, "...", 4);
+	} else if (len) {
+		buf[0] = 0;
+	}
+	return buf;
+}
+
 /* "void ns::f<int>(float*, int)" -> "ns::f<int>": the name without the
  * parameter list and a leading return type. */
 static void short_name(const char *full, char *buf, size_t len)
@@ -312,7 +332,7 @@ uint32_t rt_name_id(const char *ptx_name)
 	}
 	struct gpux_sess_name *n = &gpux_sess_names(h)[id];
 	n->pid = (uint32_t)getpid();
-	rt_demangle(ptx_name, n->name, sizeof(n->name));
+	rt_kernel_name(ptx_name, n->name, sizeof(n->name));
 	__atomic_store_n(&n->ready, 1, __ATOMIC_RELEASE);
 	if (nnames == cap) {
 		size_t c = cap ? 2 * cap : 64;

@@ -291,6 +291,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *mode = argv[1];
+	/* DRV_APP_ADD_ONE: add_one's name in FILE (a test renames it) */
+	const char *add_one_name = getenv("DRV_APP_ADD_ONE") ? getenv("DRV_APP_ADD_ONE") : "add_one";
 	if (!strcmp(mode, "spawn") || !strcmp(mode, "forkexec"))
 		return run_child(argv, !strcmp(mode, "spawn"));
 	CUdevice dev;
@@ -329,7 +331,7 @@ int main(int argc, char **argv)
 		void *args[] = { &buf, &n };
 		static const int times[] = { 1, 2, 3 };
 		check(cuCtxCreate(&c2, NULL, 0, dev), "cuCtxCreate");
-		check(cuLibraryGetKernel(&k, lib, "add_one"), "cuLibraryGetKernel");
+		check(cuLibraryGetKernel(&k, lib, add_one_name), "cuLibraryGetKernel");
 		for (int i = 0; i < 3; i++) {
 			check(cuCtxSetCurrent(i == 1 ? c2 : ctx), "cuCtxSetCurrent");
 			for (int j = 0; j < times[i]; j++)
@@ -355,11 +357,11 @@ int main(int argc, char **argv)
 		check(cuCtxCreate(&c2, NULL, 0, dev2), "cuCtxCreate"); /* now current */
 		check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
-		check(cuModuleGetFunction(&add_one, mod, "add_one"), "cuModuleGetFunction");
+		check(cuModuleGetFunction(&add_one, mod, add_one_name), "cuModuleGetFunction");
 		check(cuLaunchKernel(add_one, 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
 		check(cuCtxSetCurrent(c2), "cuCtxSetCurrent");
 		check(cuModuleLoadData(&m2, image), "cuModuleLoadData");
-		check(cuModuleGetFunction(&add_one, m2, "add_one"), "cuModuleGetFunction");
+		check(cuModuleGetFunction(&add_one, m2, add_one_name), "cuModuleGetFunction");
 		for (int i = 0; i < 2; i++)
 			check(cuLaunchKernel(add_one, 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL),
 			      "cuLaunchKernel");
@@ -371,7 +373,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "extra")) {
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
-		check(cuModuleGetFunction(&add_one, mod, "add_one"), "cuModuleGetFunction");
+		check(cuModuleGetFunction(&add_one, mod, add_one_name), "cuModuleGetFunction");
 		CUdeviceptr buf;
 		check(cuMemAlloc(&buf, 1024), "cuMemAlloc");
 		struct { CUdeviceptr x; int n; int pad; } packed = { buf, 256, 0 };
@@ -395,7 +397,7 @@ int main(int argc, char **argv)
 		if (viaLib) {
 			check(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0),
 			      "cuLibraryLoadData");
-			check(cuLibraryGetKernel(&k, lib, "add_one"), "cuLibraryGetKernel");
+			check(cuLibraryGetKernel(&k, lib, add_one_name), "cuLibraryGetKernel");
 			add_one = (CUfunction)k;
 			check(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 						   4096, k, dev), "cuKernelSetAttribute");
@@ -403,7 +405,7 @@ int main(int argc, char **argv)
 			      "cuKernelGetAttribute");
 		} else {
 			check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
-			check(cuModuleGetFunction(&add_one, mod, "add_one"), "cuModuleGetFunction");
+			check(cuModuleGetFunction(&add_one, mod, add_one_name), "cuModuleGetFunction");
 			check(cuFuncSetAttribute(add_one, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 						 4096), "cuFuncSetAttribute");
 			check(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, add_one),
@@ -457,7 +459,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "mem")) {
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
-		check(cuModuleGetFunction(&add_one, mod, "add_one"), "cuModuleGetFunction");
+		check(cuModuleGetFunction(&add_one, mod, add_one_name), "cuModuleGetFunction");
 		mem_launches(add_one);
 		check(cuModuleUnload(mod), "cuModuleUnload");
 		check(cuCtxDestroy(ctx), "cuCtxDestroy");
@@ -502,12 +504,12 @@ int main(int argc, char **argv)
 	}
 	if (lib) {
 		CUkernel k1, k2;
-		check(cuLibraryGetKernel(&k1, lib, "add_one"), "cuLibraryGetKernel");
+		check(cuLibraryGetKernel(&k1, lib, add_one_name), "cuLibraryGetKernel");
 		check(cuLibraryGetKernel(&k2, lib, "_Z5scalePffi"), "cuLibraryGetKernel");
 		add_one = (CUfunction)k1; /* a CUkernel may stand for a CUfunction */
 		scale = (CUfunction)k2;
 	} else {
-		check(cuModuleGetFunction(&add_one, mod, "add_one"), "cuModuleGetFunction");
+		check(cuModuleGetFunction(&add_one, mod, add_one_name), "cuModuleGetFunction");
 		check(cuModuleGetFunction(&scale, mod, "_Z5scalePffi"), "cuModuleGetFunction");
 	}
 	printf("drv_app: loaded (%s)\n", mode);

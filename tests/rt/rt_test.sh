@@ -222,6 +222,28 @@ t_bad_session_fd() {
 	same "$tmp/out" drv_module.out && same "$tmp/err" bad_fd.err &&
 	log_has '^load 1 cuModuleLoadData ptx plain ' && loaded_untouched 1 ptx "$PTX"
 }
+# One name per kernel: a cuda: map keyed by 'kernel' (stored as the
+# kernel's id, 8 bytes) prints the whole name, as the gdev: map does, so
+# the two join by kernel: for a name past cuda: strings' 63 bytes, and
+# for one past the name table's 247 (250 bytes), which both cut alike with
+# "...".
+t_gpux_kernel_names() {
+	local long=add_one_$(printf 'x%.0s' $(seq 80)) longer=add_one_$(printf 'y%.0s' $(seq 242))
+	for name in $long $longer; do
+		sed "s/\badd_one\b/$name/g" "$PTX" >"$tmp/named.ptx"
+		DRV_APP_ADD_ONE=$name GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -e 'cuda:launch { @c[kernel] = count(); }
+gdev:kernel_exit { @g[kernel] = count(); }' -c "'$RT_DRV_APP' module '$tmp/named.ptx'" >"$tmp/out" 2>"$tmp/err" ||
+			{ cat "$tmp/err"; fail "gpux exited $?"; return; }
+		local c g
+		c=$(sed -n 's/^@c\[\(.*\)\]: [0-9]*$/\1/p' "$tmp/out" | sort)
+		g=$(sed -n 's/^@g\[\(.*\)\]: [0-9]*$/\1/p' "$tmp/out" | sort)
+		[ -n "$c" ] && [ "$c" = "$g" ] || { cat "$tmp/out"; fail "the maps' kernels differ"; return; }
+		grep -qF "@c[$name]: " "$tmp/out" || [ "$name" = "$longer" ] ||
+			{ cat "$tmp/out"; fail "the whole name"; return; }
+	done
+	# past 247 bytes: the first 244 and "..."
+	grep -qF "@c[${longer:0:244}...]: " "$tmp/out" || { cat "$tmp/out"; fail "the cut name"; }
+}
 # gpux -p's runtime side: a process started without gpux, its CUDA
 # context made and nothing loaded, gets the runtime loaded (ptrace,
 # attach/inject.c) and joins the session through /proc; its bindings to
@@ -1638,6 +1660,25 @@ SESSION
 	sed 's/^drv_app: phase 0: .*/drv_app: phase 0: N/' "$tmp/app.out" >"$tmp/app.n" &&
 	same "$tmp/app.n" live_views.app.out &&
 	same "$tmp/err" live_views.err
+}
+
+# --export through the traced program's backend: the last OTLP push, to
+# tests/export's receiver, holds the gdev: and cuda: maps as they print.
+t_gpux_export() {
+	[ "${RT_SANITIZED:-OFF}" = ON ] && { echo "SKIP: sanitizer build (as gpux_run)"; return 77; }
+	command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; return 77; }
+	mkdir -p "$tmp/otlp"
+	python3 "$here/../export/otlp_receiver.py" "$tmp/otlp" &
+	local rpid=$! i
+	for i in $(seq 600); do [ -s "$tmp/otlp/port" ] && break; sleep 0.1; done
+	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" --export "otlp:http://127.0.0.1:$(cat "$tmp/otlp/port")/v1/metrics" \
+		-e 'cuda:launch { @c[kernel] = count(); } gdev:kernel_exit { @g[kernel] = count(); }' \
+		-c "{ '$RT_DRV_APP' module '$PTX'; } >'$tmp/app.out'" >"$tmp/out" 2>"$tmp/err" </dev/null ||
+		fail "gpux exited $?"
+	python3 "$here/../export/export_util.py" otlp "$tmp/otlp" >"$tmp/otlp.txt"
+	kill "$rpid"
+	wait "$rpid" 2>/dev/null
+	err_empty && same "$tmp/otlp.txt" gpux_export.otlp
 }
 
 # run_case T: T's status, 1 if it called fail.

@@ -18,23 +18,26 @@
 #include <string.h>
 
 #include "bpf_vm.h"
+#include "cuda_events.h"
 #include "frontend.h"
 #include "llvm_host.h"
 
 /* The gpux/cuda/launch context (llvm_host.h): fields in catalog order,
- * strings char[HOST_STR_MAX], dim3 as three u32 in 16 bytes, else u64. */
+ * strings char[HOST_STR_MAX], dim3 as three u32 in 16 bytes, else u64,
+ * then the hidden kernel id. */
 struct cuda_launch_ctx {
 	char kernel[HOST_STR_MAX];
 	uint32_t grid[4];
 	uint32_t block[4];
 	uint64_t shmem;
 	uint64_t stream;
+	uint64_t nargs, args[GPUX_CEV_ARGS], kernel_id;
 };
 
 static const struct cuda_launch_ctx launches[] = {
-	{ "vecadd", { 40, 1, 1, 0 }, { 256, 1, 1, 0 }, 0, 0 },
-	{ "gemm_tile", { 8, 8, 2, 0 }, { 16, 16, 1, 0 }, 4096, 7 },
-	{ "vecadd", { 80, 1, 1, 0 }, { 128, 1, 1, 0 }, 0, 0 },
+	{ "vecadd", { 40, 1, 1, 0 }, { 256, 1, 1, 0 }, 0, 0, 0, { 0 }, 0 },
+	{ "gemm_tile", { 8, 8, 2, 0 }, { 16, 16, 1, 0 }, 4096, 7, 0, { 0 }, 1 },
+	{ "vecadd", { 80, 1, 1, 0 }, { 128, 1, 1, 0 }, 0, 0, 0, { 0 }, 0 },
 };
 
 /* The gpux/cuda/kernel_end context (abi/cuda_events.h): the catalog's
@@ -193,7 +196,7 @@ static int ent_cmp(const void *a, const void *b)
 	for (int j = 0; j < hm->nkeys; j++) {
 		unsigned off = hm->keys[j].offset;
 		int c;
-		if (hm->keys[j].type.kind == TY_STR) {
+		if (hm->keys[j].type.kind == TY_STR && !(hm->kernel_id_keys & (1u << j))) {
 			c = strncmp((const char *)x + off, (const char *)y + off, hm->keys[j].size);
 		} else {
 			int64_t u = rd64(x + off), v = rd64(y + off);
@@ -235,7 +238,9 @@ static void dump_map(struct vm *vm, const struct host_map *hm)
 		for (int j = 0; j < hm->nkeys; j++) {
 			if (j)
 				printf(", ");
-			if (hm->keys[j].type.kind == TY_STR)
+			if (hm->kernel_id_keys & (1u << j)) /* the controller prints names */
+				printf("kernel#%lld", (long long)rd64(k + hm->keys[j].offset));
+			else if (hm->keys[j].type.kind == TY_STR)
 				put_str(k + hm->keys[j].offset, hm->keys[j].size);
 			else
 				put_int(hm->keys[j].type, k + hm->keys[j].offset);
