@@ -243,6 +243,26 @@ t_otlp_overflow() {
 	)" "$(util otlp "$tmp/otlp")"
 }
 
+# A map the kernel holds (a uprobe, as root): exact calls of the command
+# (export_work.c: work(i % 3) for i below 10).
+t_uprobe() {
+	[ "$(id -u)" = 0 ] || { echo "SKIP: uprobes need root"; exit 77; }
+	start_receiver || return 1
+	"$GPUX" --export "otlp:http://127.0.0.1:$rport/v1/metrics" \
+		-e "uprobe:$EXPORT_WORK:work { @calls[arg0] = count(); }" -- "$EXPORT_WORK" 10 \
+		>"$tmp/out" 2>"$tmp/err" </dev/null
+	local rc=$?
+	if grep -q 'without libbpf' "$tmp/err"; then
+		echo "SKIP: this gpux has no libbpf"
+		exit 77
+	fi
+	[ "$rc" = 0 ] || { cat "$tmp/err"; fail "gpux exited $rc"; return 1; }
+	local S='sum(monotonic=true,temporality=2)'
+	expect uprobe "$(printf '%s\n' "gpux_calls $S {key=\"0\"} 4" "gpux_calls $S {key=\"1\"} 3" \
+		"gpux_calls $S {key=\"2\"} 3" 'gpux_export_dropped_series gauge {map="@calls"} 0')" \
+		"$(util otlp "$tmp/otlp")"
+}
+
 # A receiver that is not there, or refuses: one warning as it happens,
 # a count at the end, the run itself unharmed.
 t_otlp_down() {
