@@ -11,6 +11,7 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 
 #define CONNECT_TIMEOUT_MS 2000L
@@ -134,7 +135,14 @@ int otlp_push_start(struct otlp_pusher **out, const char *url, char *err, size_t
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	p->url = strdup(url);
-	if (!p->url || setup(p) || pthread_create(&p->th, NULL, run, p)) {
+	/* the thread takes no signal: they are the run's loop's, and a
+	 * closed connection must not raise SIGPIPE there */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int failed = !p->url || setup(p) || pthread_create(&p->th, NULL, run, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (failed) {
 		snprintf(err, elen, "cannot set up OTLP pushes to %s", url);
 		free_pusher(p);
 		return -1;

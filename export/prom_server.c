@@ -15,6 +15,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -178,6 +179,10 @@ int prom_server_start(struct prom_server **out, const char *host, const char *po
 	if (ps->efd < 0)
 		snprintf(err, elen, "eventfd: %s", strerror(errno));
 	if (fd >= 0) {
+		/* its threads take no signal: they are the run's loop's */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
 		ps->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
 					 MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL,
 					 0, NULL, NULL, on_request, ps,
@@ -185,6 +190,7 @@ int prom_server_start(struct prom_server **out, const char *host, const char *po
 					 MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
 					 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 					 MHD_OPTION_END);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (!ps->d) {
 			snprintf(err, elen, "cannot start the HTTP server on %s", where);
 			close(fd);
