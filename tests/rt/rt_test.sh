@@ -1681,25 +1681,6 @@ t_gpux_export() {
 	err_empty && same "$tmp/otlp.txt" gpux_export.otlp
 }
 
-# --export through the traced program's backend: the last OTLP push, to
-# tests/export's receiver, holds the gdev: and cuda: maps as they print.
-t_gpux_export() {
-	[ "${RT_SANITIZED:-OFF}" = ON ] && { echo "SKIP: sanitizer build (as gpux_run)"; return 77; }
-	command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; return 77; }
-	mkdir -p "$tmp/otlp"
-	python3 "$here/../export/otlp_receiver.py" "$tmp/otlp" &
-	local rpid=$! i
-	for i in $(seq 600); do [ -s "$tmp/otlp/port" ] && break; sleep 0.1; done
-	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" --export "otlp:http://127.0.0.1:$(cat "$tmp/otlp/port")/v1/metrics" \
-		-e 'cuda:launch { @c[kernel] = count(); } gdev:kernel_exit { @g[kernel] = count(); }' \
-		-c "{ '$RT_DRV_APP' module '$PTX'; } >'$tmp/app.out'" >"$tmp/out" 2>"$tmp/err" </dev/null ||
-		fail "gpux exited $?"
-	python3 "$here/../export/export_util.py" otlp "$tmp/otlp" >"$tmp/otlp.txt"
-	kill "$rpid"
-	wait "$rpid" 2>/dev/null
-	err_empty && same "$tmp/otlp.txt" gpux_export.otlp
-}
-
 # run_case T: T's status, 1 if it called fail.
 run_case() {
 	rm -f "$tmp/failed"
