@@ -31,12 +31,13 @@ enum gpux_cev {
 	GPUX_CEV_SYNC,
 	GPUX_CEV_MODULE_LOAD,
 	GPUX_CEV_KERNEL_END,
+	GPUX_CEV_GRAPH_LAUNCH,
 	GPUX_CEV_COUNT
 };
 
 /* The catalog's event names, by enum gpux_cev. */
 #define GPUX_CEV_NAMES { "launch", "malloc", "free", "memcpy", "sync", "module_load", \
-			"kernel_end" }
+			"kernel_end", "graph_launch" }
 
 struct gpux_cev_launch {
 	char kernel[GPUX_CEV_STR]; /* demangled, as the name table has it */
@@ -91,6 +92,16 @@ struct gpux_cev_kernel_end {
 	uint64_t end;
 	uint64_t duration;  /* end - start */
 	uint64_t kernel_id; /* hidden, as cuda:launch's */
+};
+
+/* An executable graph launched (cuGraphLaunch): one per replay. Its
+ * kernels' completions are cuda:kernel_end events when CUPTI times them
+ * (runtime/rt_cupti.c). */
+struct gpux_cev_graph_launch {
+	uint64_t graph;   /* the CUgraphExec */
+	uint64_t stream;
+	uint64_t nodes;   /* of the graph it was instantiated from (0: not seen) */
+	uint64_t kernels; /* of those, kernel nodes */
 };
 
 #endif

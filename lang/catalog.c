@@ -119,6 +119,15 @@ static const struct field cuda_sync_fields[] = {
 	FIELDS_END,
 };
 
+static const struct field cuda_graph_fields[] = {
+	{ "graph", TYPE_U64, UNIF_UNIFORM, "the executable graph (CUgraphExec)" },
+	{ "stream", TYPE_U64, UNIF_UNIFORM, "stream handle (0: default)" },
+	{ "nodes", TYPE_U64, UNIF_UNIFORM,
+	  "nodes of the graph it was instantiated from (0: instantiated before gpux came)" },
+	{ "kernels", TYPE_U64, UNIF_UNIFORM, "of those, kernel nodes" },
+	FIELDS_END,
+};
+
 static const struct field cuda_module_fields[] = {
 	{ "module", TYPE_U64, UNIF_UNIFORM, "module handle" },
 	{ "bytes", TYPE_U64, UNIF_UNIFORM, "image size" },
@@ -286,7 +295,10 @@ static const struct event events[] = {
 	/* no memory actions: it runs on the runtime's thread, after the
 	 * kernel, unordered with the program's streams */
 	{ "cuda", "kernel_end", PLACE_HOST, FILTER_KERNEL, cuda_kend_fields, 0, 0,
-	  "a launched kernel finished on the GPU (timed by CUDA events; no instrumentation)", 0 },
+	  "a kernel finished on the GPU, launched or in a graph replay (timed by CUPTI, else "
+	  "by CUDA events around launches; no instrumentation)", 0 },
+	{ "cuda", "graph_launch", PLACE_HOST, FILTER_NONE, cuda_graph_fields, 0, MEM_ACTS,
+	  "an executable graph launched (cuGraphLaunch), once per replay", 0 },
 
 	{ "uprobe", NULL, PLACE_HOST, FILTER_NONE, uprobe_fields, 0, 0,
 	  "entry of SYMBOL in TARGET (a path or library name)", 0 },

@@ -26,6 +26,8 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_api.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_launch_ev.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_kernel_end.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_cupti.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_graph_ev.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_cev_util.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_nvjitlink.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_original.c

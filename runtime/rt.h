@@ -86,6 +86,11 @@ struct rt_cu {
 
 /* Resolved on first need; false if libcuda is not loaded (or too old). */
 bool rt_cu_ready(void);
+/* A library of a pip wheel beside the program's Python interpreter (its
+ * venv: .../bin/python -> .../lib/python3*\/site-packages/REL, REL a
+ * glob such as "nvidia/cu*\/lib/libcupti.so*"): the first of rel[] that
+ * opens, or NULL. */
+void *rt_dlopen_wheel(const char *const *rel, size_t n);
 extern struct rt_cu rt_cu;
 /* The C library's dlsym, for every lookup of our own. */
 void *rt_real_dlsym(void *handle, const char *name);
@@ -434,6 +439,24 @@ void rt_kend_ctx_ending(CUcontext ctx, int dev);
  * and the wait for another thread is bounded): every context's work
  * delivered; nothing is timed after. */
 void rt_kend_final(bool crash);
+/* CUPTI's totals (rt_cupti.c): kernels delivered, records dropped. */
+void rt_kend_count(uint64_t done, uint64_t dropped);
+
+/* ---- rt_graph_ev.c: cuda:graph_launch ---- */
+/* x was instantiated from g (its nodes counted when the event is
+ * wanted); x was destroyed; x was launched into s (the event). */
+void rt_graph_ev_instantiated(CUgraphExec x, CUgraph g);
+void rt_graph_ev_destroyed(CUgraphExec x);
+void rt_graph_ev_launched(CUgraphExec x, CUstream s);
+
+/* ---- rt_cupti.c: cuda:kernel_end from CUPTI's activity records ---- */
+/* Whether CUPTI times kernels in this process (tried once). */
+bool rt_cupti_on(void);
+/* A launch goes into stream s (the per-thread default one when pt):
+ * what CUPTI's ids for it stand for. */
+void rt_cupti_launch(CUstream s, bool pt);
+/* Records delivered: now, or when the last flush is old enough. */
+void rt_cupti_flush(bool now);
 
 /* ---- rt_live.c: live sessions (GPUX_SESS_LIVE) ---- */
 /* Whether this is one (then the runtime thread runs from the start). */

@@ -68,6 +68,7 @@ void rt_actions_event(enum gpux_cev ev, const void *ctx)
 	case GPUX_CEV_LAUNCH: s = ((const struct gpux_cev_launch *)ctx)->stream; break;
 	case GPUX_CEV_MEMCPY: s = ((const struct gpux_cev_memcpy *)ctx)->stream; break;
 	case GPUX_CEV_SYNC: s = ((const struct gpux_cev_sync *)ctx)->stream; break;
+	case GPUX_CEV_GRAPH_LAUNCH: s = ((const struct gpux_cev_graph_launch *)ctx)->stream; break;
 	case GPUX_CEV_MALLOC: {
 		const struct gpux_cev_malloc *m = ctx;
 		rt_alloc_add(m->ptr, m->bytes, m->managed);

@@ -7,6 +7,8 @@
 #include "rt.h"
 
 #include <dlfcn.h>
+#include <glob.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -174,4 +176,29 @@ void rt_relaxed_end(CUstreamCaptureMode prev)
 {
 	if (rt_cu.ThreadExchangeStreamCaptureMode)
 		rt_cu.ThreadExchangeStreamCaptureMode(&prev);
+}
+
+void *rt_dlopen_wheel(const char *const *rel, size_t n)
+{
+	char exe[1024];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return NULL;
+	exe[len] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	void *h = NULL;
+	for (size_t i = 0; !h && i < n; i++) {
+		char pat[1400];
+		glob_t g;
+		snprintf(pat, sizeof(pat), "%s/../lib/python3*/site-packages/%s", exe, rel[i]);
+		if (glob(pat, 0, NULL, &g))
+			continue;
+		for (size_t k = 0; !h && k < g.gl_pathc; k++)
+			h = dlopen(g.gl_pathv[k], RTLD_NOW | RTLD_GLOBAL);
+		globfree(&g);
+	}
+	return h;
 }

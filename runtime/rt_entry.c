@@ -260,12 +260,17 @@ static CUresult graph_launch(enum hook_id id, const char *sym, CUgraphExec g, CU
 	seen(NULL);
 	rt_host_push(s, pt);
 	graph_fn fn = REAL(id, sym, graph_fn);
+	if (((rt_cev_ready() && rt_cev_on(GPUX_CEV_KERNEL_END)) || rt_live_top()) && rt_cupti_on())
+		rt_cupti_launch(s, pt); /* its kernels' records name this stream */
 	rt_live_enter();
 	rt_live_graph_prepare(g);
 	CUresult rc = fn ? fn(g, s) : NO_CUDA;
 	rt_live_leave();
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
 		rt_live_graph_launched(g);
+		if (rt_cev_on(GPUX_CEV_GRAPH_LAUNCH))
+			rt_graph_ev_launched(g, s);
+	}
 	return done(rc, s, pt);
 }
 

@@ -14,8 +14,10 @@
 		CUgraph c_ = rt_lg_clone_for(GRAPH, FLAGS);                                  \
 		if (c_) {                                                              \
 			CUresult rc_ = FN(X, c_, __VA_ARGS__);                         \
-			if (rc_ == CUDA_SUCCESS && rt_lg_track(*(X), c_))                    \
+			if (rc_ == CUDA_SUCCESS && rt_lg_track(*(X), c_)) {                  \
+				rt_graph_ev_instantiated(*(X), GRAPH);                 \
 				return rc_;                                            \
+			}                                                              \
 			if (rc_ == CUDA_SUCCESS) {                                     \
 				typedef CUresult (*xd_fn)(CUgraphExec);                \
 				xd_fn xd_ = REAL(H_G_EXEC_DESTROY, "cuGraphExecDestroy", \
@@ -25,7 +27,10 @@
 			}                                                              \
 			rt_graph_cu.Destroy(c_);                                               \
 		}                                                                      \
-		return FN(X, GRAPH, __VA_ARGS__);                                      \
+		CUresult r_ = FN(X, GRAPH, __VA_ARGS__);                               \
+		if (r_ == CUDA_SUCCESS)                                                \
+			rt_graph_ev_instantiated(*(X), GRAPH);                         \
+		return r_;                                                             \
 	} while (0)
 
 typedef CUresult (*inst_log_fn)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
@@ -122,6 +127,7 @@ CUresult cuGraphExecDestroy(CUgraphExec x)
 	if (!fn)
 		return NO_CUDA;
 	struct gexec *e = rt_live() ? rt_lg_take(x) : NULL;
+	rt_graph_ev_destroyed(x);
 	CUresult rc = fn(x);
 	if (e)
 		rt_lg_forget(e);

@@ -100,14 +100,21 @@ static bool usable(void)
 	return state > 0;
 }
 
+static uint64_t c_done, c_drops; /* CUPTI's (rt_cupti.c) */
+
 /* What the controller reports at exit (abi/session.h). */
 static void publish(void)
 {
 	struct gpux_sess_host *r = rt_h.region;
 	if (!r)
 		return;
-	__atomic_store_n(&r->kend_done, __atomic_load_n(&n_done, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-	__atomic_store_n(&r->kend_drops, __atomic_load_n(&n_drops, __ATOMIC_RELAXED),
+	__atomic_store_n(&r->kend_done,
+			 __atomic_load_n(&n_done, __ATOMIC_RELAXED) +
+				 __atomic_load_n(&c_done, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&r->kend_drops,
+			 __atomic_load_n(&n_drops, __ATOMIC_RELAXED) +
+				 __atomic_load_n(&c_drops, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&r->kend_lost, __atomic_load_n(&n_lost, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
@@ -224,7 +231,13 @@ int rt_kend_before(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
 	/* the first event tells what the session wants; a live session
 	 * times every launch for :top */
 	bool cev = rt_cev_ready() && rt_cev_on(GPUX_CEV_KERNEL_END);
-	if ((!cev && !rt_live_top()) || __atomic_load_n(&closed, __ATOMIC_ACQUIRE) || !usable())
+	if ((!cev && !rt_live_top()) || __atomic_load_n(&closed, __ATOMIC_ACQUIRE))
+		return -1;
+	if (rt_cupti_on()) { /* the driver times it (rt_cupti.c) */
+		rt_cupti_launch(s, per_thread);
+		return -1;
+	}
+	if (!usable())
 		return -1;
 	CUstream shown = s;
 	if (!s && per_thread)
@@ -447,8 +460,16 @@ static bool pending(void)
 	       __atomic_load_n(&inflight, __ATOMIC_ACQUIRE) > 0;
 }
 
+void rt_kend_count(uint64_t done, uint64_t dropped)
+{
+	__atomic_store_n(&c_done, done, __ATOMIC_RELAXED);
+	__atomic_store_n(&c_drops, dropped, __ATOMIC_RELAXED);
+	publish();
+}
+
 void rt_kend_poll(void)
 {
+	rt_cupti_flush(false);
 	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) <= 0 || pthread_mutex_trylock(&plock))
 		return;
 	if (!__atomic_load_n(&closed, __ATOMIC_ACQUIRE))
@@ -458,6 +479,7 @@ void rt_kend_poll(void)
 
 void rt_kend_sync(void)
 {
+	rt_cupti_flush(true);
 	if (!pending())
 		return;
 	pthread_mutex_lock(&plock);
@@ -513,6 +535,7 @@ static void finish(struct kctx *x, bool dispose)
 
 void rt_kend_ctx_ending(CUcontext ctx, int dev)
 {
+	rt_cupti_flush(true); /* its kernels' records, while their names are known */
 	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) <= 0)
 		return;
 	if (dev >= 0) { /* the device's primary context, if it is active */
@@ -551,6 +574,8 @@ static bool lock_final(bool crash)
 
 void rt_kend_final(bool crash)
 {
+	if (!crash) /* a crashing thread may hold what delivery takes */
+		rt_cupti_flush(true);
 	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) <= 0 ||
 	    __atomic_exchange_n(&closed, 1, __ATOMIC_ACQ_REL) || !lock_final(crash))
 		return;

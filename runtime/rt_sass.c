@@ -57,37 +57,6 @@ static void no_callback(void *ud, int domain, int cbid, const void *data)
 	(void)ud, (void)domain, (void)cbid, (void)data;
 }
 
-/* A library beside a Python interpreter's pip wheels: the program's
- * own venv (…/bin/python -> …/lib/python3*\/site-packages/nvidia/…). */
-static void *open_wheel(void)
-{
-	char exe[1024];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
-	static const char *const pats[] = {
-		"%s/../lib/python3*/site-packages/nvidia/cu*/lib/libsanitizer-public.so",
-		"%s/../lib/python3*/site-packages/nvidia/cuda_sanitizer_api/*/libsanitizer-public.so",
-	};
-	void *h = NULL;
-	for (size_t i = 0; !h && i < sizeof(pats) / sizeof(pats[0]); i++) {
-		char pat[1200];
-		glob_t g;
-		snprintf(pat, sizeof(pat), pats[i], exe);
-		if (glob(pat, 0, NULL, &g))
-			continue;
-		for (size_t k = 0; !h && k < g.gl_pathc; k++)
-			h = dlopen(g.gl_pathv[k], RTLD_NOW | RTLD_GLOBAL);
-		globfree(&g);
-	}
-	return h;
-}
-
 static void *open_library(void)
 {
 	const char *env = getenv("GPUX_SANITIZER_LIB");
@@ -106,7 +75,9 @@ static void *open_library(void)
 	}
 	void *h = dlopen("/usr/local/cuda/compute-sanitizer/libsanitizer-public.so",
 			 RTLD_NOW | RTLD_GLOBAL);
-	return h ? h : open_wheel();
+	static const char *const wheels[] = { "nvidia/cu*/lib/libsanitizer-public.so",
+					      "nvidia/cuda_sanitizer_api/*/libsanitizer-public.so" };
+	return h ? h : rt_dlopen_wheel(wheels, sizeof(wheels) / sizeof(wheels[0]));
 }
 
 static bool load_probes(void)

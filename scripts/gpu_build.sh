@@ -51,6 +51,14 @@ if has_stage gpux; then
 	fi
 	mkdir -p "$out/gpux"
 	cp build/cli/gpux build/cli/libgpux-host.so build/cli/libgpux-rt.so build/bench/handler_bench "$out/gpux/"
+	# CUPTI beside the runtime, which looks there first (cuda:kernel_end's
+	# timing): the toolkit's, matching the headers it was built with
+	for c in "$cuda/lib64/libcupti.so" "$cuda/extras/CUPTI/lib64/libcupti.so" "$cuda/lib/libcupti.so"; do
+		if [ -e "$c" ]; then
+			cp -L "$c" "$out/gpux/libcupti.so"
+			break
+		fi
+	done
 fi
 
 if has_stage e2e; then

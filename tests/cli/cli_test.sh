@@ -43,7 +43,7 @@ t_list_all() {
 	out_has '^BEGIN$' && out_has '^uprobe:'
 }
 t_list_glob() { run 0 -l 'gdev:*' && out_lines 5 && out_has '^gdev:func_exit$'; }
-t_list_cuda() { run 0 -l 'cuda:*' && out_lines 7 && out_has '^cuda:kernel_end$'; }
+t_list_cuda() { run 0 -l 'cuda:*' && out_lines 8 && out_has '^cuda:kernel_end$' && out_has '^cuda:graph_launch$'; }
 t_list_kernel_end() {
 	run 0 -lv cuda:kernel_end && out_has 'filter: kernel name glob' &&
 	out_has '^    uint64  duration  end - start, ns$' && out_has '^    dim3    block '

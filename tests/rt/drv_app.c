@@ -45,6 +45,9 @@
  *                kernels added to their launch counter, started at 1000
  *       late     as module, once a SIGUSR1 comes after the context is made
  *                (a process gpux -p attaches to in between)
+ *       graphs   add_one captured into a graph, scale in a graph built by
+ *                hand; the first replayed 3 times, the second 2, on a
+ *                stream of its own
  *       live-twodev  as live, scale from the module loaded again in a
  *                context on device 1 (FAKE_CUDA_DEVICES=2)
  *       live-lib  as live, the module loaded with cuLibraryLoadData before
@@ -287,7 +290,7 @@ int main(int argc, char **argv)
 	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc"))) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|rdc|"
 			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live|live-lib|live-graph|"
-			"spawn|forkexec|twodev|live-twodev|late FILE [N]\n");
+			"spawn|forkexec|twodev|live-twodev|late|graphs FILE [N]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -468,7 +471,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "module") || !strcmp(mode, "noclean") || !strcmp(mode, "many") ||
 	    !strcmp(mode, "primary") || !strcmp(mode, "segv") || !strcmp(mode, "abort") ||
-	    !strcmp(mode, "streams") || !strcmp(mode, "live-graph")) {
+	    !strcmp(mode, "streams") || !strcmp(mode, "live-graph") || !strcmp(mode, "graphs")) {
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
 	} else if (!strcmp(mode, "live") || !strcmp(mode, "live-twodev")) {
 		/* DRV_APP_MAXREG: loaded with CU_JIT_MAX_REGISTERS, as a
@@ -573,6 +576,14 @@ int main(int argc, char **argv)
 			check(cuMemcpyDtoH(&v, runs, sizeof(v)), "cuMemcpyDtoH");
 			printf("drv_app: fk_runs %u\n", v - 1000);
 		}
+		return 0;
+	}
+	if (!strcmp(mode, "graphs")) { /* add_one's graph 3 times, scale's 2 */
+		graphs_make(add_one, scale, args1, args2);
+		for (int i = 0; i < 5; i++)
+			check(cuGraphLaunch(i < 3 ? gadd : gscale, gs), "cuGraphLaunch");
+		check(cuStreamSynchronize(gs), "cuStreamSynchronize");
+		printf("drv_app: graphs replayed 5 times\n");
 		return 0;
 	}
 	if (!strcmp(mode, "many")) {

@@ -39,6 +39,9 @@ export TRITON_CACHE_DIR=$tmp/no-triton-cache TORCHINDUCTOR_CACHE_DIR=$tmp/no-ind
 # the Compute Sanitizer: not found, whatever this machine has (its
 # messages are the same everywhere)
 export GPUX_SANITIZER_LIB=$tmp/no-sanitizer/libsanitizer-public.so
+# CUPTI: not found either (the toolkit's cannot work with the fake
+# driver): cuda:kernel_end times launches with CUDA events
+export GPUX_CUPTI_LIB=$tmp/no-cupti/libcupti.so
 unset GPUX_SESSION FAKE_CUDA_PRINTF FAKE_CUDA_REFUSE FAKE_CUDA_PTXAS FAKE_CUDA_OLD_JIT FAKE_CUDA_NO_MEMOPS
 
 COUNT='gdev:kernel_exit { @[kernel] = count(); }'
@@ -243,6 +246,18 @@ gdev:kernel_exit { @g[kernel] = count(); }' -c "'$RT_DRV_APP' module '$tmp/named
 	done
 	# past 247 bytes: the first 244 and "..."
 	grep -qF "@c[${longer:0:244}...]: " "$tmp/out" || { cat "$tmp/out"; fail "the cut name"; }
+}
+# cuda:graph_launch: one event per replay, with the nodes and kernel
+# nodes of the graph each was instantiated from, on the stream given.
+t_gpux_graph_launch() {
+	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -e 'cuda:graph_launch { @g[nodes, kernels] = count();
+	@s[stream != 0] = count(); @x = count(); } cuda:launch { @l = count(); }' \
+		-c "'$RT_DRV_APP' graphs '$PTX'" >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; fail "gpux exited $?"; return; }
+	err_empty || return
+	# the captured launch is a launch event (at capture), the replays not
+	printf 'Attaching 2 probes...\ndrv_app: loaded (graphs)\ndrv_app: graphs replayed 5 times\n\n\n@g[1, 1]: 5\n@l: 1\n@s[1]: 5\n@x: 5\n' |
+		diff - "$tmp/out" || fail "the counts"
 }
 # gpux -p's runtime side: a process started without gpux, its CUDA
 # context made and nothing loaded, gets the runtime loaded (ptrace,

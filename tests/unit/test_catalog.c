@@ -370,7 +370,7 @@ static void test_listing(void)
 	CHECK(listing("gdev:*", false, &t) == 5);
 	CHECK(t && strstr(t, "gdev:kernel_entry\n") && !strstr(t, "cuda:"));
 	free(t);
-	CHECK(listing(NULL, false, &t) == 29);
+	CHECK(listing(NULL, false, &t) == 30);
 	CHECK(t && strstr(t, "uprobe:TARGET:SYMBOL\n") &&
 	      strstr(t, "watchpoint:ADDRESS|FUNC+argN:LENGTH:MODE\n") &&
 	      strstr(t, "usdt:TARGET:[PROVIDER:]PROBE\n") &&

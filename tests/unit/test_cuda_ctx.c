@@ -46,6 +46,10 @@ static const struct member kend[] = { M(gpux_cev_kernel_end, kernel),
 	M(gpux_cev_kernel_end, start), M(gpux_cev_kernel_end, end),
 	M(gpux_cev_kernel_end, duration), M(gpux_cev_kernel_end, kernel_id), { NULL, 0 } };
 
+static const struct member graph[] = { M(gpux_cev_graph_launch, graph),
+	M(gpux_cev_graph_launch, stream), M(gpux_cev_graph_launch, nodes),
+	M(gpux_cev_graph_launch, kernels), { NULL, 0 } };
+
 static const struct layout layouts[GPUX_CEV_COUNT] = {
 	[GPUX_CEV_LAUNCH] = { "launch", launch, sizeof(struct gpux_cev_launch) },
 	[GPUX_CEV_MALLOC] = { "malloc", malloc_, sizeof(struct gpux_cev_malloc) },
@@ -54,6 +58,7 @@ static const struct layout layouts[GPUX_CEV_COUNT] = {
 	[GPUX_CEV_SYNC] = { "sync", sync_, sizeof(struct gpux_cev_sync) },
 	[GPUX_CEV_MODULE_LOAD] = { "module_load", module, sizeof(struct gpux_cev_module_load) },
 	[GPUX_CEV_KERNEL_END] = { "kernel_end", kend, sizeof(struct gpux_cev_kernel_end) },
+	[GPUX_CEV_GRAPH_LAUNCH] = { "graph_launch", graph, sizeof(struct gpux_cev_graph_launch) },
 };
 
 static void expect(int ok, const char *ev, const char *what, size_t want, size_t got)

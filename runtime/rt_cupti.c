@@ -1,0 +1,289 @@
+/* cuda:kernel_end from CUPTI's activity records: the driver itself
+ * stamps each kernel's start and end, in launches and in graph replays
+ * alike, and hands the records over in buffers; nothing is added to the
+ * program's streams and no launch waits. The records carry CUPTI's
+ * context and stream ids: each launch through the hooks notes which
+ * stream handle those stand for (once per context and stream), so that
+ * `stream` is the handle cuda:launch shows. Timestamps come from
+ * CLOCK_MONOTONIC (CUPTI's timestamp callback), the clock nsecs reads.
+ *
+ * Used when libcupti opens (GPUX_CUPTI_LIB, one beside libgpux-rt.so, the
+ * toolkit's, a pip wheel's)
+ * and the Compute Sanitizer is not in use (both would own the driver's
+ * tool interface); else cuda:kernel_end times launches with CUDA events
+ * (rt_kernel_end.c). GPUX_KERNEL_END=events forces those. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "rt_hooks.h"
+#include "rt_host_priv.h"
+
+#if !__has_include(<cupti_activity.h>)
+/* A toolkit without CUPTI's headers: launches are timed with events. */
+bool rt_cupti_on(void)
+{
+	return false;
+}
+void rt_cupti_launch(CUstream s, bool pt)
+{
+	(void)s, (void)pt;
+}
+void rt_cupti_flush(bool now)
+{
+	(void)now;
+}
+#else
+#include <cupti_activity.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BUF_BYTES (1u << 20)    /* one activity buffer */
+#define FLUSH_NS 100000000ull   /* records delivered at least this often */
+#define STREAMS 1024u           /* (context, stream) pairs noted, a power of two */
+#define NAMES 4096u             /* kernel names seen, a power of two */
+
+static struct {
+	CUptiResult (*reg_callbacks)(CUpti_BuffersCallbackRequestFunc,
+				     CUpti_BuffersCallbackCompleteFunc);
+	CUptiResult (*reg_timestamp)(CUpti_TimestampCallbackFunc);
+	CUptiResult (*enable)(CUpti_ActivityKind);
+	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
+	CUptiResult (*flush)(uint32_t);
+	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+	CUptiResult (*ctx_id)(CUcontext, uint32_t *);
+	CUptiResult (*stream_id)(CUcontext, CUstream, uint8_t, uint32_t *);
+} cu;
+
+static int state; /* 0 not tried, 1 on, -1 off */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  /* names, delivery, the start */
+static pthread_mutex_t slock = PTHREAD_MUTEX_INITIALIZER; /* streams (launch threads) */
+static uint64_t last_flush;
+static uint64_t n_done, n_dropped;
+
+struct stream_ent {
+	uint64_t key;   /* context id << 32 | stream id, + 1 (0: free) */
+	uint64_t shown; /* the handle as the program passed it */
+	CUcontext ctx;
+	CUstream s;
+	bool pt;
+};
+static struct stream_ent streams[STREAMS];
+
+struct name_ent {
+	const char *cupti; /* CUPTI's name pointer, shared by its records */
+	uint32_t id;
+	char kernel[GPUX_CEV_STR];
+	char *ptx;
+};
+static struct name_ent names[NAMES];
+
+static uint64_t CUPTIAPI monotonic(void)
+{
+	return rt_now_ns();
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records)
+{
+	*buf = aligned_alloc(8, BUF_BYTES);
+	*size = *buf ? BUF_BYTES : 0;
+	*max_records = 0;
+}
+
+/* The stream handle a record's (context, stream) stands for, 0 if no
+ * launch through the hooks noted it (a graph's internal stream). */
+static uint64_t shown_of(uint32_t ctx, uint32_t stream)
+{
+	uint64_t key = ((uint64_t)ctx << 32 | stream) + 1, shown = 0;
+	pthread_mutex_lock(&slock);
+	for (uint32_t i = 0, at = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 54) & (STREAMS - 1);
+	     i < STREAMS; i++, at = (at + 1) & (STREAMS - 1)) {
+		if (streams[at].key == key)
+			shown = streams[at].shown;
+		if (!streams[at].key || streams[at].key == key)
+			break;
+	}
+	pthread_mutex_unlock(&slock);
+	return shown;
+}
+
+static struct name_ent *name_of(const char *cupti)
+{
+	uint32_t at = (uint32_t)((uintptr_t)cupti * 0x9e3779b97f4a7c15ull >> 52) & (NAMES - 1);
+	for (uint32_t i = 0; i < NAMES; i++, at = (at + 1) & (NAMES - 1)) {
+		struct name_ent *e = &names[at];
+		if (e->cupti == cupti)
+			return e;
+		if (e->cupti)
+			continue;
+		char whole[GPUX_SESS_NAME_LEN];
+		e->cupti = cupti;
+		e->ptx = strdup(cupti);
+		pthread_mutex_lock(&rt_lock); /* the name table's writers hold it */
+		e->id = rt_name_id(cupti);
+		pthread_mutex_unlock(&rt_lock);
+		rt_kernel_name(cupti, whole, sizeof(whole));
+		memcpy(e->kernel, whole, strnlen(whole, sizeof(e->kernel) - 1));
+		return e;
+	}
+	return NULL;
+}
+
+static void deliver(const CUpti_ActivityKernel10 *k)
+{
+	if (!k->name || k->end < k->start)
+		return;
+	struct name_ent *n = name_of(k->name);
+	if (!n)
+		return;
+	uint64_t d = k->end - k->start;
+	if (rt_live_top())
+		rt_live_timed(n->id, d, (int)k->deviceId);
+	if (!rt_cev_on(GPUX_CEV_KERNEL_END))
+		return;
+	struct gpux_cev_kernel_end c = {
+		.stream = shown_of(k->contextId, k->streamId),
+		.grid = { (uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ },
+		.block = { (uint32_t)k->blockX, (uint32_t)k->blockY, (uint32_t)k->blockZ },
+		.shmem = (uint64_t)(uint32_t)k->dynamicSharedMemory,
+		.start = k->start,
+		.end = k->end,
+		.duration = d,
+		.kernel_id = n->id,
+	};
+	memcpy(c.kernel, n->kernel, sizeof(c.kernel));
+	rt_actions_event_gpu((int)k->deviceId);
+	rt_cev_emit(GPUX_CEV_KERNEL_END, &c, sizeof c, n->ptx);
+	rt_actions_event_gpu(-1);
+	n_done++;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
+				      size_t valid)
+{
+	(void)size;
+	CUpti_Activity *r = NULL;
+	pthread_mutex_lock(&lock);
+	while (valid && cu.next(buf, valid, &r) == CUPTI_SUCCESS)
+		if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+			deliver((const CUpti_ActivityKernel10 *)r);
+	size_t lost = 0;
+	if (cu.dropped && cu.dropped(ctx, stream, &lost) == CUPTI_SUCCESS)
+		n_dropped += lost;
+	rt_kend_count(n_done, n_dropped);
+	pthread_mutex_unlock(&lock);
+	free(buf);
+}
+
+static void *open_cupti(void)
+{
+	const char *env = getenv("GPUX_CUPTI_LIB");
+	if (env && *env)
+		return dlopen(env, RTLD_NOW | RTLD_GLOBAL);
+	Dl_info self; /* one shipped beside the runtime */
+	if (dladdr((void *)open_cupti, &self) && self.dli_fname && strrchr(self.dli_fname, '/')) {
+		char path[4096];
+		const char *slash = strrchr(self.dli_fname, '/');
+		snprintf(path, sizeof(path), "%.*s/libcupti.so", (int)(slash - self.dli_fname),
+			 self.dli_fname);
+		void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+		if (h)
+			return h;
+	}
+	static const char *const names[] = {
+		"libcupti.so", "libcupti.so.13", "libcupti.so.12",
+		"/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+	};
+	void *h = NULL;
+	for (size_t i = 0; !h && i < sizeof(names) / sizeof(names[0]); i++)
+		h = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
+	static const char *const wheels[] = { "nvidia/cu*/lib/libcupti.so*",
+					      "nvidia/cuda_cupti/lib/libcupti.so*" };
+	return h ? h : rt_dlopen_wheel(wheels, sizeof(wheels) / sizeof(wheels[0]));
+}
+
+static bool start(void)
+{
+	const char *how = getenv("GPUX_KERNEL_END");
+	if ((how && !strcmp(how, "events")) || rt_sass_can() || !rt_cu_ready())
+		return false;
+	void *h = open_cupti();
+	if (!h)
+		return false;
+	*(void **)&cu.reg_callbacks = dlsym(h, "cuptiActivityRegisterCallbacks");
+	*(void **)&cu.reg_timestamp = dlsym(h, "cuptiActivityRegisterTimestampCallback");
+	*(void **)&cu.enable = dlsym(h, "cuptiActivityEnable");
+	*(void **)&cu.next = dlsym(h, "cuptiActivityGetNextRecord");
+	*(void **)&cu.flush = dlsym(h, "cuptiActivityFlushAll");
+	*(void **)&cu.dropped = dlsym(h, "cuptiActivityGetNumDroppedRecords");
+	*(void **)&cu.ctx_id = dlsym(h, "cuptiGetContextId");
+	*(void **)&cu.stream_id = dlsym(h, "cuptiGetStreamIdEx");
+	/* the timestamp callback puts start and end on nsecs' clock: without
+	 * it the records' times would be on another clock */
+	if (!cu.reg_callbacks || !cu.reg_timestamp || !cu.enable || !cu.next || !cu.flush ||
+	    !cu.ctx_id || !cu.stream_id)
+		return false;
+	CUptiResult rc = cu.reg_timestamp(monotonic);
+	if (rc == CUPTI_SUCCESS)
+		rc = cu.reg_callbacks(buffer_requested, buffer_completed);
+	if (rc == CUPTI_SUCCESS)
+		rc = cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (rc != CUPTI_SUCCESS) {
+		rt_warn("cuda:kernel_end: CUPTI refused its activity records (error %d); launches "
+			"are timed with CUDA events instead", (int)rc);
+		return false;
+	}
+	last_flush = rt_now_ns();
+	RT_TRACE("cuda:kernel_end: timed by CUPTI's activity records");
+	return true;
+}
+
+bool rt_cupti_on(void)
+{
+	int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+	if (s)
+		return s > 0;
+	pthread_mutex_lock(&lock);
+	if (!state)
+		__atomic_store_n(&state, start() ? 1 : -1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
+	return state > 0;
+}
+
+void rt_cupti_launch(CUstream s, bool pt)
+{
+	static __thread struct { CUcontext c; CUstream s; bool pt; } last;
+	CUcontext c = NULL;
+	if (rt_cu.CtxGetCurrent(&c) != CUDA_SUCCESS || !c ||
+	    (last.c == c && last.s == s && last.pt == pt))
+		return;
+	uint32_t cid, sid;
+	if (cu.ctx_id(c, &cid) != CUPTI_SUCCESS || cu.stream_id(c, s, pt, &sid) != CUPTI_SUCCESS)
+		return;
+	uint64_t key = ((uint64_t)cid << 32 | sid) + 1;
+	pthread_mutex_lock(&slock);
+	for (uint32_t i = 0, at = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 54) & (STREAMS - 1);
+	     i < STREAMS; i++, at = (at + 1) & (STREAMS - 1))
+		if (!streams[at].key || streams[at].key == key) {
+			streams[at] = (struct stream_ent){ key, (uint64_t)(uintptr_t)s, c, s, pt };
+			break;
+		}
+	pthread_mutex_unlock(&slock);
+	last.c = c;
+	last.s = s;
+	last.pt = pt;
+}
+
+void rt_cupti_flush(bool now)
+{
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) <= 0)
+		return;
+	uint64_t t = rt_now_ns();
+	if (!now && t - __atomic_load_n(&last_flush, __ATOMIC_RELAXED) < FLUSH_NS)
+		return;
+	__atomic_store_n(&last_flush, t, __ATOMIC_RELAXED);
+	cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+#endif
