@@ -28,6 +28,7 @@
 struct backend;
 struct exporter;
 struct host_live;
+struct run_timeline;
 
 /* A map the run prints: held by backend b as its map idx, laid out as hm
  * describes (output.h). */
@@ -59,6 +60,7 @@ struct run {
 	bool reaped;          /* the command has been waited for */
 	bool poll_pid;        /* no pidfd: the watched process is polled */
 	struct exporter *ex;  /* --export (run_export.h), or NULL */
+	struct run_timeline *tl; /* -f perfetto (run_timeline.h), or NULL */
 };
 
 struct backend_ops {
@@ -109,6 +111,9 @@ struct backend *target_backend_new(struct run *r, struct diags *d);
 /* The driver's refusals bind r->abis, the running driver's ABIs, too. */
 int driver_backend_check(struct run *r, struct diags *d);
 struct backend *driver_backend_new(struct run *r, struct diags *d);
+/* The whole name of the traced program's kernel id (dev_session.h's
+ * dev_session_kernel), into buf of len bytes (len > 256). */
+void target_backend_kernel(struct backend *b, uint64_t id, char *buf, size_t len);
 /* The kernel backend's run, whose maps driver probes share. */
 struct host_live *kernel_backend_live(struct backend *b);
 

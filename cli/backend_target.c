@@ -96,6 +96,7 @@ static int t_open(struct backend *b, struct diags *d)
 	    sess_host_open(&t->sh, &t->ds, d))
 		return -1;
 	t->sh.ds = &t->ds;
+	t->ds.tap = &r->rs.tap;
 	if (r->o->verbose) /* the runtime reports each module it patches */
 		t->ds.h->flags |= GPUX_SESS_VERBOSE;
 	if (r->o->no_cache)
@@ -126,15 +127,21 @@ static int t_child_env(struct backend *b)
 }
 
 /* Attach points, counted as bpftrace counts probes: the device's, and
- * one per cuda: event. */
+ * one per cuda: event of the user's probes (not the timeline's). */
 static int t_attached(const struct backend *b)
 {
 	int n = (int)tb(b)->ds.nattach;
 	for (const struct node *p = b->r->prog->probes; p; p = p->next)
-		for (const struct node *a = p->u.probe.attach; a; a = a->next)
+		for (const struct node *a = p->u.probe.attach; a && !p->u.probe.timeline;
+		     a = a->next)
 			if (a->u.attach.prov->id == PROV_CUDA)
 				n += a->u.attach.nevents;
 	return n;
+}
+
+void target_backend_kernel(struct backend *b, uint64_t id, char *buf, size_t len)
+{
+	dev_session_kernel(&tb(b)->ds, id, buf, len);
 }
 
 static int64_t t_wait_ns(const struct backend *b)

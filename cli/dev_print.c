@@ -128,6 +128,8 @@ static void print_record(struct dev_session *ds, const unsigned char *rec, uint3
 				memcpy(to, &w, 8);
 		}
 		out_printf(ds->out, ds->json, hf, ds->lane, hf->size);
+		if (ds->tap && ds->tap->printf)
+			ds->tap->printf(ds->tap->ctx, hf, ds->lane, hf->size);
 		args += rh.arg_size;
 	}
 }

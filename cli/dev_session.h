@@ -19,6 +19,7 @@
 #include "dev_lower.h"
 #include "diag.h"
 #include "llvm_host.h"
+#include "records.h"
 #include "sess_layout.h"
 #include "sess_trust.h"
 
@@ -49,6 +50,7 @@ struct dev_session {
 	bool *additive;           /* plain maps only ever added to */
 	struct host_fmt *fmts;    /* one per dev_printf, by id */
 	unsigned char *lane;      /* one lane's record, as out_printf takes it */
+	const struct rec_tap *tap; /* who else takes printf lines, or NULL */
 	size_t lane_cap;
 	uint64_t tail[GPUX_SESS_MAX_SLOTS]; /* each event ring's, ours */
 };

@@ -15,6 +15,7 @@
 #include "run.h"
 #include "sim_cmd.h"
 #include "sources.h"
+#include "timeline_probes.h"
 
 static int do_list(const struct options *o, FILE *out)
 {
@@ -102,17 +103,22 @@ static int do_program(const struct options *o, FILE *out)
 	}
 	program_set_args(prog, o->args, o->nargs);
 	prog->unsafe = o->unsafe;
+	/* Code generation runs for a dry run too: it proves the program
+	 * compiles all the way, not only that it checks. */
+	bool codegen = o->dry_run || o->emit_dir || (o->dump & ~(DUMP_AST | DUMP_TYPES));
+	bool timeline = o->format == FMT_PERFETTO && !codegen && !o->dump;
+	if (timeline)
+		timeline_probes_add(prog);
 	struct diags diags;
 	diags_init(&diags, &prog->arena);
 	enum fe_stop stop = o->dump == DUMP_AST ? FE_STOP_PARSE : FE_STOP_SEMA;
 	int rc = frontend_check(prog, &diags, stop);
+	if (rc == 0 && timeline)
+		timeline_probes_mark(prog);
 	if (rc == 0 && (o->dump & DUMP_AST))
 		ast_dump(out, prog, false);
 	if (rc == 0 && (o->dump & DUMP_TYPES))
 		ast_dump(out, prog, true);
-	/* Code generation runs for a dry run too: it proves the program
-	 * compiles all the way, not only that it checks. */
-	bool codegen = o->dry_run || o->emit_dir || (o->dump & ~(DUMP_AST | DUMP_TYPES));
 	if (rc == 0 && codegen)
 		rc = compile_program(prog, o, out, &diags);
 	if (rc == 0 && !codegen && !o->dump) {
@@ -145,8 +151,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	FILE *out = stdout;
-	/* close-on-exec: a traced command must not hold our output open */
-	if (o.output && !(out = fopen(o.output, "we"))) {
+	/* close-on-exec: a traced command must not hold our output open; a
+	 * timeline's file is the run's to write (run_timeline.c) */
+	if (o.output && o.format != FMT_PERFETTO && !(out = fopen(o.output, "we"))) {
 		fprintf(stderr, "gpux: ERROR: cannot open %s: %s\n", o.output, strerror(errno));
 		return 1;
 	}

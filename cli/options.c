@@ -35,8 +35,12 @@ void options_usage(FILE *out)
 "                   (GPUX_CACHE_DIR, else ~/.cache/gpux; GPUX_CACHE_MAX_MB)\n"
 "    -c CMD         run CMD (a shell command line) and trace it\n"
 "    -p PID         trace the process PID\n"
-"    -f FORMAT      output format: text (default) or json\n"
-"    -o FILE        write program output to FILE\n"
+"    -f FORMAT      output format: text (default), json, or perfetto (also\n"
+"                   chrome): a timeline of the run's kernels, copies, syncs,\n"
+"                   allocations, printf lines and maps in -o FILE, Chrome\n"
+"                   trace-event JSON for ui.perfetto.dev and chrome://tracing\n"
+"                   (docs/TIMELINE.md); the output stays text on stdout\n"
+"    -o FILE        write program output to FILE (-f perfetto: the timeline)\n"
 "    -q             quiet: no informational messages\n"
 "    --repl         start the interactive prompt even without a terminal;\n"
 "                   with -c CMD, -- CMD ARGS or -p PID, probes entered attach\n"
@@ -214,8 +218,11 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 				o->format = FMT_TEXT;
 			else if (!strcmp(optarg, "json"))
 				o->format = FMT_JSON;
+			else if (!strcmp(optarg, "perfetto") || !strcmp(optarg, "chrome"))
+				o->format = FMT_PERFETTO;
 			else
-				return usage_error(err, "unknown output format '%s' (text, json)", optarg);
+				return usage_error(err, "unknown output format '%s' (text, json, "
+						   "perfetto)", optarg);
 			break;
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = true; break;
@@ -254,6 +261,9 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		return usage_error(err, "--export-interval and --export-max-series go with --export%s", "");
 	if (o->nexports && (o->list || o->sim || o->repl))
 		return usage_error(err, "--export exports the maps of a program run, not of -l, "
+				   "--sim or --repl%s", "");
+	if (o->format == FMT_PERFETTO && (o->list || o->sim || o->repl))
+		return usage_error(err, "-f perfetto writes a timeline of a program run, not of -l, "
 				   "--sim or --repl%s", "");
 	if (o->list) {
 		if (o->program)
@@ -296,6 +306,17 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 	if (o->repl && (o->program || o->file || o->dump || o->dry_run || o->emit_dir))
 		return usage_error(err, "--repl takes a command to explore (-c CMD, -- CMD ARGS or "
 				   "-p PID), not a program, -d, --dry-run or --emit%s", "");
+	if (o->format == FMT_PERFETTO && !o->dump && !o->dry_run && !o->emit_dir) {
+		if (!o->command && !o->cmd_argv && !o->pid)
+			return usage_error(err, "-f perfetto traces a CUDA program: give it with -c "
+					   "CMD, -- CMD ARGS or -p PID%s", "");
+		if (!o->output)
+			return usage_error(err, "-f perfetto writes the timeline to a file: name it "
+					   "with -o FILE%s", "");
+		/* the timeline is the program: no probes of the user's needed */
+		if (!o->program && !o->file)
+			o->program = "";
+	}
 	/* the prompt's command: probes are entered at the prompt */
 	bool wants_program = (!o->repl && (o->command || o->cmd_argv || o->pid)) || o->dump ||
 			     o->dry_run || o->emit_dir;

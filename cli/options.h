@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-enum out_format { FMT_TEXT, FMT_JSON };
+/* FMT_PERFETTO: a timeline of the run in -o FILE (docs/TIMELINE.md), the
+ * output as FMT_TEXT on stdout. */
+enum out_format { FMT_TEXT, FMT_JSON, FMT_PERFETTO };
 
 enum dump_stage {
 	DUMP_AST = 1 << 0,

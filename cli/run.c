@@ -23,6 +23,7 @@
 #include "host_loader.h"
 #include "out_syms.h"
 #include "run_export.h"
+#include "run_timeline.h"
 #include "spawn.h"
 
 #define MAX_WAIT_NS 1000000000L /* records are consumed even if a wakeup is lost */
@@ -133,6 +134,7 @@ static bool loop(struct run *r, int pidfd, int *status, bool *left, const sigset
 	for (;;) {
 		drain_all(r, d);
 		run_export_tick(r, false);
+		run_timeline_tick(r, false);
 		if (r->child > 0 && spawn_reaped(r->child, status)) {
 			*left = true;
 			return !interrupted && !r->rs.exited;
@@ -152,6 +154,8 @@ static bool loop(struct run *r, int pidfd, int *status, bool *left, const sigset
 		}
 		int64_t xw = run_export_wait_ns(r);
 		if (xw >= 0 && xw < wait)
+			wait = xw;
+		if ((xw = run_timeline_wait_ns(r)) >= 0 && xw < wait)
 			wait = xw;
 		struct timespec ts = { (time_t)(wait / 1000000000), (long)(wait % 1000000000) };
 		int n = ppoll(fds, (nfds_t)nfd, &ts, open);
@@ -199,7 +203,7 @@ static int run_attached(struct run *r, int *go, const sigset_t *open, struct dia
 	for (int k = 0; k < 4; k++)
 		if (r->be[order[k]] && r->be[order[k]]->ops->open(r->be[order[k]], d))
 			return 1;
-	if (run_export_open(r, d))
+	if (run_export_open(r, d) || run_timeline_open(r, d))
 		return 1;
 	EACH_BACKEND(r, b)
 		attached += b->ops->attached ? b->ops->attached(b) : 0;
@@ -212,7 +216,9 @@ static int run_attached(struct run *r, int *go, const sigset_t *open, struct dia
 		diag_error_nospan(d, "cannot watch process %d: %s", (int)watch, strerror(errno));
 		return 1;
 	}
-	if (!r->o->quiet)
+	/* a timeline of nothing but the trace's own probes attaches none of
+	 * the user's */
+	if (!r->o->quiet && !(r->tl && !attached))
 		out_attached(r->out, r->json, attached);
 	fflush(r->out);
 	struct backend *vm = r->be[RUNNER_GPUX];
@@ -250,7 +256,9 @@ static int run_attached(struct run *r, int *go, const sigset_t *open, struct dia
 		vm->ops->end(vm, d);
 	}
 	run_export_tick(r, true);
-	int rc = run_maps_print_all(r, true) ? 1 : 0;
+	run_timeline_tick(r, true);
+	/* a timeline of no maps ends without map printing's blank lines */
+	int rc = r->tl && !r->nmaps ? 0 : run_maps_print_all(r, true) ? 1 : 0;
 	EACH_BACKEND(r, b)
 		if (b->ops->report)
 			b->ops->report(b, stderr);
@@ -359,6 +367,8 @@ out:
 		while (waitpid(r.child, &status, 0) < 0 && errno == EINTR)
 			;
 	run_export_close(&r);
+	if (run_timeline_close(&r))
+		rc = 1;
 	for (int k = RUNNER_DRIVER; k >= 0; k--)
 		if (r.be[k])
 			r.be[k]->ops->close(r.be[k]);

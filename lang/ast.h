@@ -104,6 +104,10 @@ struct probe {
 	/* A live session's detached probe: its maps are laid out as before
 	 * (so the session carries them on), its code is not made. */
 	bool maps_only;
+	/* Made by gpux for -f perfetto (cli/timeline_probes.c): its printf
+	 * records feed the timeline and print nothing; 'kernel' in them is
+	 * the kernel's name-table id. */
+	bool timeline;
 };
 
 struct node {

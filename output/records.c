@@ -34,12 +34,19 @@ int rec_handle(void *arg, const void *data, size_t len)
 	case HOST_REC_PRINTF:
 		if (!fmt_ok || len != o->fmts[h.id].size)
 			break;
+		if (o->fmts[h.id].kind == HOST_FMT_TIMELINE) {
+			if (s->tap.timeline)
+				s->tap.timeline(s->tap.ctx, &o->fmts[h.id], d, len);
+			break;
+		}
 		if (o->fmts[h.id].kind == HOST_FMT_CAT)
 			out_cat(s->out, s->json, &o->fmts[h.id], d, len);
 		else if (o->fmts[h.id].kind == HOST_FMT_SYSTEM)
 			out_system(s->out, s->json, &o->fmts[h.id], d, len);
 		else
 			out_printf(s->out, s->json, &o->fmts[h.id], d, len);
+		if (s->tap.printf && o->fmts[h.id].kind == HOST_FMT_PRINTF)
+			s->tap.printf(s->tap.ctx, &o->fmts[h.id], d, len);
 		break;
 	case HOST_REC_EXIT:
 		if (len >= 16)

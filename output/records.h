@@ -31,12 +31,26 @@ struct rec_watch {
 	void *ctx;
 };
 
+/* Who else takes records as they are acted on (the timeline of -f
+ * perfetto); NULL members when nobody does. printf: each printf line,
+ * after it is printed (a device one too: cli/dev_print.c); timeline:
+ * the records of the timeline's own probes (HOST_FMT_TIMELINE), which
+ * print nothing. */
+struct rec_tap {
+	void (*printf)(void *ctx, const struct host_fmt *f, const unsigned char *rec,
+		       size_t len);
+	void (*timeline)(void *ctx, const struct host_fmt *f, const unsigned char *rec,
+			 size_t len);
+	void *ctx;
+};
+
 struct rec_state {
 	FILE *out;
 	bool json;
 	const struct host_obj *obj;
 	struct rec_maps maps;
 	struct rec_watch watch;
+	struct rec_tap tap;
 	bool exited; /* exit() seen: later records are dropped */
 	int status;  /* exit()'s argument */
 	int failed;

@@ -1,0 +1,36 @@
+/* The probes gpux adds to a program for -f perfetto: one per cuda:
+ * event, each a printf of the event's fields (and the time, process,
+ * thread and GPU of the call) whose records come back to the controller
+ * by the path printf records of cuda: probes take (sess_host.c), marked
+ * HOST_FMT_TIMELINE so that nothing prints them; and the reading of
+ * those records onto the timeline (timeline.h). The records are the
+ * traced program's to write: every value is taken as it comes, strings
+ * are escaped by the timeline. */
+#ifndef GPUX_TIMELINE_PROBES_H
+#define GPUX_TIMELINE_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ast.h"
+#include "llvm_host.h"
+#include "timeline.h"
+
+/* The file name diagnostics give the added probes. */
+#define TIMELINE_PROBES_FILE "<timeline>"
+
+/* Appends the probes to prog's text as a file of their own, before the
+ * front end runs. */
+void timeline_probes_add(struct program *prog);
+/* After the front end: marks them (struct probe.timeline). */
+void timeline_probes_mark(struct program *prog);
+/* The whole name of kernel id into buf (len bytes). */
+typedef void (*timeline_kernel_fn)(void *ctx, uint64_t id, char *buf, size_t len);
+
+/* One record of theirs (f its format, len bytes) onto tl, the kernel's
+ * name from name(ctx, ...). A record of another shape is left out. */
+void timeline_probes_record(struct timeline *tl, const struct host_fmt *f,
+			    const unsigned char *rec, size_t len, timeline_kernel_fn name,
+			    void *ctx);
+
+#endif
