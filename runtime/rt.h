@@ -429,7 +429,8 @@ void rt_actions_counts(struct gpux_act_count *acts);
 /* ---- rt_kernel_end.c: cuda:kernel_end (the launch side is in rt_hooks.h) ---- */
 /* One look at the pending launches, never waiting (the runtime thread). */
 void rt_kend_poll(void);
-/* After a synchronize of the program's: what it waited for is delivered. */
+/* After a synchronize of the program's: what it waited for is delivered
+ * (timed by events; CUPTI's records come within 100 ms). */
 void rt_kend_sync(void);
 /* Before a context goes (dev >= 0: the primary context of that device,
  * released or reset; ctx otherwise): its work is waited for and

@@ -172,6 +172,15 @@ add multistream_kernel_end './multistream' 'cuda:kernel_end { @[kernel] = count(
 	"map_total '' 9 1; has_line '@[fillK(float*, int)]: 1'; has_line '@[scaleK(float*, float, int)]: 3'; has_line '@[addK(float const*, float*, int)]: 5'; hist_total d 9 1; hist_positive d; only_maps '' d"
 add multistream_kernel_end_times './multistream' 'cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); @exact = min(end - start == duration); } cuda:kernel_end /end > nsecs + 100000/ { @future = count(); } cuda:kernel_end /nsecs > end + 1000000000/ { @stale = count(); }' \
 	'same_values l e; last_value e 9; last_value exact 1; last_value future 0; last_value stale 0; only_maps l e exact future stale'
+# the same timed with CUDA events around each launch (the fallback when
+# CUPTI is missing or the Sanitizer is in use)
+add multistream_kernel_end_events './multistream' 'cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); @exact = min(end - start == duration); } cuda:kernel_end /end > nsecs + 100000/ { @future = count(); }' \
+	'same_values l e; last_value e 9; last_value exact 1; last_value future 0; only_maps l e exact future' '' 'GPUX_KERNEL_END=events'
+# graph replays: one cuda:graph_launch each (4 of a captured graph of two
+# kernels, 3 of one built of two nodeC nodes), and through CUPTI one
+# cuda:kernel_end per kernel node per replay
+add graph_replays './graph' 'cuda:graph_launch { @g = count(); @k = sum(kernels); } cuda:kernel_end { @e[kernel] = count(); }' \
+	"last_value g 7; last_value k 14; map_total e 14 1; has_line '@e[nodeC(float*, int)]: 6'"
 
 # SASS-only kernels are probed through NVIDIA's Compute Sanitizer patching
 # API (runtime/rt_sass.c): every thread exits once, each load and store
