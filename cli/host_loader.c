@@ -3,40 +3,10 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+
+#include "module_open.h"
 
 #define MODULE_NAME "libgpux-host.so"
-
-static void *try_open(const char *path, char *tried, size_t len)
-{
-	size_t n = strlen(tried);
-	snprintf(tried + n, len - n, "%s%s", n ? ", " : "", path);
-	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
-}
-
-static void *open_module(char *tried, size_t len)
-{
-	const char *env = getenv("GPUX_HOST_MODULE");
-	if (env && *env)
-		return try_open(env, tried, len);
-	char exe[PATH_MAX], path[PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
-	snprintf(path, sizeof(path), "%s/" MODULE_NAME, exe);
-	void *h = try_open(path, tried, len);
-	if (h)
-		return h;
-	snprintf(path, sizeof(path), "%s/../lib/gpux/" MODULE_NAME, exe);
-	return try_open(path, tried, len);
-}
 
 const struct host_api *host_module_open(struct diags *diags)
 {
@@ -44,13 +14,12 @@ const struct host_api *host_module_open(struct diags *diags)
 	static void *handle;
 	if (handle)
 		return &api;
-	char tried[3 * (PATH_MAX + 64)] = "";
-	void *h = open_module(tried, sizeof(tried));
+	char tried[3 * (PATH_MAX + 64)], why[PATH_MAX + 256];
+	void *h = module_open(MODULE_NAME, "GPUX_HOST_MODULE", why, sizeof(why), tried,
+			      sizeof(tried));
 	if (!h) {
-		const char *why = dlerror();
 		struct diag *dg = diag_error_nospan(diags,
-			"cannot load the host code generator: %s",
-			why ? why : "not found");
+			"cannot load the host code generator: %s", why);
 		diag_hint(dg, "looked for " MODULE_NAME " at: %s", tried);
 		return NULL;
 	}

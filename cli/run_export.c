@@ -5,13 +5,18 @@
 #include <string.h>
 
 #include "export.h"
+#include "export_loader.h"
 
 int run_export_open(struct run *r, struct diags *d)
 {
 	const struct options *o = r->o;
 	if (!o->nexports)
 		return 0;
+	const struct export_net *net = export_module_open(d);
+	if (!net)
+		return -1;
 	struct export_cfg c = {
+		.net = net,
 		.specs = o->exports,
 		.nspecs = o->nexports,
 		.interval_ms = o->export_interval_ms,

@@ -1,7 +1,8 @@
-/* The run's side of --export (export.h): the exporter opened once the
- * backends hold their maps, a snapshot of every registered map whenever
- * it wants one (read here, on the loop's thread, as run_maps_print reads
- * them), a last one after END, closed with the run. */
+/* The run's side of --export (export.h): its module loaded
+ * (export_loader.h) and the exporter opened once the backends hold
+ * their maps, a snapshot of every registered map whenever it wants one
+ * (read here, on the loop's thread, as run_maps_print reads them), a
+ * last one after END, closed with the run. */
 #ifndef GPUX_RUN_EXPORT_H
 #define GPUX_RUN_EXPORT_H
 

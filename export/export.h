@@ -5,7 +5,9 @@
  * exporter_due() whether a snapshot is wanted (a scrape is waiting, a
  * push is due), then adds each map's elements and publishes. The HTTP
  * server and the pusher run in threads of their own, on rendered text
- * only, so neither a slow scraper nor a slow receiver holds the loop. */
+ * only, so neither a slow scraper nor a slow receiver holds the loop.
+ * They live in libgpux-export.so (export_net.h), which the caller opens
+ * and hands over; the snapshots and their renderings are here. */
 #ifndef GPUX_EXPORT_H
 #define GPUX_EXPORT_H
 
@@ -33,7 +35,10 @@ struct export_spec {
  * [an IPv6 one]) or otlp:URL. 0, or -1 with why into err. */
 int export_spec_parse(const char *spec, struct export_spec *out, char *err, size_t errlen);
 
+struct export_net;
+
 struct export_cfg {
+	const struct export_net *net; /* the module's server and pusher */
 	const char *const *specs; /* at most one of each kind */
 	int nspecs;
 	long interval_ms; /* between OTLP pushes; 0 for the default */

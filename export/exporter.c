@@ -1,6 +1,7 @@
 /* The exporter (export.h): when a snapshot is wanted, the maps the loop
  * adds become one metric set (metric_set.h), rendered once for each
- * export that wants it. */
+ * export that wants it and handed to the module's server or pusher
+ * (export_net.h). */
 #include "export.h"
 
 #include <stdlib.h>
@@ -8,16 +9,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "export_net.h"
 #include "metric_set.h"
 #include "ms_render.h"
-#include "otlp_push.h"
-#include "prom_server.h"
 
 /* Scrapes closer together than this share a snapshot: however often
  * clients scrape, the maps are read at most a few times a second. */
 #define SCRAPE_GAP_NS 250000000L
 
 struct exporter {
+	const struct export_net *net;
 	struct prom_server *ps;
 	struct otlp_pusher *op;
 	struct ms_caps caps;
@@ -48,9 +49,9 @@ static int start_one(struct exporter *x, const struct export_spec *s, FILE *info
 		     size_t elen)
 {
 	if (s->kind == EXPORT_OTLP)
-		return otlp_push_start(&x->op, s->url, err, elen);
+		return x->net->otlp_start(&x->op, s->url, err, elen);
 	char where[300];
-	if (prom_server_start(&x->ps, s->host, s->port, where, sizeof(where), err, elen))
+	if (x->net->prom_start(&x->ps, s->host, s->port, where, sizeof(where), err, elen))
 		return -1;
 	if (info)
 		fprintf(info, "gpux: metrics on %s (GET /metrics)\n", where);
@@ -65,6 +66,7 @@ int exporter_open(struct exporter **out, const struct export_cfg *c, char *err, 
 		snprintf(err, elen, "out of memory");
 		return -1;
 	}
+	x->net = c->net;
 	x->start_ns = wall_ns();
 	x->interval_ns = (c->interval_ms > 0 ? c->interval_ms : EXPORT_DEFAULT_INTERVAL_MS) * 1000000;
 	x->next_push = mono_ns() + x->interval_ns;
@@ -80,6 +82,11 @@ int exporter_open(struct exporter **out, const struct export_cfg *c, char *err, 
 				 s.kind == EXPORT_OTLP ? "otlp" : "prometheus");
 			rc = -1;
 		}
+		if (!rc && !x->net) {
+			snprintf(err, elen, "--export without the exporter's module (%s)",
+				 EXPORT_NET_MODULE);
+			rc = -1;
+		}
 		if (!rc)
 			rc = start_one(x, &s, c->info, err, elen);
 		if (rc) {
@@ -93,7 +100,7 @@ int exporter_open(struct exporter **out, const struct export_cfg *c, char *err, 
 
 int exporter_fd(const struct exporter *x)
 {
-	return x->ps ? prom_server_fd(x->ps) : -1;
+	return x->ps ? x->net->prom_fd(x->ps) : -1;
 }
 
 int64_t exporter_wait_ns(const struct exporter *x)
@@ -107,10 +114,10 @@ int64_t exporter_wait_ns(const struct exporter *x)
 bool exporter_due(struct exporter *x, bool final)
 {
 	int64_t now = mono_ns();
-	x->prom_upto = x->ps ? prom_server_wanted(x->ps) : 0;
+	x->prom_upto = x->ps ? x->net->prom_wanted(x->ps) : 0;
 	x->want_prom = x->ps && (final || x->prom_upto);
 	if (x->want_prom && !final && x->last_prom && now - x->last_prom < SCRAPE_GAP_NS) {
-		prom_server_publish(x->ps, NULL, 0, x->prom_upto); /* the last text */
+		x->net->prom_publish(x->ps, NULL, 0, x->prom_upto); /* the last text */
 		x->want_prom = false;
 	}
 	if (x->want_prom)
@@ -145,12 +152,12 @@ int exporter_publish(struct exporter *x)
 		char *text = prom_text(&x->set, &len);
 		rc |= text ? 0 : -1;
 		/* answered even without text: the scrapes get the last one */
-		prom_server_publish(x->ps, text, len, x->prom_upto);
+		x->net->prom_publish(x->ps, text, len, x->prom_upto);
 	}
 	if (x->want_otlp) {
 		char *body = otlp_json(&x->set, x->host, &len);
 		if (body)
-			otlp_push_post(x->op, body, len);
+			x->net->otlp_post(x->op, body, len);
 		else
 			rc = -1;
 	}
@@ -163,8 +170,10 @@ void exporter_close(struct exporter *x, FILE *err)
 {
 	if (!x)
 		return;
-	prom_server_stop(x->ps);
-	otlp_push_stop(x->op, err);
+	if (x->ps)
+		x->net->prom_stop(x->ps);
+	if (x->op)
+		x->net->otlp_stop(x->op, err);
 	ms_free(&x->set);
 	ms_caps_free(&x->caps);
 	free(x);

@@ -16,7 +16,7 @@
 # module, so link and PTX errors show up here.
 # Two more stages, each its own script:
 #   gpux/    gpux, libgpux-host.so (uprobes/tracepoints, libbpf linked
-#            in) and libgpux-rt.so (stage gpux)
+#            in), libgpux-export.so (--export) and libgpux-rt.so (stage gpux)
 #   e2e/     tests/gpu/e2e/build.sh: CUDA/driver-API/Python programs that
 #            scripts/gpu_test.sh e2e runs alone and under gpux
 #   bench/   bench/gpu/build.sh: the overhead benchmarks (gpu_test.sh bench)
@@ -35,22 +35,28 @@ gpux=${GPUX:-build/cli/gpux}
 stages=" ${GPU_BUILD_STAGES:-gpux core e2e bench} "
 has_stage() { [[ $stages == *" $1 "* ]]; }
 
-# gpux, the host-probe module it dlopens from its own folder and the
-# device runtime it preloads, as the e2e and bench stages run them on the
-# GPU machine (it has libreadline, libzstd, libLLVM-16, libelf and libz;
-# no libbpf, which the module carries: codegen/host.cmake).
+# gpux, the host-probe and exporter modules it dlopens from its own
+# folder and the device runtime it preloads, as the e2e and bench stages
+# run them on the GPU machine (it has libreadline, libzstd, libLLVM-16,
+# libelf and libz; no libbpf, which the host module carries:
+# codegen/host.cmake; no libmicrohttpd nor libcurl, which only the
+# exporter's module links: there --export says so and the rest runs).
 mkdir -p "$out"
 # What the bundle was built from, for the record of a run.
 { git rev-parse --short HEAD 2>/dev/null || echo unknown; } | tr -d '\n' >"$out/commit"
 git diff --quiet HEAD 2>/dev/null || echo -n "+changes" >>"$out/commit"
 if has_stage gpux; then
 	cmake -S . -B build -DGPUX_WERROR=ON >/dev/null
-	make -C build -j"$(nproc)" gpux gpux-host gpux-rt handler_bench >/dev/null
+	make -C build -j"$(nproc)" gpux gpux-host gpux-export gpux-rt handler_bench >/dev/null
 	if ldd build/cli/libgpux-host.so | grep -q 'libbpf\.so'; then
 		echo "gpu_build: warning: libgpux-host.so needs libbpf.so, which the GPU machine lacks" >&2
 	fi
+	if ldd build/cli/gpux | grep -qE 'libmicrohttpd|libcurl'; then
+		echo "gpu_build: warning: gpux needs libmicrohttpd or libcurl, which the GPU machine lacks" >&2
+	fi
 	mkdir -p "$out/gpux"
-	cp build/cli/gpux build/cli/libgpux-host.so build/cli/libgpux-rt.so build/bench/handler_bench "$out/gpux/"
+	cp build/cli/gpux build/cli/libgpux-host.so build/cli/libgpux-export.so \
+		build/cli/libgpux-rt.so build/bench/handler_bench "$out/gpux/"
 	# CUPTI beside the runtime, which looks there first (cuda:kernel_end's
 	# timing): the toolkit's, matching the headers it was built with
 	for c in "$cuda/lib64/libcupti.so" "$cuda/extras/CUPTI/lib64/libcupti.so" "$cuda/lib/libcupti.so"; do

@@ -335,5 +335,54 @@ t_port_taken() {
 	{ ! grep -q ran "$tmp/out" || fail "the program ran"; }
 }
 
+# ---- the module (libgpux-export.so) ----
+
+# gpux itself needs neither libmicrohttpd nor libcurl: the module does.
+t_links_neither() {
+	command -v ldd >/dev/null || { echo "SKIP: no ldd"; exit 77; }
+	local mod
+	mod="$(dirname "$GPUX")/libgpux-export.so"
+	ldd "$GPUX" >"$tmp/ldd" || { fail "ldd $GPUX failed"; return 1; }
+	! grep -E 'libmicrohttpd|libcurl' "$tmp/ldd" || { fail "gpux links them"; return 1; }
+	[ -f "$mod" ] || { fail "no $mod beside gpux"; return 1; }
+}
+
+# gpux and the host module in a folder of their own
+host_bin() {
+	mkdir -p "$tmp/bin" && cp "$GPUX" "$tmp/bin/gpux" &&
+		cp "$(dirname "$GPUX")/libgpux-host.so" "$tmp/bin/"
+}
+
+# gpux without the module: runs, and --export says which module it lacks.
+t_no_module() {
+	host_bin || return 1
+	local B='BEGIN { printf("ran\n"); exit(); }' bin=$tmp/bin/gpux
+	"$bin" -e "$B" >"$tmp/out" 2>"$tmp/err" </dev/null ||
+		{ cat "$tmp/err"; fail "gpux without the module failed"; return 1; }
+	grep -qx ran "$tmp/out" || { fail "the program did not run"; return 1; }
+	GPUX=$bin run 1 --export prometheus:127.0.0.1:0 -e "$B" &&
+	err_has "cannot load the metrics exporter (--export): libgpux-export.so not found" &&
+	err_has "looked for libgpux-export.so at: $tmp/bin/libgpux-export.so" &&
+	{ ! grep -q ran "$tmp/out" || fail "the program ran"; }
+}
+
+# The module beside gpux but a library it needs missing (its name made
+# one that no machine has): the error names that library.
+t_module_lib_missing() {
+	local mod
+	mod="$(dirname "$GPUX")/libgpux-export.so"
+	grep -q libmicrohttpd.so "$mod" ||
+		{ echo "SKIP: the module was built without libmicrohttpd"; exit 77; }
+	host_bin || return 1
+	python3 - "$mod" "$tmp/bin/libgpux-export.so" <<'PY' || { fail "cannot rename the library"; return 1; }
+import sys
+d = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(d.replace(b"libmicrohttpd.so", b"libmicrohttpX.so"))
+PY
+	GPUX=$tmp/bin/gpux run 1 --export prometheus:127.0.0.1:0 -e 'BEGIN { exit(); }' &&
+	err_has "cannot load the metrics exporter (--export): libmicrohttpX.so" &&
+	err_has "looked for libgpux-export.so at: $tmp/bin/libgpux-export.so"
+}
+
 [ $# -ge 2 ] || { echo "usage: $0 GPUX CASE" >&2; exit 2; }
 "t_$2"
