@@ -419,15 +419,16 @@ same_values() {
 
 # launch_exits ERE N: for every kernel with a @x line (gdev:kernel_exit),
 # @x equals @t (the threads cuda:launch launched); at least N of those
-# kernels match ERE. cuda: strings are cut at 63 characters, gdev: keys
-# are whole: @x lines are summed by their first 63 characters.
+# kernels match ERE. Both providers key a kernel by the same name (a
+# cuda: map's kernel key prints the name gdev: keys print), so the keys
+# must match whole.
 launch_exits() {
 	local r
 	r=$(awk -v re="$1" '
 		match($0, /^@[tx]\[.*\]: [0-9]+$/) {
 			m = substr($0, 2, 1); k = substr($0, 4); sub(/\]: [0-9]+$/, "", k)
 			v = $NF + 0
-			if (m == "t") t[k] = v; else x[substr(k, 1, 63)] += v
+			if (m == "t") t[k] = v; else x[k] += v
 		}
 		END {
 			for (k in x) { if (!(k in t) || t[k] != x[k]) { bad = k; nb++ } else if (k ~ re) ok++ }
