@@ -18,6 +18,10 @@
  *                  cuda: events: the hooks, their contexts, the VM
  *   rt_kernel_end.c  cuda:kernel_end: CUDA events around launches,
  *                  polled, timed against an anchor, delivered
+ *   rt_cupti.c     ... or CUPTI's activity records, where libcupti opens
+ *   rt_graph_ev.c  cuda:graph_launch
+ *   rt_attach.c, rt_attach_images.c  gpux -p: joining a running
+ *                  process, the images of modules it loaded before
  *   rt_actions.c, rt_allocs.c, rt_mirror.c, rt_push.c, rt_crash.c
  *                  memory actions, allocations, maps shared with the
  *                  device, fatal signals
