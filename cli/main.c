@@ -107,8 +107,10 @@ static int do_program(const struct options *o, FILE *out)
 	 * compiles all the way, not only that it checks. */
 	bool codegen = o->dry_run || o->emit_dir || (o->dump & ~(DUMP_AST | DUMP_TYPES));
 	bool timeline = o->format == FMT_PERFETTO && !codegen && !o->dump;
-	if (timeline)
-		timeline_probes_add(prog);
+	if (timeline && timeline_probes_add(prog)) {
+		program_free(prog);
+		return 1;
+	}
 	struct diags diags;
 	diags_init(&diags, &prog->arena);
 	enum fe_stop stop = o->dump == DUMP_AST ? FE_STOP_PARSE : FE_STOP_SEMA;

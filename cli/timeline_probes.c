@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend.h"
+
 #define PREFIX "gpux-timeline "
 #define COMMON 5 /* nsecs pid tid gpu comm */
 #define MAX_ARGS 16
@@ -63,8 +65,33 @@ static void probe_text(FILE *m, int k)
 	fputs("); }\n", m);
 }
 
-void timeline_probes_add(struct program *prog)
+/* Whether the user's text parses by itself (its errors printed if not).
+ * No probes at all is fine: the timeline's make the program. */
+static bool parses_alone(const struct program *prog)
 {
+	struct program *alone = program_new(prog->src.name, prog->src.text, prog->src.len);
+	if (!alone)
+		return true; /* the whole program's parse will say */
+	alone->src.files = prog->src.files;
+	alone->src.nfiles = prog->src.nfiles;
+	struct diags d;
+	diags_init(&d, &alone->arena);
+	bool ok = frontend_check(alone, &d, FE_STOP_PARSE) == 0;
+	for (const struct diag *g = d.head; !ok && g; g = g->next)
+		if (g->level == DIAG_ERROR && g->has_span)
+			break;
+		else if (!g->next)
+			ok = true; /* only "the program has no probes" */
+	if (!ok)
+		diags_print(&d, &alone->src, stderr);
+	program_free(alone);
+	return ok;
+}
+
+int timeline_probes_add(struct program *prog)
+{
+	if (!parses_alone(prog))
+		return -1;
 	char *probes = NULL;
 	size_t plen = 0;
 	FILE *m = open_memstream(&probes, &plen);
@@ -98,6 +125,7 @@ void timeline_probes_add(struct program *prog)
 	src->nfiles = n + 1;
 	src->text = text;
 	src->len = src->len + nl + plen;
+	return 0;
 }
 
 void timeline_probes_mark(struct program *prog)

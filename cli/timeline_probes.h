@@ -20,8 +20,10 @@
 #define TIMELINE_PROBES_FILE "<timeline>"
 
 /* Appends the probes to prog's text as a file of their own, before the
- * front end runs. */
-void timeline_probes_add(struct program *prog);
+ * front end runs; once the user's text parses alone, so that a mistake
+ * of theirs (an unclosed block) is not reported in the probes. 0, or -1
+ * after printing the user's syntax errors. */
+int timeline_probes_add(struct program *prog);
 /* After the front end: marks them (struct probe.timeline). */
 void timeline_probes_mark(struct program *prog);
 /* The whole name of kernel id into buf (len bytes). */

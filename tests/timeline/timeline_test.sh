@@ -187,6 +187,11 @@ t_usage() {
 	"$RT_GPUX" -f perfetto -c true >"$tmp/out" 2>"$tmp/err"
 	[ $? = 1 ] && grep -qF 'gpux: ERROR: -f perfetto writes the timeline to a file: name it with -o FILE' "$tmp/err" ||
 		{ cat "$tmp/err"; fail "no file"; }
+	# the user's mistake is theirs, not the timeline's probes'
+	"$RT_GPUX" -f perfetto -o "$tmp/t.json" -e 'cuda:launch { @n = count(); ' -c true \
+		>"$tmp/out" 2>"$tmp/err"
+	[ $? = 1 ] && grep -q '^stdin:1:28-29: ERROR: syntax error, unexpected end of file' "$tmp/err" &&
+	! grep -q 'timeline' "$tmp/err" || { cat "$tmp/err"; fail "an unclosed block"; }
 }
 
 run_case() {
