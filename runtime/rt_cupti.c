@@ -133,7 +133,8 @@ static struct name_ent *name_of(const char *cupti)
 
 static void deliver(const CUpti_ActivityKernel10 *k)
 {
-	if (!k->name || k->end < k->start)
+	/* the runtime's own kernel (clock matching) is not the program's */
+	if (!k->name || k->end < k->start || !strcmp(k->name, GPUX_SYM_CLOCK_SAMPLE))
 		return;
 	struct name_ent *n = name_of(k->name);
 	if (!n)

@@ -59,6 +59,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -2697,13 +2698,31 @@ CUresult fk_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 	return CUDA_SUCCESS;
 }
 
+/* The fake libcupti (fake_cupti.c), when the process has loaded one:
+ * told of each kernel cuLaunchKernel runs. */
+static void tell_cupti(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+		       unsigned by, unsigned bz, unsigned shm, CUstream s, int pt)
+{
+	typedef void (*kern_fn)(const char *, const unsigned *, const unsigned *, unsigned,
+				const void *, const void *, int);
+	kern_fn k = (kern_fn)dlsym(RTLD_DEFAULT, "fk_cupti_kernel");
+	struct fk_func *f = (struct fk_func *)fn;
+	if (!k || !f || f->magic != FN_MAGIC || f->clock)
+		return;
+	const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+	k(f->name, grid, block, shm, cur, s, pt);
+}
+
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 			unsigned by, unsigned bz, unsigned shm, CUstream s, void **p, void **e)
 {
 	(void)e;
 	if (fk_captured(s, f, gx, gy, gz, bx, by, bz, shm, p))
 		return CUDA_SUCCESS;
-	return fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchKernel");
+	CUresult rc = fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchKernel");
+	if (rc == CUDA_SUCCESS)
+		tell_cupti(f, gx, gy, gz, bx, by, bz, shm, s, 0);
+	return rc;
 }
 
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -2713,8 +2732,11 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz
 			     unsigned by, unsigned bz, unsigned shm, CUstream s, void **p,
 			     void **e)
 {
-	(void)shm, (void)s, (void)e;
-	return fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchKernel_ptsz");
+	(void)e;
+	CUresult rc = fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchKernel_ptsz");
+	if (rc == CUDA_SUCCESS)
+		tell_cupti(f, gx, gy, gz, bx, by, bz, shm, s, 1);
+	return rc;
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
@@ -2722,8 +2744,12 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p, void 
 	(void)e;
 	if (!c)
 		return CUDA_ERROR_INVALID_VALUE;
-	return fk_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-		      c->blockDimZ, p, "cuLaunchKernelEx");
+	CUresult rc = fk_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+				c->blockDimY, c->blockDimZ, p, "cuLaunchKernelEx");
+	if (rc == CUDA_SUCCESS)
+		tell_cupti(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+			   c->blockDimZ, c->sharedMemBytes, c->hStream, 0);
+	return rc;
 }
 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, void **e);
@@ -2732,16 +2758,22 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **p, 
 	(void)e;
 	if (!c)
 		return CUDA_ERROR_INVALID_VALUE;
-	return fk_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-		      c->blockDimZ, p, "cuLaunchKernelEx_ptsz");
+	CUresult rc = fk_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+				c->blockDimY, c->blockDimZ, p, "cuLaunchKernelEx_ptsz");
+	if (rc == CUDA_SUCCESS)
+		tell_cupti(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+			   c->blockDimZ, c->sharedMemBytes, c->hStream, 1);
+	return rc;
 }
 
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 				   unsigned bx, unsigned by, unsigned bz, unsigned shm, CUstream s,
 				   void **p)
 {
-	(void)shm, (void)s;
-	return fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchCooperativeKernel");
+	CUresult rc = fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchCooperativeKernel");
+	if (rc == CUDA_SUCCESS)
+		tell_cupti(f, gx, gy, gz, bx, by, bz, shm, s, 0);
+	return rc;
 }
 
 CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -2751,8 +2783,10 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, 
 					unsigned bx, unsigned by, unsigned bz, unsigned shm,
 					CUstream s, void **p)
 {
-	(void)shm, (void)s;
-	return fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchCooperativeKernel_ptsz");
+	CUresult rc = fk_launch(f, gx, gy, gz, bx, by, bz, p, "cuLaunchCooperativeKernel_ptsz");
+	if (rc == CUDA_SUCCESS)
+		tell_cupti(f, gx, gy, gz, bx, by, bz, shm, s, 1);
+	return rc;
 }
 
 /* Names: a library's functions are CUkernels (cuKernelGetFunction hands

@@ -247,6 +247,27 @@ gdev:kernel_exit { @g[kernel] = count(); }' -c "'$RT_DRV_APP' module '$tmp/named
 	# past 247 bytes: the first 244 and "..."
 	grep -qF "@c[${longer:0:244}...]: " "$tmp/out" || { cat "$tmp/out"; fail "the cut name"; }
 }
+# cuda:kernel_end through CUPTI's activity records (runtime/rt_cupti.c;
+# here fake_cupti.c, which the fake driver tells of each kernel): every
+# launch ends once, on the stream it was launched into (CUPTI's stream
+# ids mapped back to the program's handles), with start <= end; no CUDA
+# event is recorded for it.
+t_gpux_kernel_end_cupti() {
+	[ -n "${RT_FAKE_CUPTI:-}" ] || { echo "SKIP: no fake libcupti"; return 77; }
+	GPUX_CUPTI_LIB=$RT_FAKE_CUPTI GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -e 'cuda:launch { @l[kernel, stream] = count(); }
+cuda:kernel_end { @e[kernel, stream] = count(); @ok = min(end > start && duration == end - start); }' \
+		-c "'$RT_DRV_APP' streams '$PTX'" >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; fail "gpux exited $?"; return; }
+	err_empty || return
+	local l e n
+	l=$(sed -n 's/^@l\[\(.*\)$/\1/p' "$tmp/out" | sort)
+	e=$(sed -n 's/^@e\[\(.*\)$/\1/p' "$tmp/out" | sort)
+	[ -n "$l" ] && [ "$l" = "$e" ] || { cat "$tmp/out"; fail "launches and ends differ by kernel and stream"; return; }
+	grep -qx '@ok: 1' "$tmp/out" || { cat "$tmp/out"; fail "start, end, duration"; return; }
+	n=$(sed -n 's/^@l\[.*\]: //p' "$tmp/out" | awk '{ s += $1 } END { print s }')
+	[ "$(grep -c '^cupti: kernel ' "$tmp/log")" = "$n" ] || { fail "CUPTI's records: not one per launch"; return; }
+	log_has '^events created=0 ' || fail "CUDA events recorded"
+}
 # cuda:graph_launch: one event per replay, with the nodes and kernel
 # nodes of the graph each was instantiated from, on the stream given.
 t_gpux_graph_launch() {
