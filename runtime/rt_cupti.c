@@ -8,7 +8,7 @@
  * CLOCK_MONOTONIC (CUPTI's timestamp callback), the clock nsecs reads.
  *
  * Used when libcupti opens (GPUX_CUPTI_LIB, one beside libgpux-rt.so, the
- * toolkit's, a pip wheel's)
+ * toolkit's, a pip wheel's), no tool is injected into the driver
  * and the Compute Sanitizer is not in use (both would own the driver's
  * tool interface); else cuda:kernel_end times launches with CUDA events
  * (rt_kernel_end.c). GPUX_KERNEL_END=events forces those. */
@@ -205,11 +205,27 @@ static void *open_cupti(void)
 	return h ? h : rt_dlopen_wheel(wheels, sizeof(wheels) / sizeof(wheels[0]));
 }
 
+/* Whether a tool is injected into the driver (Nsight Systems, Compute
+ * Sanitizer's launcher, another CUPTI client): the activity API is then
+ * its, and registering ours would take it over. A profiler the program
+ * starts itself (torch.profiler) registers its own callbacks when it
+ * starts, after ours: kernel_end then stops (README says to set
+ * GPUX_KERNEL_END=events for such runs). */
+static bool tool_injected(void)
+{
+	const char *inj = getenv("CUDA_INJECTION64_PATH");
+	return inj && *inj;
+}
+
 static bool start(void)
 {
 	const char *how = getenv("GPUX_KERNEL_END");
 	if ((how && !strcmp(how, "events")) || rt_sass_can() || !rt_cu_ready())
 		return false;
+	if (tool_injected()) {
+		RT_TRACE("cuda:kernel_end: a tool owns the driver's injection; timed with CUDA events");
+		return false;
+	}
 	void *h = open_cupti();
 	if (!h)
 		return false;
