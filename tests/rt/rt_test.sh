@@ -231,6 +231,8 @@ t_bad_session_fd() {
 # for one past the name table's 247 (250 bytes), which both cut alike with
 # "...".
 t_gpux_kernel_names() {
+	[ "${RT_SANITIZED:-OFF}" = ON ] &&
+		{ echo "SKIP: sanitizer build (gpux preloads the runtime before the ASan runtime)"; return 77; }
 	local long=add_one_$(printf 'x%.0s' $(seq 80)) longer=add_one_$(printf 'y%.0s' $(seq 242))
 	for name in $long $longer; do
 		sed "s/\badd_one\b/$name/g" "$PTX" >"$tmp/named.ptx"
@@ -253,6 +255,8 @@ gdev:kernel_exit { @g[kernel] = count(); }' -c "'$RT_DRV_APP' module '$tmp/named
 # ids mapped back to the program's handles), with start <= end; no CUDA
 # event is recorded for it.
 t_gpux_kernel_end_cupti() {
+	[ "${RT_SANITIZED:-OFF}" = ON ] &&
+		{ echo "SKIP: sanitizer build (gpux preloads the runtime before the ASan runtime)"; return 77; }
 	[ -n "${RT_FAKE_CUPTI:-}" ] || { echo "SKIP: no fake libcupti"; return 77; }
 	GPUX_CUPTI_LIB=$RT_FAKE_CUPTI GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -e 'cuda:launch { @l[kernel, stream] = count(); }
 cuda:kernel_end { @e[kernel, stream] = count(); @ok = min(end > start && duration == end - start); }' \
@@ -271,6 +275,8 @@ cuda:kernel_end { @e[kernel, stream] = count(); @ok = min(end > start && duratio
 # cuda:graph_launch: one event per replay, with the nodes and kernel
 # nodes of the graph each was instantiated from, on the stream given.
 t_gpux_graph_launch() {
+	[ "${RT_SANITIZED:-OFF}" = ON ] &&
+		{ echo "SKIP: sanitizer build (gpux preloads the runtime before the ASan runtime)"; return 77; }
 	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -e 'cuda:graph_launch { @g[nodes, kernels] = count();
 	@s[stream != 0] = count(); @x = count(); } cuda:launch { @l = count(); }' \
 		-c "'$RT_DRV_APP' graphs '$PTX'" >"$tmp/out" 2>"$tmp/err" ||
