@@ -334,6 +334,14 @@ uint32_t rt_name_id(const char *ptx_name)
 	n->pid = (uint32_t)getpid();
 	rt_kernel_name(ptx_name, n->name, sizeof(n->name));
 	__atomic_store_n(&n->ready, 1, __ATOMIC_RELEASE);
+	if ((h->flags & GPUX_SESS_VERBOSE) && strlen(n->name) == sizeof(n->name) - 1) {
+		/* cut: -v says the whole name once (as a message can hold it) */
+		char whole[GPUX_SESS_MSG_LEN];
+		rt_demangle(ptx_name, whole, sizeof(whole));
+		if (strlen(whole) > sizeof(n->name) - 1)
+			rt_warn("a kernel name longer than %zu bytes is shown cut with \"...\": %s",
+				sizeof(n->name) - 1, whole);
+	}
 	if (nnames == cap) {
 		size_t c = cap ? 2 * cap : 64;
 		struct name_ent *v = realloc(names, c * sizeof(*v));

@@ -246,8 +246,13 @@ gdev:kernel_exit { @g[kernel] = count(); }' -c "'$RT_DRV_APP' module '$tmp/named
 		grep -qF "@c[$name]: " "$tmp/out" || [ "$name" = "$longer" ] ||
 			{ cat "$tmp/out"; fail "the whole name"; return; }
 	done
-	# past 247 bytes: the first 244 and "..."
-	grep -qF "@c[${longer:0:244}...]: " "$tmp/out" || { cat "$tmp/out"; fail "the cut name"; }
+	# past 247 bytes: the first 244 and "..."; -v says the whole name
+	grep -qF "@c[${longer:0:244}...]: " "$tmp/out" || { cat "$tmp/out"; fail "the cut name"; return; }
+	DRV_APP_ADD_ONE=$longer GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -v -e 'cuda:launch { @c[kernel] = count(); }' \
+		-c "'$RT_DRV_APP' module '$tmp/named.ptx'" >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; fail "gpux -v exited $?"; return; }
+	grep -qxF "gpux: a kernel name longer than 247 bytes is shown cut with \"...\": $longer" "$tmp/err" ||
+		{ cat "$tmp/err"; fail "-v: the whole name"; }
 }
 # cuda:kernel_end through CUPTI's activity records (runtime/rt_cupti.c;
 # here fake_cupti.c, which the fake driver tells of each kernel): every
