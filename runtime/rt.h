@@ -462,6 +462,10 @@ bool rt_cupti_on(void);
 void rt_cupti_launch(CUstream s, bool pt);
 /* Records delivered: now, or when the last flush is old enough. */
 void rt_cupti_flush(bool now);
+/* The controller is gone (gpux -p's detach): the driver stops making
+ * records, so the program runs as it did before (not under rt_lock:
+ * delivery takes it). */
+void rt_cupti_stop(void);
 
 /* ---- rt_live.c: live sessions (GPUX_SESS_LIVE) ---- */
 /* Whether this is one (then the runtime thread runs from the start). */

@@ -32,6 +32,9 @@ void rt_cupti_flush(bool now)
 {
 	(void)now;
 }
+void rt_cupti_stop(void)
+{
+}
 #else
 #include <cupti_activity.h>
 #include <dlfcn.h>
@@ -50,6 +53,7 @@ static struct {
 				     CUpti_BuffersCallbackCompleteFunc);
 	CUptiResult (*reg_timestamp)(CUpti_TimestampCallbackFunc);
 	CUptiResult (*enable)(CUpti_ActivityKind);
+	CUptiResult (*disable)(CUpti_ActivityKind);
 	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
 	CUptiResult (*flush)(uint32_t);
 	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
@@ -232,6 +236,7 @@ static bool start(void)
 	*(void **)&cu.reg_callbacks = dlsym(h, "cuptiActivityRegisterCallbacks");
 	*(void **)&cu.reg_timestamp = dlsym(h, "cuptiActivityRegisterTimestampCallback");
 	*(void **)&cu.enable = dlsym(h, "cuptiActivityEnable");
+	*(void **)&cu.disable = dlsym(h, "cuptiActivityDisable");
 	*(void **)&cu.next = dlsym(h, "cuptiActivityGetNextRecord");
 	*(void **)&cu.flush = dlsym(h, "cuptiActivityFlushAll");
 	*(void **)&cu.dropped = dlsym(h, "cuptiActivityGetNumDroppedRecords");
@@ -291,6 +296,15 @@ void rt_cupti_launch(CUstream s, bool pt)
 	last.c = c;
 	last.s = s;
 	last.pt = pt;
+}
+
+void rt_cupti_stop(void)
+{
+	pthread_mutex_lock(&lock);
+	if (state > 0 && cu.disable)
+		cu.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	__atomic_store_n(&state, -1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
 }
 
 void rt_cupti_flush(bool now)

@@ -75,6 +75,7 @@ static void *loop(void *arg)
 			pthread_mutex_lock(&rt_lock);
 			rt_ctx_detach();
 			pthread_mutex_unlock(&rt_lock);
+			rt_cupti_stop();
 			break;
 		}
 		rt_live_poll();
