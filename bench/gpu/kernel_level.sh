@@ -5,7 +5,8 @@
 # with cuda:kernel_end timed by CUDA events around each launch
 # (GPUX_KERNEL_END=events, the fallback), and with cuda:launch alone: the
 # breakdown of where kernel-level tracing's time goes. Alternated rounds,
-# medians (single runs spread by several percent). Each run also checks
+# medians (single runs spread by several percent), and the median of each
+# round's ratio to that round's run alone. Each run also checks
 # that cuda:kernel_end saw every launch (@e = @l).
 #   bench/gpu/kernel_level.sh [ROUNDS]    env: GPUX, OUT
 set -uo pipefail
@@ -39,6 +40,13 @@ for k in alone launch cupti events; do
 	m=$(awk -v k="$k" 'index($1, k ".") == 1 { print $2 }' "$out/runs.txt" | median)
 	awk -v k="$k" -v m="$m" -v a="$a" 'BEGIN { printf "%-7s median step %s ms  %.3fx\n", k, m, m / a }'
 done | tee "$out/summary.txt"
+# paired: each traced run against the alone run of its own round, the
+# median of those ratios (drift between rounds cancels out)
+for k in launch cupti events; do
+	awk -v k="$k" '{ split($1, p, "."); t[p[1], p[2]] = $2; r[p[2]] = 1 }
+		END { for (x in r) if (t["alone", x] > 0 && t[k, x] > 0) print t[k, x] / t["alone", x] }' \
+		"$out/runs.txt" | median | awk -v k="$k" '{ printf "%-7s paired median %.3fx\n", k, $1 }'
+done | tee -a "$out/summary.txt"
 # every launch ended once: @e = @l in every traced run with kernel_end
 awk '$1 ~ /^(cupti|events)\./ { if ($4 == "" || $4 != $6) bad++; n++ }
 	END { printf "kernel_end saw every launch in %d of %d runs\n", n - bad, n }' "$out/runs.txt" |
