@@ -38,7 +38,7 @@
 #include "gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 9
+#define GPUX_SESS_VERSION 10
 #define GPUX_SESS_ENV "GPUX_SESSION"
 #define GPUX_SESS_MAX_SLOTS 16
 #define GPUX_SESS_MAX_NAMES GPUX_KERNEL_IDS
@@ -70,6 +70,9 @@
 struct gpux_sess_gpu {
 	uint64_t launches, threads; /* launches that went in on the device */
 	uint64_t timed, gpu_ns;     /* of those, timed with events, and their time */
+	/* The device's name (cuDeviceGetName), written by the first runtime
+	 * that times a kernel on it; "" until then (untrusted text). */
+	char name[64];
 };
 
 struct gpux_sess_hdr {

@@ -114,6 +114,8 @@ struct backend *driver_backend_new(struct run *r, struct diags *d);
 /* The whole name of the traced program's kernel id (dev_session.h's
  * dev_session_kernel), into buf of len bytes (len > 256). */
 void target_backend_kernel(struct backend *b, uint64_t id, char *buf, size_t len);
+/* Device gpu's name as a runtime wrote it ("" until one has). */
+void target_backend_gpu_name(struct backend *b, uint32_t gpu, char *buf, size_t len);
 /* The kernel backend's run, whose maps driver probes share. */
 struct host_live *kernel_backend_live(struct backend *b);
 

@@ -297,6 +297,18 @@ static const struct backend_ops target_ops = {
 	.close = t_close,
 };
 
+void target_backend_gpu_name(struct backend *b, uint32_t gpu, char *buf, size_t len)
+{
+	struct target_backend *t = tb(b);
+	buf[0] = 0;
+	if (t->opened && gpu < GPUX_SESS_MAX_GPUS) {
+		char name[sizeof(t->ds.h->gpus[0].name)];
+		memcpy(name, t->ds.h->gpus[gpu].name, sizeof(name)); /* the runtimes write it */
+		if (sess_text(buf, len, name, sizeof(name)))
+			buf[0] = 0;
+	}
+}
+
 int target_backend_check(const struct run *r, struct diags *d)
 {
 	(void)d;

@@ -108,10 +108,12 @@ static void by_gpu(struct live *lv, FILE *out)
 	int used = 0;
 	for (int i = 0; i < GPUX_SESS_MAX_GPUS; i++) {
 		const struct gpux_sess_gpu *e = &lv->g[0].h->gpus[i];
-		g[i] = (struct gpux_sess_gpu){ __atomic_load_n(&e->launches, __ATOMIC_RELAXED),
-					       __atomic_load_n(&e->threads, __ATOMIC_RELAXED),
-					       __atomic_load_n(&e->timed, __ATOMIC_RELAXED),
-					       __atomic_load_n(&e->gpu_ns, __ATOMIC_RELAXED) };
+		g[i] = (struct gpux_sess_gpu){
+			.launches = __atomic_load_n(&e->launches, __ATOMIC_RELAXED),
+			.threads = __atomic_load_n(&e->threads, __ATOMIC_RELAXED),
+			.timed = __atomic_load_n(&e->timed, __ATOMIC_RELAXED),
+			.gpu_ns = __atomic_load_n(&e->gpu_ns, __ATOMIC_RELAXED),
+		};
 		if (!sess_count_ok(&lv->trust, g[i].launches, SESS_MAX_HOST_COUNT,
 				   "a launch count") ||
 		    !sess_count_ok(&lv->trust, g[i].timed, g[i].launches, "a launch count") ||

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "session.h"
 #include "timeline.h"
 #include "timeline_probes.h"
 
@@ -19,6 +20,7 @@ struct run_timeline {
 	int64_t next_sample;
 	uint64_t *last; /* per registered map: a digest of its last sample */
 	int nlast;
+	uint32_t named; /* GPUs whose names the timeline has */
 };
 
 static int64_t mono_ns(void)
@@ -43,6 +45,16 @@ static void tap_timeline(void *ctx, const struct host_fmt *f, const unsigned cha
 			 size_t len)
 {
 	struct run *r = ctx;
+	/* GPU tracks carry the device's name once a runtime has written it */
+	for (uint32_t g = 0; r->be[RUNNER_TARGET] && g < GPUX_SESS_MAX_GPUS; g++)
+		if (!(r->tl->named & (1u << g))) {
+			char name[128];
+			target_backend_gpu_name(r->be[RUNNER_TARGET], g, name, sizeof(name));
+			if (*name) {
+				timeline_gpu_name(r->tl->tl, g, name);
+				r->tl->named |= 1u << g;
+			}
+		}
 	timeline_probes_record(r->tl->tl, f, rec, len, kernel_name, r);
 }
 

@@ -447,6 +447,9 @@ void rt_kend_final(bool crash);
 /* CUPTI's totals (rt_cupti.c): kernels delivered, records dropped. */
 void rt_kend_count(uint64_t done, uint64_t dropped);
 
+/* rt_session.c: device dev's name into the segment (once per process). */
+void rt_sess_gpu_name(int dev);
+
 /* ---- rt_graph_ev.c: cuda:graph_launch ---- */
 /* x was instantiated from g (its nodes counted when the event is
  * wanted); x was destroyed; x was launched into s (the event). */

@@ -144,6 +144,7 @@ static void deliver(const CUpti_ActivityKernel10 *k)
 	if (!n)
 		return;
 	uint64_t d = k->end - k->start;
+	rt_sess_gpu_name((int)k->deviceId); /* for timelines' GPU tracks */
 	if (rt_live_top())
 		rt_live_timed(n->id, d, (int)k->deviceId);
 	if (!rt_cev_on(GPUX_CEV_KERNEL_END))

@@ -160,6 +160,7 @@ static struct kctx *ctx_make(CUcontext c)
 	CUdevice dev = 0;
 	if (rt_cu.CtxGetDevice && rt_cu.CtxGetDevice(&dev) == CUDA_SUCCESS)
 		x->dev = (int)dev;
+	rt_sess_gpu_name(x->dev); /* for timelines' GPU tracks */
 	CUstreamCaptureMode m = rt_relaxed_begin();
 	bool ok = rt_cu.StreamCreate(&x->stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS;
 	ok = ok && rt_cu.EventCreate(&x->anc[0], CU_EVENT_DEFAULT) == CUDA_SUCCESS;

@@ -147,6 +147,24 @@ static struct gpux_sess_hdr *join(const char *env)
 	return sess;
 }
 
+void rt_sess_gpu_name(int dev)
+{
+	typedef CUresult (*name_fn)(char *, int, CUdevice);
+	static uint32_t done; /* bit per device */
+	if (dev < 0 || dev >= GPUX_SESS_MAX_GPUS ||
+	    (__atomic_fetch_or(&done, 1u << dev, __ATOMIC_RELAXED) & (1u << dev)))
+		return;
+	struct gpux_sess_hdr *r = rt_sess_root();
+	name_fn fn = (name_fn)rt_cuda_sym("cuDeviceGetName");
+	CUdevice d;
+	char name[sizeof(r->gpus[0].name)] = "";
+	if (!r || !fn || !rt_cu_ready() || rt_cu.DeviceGet(&d, dev) != CUDA_SUCCESS ||
+	    fn(name, (int)sizeof(name) - 1, d) != CUDA_SUCCESS)
+		return;
+	name[sizeof(name) - 1] = 0;
+	memcpy(r->gpus[dev].name, name, sizeof(name));
+}
+
 bool rt_tracing(void)
 {
 	static int on = -1;
