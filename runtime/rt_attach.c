@@ -247,7 +247,9 @@ static int list_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	struct named *l = arg;
-	if (info->dlpi_name && *info->dlpi_name && l->n < 64 &&
+	/* only objects whose names mention the runtime: a process may have
+	 * hundreds of others */
+	if (info->dlpi_name && strstr(info->dlpi_name, "gpux-rt") && l->n < 64 &&
 	    (l->name[l->n] = strdup(info->dlpi_name)))
 		l->base[l->n++] = info->dlpi_addr;
 	return 0;
@@ -255,13 +257,13 @@ static int list_object(struct dl_phdr_info *info, size_t size, void *arg)
 
 /* The loaded objects that define gpux_rt_hook_of themselves, ours
  * aside (looked up outside dl_iterate_phdr, which holds the loader's
- * lock). Only objects whose names mention the runtime are opened. */
+ * lock): of those whose names mention the runtime. */
 static void find_others(struct others *o, uintptr_t self)
 {
 	struct named l = { 0 };
 	dl_iterate_phdr(list_object, &l);
 	for (int i = 0; i < l.n; i++) {
-		void *h = l.base[i] != self && o->n < MAX_OTHERS && strstr(l.name[i], "gpux-rt")
+		void *h = l.base[i] != self && o->n < MAX_OTHERS
 				  ? dlopen(l.name[i], RTLD_LAZY | RTLD_NOLOAD)
 				  : NULL;
 		Dl_info di;
