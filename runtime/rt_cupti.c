@@ -118,11 +118,15 @@ static struct name_ent *name_of(const char *cupti)
 	uint32_t at = (uint32_t)((uintptr_t)cupti * 0x9e3779b97f4a7c15ull >> 52) & (NAMES - 1);
 	for (uint32_t i = 0; i < NAMES; i++, at = (at + 1) & (NAMES - 1)) {
 		struct name_ent *e = &names[at];
-		if (e->cupti == cupti)
+		/* the same pointer names the same kernel, unless CUPTI reused
+		 * it after a module went: then the entry is made anew */
+		if (e->cupti == cupti && e->ptx && !strcmp(e->ptx, cupti))
 			return e;
-		if (e->cupti)
+		if (e->cupti && e->cupti != cupti)
 			continue;
 		char whole[GPUX_SESS_NAME_LEN];
+		free(e->ptx);
+		memset(e->kernel, 0, sizeof(e->kernel));
 		e->cupti = cupti;
 		e->ptx = strdup(cupti);
 		pthread_mutex_lock(&rt_lock); /* the name table's writers hold it */
