@@ -134,7 +134,7 @@ struct gpux_sess_hdr *rt_sess_root(void);
 struct gpux_sess_hdr *rt_sess_next(void);
 void rt_sess_move(struct gpux_sess_hdr *next, bool ack);
 /* The id of a function for ctx.kernel_id: its index in the segment's
- * name table (registered once per process). */
+ * name table (registered once per process; safe from any thread). */
 uint32_t rt_name_id(const char *ptx_name);
 /* GPUX_RT_TRACE=1: every hooked call is logged (debugging). */
 bool rt_tracing(void);

@@ -129,9 +129,7 @@ static struct name_ent *name_of(const char *cupti)
 		memset(e->kernel, 0, sizeof(e->kernel));
 		e->cupti = cupti;
 		e->ptx = strdup(cupti);
-		pthread_mutex_lock(&rt_lock); /* the name table's writers hold it */
 		e->id = rt_name_id(cupti);
-		pthread_mutex_unlock(&rt_lock);
 		rt_kernel_name(cupti, whole, sizeof(whole));
 		memcpy(e->kernel, whole, strnlen(whole, sizeof(e->kernel) - 1));
 		return e;

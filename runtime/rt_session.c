@@ -330,8 +330,31 @@ struct name_ent {
 };
 static struct name_ent *names;
 static size_t nnames, cap;
+/* A leaf lock: callers may hold rt_lock or not (CUPTI's thread does not
+ * take it), and nothing is locked under it. */
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void names_after_fork(void)
+{
+	pthread_mutex_init(&names_lock, NULL);
+}
+
+__attribute__((constructor)) static void names_init(void)
+{
+	pthread_atfork(NULL, NULL, names_after_fork);
+}
+
+static uint32_t name_id(const char *ptx_name);
 
 uint32_t rt_name_id(const char *ptx_name)
+{
+	pthread_mutex_lock(&names_lock);
+	uint32_t id = name_id(ptx_name);
+	pthread_mutex_unlock(&names_lock);
+	return id;
+}
+
+static uint32_t name_id(const char *ptx_name)
 {
 	for (size_t i = 0; i < nnames; i++)
 		if (!strcmp(names[i].name, ptx_name))
