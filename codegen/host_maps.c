@@ -163,16 +163,22 @@ static void walk(struct walk_state *w, struct node *n, bool cuda, bool kernel_ev
 		walk_node(n, w);
 }
 
-/* Whether every event probe p attaches to has the kernel's id after its
- * fields (cuda:launch, cuda:kernel_end: llvm_host.h). */
+/* A cuda: event filtered by kernel name has the kernel's id after its
+ * fields (llvm_host.h): the runtime filters on it. */
+static bool carries_kernel_id(const struct event *e)
+{
+	return e->filter == FILTER_KERNEL;
+}
+
+/* Whether every event probe p attaches to is a cuda: one carrying the
+ * kernel's id. */
 static bool kernel_events(const struct node *p)
 {
 	for (const struct node *a = p->u.probe.attach; a; a = a->next) {
 		if (a->u.attach.prov->id != PROV_CUDA || !a->u.attach.nevents)
 			return false;
 		for (int i = 0; i < a->u.attach.nevents; i++)
-			if (strcmp(a->u.attach.events[i]->name, "launch") &&
-			    strcmp(a->u.attach.events[i]->name, "kernel_end"))
+			if (!carries_kernel_id(a->u.attach.events[i]))
 				return false;
 	}
 	return true;
@@ -377,9 +383,8 @@ static LLVMValueRef device_key_word(struct hctx *h, const struct host_map *p, st
 {
 	if (k->type.kind != TY_STR)
 		return hl_expr_int(h, k);
-	const char *ev = h->cuda ? h->at->events[0]->name : "";
-	if (k->kind != N_IDENT || strcmp(k->u.ident.name, "kernel") ||
-	    (strcmp(ev, "launch") && strcmp(ev, "kernel_end"))) {
+	if (k->kind != N_IDENT || strcmp(k->u.ident.name, "kernel") || !h->cuda ||
+	    !carries_kernel_id(h->at->events[0])) {
 		host_err(h, k, "@%s is used by gdev: probes too: its only string key is "
 			 "'kernel', in cuda:launch and cuda:kernel_end", p->name);
 		return NULL;
