@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cuda_events.h"
 #include "session.h"
 
 /* ---- rt_cuda.c ---- */
@@ -150,6 +151,9 @@ const char *rt_demangle(const char *name, char *buf, size_t len);
 /* A kernel's name as the name table and cuda: events hold it (len is
  * GPUX_SESS_NAME_LEN): demangled, cut with "..." when longer. */
 const char *rt_kernel_name(const char *ptx_name, char *buf, size_t len);
+/* A kernel's name as cuda: event strings hold it: the first
+ * GPUX_CEV_STR - 1 bytes of rt_kernel_name's, zero-padded (it keys maps). */
+void rt_kernel_str(const char *ptx_name, char out[GPUX_CEV_STR]);
 /* Whether probe glob matches a function: its PTX name, its demangled
  * name, or the demangled name without parameters and return type. */
 bool rt_glob_matches(const char *glob, const char *ptx_name);
@@ -375,7 +379,6 @@ void rt_crash_arm(void);
 void rt_ctx_forget(void);
 
 /* ---- rt_host.c: cuda: events run the session's host programs ---- */
-#include "cuda_events.h"
 /* Whether some probe listens to ev: hooks test it before building a
  * context, so an event nobody probes costs one load. */
 extern uint32_t rt_cev_wanted; /* bit per enum gpux_cev */

@@ -124,14 +124,11 @@ static struct name_ent *name_of(const char *cupti)
 			return e;
 		if (e->cupti && e->cupti != cupti)
 			continue;
-		char whole[GPUX_SESS_NAME_LEN];
 		free(e->ptx);
-		memset(e->kernel, 0, sizeof(e->kernel));
 		e->cupti = cupti;
 		e->ptx = strdup(cupti);
 		e->id = rt_name_id(cupti);
-		rt_kernel_name(cupti, whole, sizeof(whole));
-		memcpy(e->kernel, whole, strnlen(whole, sizeof(e->kernel) - 1));
+		rt_kernel_str(cupti, e->kernel);
 		return e;
 	}
 	return NULL;

@@ -111,10 +111,7 @@ static const struct name_rec *intern(const char *ptx)
 	memcpy(r + 1, ptx, n + 1);
 	r->ptx = (const char *)(r + 1);
 	r->id = rt_name_id(ptx);
-	char whole[GPUX_SESS_NAME_LEN]; /* the name table's, of which cuda: strings are the start */
-	rt_kernel_name(ptx, whole, sizeof(whole));
-	/* its start; the rest stays zero (calloc): it keys maps */
-	memcpy(r->kernel, whole, strnlen(whole, sizeof(r->kernel) - 1));
+	rt_kernel_str(ptx, r->kernel);
 	r->next = *b;
 	*b = r;
 	return r;

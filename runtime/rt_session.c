@@ -151,7 +151,9 @@ void rt_sess_gpu_name(int dev)
 {
 	typedef CUresult (*name_fn)(char *, int, CUdevice);
 	static uint32_t done; /* bit per device */
+	/* called per kernel record: a plain load keeps the usual case a read */
 	if (dev < 0 || dev >= GPUX_SESS_MAX_GPUS ||
+	    (__atomic_load_n(&done, __ATOMIC_RELAXED) & (1u << dev)) ||
 	    (__atomic_fetch_or(&done, 1u << dev, __ATOMIC_RELAXED) & (1u << dev)))
 		return;
 	struct gpux_sess_hdr *r = rt_sess_root();
@@ -279,6 +281,14 @@ const char *rt_kernel_name(const char *ptx_name, char *buf, size_t len)
 		buf[0] = 0;
 	}
 	return buf;
+}
+
+void rt_kernel_str(const char *ptx_name, char out[GPUX_CEV_STR])
+{
+	char whole[GPUX_SESS_NAME_LEN];
+	rt_kernel_name(ptx_name, whole, sizeof(whole));
+	memset(out, 0, GPUX_CEV_STR);
+	memcpy(out, whole, strnlen(whole, GPUX_CEV_STR - 1));
 }
 
 /* "void ns::f<int>(float*, int)" -> "ns::f<int>": the name without the
