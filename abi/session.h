@@ -38,14 +38,14 @@
 #include "gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 10
+#define GPUX_SESS_VERSION 11
 #define GPUX_SESS_ENV "GPUX_SESSION"
 #define GPUX_SESS_MAX_SLOTS 16
 #define GPUX_SESS_MAX_NAMES GPUX_KERNEL_IDS
 #define GPUX_SESS_NAME_LEN 248
 #define GPUX_SESS_RING_SIZE (1u << 20) /* per slot, a power of two */
 #define GPUX_SESS_MAX_HOSTS 16
-#define GPUX_SESS_HRING_SIZE (256u << 10) /* per host region, a power of two */
+#define GPUX_SESS_HRING_SIZE (1u << 20) /* per host region, a power of two */
 #define GPUX_SESS_MAX_MSGS 256
 #define GPUX_SESS_MSG_LEN 504 /* a message of the runtime, cut (and marked) beyond */
 

@@ -171,9 +171,13 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	(void)size;
 	CUpti_Activity *r = NULL;
 	pthread_mutex_lock(&lock);
+	/* a buffer holds up to 100 ms of kernels: delivered as fast as the
+	 * controller reads them (this is CUPTI's thread or the runtime's) */
 	while (valid && cu.next(buf, valid, &r) == CUPTI_SUCCESS)
-		if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+		if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+			rt_host_room();
 			deliver((const CUpti_ActivityKernel10 *)r);
+		}
 	size_t lost = 0;
 	if (cu.dropped && cu.dropped(ctx, stream, &lost) == CUPTI_SUCCESS)
 		n_dropped += lost;

@@ -3,6 +3,7 @@
 #include "rt_host_priv.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "host_rec.h"
 
@@ -29,6 +30,32 @@ static void ring_put(const void *data, size_t len)
 	memcpy(ring + off, &h, sizeof(h));
 	memcpy(ring + off + sizeof(h), data, len);
 	__atomic_store_n(&r->ring_head, head + pad + need, __ATOMIC_RELEASE);
+}
+
+#define ROOM_WAIT_NS 500000000ull /* then the controller is taken not to be reading */
+
+void rt_host_room(void)
+{
+	static bool stalled; /* callers are serialized (CUPTI's delivery lock) */
+	struct gpux_sess_host *r = rt_h.region;
+	if (!r)
+		return;
+	uint64_t waited = 0;
+	for (;;) {
+		uint64_t used = __atomic_load_n(&r->ring_head, __ATOMIC_RELAXED) -
+				__atomic_load_n(&r->ring_tail, __ATOMIC_ACQUIRE);
+		if (used <= GPUX_SESS_HRING_SIZE / 2) {
+			stalled = false;
+			return;
+		}
+		/* a controller that stopped reading does not slow every burst */
+		if (stalled || waited >= ROOM_WAIT_NS || rt_h.exited || rt_detached()) {
+			stalled = true;
+			return;
+		}
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL); /* it reads every 5 ms */
+		waited += 1000000;
+	}
 }
 
 static int on_record(void *arg, const void *data, size_t len)

@@ -60,5 +60,10 @@ void rt_host_mirror(void);
 void rt_host_records(void);
 /* Writes the maps into the region's dump (seqlock). */
 void rt_host_dump(void);
+/* Before each record of a burst (CUPTI's buffers): waits until the
+ * controller has read the region's ring down to half, so the burst is not
+ * dropped. From CUPTI's or the runtime's thread, or a program's thread only
+ * at a context's end or exit (the forced flush), never at a launch. */
+void rt_host_room(void);
 
 #endif

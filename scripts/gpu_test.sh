@@ -17,6 +17,10 @@
 #   scripts/gpu_test.sh gpt2 [ROUNDS]        a GPT-2 training step under
 #       gpux (bench/gpu/gpt2.sh: step times, coverage, cold and warm
 #       JIT; needs PyTorch and transformers; logs in $OUT/gpt2/)
+#   scripts/gpu_test.sh kernel_level [ROUNDS]  cuda:launch, kernel_end and
+#       memcpy on a GPT-2 step (bench/gpu/kernel_level.sh; $OUT/kernel_level/)
+#   scripts/gpu_test.sh timeline [ROUNDS]    -f perfetto of 50 GPT-2 steps
+#       (bench/gpu/timeline.sh: cost, trace checked; $OUT/timeline/)
 # With no arguments the core cases run, then the e2e stage when gpux is
 # built (else it says it is skipped), then the fault injection
 # (tests/gpu/e2e/faults.sh: a program that crashes, gpux SIGKILLed
@@ -55,6 +59,8 @@ bench)
 	GPUX=$e2e_gpux BENCH_DIR=$dir/bench bash bench/gpu/run.sh "$@"
 	exit ;;
 gpt2) shift; GPUX=$e2e_gpux bash bench/gpu/gpt2.sh "$@"; exit ;;
+kernel_level) shift; GPUX=$e2e_gpux bash bench/gpu/kernel_level.sh "$@"; exit ;;
+timeline) shift; GPUX=$e2e_gpux bash bench/gpu/timeline.sh "$@"; exit ;;
 attach) bash tests/gpu/e2e/attach.sh "$dir/e2e" "$e2e_gpux" "${OUT:-$dir}/attach"; exit ;;
 esac
 

@@ -4,7 +4,7 @@ WARMUP steps, then STEPS timed ones (synchronized per step) and prints
 the median step time, and the loss. Training uses atomics (the
 embedding's backward), so the loss varies run to run in its last digits;
 with GPT2_DETERMINISTIC=1 (and CUBLAS_WORKSPACE_CONFIG=:4096:8) it is the
-same bit for bit, and must be the same under gpux.
+same bit for bit, and must be the same under gpux. GPT2_STEP_TIMES=1 prints every timed step.
   python3 gpt2_step.py [STEPS [WARMUP]]"""
 import os
 import statistics
@@ -36,3 +36,6 @@ for i in range(warmup + steps):
     if i >= warmup:
         times.append((time.perf_counter() - t0) * 1e3)
 print(f"step_ms {statistics.median(times):.2f} loss {loss.item():.6f}")
+if os.environ.get("GPT2_STEP_TIMES"):
+    # every timed step, to tell the spread inside a run from that between runs
+    print("steps_ms " + " ".join(f"{t:.2f}" for t in times))

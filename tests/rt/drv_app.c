@@ -22,7 +22,8 @@
  *                else retains and releases the primary context (as
  *                cudart in the same process would)
  *       many     as module, but add_one<<<1, 32>>> N times (default
- *                5000), pausing 2 ms after every 20
+ *                5000), pausing 2 ms after every 20 (not with a fourth
+ *                argument "burst")
  *       extra    as module, but add_one<<<1, 64>>>(buf, 256) once, its
  *                parameters packed in extra's CU_LAUNCH_PARAM_BUFFER_POINTER
  *       occupancy    as module, then sets add_one's dynamic shared memory
@@ -287,10 +288,10 @@ static int run_child(char **argv, bool close_fds)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc"))) {
+	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc") && strcmp(argv[1], "many"))) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|rdc|"
 			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live|live-lib|live-graph|"
-			"spawn|forkexec|twodev|live-twodev|late|graphs FILE [N]\n");
+			"spawn|forkexec|twodev|live-twodev|late|graphs FILE [N [burst]]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -587,11 +588,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "many")) {
-		long times = argc == 4 ? atol(argv[3]) : 5000;
+		long times = argc >= 4 ? atol(argv[3]) : 5000;
+		bool burst = argc == 5 && !strcmp(argv[4], "burst");
 		for (long i = 0; i < times; i++) {
 			check(cuLaunchKernel(add_one, 1, 1, 1, 32, 1, 1, 0, NULL, args1, NULL),
 			      "cuLaunchKernel");
-			if (i % 20 == 19) /* 10 KiB of records per 2 ms at most */
+			if (!burst && i % 20 == 19) /* 10 KiB of records per 2 ms at most */
 				nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
 		}
 		printf("drv_app: add_one<<<1, 32>>> x%ld\n", times);

@@ -277,6 +277,23 @@ cuda:kernel_end { @e[kernel, stream] = count(); @ok = min(end > start && duratio
 	[ "$(grep -c '^cupti: kernel ' "$tmp/log")" = "$n" ] || { fail "CUPTI's records: not one per launch"; return; }
 	log_has '^events created=0 ' || fail "CUDA events recorded"
 }
+# A burst of CUPTI records (20,000 kernels delivered in one flush, far
+# more than the host region's ring holds) reaches the controller whole:
+# delivery waits for it to read, nothing is dropped.
+t_gpux_kernel_end_burst() {
+	[ "${RT_SANITIZED:-OFF}" = ON ] &&
+		{ echo "SKIP: sanitizer build (gpux preloads the runtime before the ASan runtime)"; return 77; }
+	[ -n "${RT_FAKE_CUPTI:-}" ] || { echo "SKIP: no fake libcupti"; return 77; }
+	GPUX_CUPTI_LIB=$RT_FAKE_CUPTI GPUX_RT=$RT_LIB timeout 120 "$RT_GPUX" -o "$tmp/lines" \
+		-e 'cuda:kernel_end { printf("%s %llu %llu %llu\n", kernel, start, end, stream); }' \
+		-c "'$RT_DRV_APP' many '$PTX' 20000 burst" >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; fail "gpux exited $?"; return; }
+	err_empty || return
+	# 20,000 add_one<<<1, 32>>>, 3 add_one<<<4, 64>>>, one scale
+	[ "$(grep -c '^add_one ' "$tmp/lines")" = 20003 ] &&
+		[ "$(grep -c '^scale(' "$tmp/lines")" = 1 ] ||
+		{ tail -3 "$tmp/lines"; fail "not one line per kernel"; }
+}
 # cuda:graph_launch: one event per replay, with the nodes and kernel
 # nodes of the graph each was instantiated from, on the stream given.
 t_gpux_graph_launch() {
