@@ -2,7 +2,7 @@
 # The cost of gpux's cuda:launch path per launch (bench/gpu/README.md):
 # launch_bench alone, then under gpux with the runtime loaded but no
 # launch probe (cuda:malloc), then with counting cuda:launch probes, and
-# with cuda:kernel_end (CUDA events around each launch). Each
+# with cuda:kernel_end (CUPTI's records; CUDA events in *_events modes). Each
 # mode runs RUNS times (fresh processes); prints each run's median ns per
 # launch and a markdown table of the medians and the differences.
 #   bench/gpu/launch.sh [capture]  env: BENCH_DIR, GPUX, RUNS (default 5),
@@ -32,6 +32,10 @@ declare -A PROG=(
 	# two cuEventRecord calls and the pending list per launch (under
 	# capture: the capture check alone, nothing is timed)
 	[kend]='cuda:kernel_end { @ = count(); }'
+	# issue 39's program: kernel_end from CUPTI's activity records (the
+	# default); all_events: the same from CUDA events (GPUX_KERNEL_END)
+	[all]='cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); } cuda:memcpy { @m = count(); }'
+	[all_events]='cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); } cuda:memcpy { @m = count(); }'
 	# a cross-layer map: each launch writes its slot to the device on
 	# its stream before the kernel (rt_push.c); the device probe never
 	# runs its body
@@ -46,7 +50,10 @@ for r in $(seq "$runs"); do
 		if [ "$m" = base ]; then
 			"$dir/launch_bench" "$batches" 256 20 $how >"$log" 2>&1
 		else
-			"$gpux" -q -o "$logs/launch_${m}_$r.out" -e "${PROG[$m]}" -- \
+			ke=X=1
+			[[ $m == *_events ]] && ke=GPUX_KERNEL_END=events
+			env $ke \
+				"$gpux" -q -o "$logs/launch_${m}_$r.out" -e "${PROG[$m]}" -- \
 				"$dir/launch_bench" "$batches" 256 20 $how >"$log" 2>&1
 		fi
 		v=$(grep -o 'median_ns=[0-9.]*' "$log" | cut -d= -f2)
