@@ -206,8 +206,8 @@ static void print_text(FILE *out, const char *spec, const struct row *rows, int 
 		"est_ms", "speedup");
 	for (int i = 0; i < n; i++) {
 		const struct uvm_stats *s = &rows[i].st;
-		double ms = s->time_ns / 1e6;
-		double base = rows[0].st.time_ns / 1e6;
+		double ms = (double)s->time_ps / 1e9;
+		double base = (double)rows[0].st.time_ps / 1e9;
 		fprintf(out, "%-28s %10llu %8llu %10.1f %10.1f %9llu %9llu %10llu %10.2f %8.2fx\n",
 			rows[i].label, (unsigned long long)s->faults,
 			(unsigned long long)s->batches, mib(s->htod_bytes), mib(s->dtoh_bytes),
@@ -246,7 +246,7 @@ static void print_json(FILE *out, const char *spec, const struct row *rows, int 
 			(unsigned long long)s->dtoh_bytes, (unsigned long long)s->evictions,
 			(unsigned long long)s->refaults, (unsigned long long)s->prefetched_pages,
 			(unsigned long long)s->hook_calls, (unsigned long long)s->policy_errors,
-			s->time_ns / 1e6);
+			(double)s->time_ps / 1e9);
 		if (rows[i].has_sched) {
 			fputs(", \"tenants\": [", out);
 			for (int t = 0; t < rows[i].sched.ntsg; t++) {

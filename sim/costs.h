@@ -30,12 +30,38 @@
  * lone fault migrates 64 KiB: what the H100 moved per random touch. */
 #define SIM_BIG_PAGE_PAGES 16
 
-/* Cost model (nanoseconds, bytes per second). */
-#define SIM_HTOD_BYTES_PER_S 48000000000.0
-#define SIM_DTOH_BYTES_PER_S 48000000000.0
-#define SIM_BATCH_NS 150000.0   /* servicing one fault batch */
-#define SIM_FAULT_NS 200.0      /* each distinct fault in it */
-#define SIM_EVICT_NS 20000.0    /* unmapping and freeing one root chunk */
+/* Cost model, in integers (the model also runs in kmod/, where the
+ * kernel has no floating point): nanoseconds, bytes per nanosecond. */
+#define SIM_HTOD_BYTES_PER_NS 48ull /* 48 GB/s */
+#define SIM_DTOH_BYTES_PER_NS 48ull
+#define SIM_BATCH_NS 150000ull  /* servicing one fault batch */
+#define SIM_FAULT_NS 200ull     /* each distinct fault in it */
+#define SIM_EVICT_NS 20000ull   /* unmapping and freeing one root chunk */
+
+/* A CPU fault on a page resident on the GPU (a guess, not fitted: the
+ * recorded runs have no CPU faults in their timed window). */
+#define SIM_CPU_FAULT_NS 10000ull
+
+/* Thrashing detection and mitigation (uvm_perf_thrashing.c): the
+ * driver's module parameters uvm_perf_thrashing_* and their defaults,
+ * which the H100 of bench/sim ran with. As in the driver, nap, epoch and
+ * pin are multiples of the lapse: a page thrashes at its `threshold`-th
+ * migration each within 500 us of the one before, is pinned for
+ * 300 x 500 us = 150 ms, and a block's thrashing state is dropped after
+ * 2000 x 500 us = 1 s without thrashing (at most max_resets times). */
+#define UVM_PERF_THRASHING_ENABLE_DEFAULT 1
+#define UVM_PERF_THRASHING_THRESHOLD_DEFAULT 3
+#define UVM_PERF_THRASHING_THRESHOLD_MAX 7          /* a 3-bit counter */
+#define UVM_PERF_THRASHING_PIN_THRESHOLD_DEFAULT 10 /* throttles before a pin */
+#define UVM_PERF_THRASHING_PIN_THRESHOLD_MAX 255
+#define UVM_PERF_THRASHING_LAPSE_USEC_DEFAULT 500
+#define UVM_PERF_THRASHING_NAP_DEFAULT 1            /* x lapse: one throttle */
+#define UVM_PERF_THRASHING_NAP_MAX 100
+#define UVM_PERF_THRASHING_EPOCH_DEFAULT 2000       /* x lapse */
+#define UVM_PERF_THRASHING_PIN_DEFAULT 300          /* x lapse; 0: for good */
+#define UVM_PERF_THRASHING_MAX_RESETS_DEFAULT 4
+/* The driver's unpinning worker takes pages this close to their deadline. */
+#define SIM_THRASHING_TIMER_NS 20000ull
 
 /* Scheduling model (gpu_sched:): NVIDIA's defaults. */
 #define SIM_TIMESLICE_US 1024   /* a TSG's default timeslice */

@@ -193,7 +193,7 @@ void uvm_free(struct uvm *u)
 }
 
 const struct uvm_stats *uvm_stats(const struct uvm *u) { return &u->st; }
-uint64_t uvm_now_ns(const struct uvm *u) { return (uint64_t)u->st.time_ns; }
+uint64_t uvm_now_ns(const struct uvm *u) { return u->st.time_ps / 1000; }
 uint32_t uvm_chunk_count(const struct uvm *u) { return u->nchunks; }
 
 /* ---- allocations: sorted by (tenant, va) ---- */
@@ -346,8 +346,8 @@ static void evict(struct uvm *u, uint32_t c)
 	struct block *b = &u->blocks[k->block];
 	uint64_t pages = popcount(b->res);
 	u->st.dtoh_bytes += pages << SIM_PAGE_SHIFT;
-	u->st.time_ns += (double)(pages << SIM_PAGE_SHIFT) * 1e9 / SIM_DTOH_BYTES_PER_S +
-			 SIM_EVICT_NS;
+	u->st.time_ps += (pages << SIM_PAGE_SHIFT) * 1000 / SIM_DTOH_BYTES_PER_NS +
+			 SIM_EVICT_NS * 1000;
 	u->st.evictions++;
 	for (int w = 0; w < (int)WORDS; w++) {
 		b->ever[w] |= b->res[w];
@@ -540,8 +540,8 @@ static void service_block(struct uvm *u, uint32_t bi, const struct fault *f, uin
 	u->st.faults += n;
 	u->st.prefetched_pages += pref;
 	u->st.htod_bytes += moved << SIM_PAGE_SHIFT;
-	u->st.time_ns += (double)(moved << SIM_PAGE_SHIFT) * 1e9 / SIM_HTOD_BYTES_PER_S +
-			 n * SIM_FAULT_NS;
+	u->st.time_ps += (moved << SIM_PAGE_SHIFT) * 1000 / SIM_HTOD_BYTES_PER_NS +
+			 n * SIM_FAULT_NS * 1000;
 	chunk_used(u, b->chunk, b->tenant, fresh);
 	u->busy_block = NO_CHUNK;
 }
@@ -560,7 +560,7 @@ static void service_batch(struct uvm *u)
 	}
 	u->nbatch = 0;
 	u->st.batches++;
-	u->st.time_ns += SIM_BATCH_NS;
+	u->st.time_ps += SIM_BATCH_NS * 1000;
 	if (u->has_pol && u->pol.tick)
 		u->pol.tick(u->pol.arg, u);
 }

@@ -32,7 +32,7 @@ struct uvm_stats {
 	uint64_t refaults;         /* faults on pages evicted before: thrashing */
 	uint64_t hook_calls;       /* policy programs run */
 	uint64_t policy_errors;    /* bad kfunc arguments, failed programs */
-	double time_ns;            /* the cost model's estimate */
+	uint64_t time_ps;          /* the cost model's estimate, picoseconds */
 };
 
 /* The prefetch hook's view of one faulting page. */
