@@ -120,7 +120,13 @@ void hl_btf_kfunc(struct hctx *h, LLVMValueRef fn, const struct host_sops_kfunc 
 void hl_btf_struct_ops(struct hctx *h, LLVMValueRef g, const char *var,
 		    const struct host_sops_abi *abi)
 {
-	LLVMMetadataRef types[2] = { h->di_long, h->di_voidp };
+	/* int, as the driver's hooks return: libbpf also needs a 32-bit
+	 * int in the object's BTF to stand for its kfunc externs (its
+	 * "dummy_ksym"), and a program's own types are all 64-bit */
+	LLVMMetadataRef di_int = LLVMDIBuilderCreateBasicType(h->di, "int", 3, 32,
+							      DW_ATE_signed,
+							      LLVMDIFlagZero);
+	LLVMMetadataRef types[2] = { di_int, h->di_voidp };
 	LLVMMetadataRef ft = LLVMDIBuilderCreateSubroutineType(
 		h->di, h->di_file, types, 2, LLVMDIFlagPrototyped);
 	LLVMMetadataRef fp = LLVMDIBuilderCreatePointerType(h->di, ft, 64, 64, 0,

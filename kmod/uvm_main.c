@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/* gpux's stand-in for gpu_ext's nvidia-uvm: the struct_ops, kfuncs and
+ * capture point of the real driver over the simulator's UVM model
+ * (README.md says what is real and what is modelled). Control through
+ * debugfs:
+ *   echo 'seq:size=64m,gpu=32m' > /sys/kernel/debug/gpux_uvm/run
+ *   cat /sys/kernel/debug/gpux_uvm/result
+ * A write runs the workload to its end with the policy attached then (or
+ * the default) and keeps its counts for the next read. */
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "uvm_ops.h"
+#include "uvm_run.h"
+
+#define SPEC_MAX 256
+
+static struct dentry *dir;
+static DEFINE_MUTEX(run_lock); /* one run at a time: the kfuncs' state */
+static struct kmod_run_stats last;
+static char last_spec[SPEC_MAX], last_err[256];
+static int last_rc = -ENODATA;
+
+static ssize_t run_write(struct file *f, const char __user *ubuf, size_t len, loff_t *pos)
+{
+	char spec[SPEC_MAX];
+	struct kmod_run_stats *st;
+	int rc;
+
+	if (len == 0 || len >= SPEC_MAX)
+		return -EINVAL;
+	if (copy_from_user(spec, ubuf, len))
+		return -EFAULT;
+	spec[len] = 0;
+	strim(spec);
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	mutex_lock(&run_lock);
+	last_err[0] = 0;
+	rc = kmod_run(spec, st, last_err, sizeof(last_err));
+	last = *st;
+	strscpy(last_spec, spec, sizeof(last_spec));
+	last_rc = rc;
+	mutex_unlock(&run_lock);
+	kfree(st);
+	return rc ? rc : (ssize_t)len;
+}
+
+static int result_show(struct seq_file *m, void *v)
+{
+	const struct uvm_stats *s = &last.model;
+
+	mutex_lock(&run_lock);
+	seq_printf(m, "spec %s\nstatus %d\n", last_spec, last_rc);
+	if (last_err[0])
+		seq_printf(m, "error %s\n", last_err);
+	if (!last_rc) {
+		seq_printf(m, "accesses %llu\nfaults %llu\nbatches %llu\n", s->accesses, s->faults,
+			   s->batches);
+		seq_printf(m, "htod_bytes %llu\ndtoh_bytes %llu\n", s->htod_bytes, s->dtoh_bytes);
+		seq_printf(m, "prefetched_pages %llu\nevictions %llu\nrefaults %llu\n",
+			   s->prefetched_pages, s->evictions, s->refaults);
+		seq_printf(m, "hook_calls %llu\npolicy_errors %llu\n", last.hook_calls,
+			   s->policy_errors);
+		seq_printf(m, "bad_returns %llu\nmoves %llu\nregions %llu\n", last.bad_returns,
+			   last.moves, last.regions);
+	}
+	mutex_unlock(&run_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(result);
+
+static const struct file_operations run_fops = {
+	.owner = THIS_MODULE,
+	.write = run_write,
+};
+
+static int __init gpux_uvm_init(void)
+{
+	int rc = kmod_uvm_ops_init();
+
+	if (rc) {
+		pr_err("gpux_uvm: registering gpu_mem_ops: %d\n", rc);
+		return rc;
+	}
+	dir = debugfs_create_dir("gpux_uvm", NULL);
+	debugfs_create_file("run", 0200, dir, NULL, &run_fops);
+	debugfs_create_file("result", 0400, dir, NULL, &result_fops);
+	return 0;
+}
+
+static void __exit gpux_uvm_exit(void)
+{
+	debugfs_remove_recursive(dir);
+}
+
+module_init(gpux_uvm_init);
+module_exit(gpux_uvm_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("gpu_ext's nvidia-uvm struct_ops over gpux's UVM model");
