@@ -142,6 +142,8 @@ static int run_row(const char *spec, const struct host_obj *obj, struct row *r)
 		fputs("gpux: ERROR: out of memory\n", stderr);
 		goto out;
 	}
+	/* the spec's driver parameters, checked when it was parsed */
+	uvm_set_params(u, workload_uvm_params(w));
 	if (p)
 		sim_policy_set_model(p, u);
 	struct wl_event ev;

@@ -70,13 +70,16 @@ int trace_open(struct workload *w, const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "workload key %s: '%s' is not a number", comma + 1, eq + 1);
 			return -1;
 		}
-		if (!strcmp(comma + 1, "gpu"))
+		int pk = wl_param_key(w, comma + 1, v, err, errlen);
+		if (pk < 0)
+			return -1;
+		if (!pk && !strcmp(comma + 1, "gpu"))
 			w->gpu = v;
-		else if (!strcmp(comma + 1, "work"))
+		else if (!pk && !strcmp(comma + 1, "work"))
 			w->work_us = v * 1000;
-		else {
-			snprintf(err, errlen, "workload key '%s' is unknown for traces (gpu, work)",
-				 comma + 1);
+		else if (!pk) {
+			snprintf(err, errlen, "workload key '%s' is unknown for traces (gpu, work, "
+				 "thrashing_*)", comma + 1);
 			return -1;
 		}
 		*comma = 0;

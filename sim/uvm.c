@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "costs.h"
+#include "thrashing.h"
 
 #define WORDS (SIM_BLOCK_PAGES / 64)
 #define NO_CHUNK UINT32_MAX
@@ -14,6 +15,8 @@ struct block {
 	uint64_t res[WORDS];     /* resident on the GPU */
 	uint64_t ever[WORDS];    /* evicted at least once: a fault on it is a refault */
 	uint64_t pend[WORDS];    /* faulting in the open batch */
+	uint64_t remote[WORDS];  /* pinned in host memory, mapped by the GPU */
+	struct thr_block *thr;   /* thrashing detection; NULL until a migration */
 	uint32_t chunk;
 	uint32_t tenant;
 	uint16_t max_first, max_outer;
@@ -39,6 +42,7 @@ struct uvm {
 	struct uvm_policy pol;
 	bool has_pol;
 	struct uvm_stats st;
+	struct thr_params thr;
 	struct chunk *chunks;
 	uint32_t nchunks;
 	uint32_t *free_stack, nfree;
@@ -177,13 +181,52 @@ struct uvm *uvm_new(uint64_t gpu_bytes, const struct uvm_policy *policy)
 		u->has_pol = true;
 	}
 	u->busy_block = NO_CHUNK;
+	struct uvm_params prm;
+	uvm_params_default(&prm);
+	thr_params_set(&u->thr, &prm);
 	return u;
+}
+
+void uvm_params_default(struct uvm_params *p)
+{
+	*p = (struct uvm_params){
+		.thrashing_enable = UVM_PERF_THRASHING_ENABLE_DEFAULT,
+		.thrashing_threshold = UVM_PERF_THRASHING_THRESHOLD_DEFAULT,
+		.thrashing_pin_threshold = UVM_PERF_THRASHING_PIN_THRESHOLD_DEFAULT,
+		.thrashing_lapse_usec = UVM_PERF_THRASHING_LAPSE_USEC_DEFAULT,
+		.thrashing_nap = UVM_PERF_THRASHING_NAP_DEFAULT,
+		.thrashing_epoch = UVM_PERF_THRASHING_EPOCH_DEFAULT,
+		.thrashing_pin = UVM_PERF_THRASHING_PIN_DEFAULT,
+		.thrashing_max_resets = UVM_PERF_THRASHING_MAX_RESETS_DEFAULT,
+	};
+}
+
+/* The ranges the driver accepts (it falls back to the default; the
+ * model refuses). */
+bool uvm_params_valid(const struct uvm_params *p)
+{
+	return p->thrashing_enable <= 1 && p->thrashing_threshold &&
+	       p->thrashing_threshold <= UVM_PERF_THRASHING_THRESHOLD_MAX &&
+	       p->thrashing_pin_threshold &&
+	       p->thrashing_pin_threshold <= UVM_PERF_THRASHING_PIN_THRESHOLD_MAX &&
+	       p->thrashing_lapse_usec && p->thrashing_nap &&
+	       p->thrashing_nap <= UVM_PERF_THRASHING_NAP_MAX && p->thrashing_epoch;
+}
+
+int uvm_set_params(struct uvm *u, const struct uvm_params *p)
+{
+	if (!uvm_params_valid(p))
+		return -1;
+	thr_params_set(&u->thr, p);
+	return 0;
 }
 
 void uvm_free(struct uvm *u)
 {
 	if (!u)
 		return;
+	for (uint32_t b = 0; b < u->nblocks; b++)
+		thr_free(u->blocks[b].thr);
 	free(u->chunks);
 	free(u->free_stack);
 	free(u->blocks);
@@ -494,9 +537,61 @@ static void chunk_used(struct uvm *u, uint32_t c, uint32_t tenant, bool fresh)
 		list_push(u, c, UVM_LIST_USED, false);
 }
 
+/* The thrashing hint for proc's fault on page p. A throttled fault
+ * waits out its nap on the model's clock and asks again, as the driver
+ * replays it after the nap; still throttled after a few rounds, it is
+ * serviced (the model has no other work to run meanwhile). */
+static struct thr_hint_out thrash_hint(struct uvm *u, struct block *b, uint32_t p, int proc)
+{
+	struct thr_hint_out h;
+	for (int round = 0;; round++) {
+		h = thr_hint(b->thr, &u->thr, p, proc, uvm_now_ns(u), b->remote, &u->st);
+		if (h.type != THR_HINT_THROTTLE)
+			return h;
+		if (round == 8)
+			break;
+		if (h.throttle_end >= uvm_now_ns(u))
+			u->st.time_ps = (h.throttle_end + 1) * 1000;
+	}
+	h.type = THR_HINT_NONE;
+	return h;
+}
+
+/* Thrashing's part of a GPU fault service: the faulting pages pinned in
+ * host memory are mapped remotely (set in skip: they do not migrate),
+ * those pinned on the GPU come as pin updates (set in pin: no thrashing
+ * events). How many faults are left to migrate. */
+static uint32_t thrash_faults(struct uvm *u, struct block *b, const struct fault *f, uint32_t n,
+			      uint64_t *skip, uint64_t *pin)
+{
+	uint32_t left = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct thr_hint_out h = thrash_hint(u, b, f[i].page, THR_GPU);
+		if (h.type != THR_HINT_PIN)
+			continue;
+		if (h.residency == THR_GPU) {
+			set_bit(pin, f[i].page);
+			continue;
+		}
+		set_bit(b->remote, f[i].page);
+		set_bit(skip, f[i].page);
+		u->st.remote_maps++;
+		left--;
+	}
+	return left;
+}
+
 static void service_block(struct uvm *u, uint32_t bi, const struct fault *f, uint32_t n)
 {
 	struct block *b = &u->blocks[bi];
+	uint64_t skip[WORDS] = { 0 }, pin[WORDS] = { 0 };
+	if (!thrash_faults(u, b, f, n, skip, pin)) {
+		/* every fault mapped remotely: nothing migrates */
+		memset(b->pend, 0, sizeof(b->pend));
+		u->st.faults += n;
+		u->st.time_ps += n * SIM_FAULT_NS * 1000;
+		return;
+	}
 	u->busy_block = bi;
 	bool fresh = b->chunk == NO_CHUNK;
 	if (fresh && chunk_get(u, bi) == NO_CHUNK) {
@@ -505,7 +600,11 @@ static void service_block(struct uvm *u, uint32_t bi, const struct fault *f, uin
 		return;
 	}
 	b = &u->blocks[bi]; /* chunk_get never moves blocks, but stay safe */
-	uint64_t pop[WORDS], mig[WORDS] = { 0 };
+	/* the prefetcher leaves thrashing pages where they are */
+	uint64_t pop[WORDS], mig[WORDS] = { 0 }, keep[WORDS] = { 0 };
+	const uint64_t *thrashing = thr_thrashing(b->thr);
+	for (int w = 0; w < (int)WORDS; w++)
+		keep[w] = skip[w] | (thrashing ? thrashing[w] : 0);
 	for (int w = 0; w < (int)WORDS; w++)
 		pop[w] = b->res[w] | b->pend[w];
 	for (uint32_t i = 0; i < n; i++) {
@@ -516,20 +615,23 @@ static void service_block(struct uvm *u, uint32_t bi, const struct fault *f, uin
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t p = f[i].page;
-		if (bit(mig, p))
+		if (bit(mig, p) || bit(skip, p))
 			continue;
 		uint32_t first, outer;
 		region_for(u, b, pop, p, &first, &outer);
 		/* the faulting page always comes, the region beside it */
 		set_bit(mig, p);
 		for (uint32_t q = first; q < outer; q++)
-			set_bit(mig, q);
+			if (!bit(keep, q))
+				set_bit(mig, q);
 	}
-	uint64_t moved = 0, pref = 0;
+	uint64_t moved = 0, pref = 0, events[WORDS] = { 0 };
 	for (uint32_t q = 0; q < SIM_BLOCK_PAGES; q++) {
-		if (!bit(mig, q) || bit(b->res, q))
+		if (!bit(mig, q) || bit(b->res, q) || bit(b->remote, q))
 			continue;
 		moved++;
+		if (!bit(pin, q))
+			set_bit(events, q);
 		if (!bit(b->pend, q))
 			pref++;
 		else if (bit(b->ever, q))
@@ -542,6 +644,9 @@ static void service_block(struct uvm *u, uint32_t bi, const struct fault *f, uin
 	u->st.htod_bytes += moved << SIM_PAGE_SHIFT;
 	u->st.time_ps += (moved << SIM_PAGE_SHIFT) * 1000 / SIM_HTOD_BYTES_PER_NS +
 			 n * SIM_FAULT_NS * 1000;
+	/* without memory for its tracking a block is not watched (as the
+	 * driver does); the model goes on */
+	(void)thr_migrated(&b->thr, &u->thr, events, THR_GPU, uvm_now_ns(u), &u->st);
 	chunk_used(u, b->chunk, b->tenant, fresh);
 	u->busy_block = NO_CHUNK;
 }
@@ -577,6 +682,11 @@ void uvm_access(struct uvm *u, uint32_t tenant, uint64_t va)
 	uint32_t p = (uint32_t)(va >> SIM_PAGE_SHIFT) & (SIM_BLOCK_PAGES - 1);
 	if (bit(b->res, p) || bit(b->pend, p))
 		return; /* a hit, or a duplicate of a pending fault */
+	if (bit(b->remote, p)) {
+		if (thr_pinned(b->thr, p, uvm_now_ns(u)))
+			return; /* mapped remotely: no fault */
+		b->remote[p / 64] &= ~(1ull << (p % 64)); /* the pin ended */
+	}
 	set_bit(b->pend, p);
 	u->batch[u->nbatch++] = (struct fault){ bi, (uint16_t)p };
 	if (u->nbatch == SIM_FAULT_BATCH)
@@ -586,6 +696,35 @@ void uvm_access(struct uvm *u, uint32_t tenant, uint64_t va)
 void uvm_launch_end(struct uvm *u)
 {
 	service_batch(u);
+}
+
+void uvm_cpu_access(struct uvm *u, uint32_t tenant, uint64_t va)
+{
+	service_batch(u); /* the GPU's faults come first */
+	uint32_t bi = block_get(u, tenant, va);
+	if (bi == NO_CHUNK) {
+		u->st.policy_errors++;
+		return;
+	}
+	struct block *b = &u->blocks[bi];
+	uint32_t p = (uint32_t)(va >> SIM_PAGE_SHIFT) & (SIM_BLOCK_PAGES - 1);
+	if (!bit(b->res, p))
+		return; /* in host memory already */
+	u->st.cpu_faults++;
+	struct thr_hint_out h = thrash_hint(u, b, p, THR_CPU);
+	/* one page comes back; the block keeps its chunk */
+	b->res[p / 64] &= ~(1ull << (p % 64));
+	u->st.dtoh_bytes += SIM_PAGE_SIZE;
+	u->st.time_ps += SIM_PAGE_SIZE * 1000 / SIM_DTOH_BYTES_PER_NS + SIM_CPU_FAULT_NS * 1000;
+	if (h.type == THR_HINT_PIN) {
+		/* pinned in host memory: the GPU maps it there */
+		set_bit(b->remote, p);
+		u->st.remote_maps++;
+		return;
+	}
+	uint64_t m[WORDS] = { 0 };
+	set_bit(m, p);
+	(void)thr_migrated(&b->thr, &u->thr, m, THR_CPU, uvm_now_ns(u), &u->st);
 }
 
 void uvm_release(struct uvm *u, uint32_t tenant, uint64_t va, uint64_t bytes)
@@ -607,6 +746,8 @@ void uvm_release(struct uvm *u, uint32_t tenant, uint64_t va, uint64_t bytes)
 		uint32_t p = (uint32_t)((va + off) >> SIM_PAGE_SHIFT) & (SIM_BLOCK_PAGES - 1);
 		b->res[p / 64] &= ~(1ull << (p % 64));
 		b->ever[p / 64] &= ~(1ull << (p % 64));
+		b->remote[p / 64] &= ~(1ull << (p % 64));
+		thr_forget(b->thr, p);
 		if (b->chunk != NO_CHUNK && !popcount(b->res)) {
 			uint32_t c = b->chunk;
 			list_unlink(u, c);

@@ -4,7 +4,10 @@
  * (the bitmap tree: the largest aligned subregion around a faulting
  * page whose populated share passes the threshold); the default
  * eviction (root chunks on a used list, least recently used at its
- * head, evicted whole, their pages copied back to the host).
+ * head, evicted whole, their pages copied back to the host); the
+ * driver's thrashing detection (sim/thrashing.h: pages moving between
+ * the CPU and the GPU get throttled, then pinned in host memory and
+ * mapped remotely by the GPU).
  *
  * A policy replaces or amends each decision through the hooks of
  * struct uvm_policy, which may call uvm_move_head/tail and
@@ -33,6 +36,25 @@ struct uvm_stats {
 	uint64_t hook_calls;       /* policy programs run */
 	uint64_t policy_errors;    /* bad kfunc arguments, failed programs */
 	uint64_t time_ps;          /* the cost model's estimate, picoseconds */
+	/* thrashing detection (uvm_perf_thrashing.c; CUPTI's counters) */
+	uint64_t thrashing;           /* pages found thrashing */
+	uint64_t thrashing_throttles; /* faults throttled */
+	uint64_t thrashing_pins;      /* pages pinned */
+	uint64_t remote_maps;         /* GPU faults served by a remote mapping */
+	uint64_t cpu_faults;          /* CPU touches of GPU-resident pages */
+};
+
+/* nvidia-uvm's module parameters the model follows, by their driver
+ * names without uvm_perf_ (defaults and meaning: sim/costs.h). */
+struct uvm_params {
+	uint32_t thrashing_enable;        /* 0 or 1 */
+	uint32_t thrashing_threshold;     /* 1..7 */
+	uint32_t thrashing_pin_threshold; /* 1..255 */
+	uint32_t thrashing_lapse_usec;    /* >= 1 */
+	uint32_t thrashing_nap;           /* 1..100, x lapse */
+	uint32_t thrashing_epoch;         /* >= 1, x lapse */
+	uint32_t thrashing_pin;           /* x lapse; 0: pinned for good */
+	uint32_t thrashing_max_resets;
 };
 
 /* The prefetch hook's view of one faulting page. */
@@ -70,11 +92,20 @@ struct uvm_policy {
  * chunks (at least 2). NULL on allocation failure. policy may be NULL. */
 struct uvm *uvm_new(uint64_t gpu_bytes, const struct uvm_policy *policy);
 void uvm_free(struct uvm *u);
+/* The driver's defaults. */
+void uvm_params_default(struct uvm_params *p);
+/* Whether every value is in the range the driver accepts. */
+bool uvm_params_valid(const struct uvm_params *p);
+/* Before the first event: 0, or -1 (nothing set) when not valid. */
+int uvm_set_params(struct uvm *u, const struct uvm_params *p);
 
 /* The workload's events, in order. */
 void uvm_alloc(struct uvm *u, uint32_t tenant, uint64_t va, uint64_t bytes);
 void uvm_release(struct uvm *u, uint32_t tenant, uint64_t va, uint64_t bytes);
 void uvm_access(struct uvm *u, uint32_t tenant, uint64_t va);
+/* The CPU touches the page at va: a page resident on the GPU migrates
+ * back (the GPU's pending faults are serviced first). */
+void uvm_cpu_access(struct uvm *u, uint32_t tenant, uint64_t va);
 /* A kernel ends: its pending faults are serviced. */
 void uvm_launch_end(struct uvm *u);
 

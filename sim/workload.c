@@ -5,6 +5,7 @@
 #include "workload_priv.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,37 @@ static const struct { const char *name; enum wl_source src; } sources[] = {
 	{ "trace", SRC_TRACE }, { "chunk_trace", SRC_CHUNK_TRACE },
 };
 
+/* The driver's uvm_perf_thrashing_* module parameters, by name. */
+static const struct { const char *name; size_t off; } param_keys[] = {
+	{ "thrashing_enable", offsetof(struct uvm_params, thrashing_enable) },
+	{ "thrashing_threshold", offsetof(struct uvm_params, thrashing_threshold) },
+	{ "thrashing_pin_threshold", offsetof(struct uvm_params, thrashing_pin_threshold) },
+	{ "thrashing_lapse_usec", offsetof(struct uvm_params, thrashing_lapse_usec) },
+	{ "thrashing_nap", offsetof(struct uvm_params, thrashing_nap) },
+	{ "thrashing_epoch", offsetof(struct uvm_params, thrashing_epoch) },
+	{ "thrashing_pin", offsetof(struct uvm_params, thrashing_pin) },
+	{ "thrashing_max_resets", offsetof(struct uvm_params, thrashing_max_resets) },
+};
+
+int wl_param_key(struct workload *w, const char *k, uint64_t v, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(param_keys) / sizeof(param_keys[0]); i++) {
+		if (strcmp(k, param_keys[i].name))
+			continue;
+		struct uvm_params p = w->params;
+		uint32_t *field = (uint32_t *)((char *)&p + param_keys[i].off);
+		*field = (uint32_t)v;
+		if (v > UINT32_MAX || !uvm_params_valid(&p)) {
+			snprintf(err, errlen, "workload key %s=%llu is out of the driver's range "
+				 "(sim/costs.h)", k, (unsigned long long)v);
+			return -1;
+		}
+		w->params = p;
+		return 1;
+	}
+	return 0;
+}
+
 static int set_key(struct workload *w, const char *k, const char *v, char *err, size_t errlen)
 {
 	uint64_t x;
@@ -76,6 +108,9 @@ static int set_key(struct workload *w, const char *k, const char *v, char *err, 
 		snprintf(err, errlen, "workload key %s: '%s' is not a number", k, v);
 		return -1;
 	}
+	int pk = wl_param_key(w, k, x, err, errlen);
+	if (pk)
+		return pk < 0 ? -1 : 0;
 	static const char *const sizes[] = { "size", "gpu", "chunk", NULL };
 	for (int i = 0; sizes[i]; i++)
 		if (!strcmp(k, sizes[i])) {
@@ -94,7 +129,7 @@ static int set_key(struct workload *w, const char *k, const char *v, char *err, 
 	else {
 		snprintf(err, errlen, "workload key '%s=%s' is unknown or out of range "
 			 "(keys: size gpu passes seed chunk stride touches batch hot_pct "
-			 "hot_share layers work)", k, v);
+			 "hot_share layers work thrashing_*)", k, v);
 		return -1;
 	}
 	return 0;
@@ -152,6 +187,7 @@ int workload_open(const char *spec, struct workload **out, char *err, size_t err
 	w->hot_share = 10;
 	w->layers = 8;
 	w->work_us = 1000000;
+	uvm_params_default(&w->params);
 	const char *colon = strchr(spec, ':');
 	size_t nl = colon ? (size_t)(colon - spec) : strlen(spec);
 	int found = -1;
@@ -318,6 +354,7 @@ const char *workload_error(const struct workload *w) { return w->err; }
 uint64_t workload_gpu_bytes(const struct workload *w) { return w->gpu; }
 uint64_t workload_size(const struct workload *w) { return w->size; }
 const char *workload_name(const struct workload *w) { return w->name; }
+const struct uvm_params *workload_uvm_params(const struct workload *w) { return &w->params; }
 
 int workload_tenants(const struct workload *w, const struct wl_tenant **t)
 {

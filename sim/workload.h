@@ -34,6 +34,7 @@ struct wl_tenant {
 };
 
 struct workload;
+struct uvm_params;
 
 /* 0 with *out, or -1 with a message in err. */
 int workload_open(const char *spec, struct workload **out, char *err, size_t errlen);
@@ -46,6 +47,8 @@ uint64_t workload_gpu_bytes(const struct workload *w);
 /* Its working set (size=, or what a trace declares), 0 if unknown. */
 uint64_t workload_size(const struct workload *w);
 const char *workload_name(const struct workload *w);
+/* The UVM driver parameters the spec sets (the driver's defaults else). */
+const struct uvm_params *workload_uvm_params(const struct workload *w);
 int workload_tenants(const struct workload *w, const struct wl_tenant **t);
 
 /* 64-bit size with k/m/g/t suffixes (powers of 1024): 0 or -1. */

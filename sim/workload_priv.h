@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "uvm.h"
 #include "workload.h"
 
 enum wl_source { SRC_SEQ, SRC_STRIDE, SRC_RANDOM, SRC_HOTCOLD, SRC_LAYERS, SRC_MIX,
@@ -29,6 +30,7 @@ struct workload {
 	uint64_t launch, i, nlaunches;
 	struct wl_tenant tenants[WL_MAX_TENANTS];
 	int ntenants;
+	struct uvm_params params; /* the driver's parameters (thrashing_*=) */
 	/* traces */
 	FILE *f;
 	char *line;
@@ -46,6 +48,9 @@ struct workload {
 int trace_open(struct workload *w, const char *path, char *err, size_t errlen);
 int trace_next(struct workload *w, struct wl_event *ev);
 void trace_close(struct workload *w);
+/* A driver parameter key (thrashing_*): 1 when k is one (set, or an
+ * error in err when out of range), 0 when it is not. */
+int wl_param_key(struct workload *w, const char *k, uint64_t v, char *err, size_t errlen);
 /* The tenant of pid, added on first sight (named comm or "pid<N>"). */
 void wl_tenant(struct workload *w, uint32_t pid, const char *comm);
 
