@@ -135,12 +135,17 @@ LLVMValueRef host_helper(struct hctx *h, int id, LLVMTypeRef ret,
 	return LLVMBuildCall2(h->b, ft, callee, args, (unsigned)n, "");
 }
 
-LLVMValueRef host_gep(struct hctx *h, LLVMValueRef base, unsigned off)
+LLVMValueRef host_gep_at(struct hctx *h, LLVMBuilderRef b, LLVMValueRef base, unsigned off)
 {
 	if (!off)
 		return base;
 	LLVMValueRef idx = host_const(h, off);
-	return LLVMBuildGEP2(h->b, h->i8, base, &idx, 1, "");
+	return LLVMBuildGEP2(b, h->i8, base, &idx, 1, "");
+}
+
+LLVMValueRef host_gep(struct hctx *h, LLVMValueRef base, unsigned off)
+{
+	return host_gep_at(h, h->b, base, off);
 }
 
 bool host_const_int(const struct node *n, int64_t *out)

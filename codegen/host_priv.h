@@ -129,6 +129,12 @@ struct hctx {
 	LLVMValueRef fn, ctxarg;
 	LLVMMetadataRef sp;
 	LLVMBasicBlockRef entry; /* allocas go at its top */
+	/* the context's words this function read, each loaded once at the
+	 * top of entry: the kernel refuses a load through a context pointer
+	 * the program moved, and LLVM would otherwise share ctx + off
+	 * between loads in different blocks */
+	struct hctx_ctx_load { unsigned off, size; LLVMValueRef v; } ctx_loads[32];
+	int nctx_loads;
 	struct hvar *vars;
 	struct hindex var_ix;    /* name -> struct hvar, of vars */
 	struct hindex str_ix;    /* name -> longest string assigned (+1) */
@@ -164,6 +170,8 @@ LLVMValueRef host_const(struct hctx *h, uint64_t v);
 LLVMValueRef host_helper(struct hctx *h, int id, LLVMTypeRef ret,
 			 LLVMValueRef *args, int n);
 LLVMValueRef host_gep(struct hctx *h, LLVMValueRef base, unsigned off);
+/* ... built by b */
+LLVMValueRef host_gep_at(struct hctx *h, LLVMBuilderRef b, LLVMValueRef base, unsigned off);
 bool host_const_int(const struct node *n, int64_t *out);
 
 /* host_passes.c: O2, or for a function too big for it a light

@@ -58,11 +58,37 @@ int hl_probe_tp(struct hctx *h, struct node *probe)
 
 /* ---- context fields ---- */
 
+/* A word of the context, from the load at the top of entry that reads
+ * it (volatile: never moved into a branch, never rebuilt from a shared
+ * ctx + off). */
+static LLVMValueRef ctx_load(struct hctx *h, unsigned off, unsigned size)
+{
+	for (int i = 0; i < h->nctx_loads; i++)
+		if (h->ctx_loads[i].off == off && h->ctx_loads[i].size == size)
+			return h->ctx_loads[i].v;
+	LLVMTypeRef t = LLVMIntTypeInContext(h->ctx, size * 8);
+	LLVMBuilderRef eb = LLVMCreateBuilderInContext(h->ctx);
+	/* after the earlier ones, so the loads keep the order of first use */
+	LLVMValueRef at = h->nctx_loads ? LLVMGetNextInstruction(h->ctx_loads[h->nctx_loads - 1].v)
+					: LLVMGetFirstInstruction(h->entry);
+	if (at)
+		LLVMPositionBuilderBefore(eb, at);
+	else
+		LLVMPositionBuilderAtEnd(eb, h->entry);
+	LLVMValueRef v = LLVMBuildLoad2(eb, t, host_gep_at(h, eb, h->ctxarg, off), "");
+	LLVMSetVolatile(v, 1);
+	LLVMDisposeBuilder(eb);
+	if (h->nctx_loads < (int)(sizeof(h->ctx_loads) / sizeof(h->ctx_loads[0])))
+		h->ctx_loads[h->nctx_loads++] = (struct hctx_ctx_load){ off, size, v };
+	return v;
+}
+
 static LLVMValueRef load_at(struct hctx *h, LLVMValueRef base, unsigned off,
 			    unsigned size, bool is_signed)
 {
 	LLVMTypeRef t = LLVMIntTypeInContext(h->ctx, size * 8);
-	LLVMValueRef v = LLVMBuildLoad2(h->b, t, host_gep(h, base, off), "");
+	LLVMValueRef v = base == h->ctxarg ? ctx_load(h, off, size)
+					   : LLVMBuildLoad2(h->b, t, host_gep(h, base, off), "");
 	if (size == 8)
 		return v;
 	return is_signed ? LLVMBuildSExt(h->b, v, h->i64, "")
@@ -424,6 +450,7 @@ LLVMValueRef hl_begin_fn(struct hctx *h, unsigned line, const char *name,
 	LLVMSetValueName2(h->ctxarg, "ctx", 3);
 	h->sp = hl_btf_func(h, fn, name, 1, true, line);
 	h->entry = LLVMAppendBasicBlockInContext(h->ctx, fn, "entry");
+	h->nctx_loads = 0;
 	h->vars = NULL;
 	h->var_ix = (struct hindex){ .str = true };
 	h->slots = NULL;

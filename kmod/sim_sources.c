@@ -10,8 +10,9 @@
 /* the kernel links no libgcc */
 #define __builtin_popcountll(x) hweight64(x)
 
-#include "../sim/uvm.c"
-#include "../sim/workload.c"
+#include "uvm.c"
+#include "thrashing.c"
+#include "workload.c"
 
 int trace_open(struct workload *w, const char *path, char *err, size_t errlen)
 {

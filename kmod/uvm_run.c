@@ -13,8 +13,8 @@
 
 #include "uvm_ops.h"
 #include "uvm_run.h"
-#include "../sim/uvm.h"
-#include "../sim/workload.h"
+#include "uvm.h"
+#include "workload.h"
 
 /* a tenant's objects: the chain from a block to its owner's tgid */
 struct tenant_obj {

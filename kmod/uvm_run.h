@@ -5,7 +5,7 @@
 
 #include <linux/types.h>
 
-#include "../sim/uvm.h"
+#include "uvm.h"
 
 struct kmod_run_stats {
 	struct uvm_stats model; /* what the model counted */

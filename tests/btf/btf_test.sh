@@ -171,8 +171,8 @@ t_layout_capture() {
 # nv_gpu_sched_ops with on_timeslice_control; contexts as gpu_ext's.
 t_sched_offsets() {
 	run sched 0 -d bpf -e "$SCHED" || return 1
-	loads_are p0_gpu_sched_task_init 'u64+0 u64+16 u64+0' &&
-		loads_are p1_gpu_sched_bind 'u64+0 u32+12 u32+24 u64+0' &&
+	loads_are p0_gpu_sched_task_init 'u64+0 u64+16' &&
+		loads_are p1_gpu_sched_bind 'u64+0 u32+12 u32+24' &&
 		out_has 'call bpf_nv_gpu_set_timeslice$' && out_has 'call bpf_nv_gpu_reject_bind$' || return 1
 	run sched 0 --emit "$tmp/e" -e "$SCHED" && struct_ops "$tmp/e/host.bpf.o" &&
 		so_has 'struct_ops gpux_nv_gpu_sched_ops: struct nv_gpu_sched_ops, 4 members: on_task_init on_bind on_task_destroy on_timeslice_control' &&
@@ -182,7 +182,7 @@ t_sched_offsets() {
 # The first gpu_ext's contexts: default_timeslice @8, 3 members.
 t_sched_old_layout() {
 	run layout 0 -d bpf -e "$SCHED" || return 1
-	loads_are p0_gpu_sched_task_init 'u64+0 u64+8 u64+0' || return 1
+	loads_are p0_gpu_sched_task_init 'u64+0 u64+8' || return 1
 	run layout 0 --emit "$tmp/e" -e "$SCHED" && struct_ops "$tmp/e/host.bpf.o" &&
 		so_has 'struct_ops gpux_nv_gpu_sched_ops: struct nv_gpu_sched_ops, 3 members: on_task_init on_bind on_task_destroy' &&
 		so_has 'kfunc void bpf_nv_gpu_set_timeslice(struct nv_gpu_task_init_ctx *, long)'
