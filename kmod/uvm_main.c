@@ -68,8 +68,8 @@ static int result_show(struct seq_file *m, void *v)
 			   s->prefetched_pages, s->evictions, s->refaults);
 		seq_printf(m, "hook_calls %llu\npolicy_errors %llu\n", last.hook_calls,
 			   s->policy_errors);
-		seq_printf(m, "bad_returns %llu\nmoves %llu\nregions %llu\n", last.bad_returns,
-			   last.moves, last.regions);
+		seq_printf(m, "bad_returns %llu\nmoves %llu\nregions %llu\nunattached %llu\n",
+			   last.bad_returns, last.moves, last.regions, last.unattached);
 	}
 	mutex_unlock(&run_lock);
 	return 0;

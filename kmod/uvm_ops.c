@@ -41,12 +41,12 @@ bool kmod_uvm_attached(void)
 
 #define CALL(member, ...)                                                      \
 	({                                                                     \
-		int r_ = -1;                                                   \
+		int r_ = KMOD_NO_POLICY;                                       \
 		struct gpu_mem_ops *o_;                                        \
 		rcu_read_lock();                                               \
 		o_ = rcu_dereference(attached);                                \
-		if (o_ && o_->member)                                          \
-			r_ = o_->member(__VA_ARGS__);                          \
+		if (o_)                                                        \
+			r_ = o_->member ? o_->member(__VA_ARGS__) : KMOD_NO_HOOK; \
 		rcu_read_unlock();                                             \
 		r_;                                                            \
 	})

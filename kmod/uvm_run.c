@@ -107,8 +107,10 @@ static void fill_chunk(struct run *r, u32 c)
 
 static int decision(struct run *r, int d)
 {
+	if (d == KMOD_NO_POLICY)
+		r->st->unattached++;
 	if (d < 0)
-		return UVM_DEFAULT; /* no policy, or no such hook */
+		return UVM_DEFAULT; /* the driver's own path */
 	r->st->hook_calls++;
 	if (d > UVM_ENTER_LOOP) {
 		r->st->bad_returns++; /* the kernel keeps authority */

@@ -12,6 +12,7 @@ struct kmod_run_stats {
 	u64 hook_calls;         /* policy programs run */
 	u64 bad_returns;        /* decisions outside DEFAULT..ENTER_LOOP: ignored */
 	u64 moves, regions;     /* kfunc calls the model took */
+	u64 unattached;         /* hooks due with no policy attached: detached mid-run */
 };
 
 /* spec: a generated workload (seq, stride, random, hotcold, layers, mix

@@ -18,6 +18,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 fi
 
+# the kernel VM tests' QEMU, kernel, headers and libbpf 1.4 (tests/qemu)
+bash tests/qemu/fetch.sh
+
 # the developer build: warnings are errors (GPUX_WERROR)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUX_WERROR=ON >/dev/null
 make -C build -j"$(nproc)" >/dev/null

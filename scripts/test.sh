@@ -2,7 +2,9 @@
 # Run every test that needs no GPU: the normal build; a Release build
 # (-O3 warns where -O2 does not) without libbpf, which runs only its own
 # tests (tests/nolibbpf); then the whole suite again under
-# AddressSanitizer and UBSan. Warnings are errors here.
+# AddressSanitizer and UBSan; then driver policies in a kernel VM
+# (tests/qemu/run.sh; GPUX_QEMU=skip leaves it out). Warnings are errors
+# here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -24,3 +26,7 @@ make -C build-nolibbpf -j"$jobs" >/dev/null
 cmake -S . -B build-asan -DGPUX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DGPUX_WERROR=ON >/dev/null
 make -C build-asan -j"$jobs" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest -j"$jobs" --output-on-failure)
+
+if [ "${GPUX_QEMU:-}" != skip ]; then
+	bash tests/qemu/run.sh build-qemu
+fi

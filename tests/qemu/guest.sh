@@ -1,0 +1,62 @@
+# Runs inside the kernel VM (busybox sh, from the initramfs's /init):
+# loads the module, runs every workload with no policy, then under each
+# case's policy attached by gpux, then again with none (detached: the
+# default path), then detaches a policy in the middle of a run. What it
+# prints, read back by run.sh from the serial console:
+#   qemu: module loaded | qemu: insmod failed
+#   qemu-case N rc=RC            (N: a line of cases, 0 none, d detached)
+#   qemu-result N W KEY VALUE    (W: a line of workloads)
+#   qemu-out N TEXT              gpux's output, when it failed
+#   qemu-midrun KEY VALUE
+run=/sys/kernel/debug/gpux_uvm/run
+res=/sys/kernel/debug/gpux_uvm/result
+if insmod /lib/modules/nvidia_uvm.ko; then echo "qemu: module loaded"
+else echo "qemu: insmod failed"; exit 1; fi
+[ -f /sys/kernel/btf/nvidia_uvm ] && echo "qemu: module btf"
+cat >/tmp/workloads.sh <<'EOF'
+# workloads.sh N: each workload through the module, its counts tagged
+w=0
+while read -r spec; do
+	w=$((w + 1))
+	echo "$spec" >/sys/kernel/debug/gpux_uvm/run
+	sed "s/^/qemu-result $1 $w /" /sys/kernel/debug/gpux_uvm/result
+done </qemu/workloads
+EOF
+sh /tmp/workloads.sh 0
+echo "qemu-case 0 rc=0"
+cd /gpux || exit 1
+n=0
+while IFS='|' read -r files args expect; do
+	case $files in '' | '#'*) continue ;; esac
+	n=$((n + 1))
+	set -f
+	# shellcheck disable=SC2046 # split on purpose: the files, the arguments
+	set -- $(echo "$files" | tr '+' ' ' | sed 's|\([^ ]*\)|/gpux/p/\1|g') $(echo "$args" | tr ':' ' ')
+	set +f
+	./gpux -q -c "sh /tmp/workloads.sh $n" "$@" >/tmp/out 2>&1
+	rc=$?
+	grep '^qemu-result' /tmp/out
+	echo "qemu-case $n rc=$rc"
+	[ $rc = 0 ] || grep -v '^qemu-result' /tmp/out | sed "s/^/qemu-out $n /"
+done </qemu/cases
+# detached: the module's default path again
+sh /tmp/workloads.sh d
+echo "qemu-case d rc=0"
+# a policy detached while a run goes on: the run ends with every access
+# counted, the kernel in charge from the detach on
+./gpux /gpux/p/eviction_mru.gpx >/tmp/mid.out 2>&1 &
+g=$!
+i=0
+while [ $i -lt 600 ] && ! grep -q Attaching /tmp/mid.out; do sleep 0.1; i=$((i + 1)); done
+grep -q Attaching /tmp/mid.out && echo "qemu-midrun attached 1"
+(echo "$(cat /qemu/midrun)" >$run; echo "qemu-midrun write_rc $?") &
+w=$!
+sleep 1
+kill -INT $g
+wait $g
+echo "qemu-midrun gpux_rc $?"
+wait $w
+sed 's/^/qemu-midrun /' $res
+echo "$(cat /qemu/midrun)" >$run
+sed 's/^/qemu-midrun-default /' $res
+exit 0

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Driver policies on a real kernel: builds kmod/ against Debian's 6.12
+# headers and a gpux against libbpf 1.4 (both from tests/qemu/fetch.sh),
+# boots that kernel in QEMU (TCG, under a hard timeout) with them in an
+# initramfs, and there attaches every policy of ./cases as struct_ops
+# and runs every workload of ./workloads through the module
+# (guest.sh). Each run's counts must equal gpux --sim's on the same
+# workload and policy, exactly; with no policy, after a detach, and
+# under policies that return nonsense or spin, the default's. Prints
+# PASS/FAIL lines and a summary; exit 1 on any FAIL.
+#   tests/qemu/run.sh [BUILD_DIR]     (default build-qemu)
+#   env: GPUX_QEMU_DIR (fetch.sh's), QEMU_TIMEOUT (default 600 s)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/qemu/paths.sh
+. "$here/paths.sh"
+out=${1:-$top/build-qemu}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+t0=$(date +%s)
+R=$GPUX_QEMU_DIR/root
+abi=$(cat "$GPUX_QEMU_DIR/abi" 2>/dev/null) ||
+	{ echo "FAIL: no kernel in $GPUX_QEMU_DIR: run tests/qemu/fetch.sh (scripts/setup.sh does)"; exit 1; }
+kernel=$R/boot/vmlinuz-$abi-cloud-amd64
+headers=$R/usr/src/linux-headers-$abi-cloud-amd64
+busybox=$(command -v busybox) || { echo "FAIL: no busybox (apt-get install busybox-static)"; exit 1; }
+fails=0
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1${2:+: $2}"; fails=$((fails + 1)); }
+
+# gpux for the guest: libbpf 1.4 linked in (the module's struct_ops are
+# found in module BTF from libbpf 1.4 on)
+cmake -S "$top" -B "$out/gpux" -DCMAKE_BUILD_TYPE=Release -DGPUX_WERROR=ON \
+	-DGPUX_BPF_LIB="$R/usr/lib/x86_64-linux-gnu/libbpf.so.1" \
+	-DGPUX_BPF_ARCHIVE="$R/usr/lib/x86_64-linux-gnu/libbpf.a" \
+	-DCMAKE_C_FLAGS="-I$R/usr/include" >"$out/cmake.log" 2>&1 &&
+	cmake --build "$out/gpux" -j"$(nproc)" --target gpux gpux-host >"$out/build.log" 2>&1 ||
+	{ tail -20 "$out/build.log"; echo "FAIL: building gpux for the guest"; exit 1; }
+gpux=$out/gpux/cli/gpux
+# the module, out of the source tree (it builds sim/'s sources too)
+rm -rf "$out/src" && mkdir -p "$out/src" && cp -r "$top/kmod" "$top/sim" "$out/src/"
+make -C "$out/src/kmod" KDIR="$headers" >"$out/kmod.log" 2>&1 ||
+	{ tail -20 "$out/kmod.log"; echo "FAIL: building kmod/"; exit 1; }
+pass "kmod/ builds against linux-headers-$abi"
+grep -v '^#' "$here/cases" | grep -v '^$' >"$out/cases"
+bash "$here/initramfs.sh" "$out/initramfs.cpio" "$busybox" "$out/gpux/cli" "$out/src/kmod" \
+	"$here/guest.sh" "$out/cases" "$here/workloads" "$here/midrun" ||
+	{ echo "FAIL: writing the initramfs"; exit 1; }
+tb=$(date +%s)
+timeout "${QEMU_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -nographic \
+	-no-reboot -kernel "$kernel" -initrd "$out/initramfs.cpio" \
+	-append "console=ttyS0 panic=-1 quiet slub_debug=FZP" </dev/null >"$out/serial.log" 2>&1
+qrc=$?
+tv=$(date +%s)
+tr -d '\r' <"$out/serial.log" >"$out/serial.txt"
+[ $qrc = 0 ] || fail "QEMU exited $qrc (124: past QEMU_TIMEOUT)" "$(tail -5 "$out/serial.txt")"
+grep -q '^qemu: module loaded' "$out/serial.txt" && pass "module loads" || fail "module loads"
+grep -q '^qemu: module btf' "$out/serial.txt" && pass "module BTF in /sys/kernel/btf/nvidia_uvm" ||
+	fail "module BTF"
+
+keys="accesses faults batches htod_bytes dtoh_bytes evictions refaults prefetched_pages policy_errors"
+# got N W: the guest's counts of case N on workload W, "key=value ..."
+got() {
+	awk -v n="$1" -v w="$2" -v keys="$keys" '
+		BEGIN { split(keys, k, " "); for (i in k) want[k[i]] = 1 }
+		$1 == "qemu-result" && $2 == n && $3 == w && want[$4] { v[$4] = $5 }
+		END { s = ""; for (i = 1; i in k; i++) s = s k[i] "=" v[k[i]] " "; print s }' "$out/serial.txt"
+}
+# sim ROW SPEC: gpux --sim's counts of ROW (default: the default row)
+sim() {
+	"$gpux" -f json --sim "$2" ${1:+"$1"} 2>/dev/null |
+		python3 -c '
+import json, sys
+want, keys = sys.argv[1], sys.argv[2].split()
+for line in sys.stdin:
+    d = json.loads(line)["data"]
+    if (d["policy"] == "default") == (want == ""):
+        print(" ".join("%s=%s" % (k, d[k]) for k in keys) + " ")
+        break' "$1" "$keys"
+}
+mapfile -t specs <"$here/workloads"
+case_rc() { sed -n "s/^qemu-case $1 rc=//p" "$out/serial.txt"; }
+# with no policy, and detached: the default
+for w in "${!specs[@]}"; do
+	spec=${specs[$w]} want=$(sim "" "${specs[$w]}")
+	for n in 0 d; do
+		g=$(got $n $((w + 1)))
+		what="no policy"
+		[ $n = d ] && what="detached"
+		[ "$g" = "$want" ] && pass "$what: $spec" || fail "$what: $spec" "kernel [$g] sim [$want]"
+	done
+done
+n=0
+while IFS='|' read -r files args expect; do
+	n=$((n + 1))
+	row=""
+	IFS='+' read -ra fs <<<"$files"
+	for f in "${fs[@]}"; do
+		case $f in */*) p=$top/$f ;; *) p=$top/stdlib/policies/$f ;; esac
+		row=${row:+$row+}$p
+	done
+	row=$row${args:+:$args}
+	rc=$(case_rc $n)
+	if [ "${expect%%:*}" = refused ]; then
+		o=$(sed -n "s/^qemu-out $n //p" "$out/serial.txt")
+		[ "$rc" = 1 ] && grep -qF -- "${expect#refused:}" <<<"$o" &&
+			grep -qE '^/gpux/p/[^ ]+:[0-9]+:[0-9]+-[0-9]+: ERROR: cannot load the policy' <<<"$o" &&
+			pass "$files${args:+ $args}: refused by the kernel's verifier, a located error" ||
+			fail "$files${args:+ $args}: refused by the kernel's verifier" "rc ${rc:-none}: $(tail -3 <<<"$o")"
+		continue
+	fi
+	if [ "$rc" != 0 ]; then
+		fail "$files${args:+ $args}: gpux attached and ran (rc ${rc:-none})" \
+			"$(sed -n "s/^qemu-out $n //p" "$out/serial.txt" | tail -8)"
+		continue
+	fi
+	for w in "${!specs[@]}"; do
+		spec=${specs[$w]}
+		want=$(sim "$row" "$spec")
+		g=$(got $n $((w + 1)))
+		[ -n "$want" ] && [ "$g" = "$want" ] && pass "$files${args:+ $args} on $spec: kernel = --sim" ||
+			fail "$files${args:+ $args} on $spec: kernel = --sim" "kernel [$g] sim [$want]"
+	done
+	# the nonsense decisions were made, and ignored
+	case $files in
+	*bad_return.gpx)
+		b=$(awk -v n=$n '$1 == "qemu-result" && $2 == n && $4 == "bad_returns" { s += $5 } END { print s + 0 }' "$out/serial.txt")
+		[ "$b" -gt 0 ] && pass "bad returns ignored by the module ($b)" || fail "bad returns seen" "0" ;;
+	*long_loop.gpx)
+		h=$(awk -v n=$n '$1 == "qemu-result" && $2 == n && $4 == "hook_calls" { s += $5 } END { print s + 0 }' "$out/serial.txt")
+		[ "$h" -gt 0 ] && pass "the spinning hook ran ($h calls)" || fail "the spinning hook ran" "0 calls" ;;
+	esac
+done <"$out/cases"
+# detached mid-run
+mid() { sed -n "s/^qemu-midrun${2:-} $1 //p" "$out/serial.txt" | head -n 1; }
+[ "$(mid attached)" = 1 ] && [ "$(mid gpux_rc)" = 0 ] && [ "$(mid write_rc)" = 0 ] &&
+	[ "$(mid status)" = 0 ] && [ -n "$(mid accesses)" ] &&
+	[ "$(mid accesses)" = "$(mid accesses -default)" ] &&
+	[ "$(mid hook_calls)" -gt 0 ] && [ "$(mid unattached)" -gt 0 ] &&
+	pass "a policy detached mid-run: $(mid hook_calls) hook calls, then $(mid unattached) on the default path; every access counted ($(mid accesses))" ||
+	fail "a policy detached mid-run" "attached $(mid attached) gpux $(mid gpux_rc) write $(mid write_rc) status $(mid status) accesses $(mid accesses) of $(mid accesses -default), hooks $(mid hook_calls) then $(mid unattached)"
+t1=$(date +%s)
+echo "qemu: kernel $abi; build $((tb - t0)) s, VM $((tv - tb)) s, all $((t1 - t0)) s; $fails failed"
+[ $fails = 0 ]
