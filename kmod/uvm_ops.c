@@ -5,18 +5,13 @@
  * checks each program against this module's BTF; the kernel keeps
  * authority: a hook's return value outside the decisions is the
  * runner's to ignore, and detaching leaves the default path. */
-#include <linux/bpf.h>
-#include <linux/bpf_verifier.h>
-#include <linux/btf.h>
 #include <linux/btf_ids.h>
 #include <linux/module.h>
-#include <linux/mutex.h>
-#include <linux/rcupdate.h>
 
+#include "sops.h"
 #include "uvm_ops.h"
 
-static struct gpu_mem_ops __rcu *attached;
-static DEFINE_MUTEX(reg_lock);
+static struct kmod_sops_slot slot = { .lock = __MUTEX_INITIALIZER(slot.lock) };
 static const struct kmod_uvm_env *env;
 
 void kmod_uvm_set_env(const struct kmod_uvm_env *e)
@@ -36,20 +31,10 @@ noinline void uvm_perf_prefetch_get_hint_va_block(uvm_va_block_t *va_block,
 
 bool kmod_uvm_attached(void)
 {
-	return rcu_access_pointer(attached) != NULL;
+	return rcu_access_pointer(slot.attached) != NULL;
 }
 
-#define CALL(member, ...)                                                      \
-	({                                                                     \
-		int r_ = KMOD_NO_POLICY;                                       \
-		struct gpu_mem_ops *o_;                                        \
-		rcu_read_lock();                                               \
-		o_ = rcu_dereference(attached);                                \
-		if (o_)                                                        \
-			r_ = o_->member ? o_->member(__VA_ARGS__) : KMOD_NO_HOOK; \
-		rcu_read_unlock();                                             \
-		r_;                                                            \
-	})
+#define CALL(member, ...) KMOD_SOPS_CALL(&slot, struct gpu_mem_ops, member, __VA_ARGS__)
 
 int kmod_uvm_prefetch(uvm_page_index_t page_index, uvm_perf_prefetch_bitmap_tree_t *tree,
 		      uvm_va_block_region_t *max_region, uvm_va_block_region_t *result)
@@ -123,48 +108,19 @@ static const struct btf_kfunc_id_set uvm_kfunc_set = {
 
 /* ---- struct_ops ---- */
 
-static bool ops_is_valid_access(int off, int size, enum bpf_access_type type,
-				const struct bpf_prog *prog, struct bpf_insn_access_aux *info)
-{
-	return bpf_tracing_btf_ctx_access(off, size, type, prog, info);
-}
-
 static const struct bpf_verifier_ops ops_verifier = {
-	.get_func_proto = bpf_base_func_proto,
-	.is_valid_access = ops_is_valid_access,
+	.get_func_proto = kmod_sops_func_proto,
+	.is_valid_access = kmod_sops_valid_access,
 };
-
-static int ops_init(struct btf *btf)
-{
-	return 0;
-}
-
-static int ops_init_member(const struct btf_type *t, const struct btf_member *member, void *kdata,
-			   const void *udata)
-{
-	return 0; /* function pointers only: the kernel fills them */
-}
 
 static int ops_reg(void *kdata, struct bpf_link *link)
 {
-	int rc = 0;
-
-	mutex_lock(&reg_lock);
-	if (rcu_access_pointer(attached))
-		rc = -EBUSY; /* one policy at a time, as the driver */
-	else
-		rcu_assign_pointer(attached, (struct gpu_mem_ops *)kdata);
-	mutex_unlock(&reg_lock);
-	return rc;
+	return kmod_sops_reg(&slot, kdata);
 }
 
 static void ops_unreg(void *kdata, struct bpf_link *link)
 {
-	mutex_lock(&reg_lock);
-	if (rcu_access_pointer(attached) == kdata)
-		RCU_INIT_POINTER(attached, NULL);
-	mutex_unlock(&reg_lock);
-	synchronize_rcu(); /* no hook runs the detached programs after this */
+	kmod_sops_unreg(&slot, kdata);
 }
 
 static int stub_trigger(const char *buf, int len)
@@ -209,8 +165,8 @@ static struct gpu_mem_ops ops_stubs = {
 
 static struct bpf_struct_ops bpf_gpu_mem_ops = {
 	.verifier_ops = &ops_verifier,
-	.init = ops_init,
-	.init_member = ops_init_member,
+	.init = kmod_sops_init,
+	.init_member = kmod_sops_init_member,
 	.reg = ops_reg,
 	.unreg = ops_unreg,
 	.cfi_stubs = &ops_stubs,

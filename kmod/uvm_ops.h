@@ -42,9 +42,8 @@ noinline void uvm_perf_prefetch_get_hint_va_block(uvm_va_block_t *va_block,
 						  void *faulted_pages, u32 faulted_region,
 						  uvm_perf_prefetch_bitmap_tree_t *bitmap_tree);
 
-/* The attached policy's hooks: what it returned, or one of these. */
-#define KMOD_NO_POLICY (-1) /* none attached (or detached since the run began) */
-#define KMOD_NO_HOOK (-2)   /* the attached policy has no such member */
+/* The attached policy's hooks: what it returned, or KMOD_NO_POLICY,
+ * KMOD_NO_HOOK (hook_status.h). */
 int kmod_uvm_prefetch(uvm_page_index_t page_index, uvm_perf_prefetch_bitmap_tree_t *tree,
 		      uvm_va_block_region_t *max_region, uvm_va_block_region_t *result);
 int kmod_uvm_prefetch_iter(uvm_perf_prefetch_bitmap_tree_t *tree, uvm_va_block_region_t *max_region,

@@ -11,6 +11,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include "hook_status.h"
 #include "uvm_ops.h"
 #include "uvm_run.h"
 #include "uvm.h"
@@ -255,6 +256,7 @@ int kmod_run(const char *spec, struct kmod_run_stats *st, char *err, size_t errl
 	r.u = uvm_new(gpu, kmod_uvm_attached() ? &hooks : NULL);
 	if (!r.u)
 		goto nomem;
+	uvm_set_params(r.u, workload_uvm_params(w)); /* thrashing_*= keys, as --sim */
 	r.nchunks = uvm_chunk_count(r.u);
 	r.chunks = kvcalloc(r.nchunks, sizeof(*r.chunks), GFP_KERNEL);
 	r.blocks = kvcalloc(r.nchunks, sizeof(*r.blocks), GFP_KERNEL);

@@ -5,14 +5,16 @@
 # prints, read back by run.sh from the serial console:
 #   qemu: module loaded | qemu: insmod failed
 #   qemu-case N rc=RC            (N: a line of cases, 0 none, d detached)
-#   qemu-result N W KEY VALUE    (W: a line of workloads)
+#   qemu-result N W KEY VALUE    (W: a line of workloads; the memory model)
+#   qemu-sched N W KEY VALUE     (its tenants through the scheduling model)
 #   qemu-out N TEXT              gpux's output, when it failed
 #   qemu-midrun KEY VALUE
 run=/sys/kernel/debug/gpux_uvm/run
 res=/sys/kernel/debug/gpux_uvm/result
-if insmod /lib/modules/nvidia_uvm.ko; then echo "qemu: module loaded"
+if insmod /lib/modules/nvidia_uvm.ko && insmod /lib/modules/nvidia.ko; then
+	echo "qemu: module loaded"
 else echo "qemu: insmod failed"; exit 1; fi
-[ -f /sys/kernel/btf/nvidia_uvm ] && echo "qemu: module btf"
+[ -f /sys/kernel/btf/nvidia_uvm ] && [ -f /sys/kernel/btf/nvidia ] && echo "qemu: module btf"
 cat >/tmp/workloads.sh <<'EOF'
 # workloads.sh N: each workload through the module, its counts tagged
 w=0
@@ -20,6 +22,8 @@ while read -r spec; do
 	w=$((w + 1))
 	echo "$spec" >/sys/kernel/debug/gpux_uvm/run
 	sed "s/^/qemu-result $1 $w /" /sys/kernel/debug/gpux_uvm/result
+	echo "$spec" >/sys/kernel/debug/gpux_sched/run
+	sed "s/^/qemu-sched $1 $w /" /sys/kernel/debug/gpux_sched/result
 done </qemu/workloads
 EOF
 sh /tmp/workloads.sh 0
@@ -35,9 +39,9 @@ while IFS='|' read -r files args expect; do
 	set +f
 	./gpux -q -c "sh /tmp/workloads.sh $n" "$@" >/tmp/out 2>&1
 	rc=$?
-	grep '^qemu-result' /tmp/out
+	grep -E '^qemu-(result|sched)' /tmp/out
 	echo "qemu-case $n rc=$rc"
-	[ $rc = 0 ] || grep -v '^qemu-result' /tmp/out | sed "s/^/qemu-out $n /"
+	[ $rc = 0 ] || grep -vE '^qemu-(result|sched)' /tmp/out | sed "s/^/qemu-out $n /"
 done </qemu/cases
 # detached: the module's default path again
 sh /tmp/workloads.sh d

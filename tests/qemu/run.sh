@@ -79,6 +79,24 @@ for line in sys.stdin:
         print(" ".join("%s=%s" % (k, d[k]) for k in keys) + " ")
         break' "$1" "$keys"
 }
+# tenants N W: the guest's scheduling outcome, "PID TIMESLICE/INTERLEAVE/FINISH/REJECTED" a line
+tenants() {
+	awk -v n="$1" -v w="$2" '$1 == "qemu-sched" && $2 == n && $3 == w && $4 ~ /^tenant/ {
+		sub(/^tenant/, "", $4); print $4, $5 }' "$out/serial.txt" | sort
+}
+# sim_tenants ROW SPEC: the same from gpux --sim (nothing where the row has no scheduling hooks)
+sim_tenants() {
+	"$gpux" -f json --sim "$2" "$1" 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    d = json.loads(line)["data"]
+    if d["policy"] != "default":
+        for t in d.get("tenants", []):
+            print(t["pid"], "%d/%d/%d/%d" % (t["timeslice_us"], t["interleave"], t["finish_us"], t["rejected"]))' | sort
+}
+sched_calls() {
+	awk -v n="$1" -v w="$2" '$1 == "qemu-sched" && $2 == n && $3 == w && $4 == "hook_calls" { print $5 }' "$out/serial.txt"
+}
 mapfile -t specs <"$here/workloads"
 case_rc() { sed -n "s/^qemu-case $1 rc=//p" "$out/serial.txt"; }
 # with no policy, and detached: the default
@@ -121,6 +139,14 @@ while IFS='|' read -r files args expect; do
 		g=$(got $n $((w + 1)))
 		[ -n "$want" ] && [ "$g" = "$want" ] && pass "$files${args:+ $args} on $spec: kernel = --sim" ||
 			fail "$files${args:+ $args} on $spec: kernel = --sim" "kernel [$g] sim [$want]"
+		st=$(sim_tenants "$row" "$spec")
+		if [ -n "$st" ]; then
+			gt=$(tenants $n $((w + 1)))
+			[ "$gt" = "$st" ] && pass "$files${args:+ $args} on $spec: tenants' timeslices and finish = --sim" ||
+				fail "$files${args:+ $args} on $spec: tenants = --sim" "kernel [$(echo $gt)] sim [$(echo $st)]"
+		elif [ "$(sched_calls $n $((w + 1)))" != 0 ]; then
+			fail "$files${args:+ $args} on $spec: no scheduling hooks" "$(sched_calls $n $((w + 1))) calls"
+		fi
 	done
 	# the nonsense decisions were made, and ignored
 	case $files in
