@@ -12,6 +12,9 @@
 
 #include "host_live_priv.h"
 #include "host_path.h"
+#include "host_verdict.h"
+
+static struct span refused; /* the probe the kernel's verifier refused last */
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -260,14 +263,39 @@ static int load(struct host_live *l, char *err, size_t errlen)
 		if (sm && !strcmp(bpf_map__name(m), HOST_EVENTS_MAP))
 			l->shared_events = true;
 	}
+	libbpf_print_fn_t print = host_verdict_begin();
 	int e = bpf_object__load(l->bo);
-	if (e) {
-		snprintf(err, errlen, l->run == HOST_RUN_DRIVER
-			 ? "cannot load the policy for the driver: %s (libbpf said why above)"
-			 : "the kernel refused the programs: %s", strerror(-e));
+	if (!e) {
+		host_verdict_end(print, true); /* libbpf's warnings, as always */
+		return 0;
+	}
+	/* the verifier's reason, located at the probe it refused: the raw
+	 * log only on request (or when it says nothing gpux can read) */
+	struct host_verdict v;
+	const struct host_prog *hp = host_verdict_read(&v) ? host_live_prog(l->obj, v.prog) : NULL;
+	host_verdict_end(print, !hp || getenv("GPUX_VERIFIER_LOG"));
+	if (hp) {
+		refused = hp->span;
+		const char *ln = strrchr(v.where, ':');
+		snprintf(err, errlen, "the kernel's verifier refused %s: %s%s%s%s%s%s", hp->probe,
+			 v.message, v.source[0] ? ", at `" : "", v.source, v.source[0] ? "`" : "",
+			 ln ? " (line " : "", ln ? ln + 1 : "");
+		if (ln && strlen(err) + 2 < errlen)
+			strcat(err, ")");
 		return -1;
 	}
-	return 0;
+	snprintf(err, errlen, l->run == HOST_RUN_DRIVER
+		 ? "cannot load the policy for the driver: %s (libbpf said why above)"
+		 : "the kernel refused the programs: %s", strerror(-e));
+	return -1;
+}
+
+bool host_live_refused(struct span *where)
+{
+	if (!refused.first_line)
+		return false;
+	*where = refused;
+	return true;
 }
 
 static bool is_uprobe(const struct bpf_program *p)

@@ -9,6 +9,7 @@
 #ifndef GPUX_HOST_LIVE_H
 #define GPUX_HOST_LIVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "llvm_host.h"
@@ -35,6 +36,10 @@ int host_live_driver_check(char *err, size_t errlen);
 int host_live_open_driver(const struct host_obj *obj, const struct host_live *share,
 			  host_live_rec_fn rec, void *arg, struct host_live **out,
 			  char *err, size_t errlen);
+/* After host_live_open or host_live_open_driver failed because the
+ * kernel's verifier refused a program: the span of its probe (the
+ * message said why). false otherwise. */
+bool host_live_refused(struct span *where);
 /* How many probes are attached (for a driver run: struct_ops maps). */
 int host_live_attached(const struct host_live *l);
 /* A descriptor that polls readable when records wait (-1 if the program

@@ -29,7 +29,11 @@ static int d_open(struct backend *b, struct diags *d)
 	struct backend *kb = r->be[RUNNER_KERNEL];
 	if (k->api->live_open_driver(&r->obj, kb ? kernel_backend_live(kb) : NULL, rec_handle,
 				     &r->rs, &k->l, err, sizeof(err))) {
-		diag_error(d, run_first_attach(r->prog, RUNNER_DRIVER)->span, "%s", err);
+		struct span at = run_first_attach(r->prog, RUNNER_DRIVER)->span;
+		bool verifier = k->api->live_refused(&at);
+		struct diag *dg = diag_error(d, at, "%s", err);
+		if (verifier)
+			diag_hint(dg, "GPUX_VERIFIER_LOG=1 prints the verifier's whole log");
 		return -1;
 	}
 	return run_maps_add_owned(r, b, RUNNER_DRIVER, d);

@@ -63,7 +63,12 @@ static int k_open(struct backend *b, struct diags *d)
 	int pid = r->child ? 0 : (int)r->o->pid;
 	r->rs.watch = (struct rec_watch){ k_watch_set, k_watch_unset, k };
 	if (k->api->live_open(&r->obj, pid, rec_handle, &r->rs, &k->l, err, sizeof(err))) {
-		diag_error_nospan(d, "%s", err);
+		struct span at;
+		if (k->api->live_refused(&at))
+			diag_hint(diag_error(d, at, "%s", err),
+				  "GPUX_VERIFIER_LOG=1 prints the verifier's whole log");
+		else
+			diag_error_nospan(d, "%s", err);
 		return -1;
 	}
 	return run_maps_add_owned(r, b, RUNNER_KERNEL, d);

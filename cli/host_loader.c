@@ -45,6 +45,7 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.binding_free = dlsym(h, "host_binding_free");
 	*(void **)&api.live_driver_check = dlsym(h, "host_live_driver_check");
 	*(void **)&api.live_open_driver = dlsym(h, "host_live_open_driver");
+	*(void **)&api.live_refused = dlsym(h, "host_live_refused");
 	*(void **)&api.resolve_target = dlsym(h, "host_resolve_target");
 	*(void **)&api.glob_symbols = dlsym(h, "host_glob_symbols");
 	*(void **)&api.syms_free = dlsym(h, "host_syms_free");
@@ -63,7 +64,7 @@ const struct host_api *host_module_open(struct diags *diags)
 	    !api.live_detach || !api.live_map_read || !api.live_map_clear ||
 	    !api.live_map_zero || !api.live_close || !api.live_watch || !api.live_unwatch ||
 	    !api.bind_driver || !api.binding_free ||
-	    !api.live_driver_check || !api.live_open_driver) {
+	    !api.live_driver_check || !api.live_open_driver || !api.live_refused) {
 		/* built without libbpf: cannot attach nor read BTF */
 		api.live_open = NULL;
 		api.bind_driver = NULL;

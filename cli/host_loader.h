@@ -39,6 +39,8 @@ struct host_api {
 	int (*live_driver_check)(char *, size_t);
 	int (*live_open_driver)(const struct host_obj *, const struct host_live *,
 				host_live_rec_fn, void *, struct host_live **, char *, size_t);
+	/* the probe the kernel's verifier refused, after a failed open */
+	bool (*live_refused)(struct span *);
 	/* Binaries' functions (host_path.h), for -l */
 	int (*resolve_target)(const char *, int, char *, size_t);
 	int (*glob_symbols)(const char *, const char *, struct host_syms *);

@@ -73,6 +73,7 @@ if(GPUX_HOST_LIBBPF)
   target_sources(gpux_host_objs PRIVATE ${PROJECT_SOURCE_DIR}/attach/host_live.c
                  ${PROJECT_SOURCE_DIR}/attach/host_breakpoint.c
                  ${PROJECT_SOURCE_DIR}/attach/host_driver.c
+                 ${PROJECT_SOURCE_DIR}/attach/host_verdict.c
                  ${CMAKE_CURRENT_LIST_DIR}/host_bind.c)
 endif()
 set_target_properties(gpux_host_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)

@@ -123,8 +123,9 @@ while IFS='|' read -r files args expect; do
 	if [ "${expect%%:*}" = refused ]; then
 		o=$(sed -n "s/^qemu-out $n //p" "$out/serial.txt")
 		[ "$rc" = 1 ] && grep -qF -- "${expect#refused:}" <<<"$o" &&
-			grep -qE '^/gpux/p/[^ ]+:[0-9]+:[0-9]+-[0-9]+: ERROR: cannot load the policy' <<<"$o" &&
-			pass "$files${args:+ $args}: refused by the kernel's verifier, a located error" ||
+			grep -qE "^/gpux/p/[^ ]+:[0-9]+:[0-9]+-[0-9]+: ERROR: the kernel's verifier refused gpu_" <<<"$o" &&
+			! grep -q 'PROG LOAD LOG' <<<"$o" &&
+			pass "$files${args:+ $args}: refused by the kernel's verifier, one located error: $(grep -o "verifier refused.*" <<<"$o" | head -n 1)" ||
 			fail "$files${args:+ $args}: refused by the kernel's verifier" "rc ${rc:-none}: $(tail -3 <<<"$o")"
 		continue
 	fi
