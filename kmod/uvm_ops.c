@@ -37,26 +37,26 @@ bool kmod_uvm_attached(void)
 #define CALL(member, ...) KMOD_SOPS_CALL(&slot, struct gpu_mem_ops, member, __VA_ARGS__)
 
 int kmod_uvm_prefetch(uvm_page_index_t page_index, uvm_perf_prefetch_bitmap_tree_t *tree,
-		      uvm_va_block_region_t *max_region, uvm_va_block_region_t *result)
+		      uvm_va_block_region_t *max_region, kmod_region_out_t *result)
 {
 	return CALL(gpu_page_prefetch, page_index, tree, max_region, result);
 }
 
 int kmod_uvm_prefetch_iter(uvm_perf_prefetch_bitmap_tree_t *tree, uvm_va_block_region_t *max_region,
 			   uvm_va_block_region_t *current_region, unsigned int counter,
-			   uvm_va_block_region_t *result)
+			   kmod_region_out_t *result)
 {
 	return CALL(gpu_page_prefetch_iter, tree, max_region, current_region, counter, result);
 }
 
-int kmod_uvm_activate(uvm_pmm_gpu_t *pmm, uvm_gpu_chunk_t *chunk, struct list_head *list)
+int kmod_uvm_activate(uvm_pmm_gpu_t *pmm, uvm_gpu_chunk_t *chunk, kmod_chunk_arg_t *arg)
 {
-	return CALL(gpu_block_activate, pmm, chunk, list);
+	return CALL(gpu_block_activate, pmm, chunk, arg);
 }
 
-int kmod_uvm_access(uvm_pmm_gpu_t *pmm, uvm_gpu_chunk_t *chunk, struct list_head *list)
+int kmod_uvm_access(uvm_pmm_gpu_t *pmm, uvm_gpu_chunk_t *chunk, kmod_chunk_arg_t *arg)
 {
-	return CALL(gpu_block_access, pmm, chunk, list);
+	return CALL(gpu_block_access, pmm, chunk, arg);
 }
 
 int kmod_uvm_evict_prepare(uvm_pmm_gpu_t *pmm, struct list_head *used, struct list_head *unused)
@@ -68,6 +68,30 @@ int kmod_uvm_evict_prepare(uvm_pmm_gpu_t *pmm, struct list_head *used, struct li
 
 __bpf_kfunc_start_defs();
 
+#ifdef KMOD_DECISION
+/* requests on the hook's own chunk, applied by the runner after it */
+__bpf_kfunc int bpf_gpu_request_reorder(uvm_bpf_pmm_decision_ctx_t *decision_ctx, u64 destination,
+					u64 position)
+{
+	if (destination != KMOD_REORDER_USED ||
+	    (position != KMOD_REORDER_HEAD && position != KMOD_REORDER_TAIL))
+		return -EINVAL;
+	decision_ctx->request_destination = destination;
+	decision_ctx->request_position = position;
+	return 0;
+}
+
+__bpf_kfunc int bpf_gpu_set_prefetch_region(uvm_bpf_prefetch_decision_t *decision_ctx, u64 first,
+					    u64 outer)
+{
+	if (first > outer || outer > UVM_VA_BLOCK_PAGES)
+		return -EINVAL;
+	decision_ctx->attempted = 1;
+	decision_ctx->first = first;
+	decision_ctx->outer = outer;
+	return 0;
+}
+#else
 __bpf_kfunc void bpf_gpu_block_move_head(uvm_gpu_chunk_t *chunk, struct list_head *list)
 {
 	const struct kmod_uvm_env *e = READ_ONCE(env);
@@ -92,13 +116,19 @@ __bpf_kfunc void bpf_gpu_set_prefetch_region(uvm_va_block_region_t *region, uvm_
 	if (e && e->region)
 		e->region(e->arg, region, first, outer);
 }
+#endif
 
 __bpf_kfunc_end_defs();
 
 BTF_KFUNCS_START(uvm_kfunc_ids)
+#ifdef KMOD_DECISION
+BTF_ID_FLAGS(func, bpf_gpu_request_reorder)
+BTF_ID_FLAGS(func, bpf_gpu_set_prefetch_region)
+#else
 BTF_ID_FLAGS(func, bpf_gpu_block_move_head)
 BTF_ID_FLAGS(func, bpf_gpu_block_move_tail)
 BTF_ID_FLAGS(func, bpf_gpu_set_prefetch_region)
+#endif
 BTF_KFUNCS_END(uvm_kfunc_ids)
 
 static const struct btf_kfunc_id_set uvm_kfunc_set = {
@@ -130,7 +160,7 @@ static int stub_trigger(const char *buf, int len)
 
 static int stub_prefetch(uvm_page_index_t page_index, uvm_perf_prefetch_bitmap_tree_t *bitmap_tree,
 			 uvm_va_block_region_t *max_prefetch_region,
-			 uvm_va_block_region_t *result_region)
+			 kmod_region_out_t *result_region)
 {
 	return 0;
 }
@@ -138,12 +168,12 @@ static int stub_prefetch(uvm_page_index_t page_index, uvm_perf_prefetch_bitmap_t
 static int stub_iter(uvm_perf_prefetch_bitmap_tree_t *bitmap_tree,
 		     uvm_va_block_region_t *max_prefetch_region,
 		     uvm_va_block_region_t *current_region, unsigned int counter,
-		     uvm_va_block_region_t *prefetch_region)
+		     kmod_region_out_t *prefetch_region)
 {
 	return 0;
 }
 
-static int stub_chunk(uvm_pmm_gpu_t *pmm, uvm_gpu_chunk_t *chunk, struct list_head *list)
+static int stub_chunk(uvm_pmm_gpu_t *pmm, uvm_gpu_chunk_t *chunk, kmod_chunk_arg_t *list)
 {
 	return 0;
 }

@@ -153,22 +153,55 @@ static void k_region(void *arg, uvm_va_block_region_t *region, u32 first, u32 ou
 
 /* ---- the model's hooks ---- */
 
-static int h_activate(void *arg, struct uvm *u, u32 chunk, u32 pid)
+#ifdef KMOD_DECISION
+/* a chunk hook's context; the driver applies its request after the hook */
+static int chunk_hook(struct run *r, u32 chunk,
+		      int (*hook)(uvm_pmm_gpu_t *, uvm_gpu_chunk_t *, kmod_chunk_arg_t *))
 {
-	struct run *r = arg;
+	uvm_bpf_pmm_decision_ctx_t dc = { .pmm = &r->pmm, .root_chunk = &r->chunks[chunk] };
+	int d;
 
 	fill_chunk(r, chunk);
 	sync_lists(r);
-	return decision(r, kmod_uvm_activate(&r->pmm, &r->chunks[chunk], &r->pmm.va_block_used));
+	d = decision(r, hook(&r->pmm, &r->chunks[chunk], &dc));
+	if (dc.request_destination == KMOD_REORDER_USED) {
+		if (dc.request_position == KMOD_REORDER_HEAD)
+			uvm_move_head(r->u, chunk);
+		else
+			uvm_move_tail(r->u, chunk);
+		r->st->moves++;
+	}
+	return d;
+}
+
+static void region_out(struct run *r, const kmod_region_out_t *out)
+{
+	if (out->attempted && uvm_set_prefetch_region(r->u, (u32)out->first, (u32)out->outer))
+		r->st->regions++;
+}
+#else
+static int chunk_hook(struct run *r, u32 chunk,
+		      int (*hook)(uvm_pmm_gpu_t *, uvm_gpu_chunk_t *, kmod_chunk_arg_t *))
+{
+	fill_chunk(r, chunk);
+	sync_lists(r);
+	return decision(r, hook(&r->pmm, &r->chunks[chunk], &r->pmm.va_block_used));
+}
+
+static void region_out(struct run *r, const kmod_region_out_t *out)
+{
+	/* bpf_gpu_set_prefetch_region acted during the hook (k_region) */
+}
+#endif
+
+static int h_activate(void *arg, struct uvm *u, u32 chunk, u32 pid)
+{
+	return chunk_hook(arg, chunk, kmod_uvm_activate);
 }
 
 static int h_access(void *arg, struct uvm *u, u32 chunk, u32 pid)
 {
-	struct run *r = arg;
-
-	fill_chunk(r, chunk);
-	sync_lists(r);
-	return decision(r, kmod_uvm_access(&r->pmm, &r->chunks[chunk], &r->pmm.va_block_used));
+	return chunk_hook(arg, chunk, kmod_uvm_access);
 }
 
 static void h_evict(void *arg, struct uvm *u, u32 pid)
@@ -197,12 +230,15 @@ static int h_prefetch(void *arg, struct uvm *u, const struct uvm_prefetch_call *
 	uvm_perf_prefetch_bitmap_tree_t tree;
 	uvm_va_block_region_t max = { (uvm_page_index_t)c->max_first,
 				      (uvm_page_index_t)c->max_outer };
-	uvm_va_block_region_t result = { 0, 0 };
+	kmod_region_out_t result = { 0 };
+	int d;
 
 	tree_of(&tree, c->populated);
 	set_block(r, &r->fault_block, c->block, c->tenant);
 	uvm_perf_prefetch_get_hint_va_block(&r->fault_block, NULL, 0, NULL, 0, &tree);
-	return decision(r, kmod_uvm_prefetch((uvm_page_index_t)c->page_index, &tree, &max, &result));
+	d = decision(r, kmod_uvm_prefetch((uvm_page_index_t)c->page_index, &tree, &max, &result));
+	region_out(r, &result);
+	return d;
 }
 
 static int h_iter(void *arg, struct uvm *u, const struct uvm_iter_call *c)
@@ -211,11 +247,14 @@ static int h_iter(void *arg, struct uvm *u, const struct uvm_iter_call *c)
 	uvm_perf_prefetch_bitmap_tree_t tree = { 0 };
 	uvm_va_block_region_t max = { 0, UVM_VA_BLOCK_PAGES };
 	uvm_va_block_region_t cur = { (uvm_page_index_t)c->first, (uvm_page_index_t)c->outer };
-	uvm_va_block_region_t result = { 0, 0 };
+	kmod_region_out_t result = { 0 };
+	int d;
 
 	tree.leaf_count = UVM_VA_BLOCK_PAGES;
 	tree.level_count = 10;
-	return decision(r, kmod_uvm_prefetch_iter(&tree, &max, &cur, c->counter, &result));
+	d = decision(r, kmod_uvm_prefetch_iter(&tree, &max, &cur, c->counter, &result));
+	region_out(r, &result);
+	return d;
 }
 
 /* ---- a run ---- */

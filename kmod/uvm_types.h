@@ -85,6 +85,28 @@ typedef struct uvm_pmm_gpu_struct {
 	struct list_head va_block_unused;
 } uvm_pmm_gpu_t;
 
+#ifdef KMOD_DECISION
+/* gpu_ext's newest generation hands the hooks decision contexts: a
+ * policy requests, and the driver applies the request after the hook. */
+typedef struct uvm_bpf_prefetch_decision {
+	u8 attempted;
+	u8 conflict;
+	u64 first, outer; /* the region asked for (bpf_gpu_set_prefetch_region) */
+} uvm_bpf_prefetch_decision_t;
+
+typedef struct uvm_bpf_pmm_decision_ctx {
+	uvm_pmm_gpu_t *pmm;
+	void *root_chunk;        /* the hook's own chunk */
+	u64 observed;
+	u64 request_destination; /* KMOD_REORDER_*: what the policy asked for */
+	u64 request_position;
+} uvm_bpf_pmm_decision_ctx_t;
+
+#define KMOD_REORDER_USED 1
+#define KMOD_REORDER_HEAD 1
+#define KMOD_REORDER_TAIL 2
+#endif
+
 /* The hooks' decisions (gpu_ext's). */
 enum { UVM_BPF_ACTION_DEFAULT = 0, UVM_BPF_ACTION_BYPASS = 1, UVM_BPF_ACTION_ENTER_LOOP = 2 };
 

@@ -4,7 +4,8 @@
 # default path), then detaches a policy in the middle of a run. What it
 # prints, read back by run.sh from the serial console:
 #   qemu: module loaded | qemu: insmod failed
-#   qemu-case N rc=RC            (N: a line of cases, 0 none, d detached)
+#   qemu-case N rc=RC            (N: a line of cases, 0 none, d detached;
+#                                 DN: a line of cases, the decision module)
 #   qemu-result N W KEY VALUE    (W: a line of workloads; the memory model)
 #   qemu-sched N W KEY VALUE     (its tenants through the scheduling model)
 #   qemu-out N TEXT              gpux's output, when it failed
@@ -29,20 +30,24 @@ EOF
 sh /tmp/workloads.sh 0
 echo "qemu-case 0 rc=0"
 cd /gpux || exit 1
-n=0
-while IFS='|' read -r files args expect; do
-	case $files in '' | '#'*) continue ;; esac
-	n=$((n + 1))
-	set -f
-	# shellcheck disable=SC2046 # split on purpose: the files, the arguments
-	set -- $(echo "$files" | tr '+' ' ' | sed 's|\([^ ]*\)|/gpux/p/\1|g') $(echo "$args" | tr ':' ' ')
-	set +f
-	./gpux -q -c "sh /tmp/workloads.sh $n" "$@" >/tmp/out 2>&1
-	rc=$?
-	grep -E '^qemu-(result|sched)' /tmp/out
-	echo "qemu-case $n rc=$rc"
-	[ $rc = 0 ] || grep -vE '^qemu-(result|sched)' /tmp/out | sed "s/^/qemu-out $n /"
-done </qemu/cases
+# cases TAG: each policy of /qemu/cases attached, its runs tagged TAGN
+cases() {
+	tag=$1 n=0
+	while IFS='|' read -r files args rest; do
+		case $files in '' | '#'*) continue ;; esac
+		n=$((n + 1))
+		set -f
+		# shellcheck disable=SC2046 # split on purpose: the files, the arguments
+		set -- $(echo "$files" | tr '+' ' ' | sed 's|\([^ ]*\)|/gpux/p/\1|g') $(echo "$args" | tr ':' ' ')
+		set +f
+		./gpux -q -c "sh /tmp/workloads.sh $tag$n" "$@" >/tmp/out 2>&1
+		rc=$?
+		grep -E '^qemu-(result|sched)' /tmp/out
+		echo "qemu-case $tag$n rc=$rc"
+		[ $rc = 0 ] || grep -vE '^qemu-(result|sched)' /tmp/out | sed "s/^/qemu-out $tag$n /"
+	done </qemu/cases
+}
+cases ''
 # detached: the module's default path again
 sh /tmp/workloads.sh d
 echo "qemu-case d rc=0"
@@ -63,4 +68,10 @@ wait $w
 sed 's/^/qemu-midrun /' $res
 echo "$(cat /qemu/midrun)" >$run
 sed 's/^/qemu-midrun-default /' $res
+# gpu_ext's newest generation: the module again, built with decision
+# contexts (KMOD_ABI=decision), every case again, tagged D
+if rmmod nvidia_uvm && insmod /lib/modules/decision/nvidia_uvm.ko; then
+	echo "qemu: decision module loaded"
+	cases D
+fi
 exit 0

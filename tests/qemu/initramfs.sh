@@ -17,6 +17,10 @@ mkdir -p "$root"/{bin,dev,proc,sys,tmp,run,lib/modules,gpux/p/tests/qemu,etc,qem
 cp "$busybox" "$root/bin/busybox"
 cp "$gpux_dir/gpux" "$gpux_dir/libgpux-host.so" "$root/gpux/"
 cp "$mods"/*.ko "$root/lib/modules/"
+if [ -d "$mods/decision" ]; then # the module's other build (KMOD_ABI=decision)
+	mkdir -p "$root/lib/modules/decision"
+	cp "$mods"/decision/*.ko "$root/lib/modules/decision/"
+fi
 cp "$top"/stdlib/policies/*.gpx "$root/gpux/p/"
 cp -r "$top/tests/qemu/policies" "$root/gpux/p/tests/qemu/"
 cp "$guest" "$root/guest.sh"

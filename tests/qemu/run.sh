@@ -42,7 +42,13 @@ gpux=$out/gpux/cli/gpux
 rm -rf "$out/src" && mkdir -p "$out/src" && cp -r "$top/kmod" "$top/sim" "$out/src/"
 make -C "$out/src/kmod" KDIR="$headers" >"$out/kmod.log" 2>&1 ||
 	{ tail -20 "$out/kmod.log"; echo "FAIL: building kmod/"; exit 1; }
-pass "kmod/ builds against linux-headers-$abi"
+# and nvidia_uvm again with decision contexts, in a copy of its own
+rm -rf "$out/src-decision" && mkdir -p "$out/src-decision" &&
+	cp -r "$top/kmod" "$top/sim" "$out/src-decision/" &&
+	make -C "$out/src-decision/kmod" KDIR="$headers" KMOD_ABI=decision >"$out/kmod-decision.log" 2>&1 ||
+	{ tail -20 "$out/kmod-decision.log"; echo "FAIL: building kmod/ with KMOD_ABI=decision"; exit 1; }
+mkdir -p "$out/src/kmod/decision" && cp "$out/src-decision/kmod/nvidia_uvm.ko" "$out/src/kmod/decision/"
+pass "kmod/ builds against linux-headers-$abi, with lists and with decision contexts"
 grep -v '^#' "$here/cases" | grep -v '^$' >"$out/cases"
 bash "$here/initramfs.sh" "$out/initramfs.cpio" "$busybox" "$out/gpux/cli" "$out/src/kmod" \
 	"$here/guest.sh" "$out/cases" "$here/workloads" "$here/midrun" ||
@@ -56,8 +62,10 @@ tv=$(date +%s)
 tr -d '\r' <"$out/serial.log" >"$out/serial.txt"
 [ $qrc = 0 ] || fail "QEMU exited $qrc (124: past QEMU_TIMEOUT)" "$(tail -5 "$out/serial.txt")"
 grep -q '^qemu: module loaded' "$out/serial.txt" && pass "module loads" || fail "module loads"
-grep -q '^qemu: module btf' "$out/serial.txt" && pass "module BTF in /sys/kernel/btf/nvidia_uvm" ||
+grep -q '^qemu: module btf' "$out/serial.txt" && pass "module BTF in /sys/kernel/btf/nvidia_uvm and nvidia" ||
 	fail "module BTF"
+grep -q '^qemu: decision module loaded' "$out/serial.txt" && pass "nvidia_uvm with decision contexts loads in its place" ||
+	fail "nvidia_uvm with decision contexts loads in its place"
 
 keys="accesses faults batches htod_bytes dtoh_bytes evictions refaults prefetched_pages policy_errors"
 # got N W: the guest's counts of case N on workload W, "key=value ..."
@@ -109,56 +117,61 @@ for w in "${!specs[@]}"; do
 		[ "$g" = "$want" ] && pass "$what: $spec" || fail "$what: $spec" "kernel [$g] sim [$want]"
 	done
 done
-n=0
-while IFS='|' read -r files args expect; do
-	n=$((n + 1))
-	row=""
-	IFS='+' read -ra fs <<<"$files"
-	for f in "${fs[@]}"; do
-		case $f in */*) p=$top/$f ;; *) p=$top/stdlib/policies/$f ;; esac
-		row=${row:+$row+}$p
-	done
-	row=$row${args:+:$args}
-	rc=$(case_rc $n)
-	if [ "${expect%%:*}" = refused ]; then
-		o=$(sed -n "s/^qemu-out $n //p" "$out/serial.txt")
-		[ "$rc" = 1 ] && grep -qF -- "${expect#refused:}" <<<"$o" &&
-			grep -qE "^/gpux/p/[^ ]+:[0-9]+:[0-9]+-[0-9]+: ERROR: the kernel's verifier refused gpu_" <<<"$o" &&
-			! grep -q 'PROG LOAD LOG' <<<"$o" &&
-			pass "$files${args:+ $args}: refused by the kernel's verifier, one located error: $(grep -o "verifier refused.*" <<<"$o" | head -n 1)" ||
-			fail "$files${args:+ $args}: refused by the kernel's verifier" "rc ${rc:-none}: $(tail -3 <<<"$o")"
-		continue
-	fi
-	if [ "$rc" != 0 ]; then
-		fail "$files${args:+ $args}: gpux attached and ran (rc ${rc:-none})" \
-			"$(sed -n "s/^qemu-out $n //p" "$out/serial.txt" | tail -8)"
-		continue
-	fi
-	for w in "${!specs[@]}"; do
-		spec=${specs[$w]}
-		want=$(sim "$row" "$spec")
-		g=$(got $n $((w + 1)))
-		[ -n "$want" ] && [ "$g" = "$want" ] && pass "$files${args:+ $args} on $spec: kernel = --sim" ||
-			fail "$files${args:+ $args} on $spec: kernel = --sim" "kernel [$g] sim [$want]"
-		st=$(sim_tenants "$row" "$spec")
-		if [ -n "$st" ]; then
-			gt=$(tenants $n $((w + 1)))
-			[ "$gt" = "$st" ] && pass "$files${args:+ $args} on $spec: tenants' timeslices and finish = --sim" ||
-				fail "$files${args:+ $args} on $spec: tenants = --sim" "kernel [$(echo $gt)] sim [$(echo $st)]"
-		elif [ "$(sched_calls $n $((w + 1)))" != 0 ]; then
-			fail "$files${args:+ $args} on $spec: no scheduling hooks" "$(sched_calls $n $((w + 1))) calls"
+for tag in '' D; do
+	n=0
+	while IFS='|' read -r files args expect expect_d; do
+		n=$((n + 1))
+		t=$tag$n
+		[ "$tag" = D ] && expect=$expect_d
+		name="$files${args:+ $args}${tag:+ (decision contexts)}"
+		row=""
+		IFS='+' read -ra fs <<<"$files"
+		for f in "${fs[@]}"; do
+			case $f in */*) p=$top/$f ;; *) p=$top/stdlib/policies/$f ;; esac
+			row=${row:+$row+}$p
+		done
+		row=$row${args:+:$args}
+		rc=$(case_rc $t)
+		if [ "${expect%%:*}" = refused ]; then
+			o=$(sed -n "s/^qemu-out $t //p" "$out/serial.txt")
+			[ "$rc" = 1 ] && grep -qF -- "${expect#refused:}" <<<"$o" &&
+				grep -qE "^/gpux/p/[^ ]+:[0-9]+:[0-9]+-[0-9]+: ERROR: " <<<"$o" &&
+				! grep -q 'PROG LOAD LOG' <<<"$o" &&
+				pass "$name: refused, one located error: $(grep -o "ERROR: .*" <<<"$o" | head -n 1)" ||
+				fail "$name: refused" "rc ${rc:-none}: $(tail -3 <<<"$o")"
+			continue
 		fi
-	done
-	# the nonsense decisions were made, and ignored
-	case $files in
-	*bad_return.gpx)
-		b=$(awk -v n=$n '$1 == "qemu-result" && $2 == n && $4 == "bad_returns" { s += $5 } END { print s + 0 }' "$out/serial.txt")
-		[ "$b" -gt 0 ] && pass "bad returns ignored by the module ($b)" || fail "bad returns seen" "0" ;;
-	*long_loop.gpx)
-		h=$(awk -v n=$n '$1 == "qemu-result" && $2 == n && $4 == "hook_calls" { s += $5 } END { print s + 0 }' "$out/serial.txt")
-		[ "$h" -gt 0 ] && pass "the spinning hook ran ($h calls)" || fail "the spinning hook ran" "0 calls" ;;
-	esac
-done <"$out/cases"
+		if [ "$rc" != 0 ]; then
+			fail "$name: gpux attached and ran (rc ${rc:-none})" \
+				"$(sed -n "s/^qemu-out $t //p" "$out/serial.txt" | tail -8)"
+			continue
+		fi
+		for w in "${!specs[@]}"; do
+			spec=${specs[$w]}
+			want=$(sim "$row" "$spec")
+			g=$(got $t $((w + 1)))
+			[ -n "$want" ] && [ "$g" = "$want" ] && pass "$name on $spec: kernel = --sim" ||
+				fail "$name on $spec: kernel = --sim" "kernel [$g] sim [$want]"
+			st=$(sim_tenants "$row" "$spec")
+			if [ -n "$st" ]; then
+				gt=$(tenants $t $((w + 1)))
+				[ "$gt" = "$st" ] && pass "$name on $spec: tenants' timeslices and finish = --sim" ||
+					fail "$name on $spec: tenants = --sim" "kernel [$(echo $gt)] sim [$(echo $st)]"
+			elif [ "$(sched_calls $t $((w + 1)))" != 0 ]; then
+				fail "$name on $spec: no scheduling hooks" "$(sched_calls $t $((w + 1))) calls"
+			fi
+		done
+		# the nonsense decisions were made, and ignored
+		case $files in
+		*bad_return.gpx)
+			b=$(awk -v n=$t '$1 == "qemu-result" && $2 == n && $4 == "bad_returns" { s += $5 } END { print s + 0 }' "$out/serial.txt")
+			[ "$b" -gt 0 ] && pass "$name: bad returns ignored by the module ($b)" || fail "$name: bad returns seen" "0" ;;
+		*long_loop.gpx)
+			h=$(awk -v n=$t '$1 == "qemu-result" && $2 == n && $4 == "hook_calls" { s += $5 } END { print s + 0 }' "$out/serial.txt")
+			[ "$h" -gt 0 ] && pass "$name: the spinning hook ran ($h calls)" || fail "$name: the spinning hook ran" "0 calls" ;;
+		esac
+	done <"$out/cases"
+done
 # detached mid-run
 mid() { sed -n "s/^qemu-midrun${2:-} $1 //p" "$out/serial.txt" | head -n 1; }
 [ "$(mid attached)" = 1 ] && [ "$(mid gpux_rc)" = 0 ] && [ "$(mid write_rc)" = 0 ] &&
