@@ -21,6 +21,9 @@
 #       memcpy on a GPT-2 step (bench/gpu/kernel_level.sh; $OUT/kernel_level/)
 #   scripts/gpu_test.sh timeline [ROUNDS]    -f perfetto of 50 GPT-2 steps
 #       (bench/gpu/timeline.sh: cost, trace checked; $OUT/timeline/)
+#   scripts/gpu_test.sh attach_ab [ROUNDS [W]]  kernel-level tracing's
+#       cost inside one GPT-2 process, gpux -p attached and detached in
+#       turns of W s (bench/gpu/attach_ab.sh; $OUT/attach_ab/)
 # With no arguments the core cases run, then the e2e stage when gpux is
 # built (else it says it is skipped), then the fault injection
 # (tests/gpu/e2e/faults.sh: a program that crashes, gpux SIGKILLed
@@ -61,6 +64,7 @@ bench)
 gpt2) shift; GPUX=$e2e_gpux bash bench/gpu/gpt2.sh "$@"; exit ;;
 kernel_level) shift; GPUX=$e2e_gpux bash bench/gpu/kernel_level.sh "$@"; exit ;;
 timeline) shift; GPUX=$e2e_gpux bash bench/gpu/timeline.sh "$@"; exit ;;
+attach_ab) shift; GPUX=$e2e_gpux bash bench/gpu/attach_ab.sh "$@"; exit ;;
 attach) bash tests/gpu/e2e/attach.sh "$dir/e2e" "$e2e_gpux" "${OUT:-$dir}/attach"; exit ;;
 esac
 

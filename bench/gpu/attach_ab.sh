@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The cost of kernel-level tracing inside one process (issue 39): a
+# GPT-2 training loop (gpt2_loop.py) runs while gpux -p attaches the
+# issue's program (cuda:launch + cuda:kernel_end + a cuda:memcpy count)
+# for W seconds, detaches, waits W seconds, and again, ROUNDS times. Each
+# attached window's median step is set against the mean of the detached
+# windows on either side of it: the machine's slow periods last seconds,
+# so windows seconds apart share them, where separate processes do not
+# (kernel_level.sh). The first SETTLE seconds of each window are left
+# out (attaching, detaching). Also checks that kernel_end saw every
+# launch in each window.
+#   bench/gpu/attach_ab.sh [ROUNDS [W]]   env: GPUX, OUT, SETTLE (default 1),
+#     LOOP (the program, given SECONDS; default gpt2_loop.py)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+gpux=${GPUX:-$here/../../build-gpu/gpux/gpux}
+rounds=${1:-8}
+win=${2:-6}
+settle=${SETTLE:-1}
+out=${OUT:-/tmp}/attach_ab
+mkdir -p "$out"
+mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
+total=$(((2 * rounds + 1) * (win + 2) + 30))
+${LOOP:-python3 $here/gpt2_loop.py} "$total" >"$out/loop.txt" 2>"$out/loop.err" &
+app=$!
+for _ in $(seq 600); do grep -q '^warm' "$out/loop.txt" && break; sleep 0.5; done
+grep -q '^warm' "$out/loop.txt" || { echo "attach_ab: the loop did not start"; cat "$out/loop.err"; kill $app; exit 1; }
+ALL='cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); } cuda:memcpy { @m = count(); }'
+: >"$out/windows.txt"
+a=$(mono); sleep "$win"; echo "off 0 $a $(mono)" >>"$out/windows.txt"
+for r in $(seq "$rounds"); do
+	a=$(mono)
+	timeout $((win + 60)) "$gpux" -p $app -e "$ALL interval:s:$win { exit(); }" \
+		>"$out/on.$r.txt" 2>&1
+	echo "on $r $a $(mono) rc=$?" >>"$out/windows.txt"
+	a=$(mono); sleep "$win"; echo "off $r $a $(mono)" >>"$out/windows.txt"
+done
+kill $app 2>/dev/null
+wait $app 2>/dev/null
+python3 - "$out" "$settle" <<'PY' | tee "$out/summary.txt"
+import statistics as st, sys
+out, settle = sys.argv[1], float(sys.argv[2]) * 1e9
+steps = [(int(l.split()[1]), float(l.split()[2])) for l in open(out + "/loop.txt") if l.startswith("step ")]
+wins = [l.split() for l in open(out + "/windows.txt")]
+def med(a, b):
+    v = [ms for t, ms in steps if a + settle <= t <= b]
+    return (st.median(v), len(v)) if v else (None, 0)
+off = {int(w[1]): med(int(w[2]), int(w[3])) for w in wins if w[0] == "off"}
+ratios = []
+for w in wins:
+    if w[0] != "on":
+        continue
+    r = int(w[1])
+    m, n = med(int(w[2]), int(w[3]))
+    around = [off[k][0] for k in (r - 1, r) if off.get(k, (None,))[0]]
+    if m is None or not around:
+        print(f"round {r}: no steps"); continue
+    base = sum(around) / len(around)
+    ratios.append(m / base)
+    print(f"round {r}: attached {m:.2f} ms ({n} steps), detached around {base:.2f} ms, {m / base:.3f}x")
+if ratios:
+    print(f"attached/detached: median {st.median(ratios):.3f}x over {len(ratios)} rounds "
+          f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
+PY
+ok=0 n=0
+for f in "$out"/on.*.txt; do
+	n=$((n + 1))
+	l=$(sed -n 's/^@l: //p' "$f") e=$(sed -n 's/^@e: //p' "$f")
+	[ -n "$l" ] && [ "$l" = "$e" ] && ok=$((ok + 1))
+done
+echo "kernel_end saw every launch in $ok of $n windows" | tee -a "$out/summary.txt"
