@@ -22,31 +22,35 @@ struct srun {
 /* The driver calls these hooks in the process that makes the TSG, the
  * tenant's; here that is whoever wrote the spec. So while a hook runs
  * the writer takes the tenant's name (comm: what policies tell tenants
- * by, as in --sim); its pid stays its own. */
-static void name_as(struct srun *r, const struct sched_tsg *t, char *saved)
+ * by, as in --sim); its pid stays its own. Hooks go through begin and
+ * end, which also make t the TSG the kfuncs act on. */
+struct hook_call {
+	char saved[TASK_COMM_LEN];
+};
+
+static void begin(struct srun *r, struct sched *s, struct sched_tsg *t, struct hook_call *h)
 {
 	const char *comm = NULL;
 	int i;
 
+	r->s = s;
+	r->tsg = t;
 	for (i = 0; i < r->nten; i++)
 		if (r->ten[i].pid == t->tenant)
 			comm = r->ten[i].comm;
 	task_lock(current);
-	memcpy(saved, current->comm, TASK_COMM_LEN);
+	memcpy(h->saved, current->comm, TASK_COMM_LEN);
 	if (comm)
 		strscpy_pad(current->comm, comm, TASK_COMM_LEN);
 	task_unlock(current);
 }
 
-static void name_back(const char *saved)
+static void end(struct srun *r, struct hook_call *h, int rc)
 {
 	task_lock(current);
-	memcpy(current->comm, saved, TASK_COMM_LEN);
+	memcpy(current->comm, h->saved, TASK_COMM_LEN);
 	task_unlock(current);
-}
-
-static void counted(struct srun *r, int rc)
-{
+	r->s = NULL;
 	if (rc == KMOD_NO_POLICY)
 		r->st->unattached++;
 	else if (rc != KMOD_NO_HOOK)
@@ -77,51 +81,33 @@ static void k_reject(void *arg)
 
 static void h_init(void *arg, struct sched *s, struct sched_tsg *t)
 {
-	struct srun *r = arg;
 	struct nv_gpu_task_init_ctx c = { .tsg_id = t->tsg_id,
 					  .default_timeslice = t->timeslice_us,
 					  .default_interleave = t->interleave };
+	struct hook_call h;
 
-	char saved[TASK_COMM_LEN];
-
-	r->s = s;
-	r->tsg = t;
-	name_as(r, t, saved);
-	counted(r, kmod_sched_task_init(&c));
-	name_back(saved);
-	r->s = NULL;
+	begin(arg, s, t, &h);
+	end(arg, &h, kmod_sched_task_init(&c));
 }
 
 static void h_bind(void *arg, struct sched *s, struct sched_tsg *t)
 {
-	struct srun *r = arg;
 	struct nv_gpu_bind_ctx c = { .tsg_id = t->tsg_id, .channel_count = 1,
 				     .timeslice_us = t->timeslice_us,
 				     .interleave_level = t->interleave, .allow = 1 };
+	struct hook_call h;
 
-	char saved[TASK_COMM_LEN];
-
-	r->s = s;
-	r->tsg = t;
-	name_as(r, t, saved);
-	counted(r, kmod_sched_bind(&c));
-	name_back(saved);
-	r->s = NULL;
+	begin(arg, s, t, &h);
+	end(arg, &h, kmod_sched_bind(&c));
 }
 
 static void h_destroy(void *arg, struct sched *s, struct sched_tsg *t)
 {
-	struct srun *r = arg;
 	struct nv_gpu_task_destroy_ctx c = { .tsg_id = t->tsg_id };
+	struct hook_call h;
 
-	char saved[TASK_COMM_LEN];
-
-	r->s = s;
-	r->tsg = t;
-	name_as(r, t, saved);
-	counted(r, kmod_sched_task_destroy(&c));
-	name_back(saved);
-	r->s = NULL;
+	begin(arg, s, t, &h);
+	end(arg, &h, kmod_sched_task_destroy(&c));
 }
 
 int kmod_sched(const char *spec, struct kmod_sched_stats *st, char *err, size_t errlen)

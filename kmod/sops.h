@@ -92,6 +92,22 @@ static const struct bpf_func_proto *kmod_sops_func_proto(enum bpf_func_id id,
 	}
 }
 
+static const struct bpf_verifier_ops kmod_sops_verifier = {
+	.get_func_proto = kmod_sops_func_proto,
+	.is_valid_access = kmod_sops_valid_access,
+};
+
+/* ops_reg and ops_unreg of a struct_ops type whose policy slot holds */
+#define KMOD_SOPS_REG(slot)                                                    \
+	static int ops_reg(void *kdata, struct bpf_link *link)                 \
+	{                                                                      \
+		return kmod_sops_reg(&(slot), kdata);                          \
+	}                                                                      \
+	static void ops_unreg(void *kdata, struct bpf_link *link)              \
+	{                                                                      \
+		kmod_sops_unreg(&(slot), kdata);                               \
+	}
+
 static inline int kmod_sops_init(struct btf *btf)
 {
 	return 0;

@@ -7,37 +7,29 @@
  *   cat /sys/kernel/debug/gpux_uvm/result
  * A write runs the workload to its end with the policy attached then (or
  * the default) and keeps its counts for the next read. */
-#include <linux/debugfs.h>
-#include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 
+#include "control.h"
 #include "uvm_ops.h"
 #include "uvm_run.h"
-
-#define SPEC_MAX 256
 
 static struct dentry *dir;
 static DEFINE_MUTEX(run_lock); /* one run at a time: the kfuncs' state */
 static struct kmod_run_stats last;
-static char last_spec[SPEC_MAX], last_err[256];
+static char last_spec[KMOD_SPEC_MAX], last_err[256];
 static int last_rc = -ENODATA;
 
 static ssize_t run_write(struct file *f, const char __user *ubuf, size_t len, loff_t *pos)
 {
-	char spec[SPEC_MAX];
+	char spec[KMOD_SPEC_MAX];
 	struct kmod_run_stats *st;
-	int rc;
+	int rc = kmod_spec_from_user(spec, ubuf, len);
 
-	if (len == 0 || len >= SPEC_MAX)
-		return -EINVAL;
-	if (copy_from_user(spec, ubuf, len))
-		return -EFAULT;
-	spec[len] = 0;
-	strim(spec);
+	if (rc)
+		return rc;
 	st = kzalloc(sizeof(*st), GFP_KERNEL);
 	if (!st)
 		return -ENOMEM;
@@ -89,9 +81,7 @@ static int __init gpux_uvm_init(void)
 		pr_err("gpux_uvm: registering gpu_mem_ops: %d\n", rc);
 		return rc;
 	}
-	dir = debugfs_create_dir("gpux_uvm", NULL);
-	debugfs_create_file("run", 0200, dir, NULL, &run_fops);
-	debugfs_create_file("result", 0400, dir, NULL, &result_fops);
+	dir = kmod_control_create("gpux_uvm", &run_fops, &result_fops);
 	return 0;
 }
 

@@ -138,20 +138,7 @@ static const struct btf_kfunc_id_set uvm_kfunc_set = {
 
 /* ---- struct_ops ---- */
 
-static const struct bpf_verifier_ops ops_verifier = {
-	.get_func_proto = kmod_sops_func_proto,
-	.is_valid_access = kmod_sops_valid_access,
-};
-
-static int ops_reg(void *kdata, struct bpf_link *link)
-{
-	return kmod_sops_reg(&slot, kdata);
-}
-
-static void ops_unreg(void *kdata, struct bpf_link *link)
-{
-	kmod_sops_unreg(&slot, kdata);
-}
+KMOD_SOPS_REG(slot)
 
 static int stub_trigger(const char *buf, int len)
 {
@@ -194,7 +181,7 @@ static struct gpu_mem_ops ops_stubs = {
 };
 
 static struct bpf_struct_ops bpf_gpu_mem_ops = {
-	.verifier_ops = &ops_verifier,
+	.verifier_ops = &kmod_sops_verifier,
 	.init = kmod_sops_init,
 	.init_member = kmod_sops_init_member,
 	.reg = ops_reg,
