@@ -11,20 +11,7 @@
 #include "uvm.h"
 #include "workload.h"
 
-static int failed;
-
-#define EQ(what, got, want)                                                     \
-	do {                                                                    \
-		unsigned long long g_ = (got), w_ = (want);                     \
-		if (g_ != w_) {                                                 \
-			fprintf(stderr, "FAIL %s:%d %s: %llu, want %llu\n", __func__, \
-				__LINE__, what, g_, w_);                        \
-			failed = 1;                                             \
-		}                                                               \
-	} while (0)
-
-#define MB (1ull << 20)
-#define BASE 0x7f0000000000ull
+#include "../sim/sim_check.h"
 #define BLK(i) (BASE + (uint64_t)(i) * 2 * MB)
 
 static void touch(struct uvm *u, uint64_t va)
