@@ -670,16 +670,28 @@ static void service_batch(struct uvm *u)
 		u->pol.tick(u->pol.arg, u);
 }
 
+/* The block of tenant's page at va (*bi its index, *page the page in
+ * it), made on first touch; NULL, counted as an error, outside any
+ * allocation. */
+static struct block *touched(struct uvm *u, uint32_t tenant, uint64_t va, uint32_t *bi,
+			     uint32_t *page)
+{
+	*bi = block_get(u, tenant, va);
+	if (*bi == NO_CHUNK) {
+		u->st.policy_errors++;
+		return NULL;
+	}
+	*page = (uint32_t)(va >> SIM_PAGE_SHIFT) & (SIM_BLOCK_PAGES - 1);
+	return &u->blocks[*bi];
+}
+
 void uvm_access(struct uvm *u, uint32_t tenant, uint64_t va)
 {
 	u->st.accesses++;
-	uint32_t bi = block_get(u, tenant, va);
-	if (bi == NO_CHUNK) {
-		u->st.policy_errors++;
+	uint32_t bi, p;
+	struct block *b = touched(u, tenant, va, &bi, &p);
+	if (!b)
 		return;
-	}
-	struct block *b = &u->blocks[bi];
-	uint32_t p = (uint32_t)(va >> SIM_PAGE_SHIFT) & (SIM_BLOCK_PAGES - 1);
 	if (bit(b->res, p) || bit(b->pend, p))
 		return; /* a hit, or a duplicate of a pending fault */
 	if (bit(b->remote, p)) {
@@ -701,14 +713,9 @@ void uvm_launch_end(struct uvm *u)
 void uvm_cpu_access(struct uvm *u, uint32_t tenant, uint64_t va)
 {
 	service_batch(u); /* the GPU's faults come first */
-	uint32_t bi = block_get(u, tenant, va);
-	if (bi == NO_CHUNK) {
-		u->st.policy_errors++;
-		return;
-	}
-	struct block *b = &u->blocks[bi];
-	uint32_t p = (uint32_t)(va >> SIM_PAGE_SHIFT) & (SIM_BLOCK_PAGES - 1);
-	if (!bit(b->res, p))
+	uint32_t bi, p;
+	struct block *b = touched(u, tenant, va, &bi, &p);
+	if (!b || !bit(b->res, p))
 		return; /* in host memory already */
 	u->st.cpu_faults++;
 	struct thr_hint_out h = thrash_hint(u, b, p, THR_CPU);
