@@ -89,28 +89,26 @@ bool host_verdict_read(struct host_verdict *v)
 	const char *end = begin ? strstr(begin, "-- END PROG LOAD LOG --") : NULL;
 	if (!end)
 		return false;
-	/* the lines of the log, last to first: the verifier's message is the
-	 * last before "processed N insns", the source line the last "; ... @"
-	 * before that */
-	const char *summary = NULL;
-	for (const char *s = begin; s && s < end; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
-		if (!strncmp(s, "processed ", 10))
-			summary = s;
-	const char *stop = summary ? summary : end;
-	const char *msg = NULL, *src = NULL;
-	for (const char *s = strchr(begin, '\n'); s && s + 1 < stop; s = strchr(s + 1, '\n')) {
-		const char *l = s + 1;
-		if (l >= stop || *l == '\n')
-			continue;
+	/* the verifier's message is the log's last line before its
+	 * "processed N insns" summary; the source line, the last "; ... @"
+	 * line, when none comes after the message */
+	const char *stop = end, *msg = NULL, *src = NULL, *msg_src = NULL;
+	for (const char *l = strchr(begin, '\n'); l && ++l < end; l = strchr(l, '\n')) {
+		if (!strncmp(l, "processed ", 10)) {
+			stop = l;
+			break;
+		}
 		if (*l == ';')
 			src = l;
-		else
-			msg = l;
+		else if (*l != '\n')
+			msg = l, msg_src = src;
 	}
+	if (src != msg_src)
+		src = NULL;
 	if (!msg)
 		return false;
 	copy_line(v->message, sizeof(v->message), msg, strchr(msg, '\n') ? strchr(msg, '\n') : stop);
-	if (src && src < msg) {
+	if (src) {
 		const char *e = strchr(src, '\n');
 		copy_line(v->source, sizeof(v->source), src + 1, e ? e : stop);
 		/* "; TEXT @ FILE:LINE": TEXT, and FILE:LINE apart */
