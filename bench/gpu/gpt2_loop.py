@@ -9,25 +9,18 @@ import sys
 import time
 
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel
+
+from gpt2_step import make_step
 
 seconds = float(sys.argv[1])
 warmup = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-torch.manual_seed(0)
-model = GPT2LMHeadModel(GPT2Config()).cuda()
-opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-ids = torch.randint(0, 50257, (8, 512), device="cuda")
+step = make_step()
 end = None
 i = 0
 while end is None or time.monotonic() < end:
     torch.cuda.synchronize()
     t0 = time.monotonic_ns()
-    with torch.autocast("cuda", dtype=torch.bfloat16):
-        loss = model(ids, labels=ids).loss
-    loss.backward()
-    opt.step()
-    opt.zero_grad(set_to_none=True)
-    torch.cuda.synchronize()
+    step()
     t1 = time.monotonic_ns()
     i += 1
     if i == warmup:
