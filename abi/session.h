@@ -40,6 +40,16 @@
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
 #define GPUX_SESS_VERSION 11
 #define GPUX_SESS_ENV "GPUX_SESSION"
+
+/* gpux -p loads the runtime into the process and calls its entry
+ * GPUX_ATTACH_ENTRY(the session's GPUX_SESSION value) there, which
+ * returns -2 at once when that instance was in a session before (load a
+ * copy), -1 when it cannot start, else the address of a 64-bit word
+ * holding GPUX_ATTACH_PENDING until the attach, on a thread of its own,
+ * answers: the bindings it sent through the runtime (>= 0), -1 when it
+ * could not join the session, -3 when another gpux traces the process. */
+#define GPUX_ATTACH_ENTRY "gpux_rt_attach_start"
+#define GPUX_ATTACH_PENDING (-0x7fffffffffffffffll - 1)
 #define GPUX_SESS_MAX_SLOTS 16
 #define GPUX_SESS_MAX_NAMES GPUX_KERNEL_IDS
 #define GPUX_SESS_NAME_LEN 248

@@ -38,6 +38,7 @@ struct libc_sym {
 	ino_t ino;
 	uintptr_t dlopen, dlsym, dlerror; /* offsets */
 	uintptr_t text_lo, text_hi;       /* libc's own text, offsets, for safe points */
+	uintptr_t ld_lo, ld_hi;           /* the dynamic loader's text, absolute */
 };
 
 __attribute__((format(printf, 4, 5))) static int fail(char *err, size_t n, pid_t pid,
@@ -64,7 +65,7 @@ static bool our_libc(struct libc_sym *s)
 	if (ok) {
 		uintptr_t b = (uintptr_t)di.dli_fbase;
 		*s = (struct libc_sym){ st.st_dev, st.st_ino, (uintptr_t)o - b, (uintptr_t)y - b,
-					(uintptr_t)e - b, 0, 0 };
+					(uintptr_t)e - b, 0, 0, 0, 0 };
 	}
 	if (h)
 		dlclose(h);
@@ -85,7 +86,15 @@ static bool their_libc(pid_t pid, struct libc_sym *s, uintptr_t *base)
 		unsigned maj, mnr;
 		char perms[8];
 		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms, &off, &maj, &mnr,
-			   &ino) != 7 || ino != s->ino || makedev(maj, mnr) != s->dev)
+			   &ino) != 7)
+			continue;
+		/* the loader's lock is taken by dlopen: a thread stopped in the
+		 * loader may hold it */
+		if (perms[2] == 'x' && strstr(line, "/ld-linux")) {
+			s->ld_lo = lo;
+			s->ld_hi = hi;
+		}
+		if (ino != s->ino || makedev(maj, mnr) != s->dev)
 			continue;
 		if (off == 0 && !found) {
 			*base = lo;
@@ -244,7 +253,8 @@ static int safe_stop(pid_t pid, const struct libc_sym *s, uintptr_t base, struct
 		if (!get_state(pid, st))
 			return fail(err, n, pid, "cannot read its registers: %s", strerror(errno));
 		uintptr_t pc = (uintptr_t)st->regs.rip;
-		bool in_libc = pc >= base + s->text_lo && pc < base + s->text_hi;
+		bool in_libc = (pc >= base + s->text_lo && pc < base + s->text_hi) ||
+			       (pc >= s->ld_lo && pc < s->ld_hi);
 		if (!in_libc || waiting_call((long)st->regs.orig_rax))
 			return 0;
 		if (ptrace(PTRACE_CONT, pid, NULL, NULL))
@@ -340,7 +350,33 @@ out:
 	return -1;
 }
 
+int inject_wait_word(pid_t pid, uint64_t addr, uint64_t pending, int timeout_ms, uint64_t *val,
+		     char *err, size_t errlen)
+{
+	for (int t = 0; t <= timeout_ms; t++) {
+		uint64_t w = pending;
+		struct iovec local = { &w, sizeof(w) }, remote = { (void *)(uintptr_t)addr, sizeof(w) };
+		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(w))
+			return fail(err, errlen, pid, "%s",
+				    errno == ESRCH ? "it ended" : "cannot read its memory");
+		if (w != pending) {
+			*val = w;
+			return 0;
+		}
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	return fail(err, errlen, pid, "%s", "the library it loaded did not answer in time");
+}
+
 #else
+
+int inject_wait_word(pid_t pid, uint64_t addr, uint64_t pending, int timeout_ms, uint64_t *val,
+		     char *err, size_t errlen)
+{
+	(void)addr, (void)pending, (void)timeout_ms, (void)val;
+	snprintf(err, errlen, "cannot attach to pid %d: only x86-64 is supported", (int)pid);
+	return -1;
+}
 
 int inject_library(pid_t pid, const char *lib, const char *entry, const char *arg,
 		   uint64_t *ret, int timeout_ms, char *err, size_t errlen)

@@ -12,8 +12,12 @@
 #include <unistd.h>
 
 #include "inject.h"
+#include "session.h"
 
 #define CALL_TIMEOUT_MS 2000
+/* the runtime's attach scans the program's objects and binds every
+ * entry point: seconds in a large process */
+#define ANSWER_TIMEOUT_MS 60000
 
 /* A copy of the runtime in a file of its own, for a process an earlier
  * gpux -p loaded it into: that instance belongs to its session, the
@@ -45,31 +49,49 @@ static int runtime_copy(const char *rt, char *path, size_t len)
 	return rc;
 }
 
+/* The runtime's answer to joining the session (abi/session.h,
+ * GPUX_ATTACH_ENTRY): loaded from lib, its entry started, waited for. */
+static int start(pid_t pid, const char *lib, const char *env, int64_t *ans, char *err,
+		 size_t errlen)
+{
+	uint64_t ret = 0, val = 0;
+	if (inject_library(pid, lib, GPUX_ATTACH_ENTRY, env, &ret, CALL_TIMEOUT_MS, err, errlen))
+		return -1;
+	if ((int64_t)ret < 0) {
+		*ans = (int64_t)ret;
+		return 0;
+	}
+	if (inject_wait_word(pid, ret, (uint64_t)GPUX_ATTACH_PENDING, ANSWER_TIMEOUT_MS, &val, err,
+			     errlen))
+		return -1;
+	*ans = (int64_t)val;
+	return 0;
+}
+
 int attach_runtime(pid_t pid, const char *rt, const char *env, uint32_t *bound, char *err,
 		      size_t errlen)
 {
-	uint64_t ret = 0;
+	int64_t ans = 0;
 	char copy[4096];
-	if (inject_library(pid, rt, "gpux_rt_attach", env, &ret, CALL_TIMEOUT_MS, err, errlen))
+	if (start(pid, rt, env, &ans, err, errlen))
 		return -1;
-	if ((int32_t)ret == -2) { /* gpux attached to it before */
+	if (ans == -2) { /* gpux attached to it before */
 		if (runtime_copy(rt, copy, sizeof(copy))) {
 			snprintf(err, errlen, "cannot attach to pid %d: cannot copy %s: %s", (int)pid,
 				 rt, strerror(errno));
 			return -1;
 		}
-		int rc = inject_library(pid, copy, "gpux_rt_attach", env, &ret, CALL_TIMEOUT_MS, err,
-					errlen);
+		int rc = start(pid, copy, env, &ans, err, errlen);
 		unlink(copy);
 		if (rc)
 			return -1;
 	}
-	if ((int32_t)ret < 0) {
+	if (ans < 0) {
 		snprintf(err, errlen, "cannot attach to pid %d: %s", (int)pid,
-			 (int32_t)ret == -3 ? "another gpux is tracing it"
-					    : "gpux's runtime could not join the session there");
+			 ans == -3 ? "another gpux is tracing it"
+				   : "gpux's runtime could not join the session there");
 		return -1;
 	}
-	*bound = (uint32_t)ret;
+	*bound = ans > UINT32_MAX ? UINT32_MAX : (uint32_t)ans;
 	return 0;
 }

@@ -9,7 +9,12 @@
  * preloaded. Device probes make the session live (rt_live.c): every
  * launch from then on runs an instrumented namesake, also of modules
  * loaded before, whose images are found among the fatbins the program's
- * objects register (rt_attach_images.c). */
+ * objects register (rt_attach_images.c).
+ *
+ * gpux calls gpux_rt_attach_start on a thread of the program's it
+ * interrupted wherever it was safe for dlopen: possibly inside the
+ * driver, holding its locks. The work (which calls the driver) runs on
+ * a thread of its own once that one went back to what it was doing. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -17,6 +22,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
@@ -24,6 +30,7 @@
 #include <unistd.h>
 
 int gpux_rt_attach(const char *session);
+int64_t gpux_rt_attach_start(const char *session);
 void *gpux_rt_hook_of(const char *name, void *real, int version, uint64_t flags);
 int gpux_rt_busy(void);
 
@@ -323,4 +330,46 @@ int gpux_rt_attach(const char *session)
 	free(s.v);
 	RT_TRACE("attach: %zu bindings now through the runtime", sc.swapped);
 	return (int)(sc.swapped > 0x7fffffff ? 0x7fffffff : sc.swapped);
+}
+
+/* gpux_rt_attach's answer, GPUX_ATTACH_PENDING until there is one */
+static volatile int64_t answer = GPUX_ATTACH_PENDING;
+
+static void *attach_thread(void *arg)
+{
+	int r = gpux_rt_attach(arg);
+	free(arg);
+	__atomic_store_n(&answer, (int64_t)r, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Where gpux_rt_attach(session)'s answer will be (gpux reads it there,
+ * attach/inject.h's inject_wait_word), started on a thread of its own;
+ * -2 at once when this instance was in a session already, -1 when no
+ * thread can be started. */
+int64_t gpux_rt_attach_start(const char *session)
+{
+	if (rt_sess_root())
+		return -2;
+	char *copy = session ? strdup(session) : NULL;
+	if (session && !copy)
+		return -1;
+	pthread_attr_t at;
+	pthread_t t;
+	sigset_t all, old;
+	/* the program's signals stay with its own threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_attr_init(&at);
+	if (!rc) {
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		rc = pthread_create(&t, &at, attach_thread, copy);
+		pthread_attr_destroy(&at);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		free(copy);
+		return -1;
+	}
+	return (int64_t)(uintptr_t)&answer;
 }

@@ -8,16 +8,22 @@
 # so windows seconds apart share them, where separate processes do not
 # (kernel_level.sh). The first SETTLE seconds of each window are left
 # out (attaching, detaching). Also checks that kernel_end saw every
-# launch in each window.
+# launch in each window. With PERFETTO=1 each attached window is instead
+# `gpux -p -f perfetto` with a cuda:launch count (the timeline's cost),
+# and its trace is checked (tests/timeline/validate_trace.py) and its
+# kernels set against the count.
 #   bench/gpu/attach_ab.sh [ROUNDS [W]]   env: GPUX, OUT, SETTLE (default 1),
-#     LOOP (the program, given SECONDS; default gpt2_loop.py)
+#     LOOP (the program, given SECONDS; default gpt2_loop.py), PERFETTO
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 gpux=${GPUX:-$here/../../build-gpu/gpux/gpux}
 rounds=${1:-8}
 win=${2:-6}
 settle=${SETTLE:-1}
+perfetto=${PERFETTO:-0}
+validate=$here/../../tests/timeline/validate_trace.py
 out=${OUT:-/tmp}/attach_ab
+[ "$perfetto" = 1 ] && out=${out}_perfetto
 mkdir -p "$out"
 mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
 total=$(((2 * rounds + 1) * (win + 2) + 30))
@@ -26,13 +32,21 @@ app=$!
 for _ in $(seq 600); do grep -q '^warm' "$out/loop.txt" && break; sleep 0.5; done
 grep -q '^warm' "$out/loop.txt" || { echo "attach_ab: the loop did not start"; cat "$out/loop.err"; kill $app; exit 1; }
 ALL='cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); } cuda:memcpy { @m = count(); }'
+fmt=()
+[ "$perfetto" = 1 ] && ALL='cuda:launch { @l = count(); }'
 : >"$out/windows.txt"
 a=$(mono); sleep "$win"; echo "off 0 $a $(mono)" >>"$out/windows.txt"
 for r in $(seq "$rounds"); do
 	a=$(mono)
-	timeout $((win + 60)) "$gpux" -p $app -e "$ALL interval:s:$win { exit(); }" \
+	[ "$perfetto" = 1 ] && fmt=(-f perfetto -o "$out/trace.$r.json")
+	timeout -k 5 $((win + 60)) "$gpux" "${fmt[@]}" -p $app -e "$ALL interval:s:$win { exit(); }" \
 		>"$out/on.$r.txt" 2>&1
 	echo "on $r $a $(mono) rc=$?" >>"$out/windows.txt"
+	if [ "$perfetto" = 1 ]; then
+		python3 "$validate" "$out/trace.$r.json" >"$out/validate.$r.txt" 2>&1 &&
+			sed -n 's/^kernels /@e: /p' "$out/validate.$r.txt" >>"$out/on.$r.txt"
+		rm -f "$out/trace.$r.json"
+	fi
 	a=$(mono); sleep "$win"; echo "off $r $a $(mono)" >>"$out/windows.txt"
 done
 kill $app 2>/dev/null
@@ -68,4 +82,6 @@ for f in "$out"/on.*.txt; do
 	l=$(sed -n 's/^@l: //p' "$f") e=$(sed -n 's/^@e: //p' "$f")
 	[ -n "$l" ] && [ "$l" = "$e" ] && ok=$((ok + 1))
 done
-echo "kernel_end saw every launch in $ok of $n windows" | tee -a "$out/summary.txt"
+what="kernel_end saw"
+[ "$perfetto" = 1 ] && what="a valid trace held"
+echo "$what every launch in $ok of $n windows" | tee -a "$out/summary.txt"

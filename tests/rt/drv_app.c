@@ -45,6 +45,7 @@
  *                of each kernel; with FILE from kern_vars.cu, what its
  *                kernels added to their launch counter, started at 1000
  *       late     as module, once a SIGUSR1 comes after the context is made
+ *       busy     as late, spinning in the driver with its lock held meanwhile
  *                (a process gpux -p attaches to in between)
  *       graphs   add_one captured into a graph, scale in a graph built by
  *                hand; the first replayed 3 times, the second 2, on a
@@ -72,7 +73,11 @@
  *                spawn and subprocess start theirs) and waits for it
  *       forkexec the same child, its descriptors inherited
  * Prints what it did; exits 1 on any CUDA error. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#endif
 #include <cuda.h>
+#include <dlfcn.h>
 
 #include <signal.h>
 #include <stdbool.h>
@@ -291,7 +296,7 @@ int main(int argc, char **argv)
 	if (argc < 3 || (argc > 4 && strcmp(argv[1], "rdc") && strcmp(argv[1], "many"))) {
 		fprintf(stderr, "usage: drv_app module|modex|file|library|link|image|twoctx|rdc|"
 			"libctx|noclean|primary|many|segv|abort|extra|mem|streams|live|live-lib|live-graph|"
-			"spawn|forkexec|twodev|live-twodev|late|graphs FILE [N [burst]]\n");
+			"spawn|forkexec|twodev|live-twodev|late|busy|graphs FILE [N [burst]]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -314,6 +319,15 @@ int main(int argc, char **argv)
 	check(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
 	if (!strcmp(mode, "late")) { /* CUDA going, nothing loaded: gpux -p attaches now */
 		late_wait("drv_app");
+		mode = "module";
+	}
+	if (!strcmp(mode, "busy")) { /* as late, waiting inside the driver */
+		void (*hold)(unsigned) = (void (*)(unsigned))dlsym(RTLD_DEFAULT, "fake_cuda_hold");
+		if (!hold) {
+			fprintf(stderr, "drv_app: busy needs the fake driver\n");
+			return 1;
+		}
+		late_busy("drv_app", hold);
 		mode = "module";
 	}
 

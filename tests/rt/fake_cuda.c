@@ -3038,7 +3038,9 @@ static void *proc(const char *sym, int ver, cuuint64_t flags)
 CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
 			     CUdriverProcAddressQueryResult *st)
 {
+	pthread_mutex_lock(&lock); /* as a driver's lock (fake_cuda_hold) */
 	*pfn = proc(sym, ver, flags);
+	pthread_mutex_unlock(&lock);
 	if (st)
 		*st = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
 	flog("cuGetProcAddress_v2 %s%s", sym, *pfn ? "" : " (not found)");
@@ -3048,4 +3050,19 @@ CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t fl
 CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, cuuint64_t flags)
 {
 	return cuGetProcAddress_v2(sym, pfn, ver, flags, NULL);
+}
+
+/* Not CUDA's: holds the driver's lock for ms milliseconds, spinning, as
+ * a real driver's call does while it waits for the GPU (drv_app busy: a
+ * runtime that joins the process on this thread must not call the
+ * driver there). */
+void fake_cuda_hold(unsigned ms)
+{
+	struct timespec a, b;
+	pthread_mutex_lock(&lock);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < (long)ms);
+	pthread_mutex_unlock(&lock);
 }

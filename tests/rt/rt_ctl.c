@@ -354,11 +354,17 @@ int main(int argc, char **argv)
 		uint64_t bound = 0;
 		gpux_sess_env_format(num, (uint32_t)getpid(), fd, h->token);
 		nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
-		if (inject_library(pid, attach, "gpux_rt_attach", num, &bound, 2000, err,
-				   sizeof(err))) {
+		uint64_t at = 0;
+		/* as gpux: the entry answers from a thread of its own */
+		if (inject_library(pid, attach, GPUX_ATTACH_ENTRY, num, &at, 2000, err,
+				   sizeof(err)) ||
+		    ((int64_t)at >= 0 && inject_wait_word(pid, at, (uint64_t)GPUX_ATTACH_PENDING,
+							  10000, &bound, err, sizeof(err)))) {
 			kill(pid, SIGKILL);
 			die("%s", err);
 		}
+		if ((int64_t)at < 0)
+			bound = at;
 		fprintf(stderr, "rt_ctl: attached, %d bindings\n", (int)(int32_t)bound);
 		kill(pid, SIGUSR1);
 	}

@@ -347,9 +347,9 @@ t_attach_table() {
 # gpux -p with cuda: probes on a process gpux did not start: the runtime
 # is loaded into it, its launches from then on are counted exactly, it
 # ends as it would have, and gpux with it.
-attach_run() { # attach_run PROGRAM: gpux -p on drv_app late, in $tmp/out, $tmp/err
+attach_run() { # attach_run PROGRAM [MODE]: gpux -p on drv_app late (or MODE), in $tmp/out, $tmp/err
 	no_attach_here && return 77
-	"$RT_DRV_APP" late "$PTX" >"$tmp/app.out" 2>&1 &
+	"$RT_DRV_APP" "${2:-late}" "$PTX" >"$tmp/app.out" 2>&1 &
 	app=$!
 	wait_for '^drv_app: waiting' "$tmp/app.out" || { kill -9 $app; fail "drv_app did not start"; return; }
 	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -p $app -e "$1" >"$tmp/out" 2>"$tmp/err" </dev/null &
@@ -364,6 +364,20 @@ t_gpux_attach() {
 	attach_run 'cuda:launch { @[kernel] = count(); } cuda:module_load { @m = count(); }' || return
 	wait_for '^Attaching 2 probes' "$tmp/out" || { kill -9 $app $gp; fail "gpux did not attach"; return; }
 	# attached and released before the launches: every one is counted
+	sleep 0.2
+	kill -USR1 $app
+	wait $app || fail "the program exited $?"
+	wait $gp || { cat "$tmp/err"; fail "gpux exited $?"; }
+	same "$tmp/out" gpux_attach.out && err_empty && same "$tmp/app.out" drv_late.out
+}
+# gpux -p on a program whose main thread is inside the driver, holding
+# its lock, whenever it is stopped: the runtime's attach (which calls
+# the driver) runs on a thread of its own once that thread went on, so
+# neither waits for the other; the counts are the idle program's.
+t_gpux_attach_busy() {
+	local app gp
+	attach_run 'cuda:launch { @[kernel] = count(); } cuda:module_load { @m = count(); }' busy || return
+	wait_for '^Attaching 2 probes' "$tmp/out" || { kill -9 $app $gp; fail "gpux did not attach"; return; }
 	sleep 0.2
 	kill -USR1 $app
 	wait $app || fail "the program exited $?"
