@@ -68,9 +68,17 @@ struct swap {
 	uintptr_t from, to;
 };
 
+/* a hook by the name a PLT slot binds */
+struct named_hook {
+	const char *name;
+	void *hook;
+};
+
 struct swaps {
 	struct swap *v;
 	size_t n, cap;
+	struct named_hook *named; /* sorted by name, for the PLT slots */
+	size_t nnamed, capnamed;
 	bool oom;
 	gpa2_fn gpa; /* libcuda's cuGetProcAddress_v2, or NULL */
 	int version; /* the driver's */
@@ -106,6 +114,18 @@ static void collect(const struct rt_hook *h, void *arg)
 	if (real) {
 		void *to = rt_hook_for(h->name, real);
 		add(s, real, to);
+		if (to && s->nnamed == s->capnamed) {
+			size_t cap = s->capnamed ? 2 * s->capnamed : 256;
+			struct named_hook *v = realloc(s->named, cap * sizeof(*v));
+			if (v) {
+				s->named = v;
+				s->capnamed = cap;
+			} else {
+				s->oom = true;
+			}
+		}
+		if (to && s->nnamed < s->capnamed)
+			s->named[s->nnamed++] = (struct named_hook){ h->name, to };
 		for (int k = 0; k < s->o->n; k++) /* and what earlier instances put there */
 			add(s, s->o->hook_of[k](h->name, real, 0, 0), to);
 	}
@@ -121,6 +141,11 @@ static void collect(const struct rt_hook *h, void *arg)
 		for (int k = 0; to && k < s->o->n; k++)
 			add(s, s->o->hook_of[k](h->base, p, s->version, flags[i]), to);
 	}
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct named_hook *)a)->name, ((const struct named_hook *)b)->name);
 }
 
 static int by_from(const void *a, const void *b)
@@ -194,8 +219,13 @@ static void bind_slots(struct dl_phdr_info *info, uintptr_t rlo, uintptr_t rhi, 
 		const char *name = str + sym[ELF64_R_SYM(rel[i].r_info)].st_name;
 		if (strncmp(name, "cu", 2))
 			continue;
-		void *real = rt_cuda_sym(name);
-		void *hook = real ? rt_hook_for(name, real) : NULL;
+		/* found in the table made before: a dlsym here, under the
+		 * loader's lock, would wait for a thread that dlopens now and
+		 * waits for that lock in turn */
+		struct named_hook key = { name, NULL };
+		const struct named_hook *nh = bsearch(&key, sc->s->named, sc->s->nnamed,
+						      sizeof(key), by_name);
+		void *hook = nh ? nh->hook : NULL;
 		uintptr_t *slot = (uintptr_t *)(info->dlpi_addr + rel[i].r_offset);
 		if (hook && *slot != (uintptr_t)hook &&
 		    put(slot, (uintptr_t)hook, (uintptr_t)slot >= rlo && (uintptr_t)slot < rhi)) {
@@ -322,12 +352,17 @@ int gpux_rt_attach(const char *session)
 	rt_hooks_each(collect, &s);
 	if (s.oom || !s.n) {
 		free(s.v);
+		free(s.named);
 		return s.oom ? -1 : 0;
 	}
 	qsort(s.v, s.n, sizeof(*s.v), by_from);
+	if (s.nnamed)
+		qsort(s.named, s.nnamed, sizeof(*s.named), by_name);
 	struct scan sc = { &s, self, base_of(rt_cuda_sym("cuInit")), 0 };
+	/* nothing in scan_object may take the loader's lock (dlsym, dlopen) */
 	dl_iterate_phdr(scan_object, &sc);
 	free(s.v);
+	free(s.named);
 	RT_TRACE("attach: %zu bindings now through the runtime", sc.swapped);
 	return (int)(sc.swapped > 0x7fffffff ? 0x7fffffff : sc.swapped);
 }

@@ -46,6 +46,8 @@
  *                kernels added to their launch counter, started at 1000
  *       late     as module, once a SIGUSR1 comes after the context is made
  *       busy     as late, spinning in the driver with its lock held meanwhile
+ *                (and with DRV_APP_DLOPEN=LIB, another thread loading and
+ *                unloading LIB all the while)
  *                (a process gpux -p attaches to in between)
  *       graphs   add_one captured into a graph, scale in a graph built by
  *                hand; the first replayed 3 times, the second 2, on a
@@ -78,6 +80,7 @@
 #endif
 #include <cuda.h>
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <signal.h>
 #include <stdbool.h>
@@ -89,6 +92,17 @@
 #include <unistd.h>
 
 #include "late.h"
+
+/* busy's other thread: dlopen and dlclose lib until SIGUSR1 came */
+static void *load_loop(void *lib)
+{
+	while (!late_go) {
+		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		if (h)
+			dlclose(h);
+	}
+	return NULL;
+}
 #include "slurp.h"
 
 static int check(CUresult rc, const char *what)
@@ -323,11 +337,18 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "busy")) { /* as late, waiting inside the driver */
 		void (*hold)(unsigned) = (void (*)(unsigned))dlsym(RTLD_DEFAULT, "fake_cuda_hold");
+		const char *lib = getenv("DRV_APP_DLOPEN");
+		pthread_t loader;
 		if (!hold) {
 			fprintf(stderr, "drv_app: busy needs the fake driver\n");
 			return 1;
 		}
+		/* meanwhile another thread loads and unloads a library, as a
+		 * program's threads may while gpux attaches */
+		bool loading = lib && *lib && !pthread_create(&loader, NULL, load_loop, (void *)lib);
 		late_busy("drv_app", hold);
+		if (loading)
+			pthread_join(loader, NULL);
 		mode = "module";
 	}
 

@@ -373,10 +373,12 @@ t_gpux_attach() {
 # gpux -p on a program whose main thread is inside the driver, holding
 # its lock, whenever it is stopped: the runtime's attach (which calls
 # the driver) runs on a thread of its own once that thread went on, so
-# neither waits for the other; the counts are the idle program's.
+# neither waits for the other; another thread loads and unloads a
+# library all the while (the attach's scan holds the loader's lock and
+# must not wait for it again); the counts are the idle program's.
 t_gpux_attach_busy() {
 	local app gp
-	attach_run 'cuda:launch { @[kernel] = count(); } cuda:module_load { @m = count(); }' busy || return
+	DRV_APP_DLOPEN=$RT_FAKE_CUPTI attach_run 'cuda:launch { @[kernel] = count(); } cuda:module_load { @m = count(); }' busy || return
 	wait_for '^Attaching 2 probes' "$tmp/out" || { kill -9 $app $gp; fail "gpux did not attach"; return; }
 	sleep 0.2
 	kill -USR1 $app
