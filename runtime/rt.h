@@ -472,6 +472,15 @@ void rt_cupti_flush(bool now);
  * records, so the program runs as it did before (not under rt_lock:
  * delivery takes it). */
 void rt_cupti_stop(void);
+/* CUPTI takes one set of buffer callbacks per process: a later gpux -p's
+ * copy of the runtime cannot register its own. The instance that did
+ * (the owner) then hands its buffers on to the one that adopts them
+ * (gpux_rt_cupti_adopt, exported; each instance's, NULL where an older
+ * runtime has none). rt_attach.c passes the earlier instances' here
+ * before this instance starts CUPTI. */
+typedef void (*rt_fn)(void); /* any function, cast back before a call */
+typedef int (*rt_cupti_adopt_fn)(rt_fn requested, rt_fn completed);
+void rt_cupti_set_owners(const rt_cupti_adopt_fn *adopt, int n);
 
 /* ---- rt_live.c: live sessions (GPUX_SESS_LIVE) ---- */
 /* Whether this is one (then the runtime thread runs from the start). */

@@ -35,6 +35,16 @@ void rt_cupti_flush(bool now)
 void rt_cupti_stop(void)
 {
 }
+void rt_cupti_set_owners(const rt_cupti_adopt_fn *adopt, int n)
+{
+	(void)adopt, (void)n;
+}
+int gpux_rt_cupti_adopt(rt_fn requested, rt_fn completed);
+int gpux_rt_cupti_adopt(rt_fn requested, rt_fn completed)
+{
+	(void)requested, (void)completed;
+	return -1;
+}
 #else
 #include <cupti_activity.h>
 #include <dlfcn.h>
@@ -62,6 +72,15 @@ static struct {
 } cu;
 
 static int state; /* 0 not tried, 1 on, -1 off */
+/* This instance registered CUPTI's callbacks (rt.h, rt_cupti_set_owners);
+ * fwd_*: those of the instance that adopted them since, which its
+ * buffers go to. */
+static bool owner;
+static CUpti_BuffersCallbackRequestFunc fwd_requested;
+static CUpti_BuffersCallbackCompleteFunc fwd_completed;
+#define MAX_OWNERS 16
+static rt_cupti_adopt_fn owners[MAX_OWNERS];
+static int nowners;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  /* names, delivery, the start */
 static pthread_mutex_t slock = PTHREAD_MUTEX_INITIALIZER; /* streams (launch threads) */
 static uint64_t last_flush;
@@ -91,6 +110,11 @@ static uint64_t CUPTIAPI monotonic(void)
 
 static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records)
 {
+	CUpti_BuffersCallbackRequestFunc f = __atomic_load_n(&fwd_requested, __ATOMIC_ACQUIRE);
+	if (f) {
+		f(buf, size, max_records);
+		return;
+	}
 	*buf = aligned_alloc(8, BUF_BYTES);
 	*size = *buf ? BUF_BYTES : 0;
 	*max_records = 0;
@@ -168,7 +192,11 @@ static void deliver(const CUpti_ActivityKernel10 *k)
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
 				      size_t valid)
 {
-	(void)size;
+	CUpti_BuffersCallbackCompleteFunc f = __atomic_load_n(&fwd_completed, __ATOMIC_ACQUIRE);
+	if (f) {
+		f(ctx, stream, buf, size, valid);
+		return;
+	}
 	CUpti_Activity *r = NULL;
 	pthread_mutex_lock(&lock);
 	/* a buffer holds up to 100 ms of kernels: delivered as fast as the
@@ -251,9 +279,19 @@ static bool start(void)
 	if (!cu.reg_callbacks || !cu.reg_timestamp || !cu.enable || !cu.next || !cu.flush ||
 	    !cu.ctx_id || !cu.stream_id)
 		return false;
+	/* an earlier instance's callbacks, handed on to ours (their
+	 * timestamps are CLOCK_MONOTONIC's too) */
+	for (int i = 0; i < nowners; i++)
+		if (owners[i] && !owners[i]((rt_fn)buffer_requested, (rt_fn)buffer_completed)) {
+			last_flush = rt_now_ns();
+			RT_TRACE("cuda:kernel_end: timed by CUPTI's activity records, through "
+				 "an earlier gpux -p's runtime");
+			return true;
+		}
 	CUptiResult rc = cu.reg_timestamp(monotonic);
 	if (rc == CUPTI_SUCCESS)
 		rc = cu.reg_callbacks(buffer_requested, buffer_completed);
+	owner = rc == CUPTI_SUCCESS;
 	if (rc == CUPTI_SUCCESS)
 		rc = cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	if (rc != CUPTI_SUCCESS) {
@@ -320,5 +358,32 @@ void rt_cupti_flush(bool now)
 		return;
 	__atomic_store_n(&last_flush, t, __ATOMIC_RELAXED);
 	cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void rt_cupti_set_owners(const rt_cupti_adopt_fn *adopt, int n)
+{
+	pthread_mutex_lock(&lock);
+	nowners = n < MAX_OWNERS ? n : MAX_OWNERS;
+	memcpy(owners, adopt, (size_t)nowners * sizeof(*owners));
+	pthread_mutex_unlock(&lock);
+}
+
+/* Exported (libgpux_rt.map): a later instance takes this one's CUPTI
+ * callbacks over (rt.h). 0 when this instance registered them, and
+ * records are made again (this instance's detach stopped them). */
+int gpux_rt_cupti_adopt(rt_fn requested, rt_fn completed);
+int gpux_rt_cupti_adopt(rt_fn requested, rt_fn completed)
+{
+	pthread_mutex_lock(&lock);
+	int rc = -1;
+	if (owner && requested && completed) {
+		__atomic_store_n(&fwd_completed, (CUpti_BuffersCallbackCompleteFunc)completed,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&fwd_requested, (CUpti_BuffersCallbackRequestFunc)requested,
+				 __ATOMIC_RELEASE);
+		rc = cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS ? 0 : -1;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
 }
 #endif

@@ -89,6 +89,11 @@ static void *loop(void *arg)
 		pthread_mutex_lock(&rt_lock);
 		rt_ctx_poll(snap, false);
 		pthread_mutex_unlock(&rt_lock);
+		/* the controller asks (it is leaving, or prints): the kernels
+		 * ended by now reach the cuda:kernel_end probes before the maps
+		 * are dumped, not up to FLUSH_NS later */
+		if (r != req)
+			rt_cupti_flush(true);
 		rt_host_poll(snap);
 		rt_kend_poll();
 		if (snap) {

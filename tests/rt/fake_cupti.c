@@ -101,9 +101,12 @@ void fk_cupti_kernel(const char *name, const unsigned grid[3], const unsigned bl
 	flog("cupti: kernel %s", name);
 }
 
+/* one set per process, as CUPTI's (a second: error 39) */
 CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
 					   CUpti_BuffersCallbackCompleteFunc comp)
 {
+	if (requested || completed)
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	requested = req;
 	completed = comp;
 	return CUPTI_SUCCESS;
@@ -120,6 +123,14 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 	if (kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 		return CUPTI_ERROR_NOT_SUPPORTED;
 	enabled = 1;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+	if (kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	enabled = 0;
 	return CUPTI_SUCCESS;
 }
 
