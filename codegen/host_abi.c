@@ -115,7 +115,14 @@ static const struct host_sops_hook mem_ops_hooks[] = {
 		  "gpu_block_access", "gpu_evict_prepare", "list"),
 };
 
+/* bpf_gpu_list_move_first is kmod/'s, not gpu_ext's: a move of
+ * evict_prepare's head, which the verifier refuses to the others (a
+ * chunk computed from the list); bound only where BTF has it */
 static const struct host_sops_kfunc mem_ops_kfuncs[] = {
+	{ .action = ACT_MOVE_HEAD, .name = "bpf_gpu_list_move_first", .args = { "list", "=0" },
+	  .nargs = 2, .self = "head" },
+	{ .action = ACT_MOVE_TAIL, .name = "bpf_gpu_list_move_first", .args = { "list", "=1" },
+	  .nargs = 2, .self = "head" },
 	KFUNC(ACT_MOVE_HEAD, "bpf_gpu_block_move_head", 2, "$0", "list"),
 	KFUNC(ACT_MOVE_TAIL, "bpf_gpu_block_move_tail", 2, "$0", "list"),
 	KFUNC(ACT_SET_PREFETCH_REGION, "bpf_gpu_set_prefetch_region", 3,

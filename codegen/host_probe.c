@@ -269,10 +269,24 @@ static bool hook_has(const struct host_sops_hook *hk, const char *name)
 LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call)
 {
 	const struct action *act = call->u.call.fn;
-	const struct host_sops_kfunc *k = NULL;
-	for (int i = 0; h->abi && i < h->abi->nkfuncs; i++)
-		if (h->abi->kfuncs[i].action == act->id)
-			k = &h->abi->kfuncs[i];
+	const struct node *a0 = call->u.call.args;
+	/* the action's kfunc: one that acts on a field of the hook (self)
+	 * when the argument is that field, else a general one, else the
+	 * first (whose self check below then explains) */
+	const struct host_sops_kfunc *k = NULL, *general = NULL, *on_self = NULL;
+	for (int i = 0; h->abi && i < h->abi->nkfuncs; i++) {
+		const struct host_sops_kfunc *c = &h->abi->kfuncs[i];
+		if (c->action != act->id)
+			continue;
+		if (!k)
+			k = c;
+		if (!c->self && !general)
+			general = c;
+		if (c->self && !on_self && a0 && a0->kind == N_IDENT &&
+		    !strcmp(a0->u.ident.name, c->self) && hook_has(h->hook, c->self))
+			on_self = c;
+	}
+	k = on_self ? on_self : general ? general : k;
 	if (!k) {
 		host_err(h, call, "%s() has no kfunc in the %s ABI", act->name,
 			 h->abi ? h->abi->struct_name : "(none)");
@@ -286,7 +300,6 @@ LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call)
 				 h->abi->struct_name, k->args[i], k->name);
 			return NULL;
 		}
-	const struct node *a0 = call->u.call.args;
 	if (k->self && !(a0 && a0->kind == N_IDENT && !strcmp(a0->u.ident.name, k->self))) {
 		struct diag *d = host_err(h, a0 ? a0 : call, "%s() in the %s ABI moves only the "
 					  "hook's own %s", act->name, h->abi->struct_name, k->self);

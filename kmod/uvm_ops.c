@@ -108,6 +108,20 @@ __bpf_kfunc void bpf_gpu_block_move_tail(uvm_gpu_chunk_t *chunk, struct list_hea
 		e->move(e->arg, chunk, list, false);
 }
 
+/* Not in gpu_ext's ABI: the first block of a list, moved to its head or
+ * tail. evict_prepare gets only the lists, and the verifier refuses the
+ * chunk a policy computes from one (container_of(list->next) is a
+ * pointer at a negative offset), so without this no policy can rotate
+ * the used list there (gpu_ext's FIFO with second chances cannot load
+ * on its own driver for this reason). gpux binds it where BTF has it. */
+__bpf_kfunc void bpf_gpu_list_move_first(struct list_head *list, u64 tail)
+{
+	const struct kmod_uvm_env *e = READ_ONCE(env);
+
+	if (e && e->move && list && !list_empty(list))
+		e->move(e->arg, list_first_entry(list, uvm_gpu_chunk_t, list), list, !tail);
+}
+
 __bpf_kfunc void bpf_gpu_set_prefetch_region(uvm_va_block_region_t *region, uvm_page_index_t first,
 					     uvm_page_index_t outer)
 {
@@ -127,6 +141,7 @@ BTF_ID_FLAGS(func, bpf_gpu_set_prefetch_region)
 #else
 BTF_ID_FLAGS(func, bpf_gpu_block_move_head)
 BTF_ID_FLAGS(func, bpf_gpu_block_move_tail)
+BTF_ID_FLAGS(func, bpf_gpu_list_move_first)
 BTF_ID_FLAGS(func, bpf_gpu_set_prefetch_region)
 #endif
 BTF_KFUNCS_END(uvm_kfunc_ids)

@@ -3,6 +3,7 @@
  * driver. Each variant is a directory for GPUX_BTF_DIR:
  *   genb/    vmlinux + nvidia_uvm split over it: struct uvm_gpu_ext, bpf_uvm_* kfuncs
  *   genc/    nvidia_uvm alone: struct gpu_mem_ops, bpf_gpu_* kfuncs
+ *   kmod/    genc and kmod/'s own bpf_gpu_list_move_first
  *   gend/    gpu_mem_ops with decision contexts: bpf_gpu_request_reorder
  *   layout/  gpu_mem_ops over other offsets (list, va_block->start, u32
  *            regions), no prefetch_iter member, no move_head kfunc, no
@@ -41,6 +42,7 @@ struct layout {
 	bool region_u32;
 	unsigned owner_off, tgid_off, vsmm_off;
 	bool decision; /* contexts in place of the list and the region */
+	bool move_first; /* kmod/'s bpf_gpu_list_move_first too */
 };
 
 static const struct layout gen_b = {
@@ -48,7 +50,7 @@ static const struct layout gen_b = {
 	{ "uvm_bpf_test_trigger_kfunc", "uvm_prefetch_before_compute", "uvm_prefetch_on_tree_iter",
 	  "uvm_pmm_chunk_activate", "uvm_pmm_chunk_used", "uvm_pmm_eviction_prepare" },
 	"bpf_uvm_pmm_chunk_move_head", "bpf_uvm_pmm_chunk_move_tail", "bpf_uvm_set_va_block_region",
-	16, 32, 56, 40, 48, false, 904, 2460, 1704, false,
+	16, 32, 56, 40, 48, false, 904, 2460, 1704, false, false,
 };
 
 static const struct layout gen_c = {
@@ -56,7 +58,15 @@ static const struct layout gen_c = {
 	{ "gpu_test_trigger", "gpu_page_prefetch", "gpu_page_prefetch_iter", "gpu_block_activate",
 	  "gpu_block_access", "gpu_evict_prepare" },
 	"bpf_gpu_block_move_head", "bpf_gpu_block_move_tail", "bpf_gpu_set_prefetch_region",
-	16, 32, 56, 40, 48, false, 904, 2460, 1704, false,
+	16, 32, 56, 40, 48, false, 904, 2460, 1704, false, false,
+};
+
+static const struct layout gen_kmod = {
+	"gpu_mem_ops",
+	{ "gpu_test_trigger", "gpu_page_prefetch", "gpu_page_prefetch_iter", "gpu_block_activate",
+	  "gpu_block_access", "gpu_evict_prepare" },
+	"bpf_gpu_block_move_head", "bpf_gpu_block_move_tail", "bpf_gpu_set_prefetch_region",
+	16, 32, 56, 40, 48, false, 904, 2460, 1704, false, true,
 };
 
 static const struct layout gen_d = {
@@ -64,7 +74,7 @@ static const struct layout gen_d = {
 	{ "gpu_test_trigger", "gpu_page_prefetch", "gpu_page_prefetch_iter", "gpu_block_activate",
 	  "gpu_block_access", "gpu_evict_prepare" },
 	NULL, NULL, "bpf_gpu_set_prefetch_region",
-	16, 32, 56, 40, 48, false, 904, 2460, 1704, true,
+	16, 32, 56, 40, 48, false, 904, 2460, 1704, true, false,
 };
 
 static const struct layout other = {
@@ -72,11 +82,11 @@ static const struct layout other = {
 	{ "gpu_test_trigger", "gpu_page_prefetch", NULL, "gpu_block_activate", "gpu_block_access",
 	  "gpu_evict_prepare" },
 	NULL, "bpf_gpu_block_move_tail", "bpf_gpu_set_prefetch_region",
-	8, 40, 64, 0, 24, true, 912, 2468, 1712, false,
+	8, 40, 64, 0, 24, true, 912, 2468, 1712, false, false,
 };
 
 static const struct layout stock = {
-	NULL, { NULL }, NULL, NULL, NULL, 16, 32, 56, 40, 48, false, 904, 2460, 1704, false,
+	NULL, { NULL }, NULL, NULL, NULL, 16, 32, 56, 40, 48, false, 904, 2460, 1704, false, false,
 };
 
 /* What the kernel's own BTF (vmlinux) has that the driver's refers to. */
@@ -268,6 +278,11 @@ static void add_uvm(struct btf *btf, const struct base *b, const struct layout *
 	int t_mv[] = { chp, b->listp }, t_rg[] = { regp, page, page };
 	kfunc(btf, L->kf_head, 0, 2, n_mv, t_mv);
 	kfunc(btf, L->kf_tail, 0, 2, n_mv, t_mv);
+	if (L->move_first) {
+		static const char *const n_mf[] = { "list", "tail" };
+		int t_mf[] = { b->listp, b->u64 };
+		kfunc(btf, "bpf_gpu_list_move_first", 0, 2, n_mf, t_mf);
+	}
 	if (!L->decision) {
 		kfunc(btf, L->kf_region, 0, 3, n_rg, t_rg);
 		return;
@@ -396,6 +411,8 @@ static int generate(const char *dir)
 	btf__free(base);
 	subdir(d, sizeof(d), dir, "genc");
 	standalone(d, "nvidia_uvm", &gen_c, -1);
+	subdir(d, sizeof(d), dir, "kmod");
+	standalone(d, "nvidia_uvm", &gen_kmod, -1);
 	subdir(d, sizeof(d), dir, "gend");
 	standalone(d, "nvidia_uvm", &gen_d, -1);
 	subdir(d, sizeof(d), dir, "layout");

@@ -108,6 +108,22 @@ t_gend_decision() {
 		one_error "stdin:1:40-42: ERROR: move_tail() in the gpu_mem_ops ABI moves only the hook's own chunk" &&
 		err_has '^HINT: move_tail\(chunk\)$'
 }
+# evict_prepare's head moved: through kmod/'s bpf_gpu_list_move_first
+# (list, 0 head or 1 tail) where BTF has it; elsewhere through gpu_ext's
+# kfunc (which the kernel's verifier then refuses that pointer); a chunk
+# that is not head goes to gpu_ext's kfunc in both.
+t_kmod_move_first() {
+	local P='gpu_mem:evict_prepare { move_tail(head); move_head(head); }'
+	run kmod 0 --emit "$tmp/e" -e "$P" && err_empty && struct_ops "$tmp/e/host.bpf.o" || return 1
+	so_has 'kfunc void bpf_gpu_list_move_first(struct list_head *, long)' || return 1
+	run kmod 0 -d bpf -e "$P" || return 1
+	[ "$(grep -E ': (r2 = [01]|call bpf_gpu_[a-z_]+)$' "$tmp/out" | sed -E 's/^ +[0-9]+: //' |
+		paste -sd' ')" = 'r2 = 1 call bpf_gpu_list_move_first r2 = 0 call bpf_gpu_list_move_first' ] ||
+		{ cat "$tmp/out"; fail "head moved by bpf_gpu_list_move_first"; return 1; }
+	run genc 0 -d bpf -e "$P" && out_has 'call bpf_gpu_block_move_tail$' || return 1
+	if grep -q 'bpf_gpu_list_move_first' "$tmp/out"; then fail "kmod's kfunc bound without it"; return 1; fi
+	run kmod 0 -d bpf -e "$LFU" && out_has 'call bpf_gpu_block_move_tail$' || return 1
+}
 # Offsets from BTF: chunk->va_block @32, ->start @48; the owner through
 # the anonymous struct of mm_struct; head = next - offsetof(list) (16).
 t_genb_offsets() {

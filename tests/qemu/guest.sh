@@ -1,6 +1,7 @@
 # Runs inside the kernel VM (busybox sh, from the initramfs's /init):
 # loads the module, runs every workload with no policy, then under each
-# case's policy attached by gpux, then again with none (detached: the
+# case's policy attached by gpux (a fresh attach per workload), then
+# again with none (detached: the
 # default path), then detaches a policy in the middle of a run. What it
 # prints, read back by run.sh from the serial console:
 #   qemu: module loaded | qemu: insmod failed
@@ -17,10 +18,12 @@ if insmod /lib/modules/nvidia_uvm.ko && insmod /lib/modules/nvidia.ko; then
 else echo "qemu: insmod failed"; exit 1; fi
 [ -f /sys/kernel/btf/nvidia_uvm ] && [ -f /sys/kernel/btf/nvidia ] && echo "qemu: module btf"
 cat >/tmp/workloads.sh <<'EOF'
-# workloads.sh N: each workload through the module, its counts tagged
+# workloads.sh N [W]: each workload (or the W-th alone) through the
+# module, its counts tagged
 w=0
 while read -r spec; do
 	w=$((w + 1))
+	[ -n "$2" ] && [ "$2" != $w ] && continue
 	echo "$spec" >/sys/kernel/debug/gpux_uvm/run
 	sed "s/^/qemu-result $1 $w /" /sys/kernel/debug/gpux_uvm/result
 	echo "$spec" >/sys/kernel/debug/gpux_sched/run
@@ -28,6 +31,7 @@ while read -r spec; do
 done </qemu/workloads
 EOF
 sh /tmp/workloads.sh 0
+nw=$(grep -c . /qemu/workloads)
 echo "qemu-case 0 rc=0"
 cd /gpux || exit 1
 # cases TAG: each policy of /qemu/cases attached, its runs tagged TAGN
@@ -40,9 +44,16 @@ cases() {
 		# shellcheck disable=SC2046 # split on purpose: the files, the arguments
 		set -- $(echo "$files" | tr '+' ' ' | sed 's|\([^ ]*\)|/gpux/p/\1|g') $(echo "$args" | tr ':' ' ')
 		set +f
-		./gpux -q -c "sh /tmp/workloads.sh $tag$n" "$@" >/tmp/out 2>&1
-		rc=$?
-		grep -E '^qemu-(result|sched)' /tmp/out
+		# a policy of its own for each workload, as --sim runs it: its
+		# maps (keyed by chunk pointers, which the next run reuses) do
+		# not carry over
+		rc=0 w=0
+		while [ $w -lt "$nw" ] && [ $rc = 0 ]; do
+			w=$((w + 1))
+			./gpux -q -c "sh /tmp/workloads.sh $tag$n $w" "$@" >/tmp/out 2>&1
+			rc=$?
+			grep -E '^qemu-(result|sched)' /tmp/out
+		done
 		echo "qemu-case $tag$n rc=$rc"
 		[ $rc = 0 ] || grep -vE '^qemu-(result|sched)' /tmp/out | sed "s/^/qemu-out $tag$n /"
 	done </qemu/cases
