@@ -13,7 +13,8 @@
 #   scripts/gpu_test.sh bench [PRESET...]    only the overhead benchmarks
 #       (bench/gpu/run.sh; a table, not a test; logs in $OUT/bench/)
 #   scripts/gpu_test.sh attach               only gpux -p on a running
-#       program (tests/gpu/e2e/attach.sh; logs in $OUT/attach/)
+#       program (tests/gpu/e2e/attach.sh; logs in $OUT/attach/), then on
+#       a PyTorch training loop (attach_torch.sh; $OUT/attach_torch/)
 #   scripts/gpu_test.sh gpt2 [ROUNDS]        a GPT-2 training step under
 #       gpux (bench/gpu/gpt2.sh: step times, coverage, cold and warm
 #       JIT; needs PyTorch and transformers; logs in $OUT/gpt2/)
@@ -29,8 +30,9 @@
 # (tests/gpu/e2e/faults.sh: a program that crashes, gpux SIGKILLed
 # mid-run), then a scripted live session (tests/gpu/e2e/live.sh: the
 # REPL attaching probes to a running program), then gpux -p attaching,
-# detaching and attaching again (tests/gpu/e2e/attach.sh); the exit
-# status covers them all.
+# detaching and attaching again (tests/gpu/e2e/attach.sh), and the same
+# on a PyTorch training loop with cuda:kernel_end (attach_torch.sh); the
+# exit status covers them all.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${GPU_BUILD:-build-gpu}
@@ -65,7 +67,10 @@ gpt2) shift; GPUX=$e2e_gpux bash bench/gpu/gpt2.sh "$@"; exit ;;
 kernel_level) shift; GPUX=$e2e_gpux bash bench/gpu/kernel_level.sh "$@"; exit ;;
 timeline) shift; GPUX=$e2e_gpux bash bench/gpu/timeline.sh "$@"; exit ;;
 attach_ab) shift; GPUX=$e2e_gpux bash bench/gpu/attach_ab.sh "$@"; exit ;;
-attach) bash tests/gpu/e2e/attach.sh "$dir/e2e" "$e2e_gpux" "${OUT:-$dir}/attach"; exit ;;
+attach)
+	bash tests/gpu/e2e/attach.sh "$dir/e2e" "$e2e_gpux" "${OUT:-$dir}/attach" &&
+		bash tests/gpu/e2e/attach_torch.sh "$e2e_gpux" "${OUT:-$dir}/attach_torch"
+	exit ;;
 esac
 
 # A carried folder may lose the exec bit.
@@ -125,5 +130,8 @@ live=${PIPESTATUS[0]}
 say "attach to a running program (tests/gpu/e2e/attach.sh)"
 bash tests/gpu/e2e/attach.sh "$dir/e2e" "$e2e_gpux" "${OUT:-$dir}/attach" 2>&1 | tee -a "$log"
 attached=${PIPESTATUS[0]}
+say "attach to a PyTorch training loop (tests/gpu/e2e/attach_torch.sh)"
+bash tests/gpu/e2e/attach_torch.sh "$e2e_gpux" "${OUT:-$dir}/attach_torch" 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || attached=1
 [ "$core" -eq 0 ] && [ "$e2e" -eq 0 ] && [ "$faults" -eq 0 ] && [ "$live" -eq 0 ] &&
 	[ "$attached" -eq 0 ]
