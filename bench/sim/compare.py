@@ -5,7 +5,9 @@ same runs without CUPTI (NOCUPTI.ndjson, for time), run gpux --sim on the
 same workload and print a markdown table with the error per workload,
 whether both byte counts are within 25%, and the ordering of workloads by
 cost. With --per-pass, one row per pass instead (the model's pass k is
-its run of k passes less its run of k - 1: the model is deterministic).
+its run of k passes less its run of k - 1: the model is deterministic),
+with the pass's time beside the model's estimate: a witness of how much
+moved that does not depend on CUPTI delivering every record.
 
   bench/sim/compare.py [--per-pass] GPUX REAL.ndjson [NOCUPTI.ndjson]
 """
@@ -49,10 +51,11 @@ def verdict(d, r):
 
 def per_pass(gpux, real):
     mib = 1 << 20
-    print("| run | pass | HtoD MiB real / sim (err) | DtoH MiB real / sim (err) | ±25% |")
-    print("|---|---|---|---|---|")
+    print("| run | pass | HtoD MiB real / sim (err) | DtoH MiB real / sim (err) | ±25% | "
+          "ms real / est sim (err) |")
+    print("|---|---|---|---|---|---|")
     for r in real:
-        prev = {"htod_bytes": 0, "dtoh_bytes": 0}
+        prev = {"htod_bytes": 0, "dtoh_bytes": 0, "est_ms": 0}
         label = f"{r['workload']} {r['size'] // mib}m / {r['gpu'] // mib}m"
         if r.get("chunk") != 64 * mib:
             label += f", chunk {r['chunk'] // mib}m"
@@ -63,7 +66,8 @@ def per_pass(gpux, real):
             print(f"| {label} | {k} | {p['htod_bytes'] // mib} / {s['htod_bytes'] // mib} "
                   f"({err(s['htod_bytes'], p['htod_bytes'])}) | {p['dtoh_bytes'] // mib} / "
                   f"{s['dtoh_bytes'] // mib} ({err(s['dtoh_bytes'], p['dtoh_bytes'])}) | "
-                  f"{verdict(s, p)} |")
+                  f"{verdict(s, p)} | {p['ms']:.0f} / {s['est_ms']:.0f} "
+                  f"({err(s['est_ms'], p['ms'])}) |")
 
 
 def main():
