@@ -18,7 +18,7 @@
 #include "map_base.h"
 #include "attach_runtime.h"
 #include "sess_host.h"
-#include "spawn.h"
+#include "traced_cmd.h"
 
 #define POLL_NS 5000000L       /* how often the segment is looked at */
 #define SNAPSHOT_WAIT_MS 1000 /* for the runtimes to answer snap_req */

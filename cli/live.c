@@ -16,7 +16,7 @@
 #include "attach_runtime.h"
 #include "frontend.h"
 #include "sess_layout.h"
-#include "spawn.h"
+#include "traced_cmd.h"
 
 #define MOVE_WAIT_MS 3000 /* for the program to move to a new generation */
 #define TERM_WAIT_MS 2000

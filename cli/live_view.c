@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "dev_print.h"
-#include "spawn.h"
+#include "traced_cmd.h"
 
 #define SNAP_WAIT_MS 500
 

@@ -24,7 +24,7 @@
 #include "out_syms.h"
 #include "run_export.h"
 #include "run_timeline.h"
-#include "spawn.h"
+#include "traced_cmd.h"
 
 #define MAX_WAIT_NS 1000000000L /* records are consumed even if a wakeup is lost */
 #define POLL_PID_NS 10000000L   /* watching a process without a pidfd */

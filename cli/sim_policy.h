@@ -1,7 +1,7 @@
 /* A driver policy in the simulator: its struct_ops programs (the very
  * ones of its host object) run in the userspace VM as the model's hooks,
  * their contexts laid out as the ABI they were compiled against says,
- * their kfuncs served by the model (sim/uvm.h, sim/sched.h). */
+ * their kfuncs served by the model (sim/uvm.h, sim/timeslice.h). */
 #ifndef GPUX_SIM_POLICY_H
 #define GPUX_SIM_POLICY_H
 
@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "llvm_host.h"
-#include "sched.h"
+#include "timeslice.h"
 #include "uvm.h"
 #include "workload.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The scheduling hooks as the driver calls them, from sim/sched.c's
+/* The scheduling hooks as the driver calls them, from sim/timeslice.c's
  * model: each tenant is a TSG whose task_init, bind and task_destroy
  * contexts the attached policy reads and acts on through the kfuncs. */
 #include <linux/sched.h>

@@ -1,12 +1,12 @@
 /* A workload's tenants through the simulator's time-slicing model
- * (sim/sched.c), as gpux --sim runs them after its memory model, with
+ * (sim/timeslice.c), as gpux --sim runs them after its memory model, with
  * the attached nv_gpu_sched_ops policy (or the driver's defaults). */
 #ifndef GPUX_KMOD_SCHED_RUN_H
 #define GPUX_KMOD_SCHED_RUN_H
 
 #include <linux/types.h>
 
-#include "sched.h"
+#include "timeslice.h"
 
 struct kmod_sched_stats {
 	struct sched_result model;

@@ -3,4 +3,4 @@
  * (sim_sources.c's), with the time-slicing model. */
 #include "sim_sources.c"
 
-#include "sched.c"
+#include "timeslice.c"

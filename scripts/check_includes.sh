@@ -8,6 +8,9 @@
 #   - an abi/ header includes anything but system and abi/ headers;
 #   - two folders have headers of one name (the include path is flat, so
 #     which one a quoted include means would depend on the target);
+#   - a header has the name of a C or POSIX header (<sched.h>): through a
+#     folder's public include directory it would shadow the system's for
+#     every source that includes it, by angle brackets too;
 #   - the folders' include graph has a cycle (A includes B's headers and
 #     B, directly or through others, A's).
 # tests/ may include what it tests and is not checked.
@@ -31,11 +34,23 @@ bad() {
 }
 top() { echo "${1%%/*}"; }
 
+# C11's headers and POSIX's, by name (sys/... ones need their folder).
+system=" assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h
+locale.h math.h setjmp.h signal.h stdalign.h stdarg.h stdatomic.h stdbool.h stddef.h
+stdint.h stdio.h stdlib.h stdnoreturn.h string.h tgmath.h threads.h time.h uchar.h
+wchar.h wctype.h aio.h arpa cpio.h dirent.h dlfcn.h fcntl.h fmtmsg.h fnmatch.h ftw.h
+glob.h grp.h iconv.h langinfo.h libgen.h monetary.h mqueue.h ndbm.h netdb.h nl_types.h
+poll.h pthread.h pwd.h regex.h sched.h search.h semaphore.h spawn.h strings.h
+stropts.h syslog.h tar.h termios.h trace.h ulimit.h unistd.h utime.h utmpx.h wordexp.h
+elf.h link.h malloc.h "
 # Header name -> its folder.
 declare -A home
 for f in "${files[@]}"; do
 	case $f in *.h | *.cuh) ;; *) continue ;; esac
 	b=${f##*/} t=$(top "$f")
+	# kmod/libc/ stands in for the C library in the kernel, on purpose
+	[[ $system == *" $b "* ]] && [[ $f != kmod/libc/* ]] &&
+		bad "$f has the name of the system header <$b>" 
 	if [ -n "${home[$b]:-}" ] && [ "${home[$b]}" != "$t" ]; then
 		bad "$b is a header of both ${home[$b]}/ and $t/"
 	fi

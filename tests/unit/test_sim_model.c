@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sched.h"
+#include "timeslice.h"
 #include "uvm.h"
 #include "workload.h"
 

@@ -1,7 +1,7 @@
 /* Starting the traced CUDA program with the device runtime preloaded
  * and the session segment inherited (abi/session.h). */
-#ifndef GPUX_SPAWN_H
-#define GPUX_SPAWN_H
+#ifndef GPUX_TRACED_CMD_H
+#define GPUX_TRACED_CMD_H
 
 #include <signal.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
-/* The time-slice model (sched.h). */
-#include "sched.h"
+/* The time-slice model (timeslice.h). */
+#include "timeslice.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
-/* Starting the traced program (spawn.h). */
-#include "spawn.h"
+/* Starting the traced program (traced_cmd.h). */
+#include "traced_cmd.h"
 
 #include <dirent.h>
 #include <stdbool.h>

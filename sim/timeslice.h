@@ -5,8 +5,8 @@
  * its timeslice or until its work is done, paying a context switch
  * between TSGs (sim/costs.h). Policies see task_init (and may set the
  * timeslice and interleave), bind (and may reject it) and task_destroy. */
-#ifndef GPUX_SIM_SCHED_H
-#define GPUX_SIM_SCHED_H
+#ifndef GPUX_SIM_TIMESLICE_H
+#define GPUX_SIM_TIMESLICE_H
 
 #include <stdbool.h>
 #include <stdint.h>
