@@ -12,7 +12,7 @@ static LLVMValueRef slot_map(struct hctx *h, const struct host_sops_capture *c)
 	if (!h->capture_map) {
 		static const char *const names[] = { "type", "max_entries", "key_size",
 						     "value_size" };
-		uint32_t vals[] = { MAP_PERCPU_ARRAY, 1, 4, 8 * (uint32_t)c->nfields };
+		uint32_t vals[] = { BPF_M_PERCPU_ARRAY, 1, 4, 8 * (uint32_t)c->nfields };
 		h->capture_map = hl_map_global(h, HOST_CAPTURE_MAP, vals, names, 4);
 		h->capture = c;
 	}
@@ -25,7 +25,7 @@ static LLVMValueRef slots(struct hctx *h, const struct host_sops_capture *c)
 	LLVMValueRef key = host_alloca(h, 4, "capkey");
 	LLVMBuildStore(h->b, LLVMConstInt(h->i32, 0, false), key);
 	LLVMValueRef args[] = { slot_map(h, c), key };
-	return host_helper(h, HELPER_MAP_LOOKUP, h->ptr, args, 2);
+	return host_helper(h, BPF_H_MAP_LOOKUP, h->ptr, args, 2);
 }
 
 LLVMValueRef hl_capture_read(struct hctx *h, const struct node *n, const char *name)
@@ -56,7 +56,7 @@ static LLVMValueRef read_field(struct hctx *h, const struct host_sops_field *f)
 		LLVMValueRef src = LLVMBuildAdd(h->b, v, host_const(h, f->off[k]), "");
 		LLVMValueRef args[] = { tmp, LLVMConstInt(h->i32, size, false),
 					LLVMBuildIntToPtr(h->b, src, h->ptr, "") };
-		host_helper(h, HELPER_PROBE_READ_KERNEL, h->i64, args, 3);
+		host_helper(h, BPF_H_PROBE_READ_KERNEL, h->i64, args, 3);
 		v = LLVMBuildLoad2(h->b, LLVMIntTypeInContext(h->ctx, size * 8), tmp, "");
 		if (size != 8)
 			v = LLVMBuildZExt(h->b, v, h->i64, "");

@@ -75,25 +75,25 @@ static void lines_of(const struct lines *L, const char *sec, int *line, size_t n
 static const char *helper_name(int id)
 {
 	switch (id) {
-	case HELPER_MAP_LOOKUP: return "bpf_map_lookup_elem";
-	case HELPER_MAP_UPDATE: return "bpf_map_update_elem";
-	case HELPER_MAP_DELETE: return "bpf_map_delete_elem";
-	case HELPER_KTIME_GET_NS: return "bpf_ktime_get_ns";
-	case HELPER_GET_SMP_PROCESSOR_ID: return "bpf_get_smp_processor_id";
-	case HELPER_GET_CURRENT_PID_TGID: return "bpf_get_current_pid_tgid";
-	case HELPER_GET_CURRENT_UID_GID: return "bpf_get_current_uid_gid";
-	case HELPER_GET_CURRENT_COMM: return "bpf_get_current_comm";
-	case HELPER_GET_PRANDOM_U32: return "bpf_get_prandom_u32";
-	case HELPER_GET_NUMA_NODE_ID: return "bpf_get_numa_node_id";
-	case HELPER_GET_CURRENT_CGROUP_ID: return "bpf_get_current_cgroup_id";
-	case HELPER_SEND_SIGNAL: return "bpf_send_signal";
-	case HELPER_PROBE_READ: return "bpf_probe_read";
-	case HELPER_PROBE_READ_USER: return "bpf_probe_read_user";
-	case HELPER_PROBE_READ_USER_STR: return "bpf_probe_read_user_str";
-	case HELPER_PROBE_READ_KERNEL: return "bpf_probe_read_kernel";
-	case HELPER_PROBE_READ_KERNEL_STR: return "bpf_probe_read_kernel_str";
-	case HELPER_RINGBUF_OUTPUT: return "bpf_ringbuf_output";
-	case HELPER_GET_ATTACH_COOKIE: return "bpf_get_attach_cookie";
+	case BPF_H_MAP_LOOKUP: return "bpf_map_lookup_elem";
+	case BPF_H_MAP_UPDATE: return "bpf_map_update_elem";
+	case BPF_H_MAP_DELETE: return "bpf_map_delete_elem";
+	case BPF_H_KTIME_GET_NS: return "bpf_ktime_get_ns";
+	case BPF_H_GET_SMP_PROCESSOR_ID: return "bpf_get_smp_processor_id";
+	case BPF_H_GET_CURRENT_PID_TGID: return "bpf_get_current_pid_tgid";
+	case BPF_H_GET_CURRENT_UID_GID: return "bpf_get_current_uid_gid";
+	case BPF_H_GET_CURRENT_COMM: return "bpf_get_current_comm";
+	case BPF_H_GET_PRANDOM_U32: return "bpf_get_prandom_u32";
+	case BPF_H_GET_NUMA_NODE_ID: return "bpf_get_numa_node_id";
+	case BPF_H_GET_CURRENT_CGROUP_ID: return "bpf_get_current_cgroup_id";
+	case BPF_H_SEND_SIGNAL: return "bpf_send_signal";
+	case BPF_H_PROBE_READ: return "bpf_probe_read";
+	case BPF_H_PROBE_READ_USER: return "bpf_probe_read_user";
+	case BPF_H_PROBE_READ_USER_STR: return "bpf_probe_read_user_str";
+	case BPF_H_PROBE_READ_KERNEL: return "bpf_probe_read_kernel";
+	case BPF_H_PROBE_READ_KERNEL_STR: return "bpf_probe_read_kernel_str";
+	case BPF_H_RINGBUF_OUTPUT: return "bpf_ringbuf_output";
+	case BPF_H_GET_ATTACH_COOKIE: return "bpf_get_attach_cookie";
 	case GPUX_H_PREFETCH: return "gpux_prefetch";
 	case GPUX_H_EVICT: return "gpux_evict";
 	case GPUX_H_ADVISE: return "gpux_advise";

@@ -106,9 +106,9 @@ static struct hval builtin(struct hctx *h, struct node *e)
 	const char *name = e->u.ident.name;
 	struct hval r = { 0 };
 	if (!strcmp(name, "nsecs")) {
-		r.v = host_helper(h, HELPER_KTIME_GET_NS, h->i64, NULL, 0);
+		r.v = host_helper(h, BPF_H_KTIME_GET_NS, h->i64, NULL, 0);
 	} else if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
-		LLVMValueRef v = host_helper(h, HELPER_GET_CURRENT_PID_TGID, h->i64, NULL, 0);
+		LLVMValueRef v = host_helper(h, BPF_H_GET_CURRENT_PID_TGID, h->i64, NULL, 0);
 		r.v = name[0] == 'p' ? LLVMBuildLShr(h->b, v, host_const(h, 32), "")
 				     : LLVMBuildAnd(h->b, v, host_const(h, 0xffffffff), "");
 	} else if (!strcmp(name, "cpid")) {
@@ -118,24 +118,24 @@ static struct hval builtin(struct hctx *h, struct node *e)
 		r.v = host_const(h, (uint64_t)(h->opts->cpid > 0 ? h->opts->cpid : 0));
 	} else if (!strcmp(name, "uid") || !strcmp(name, "gid") || !strcmp(name, "username")) {
 		/* username: the uid, named when printed */
-		LLVMValueRef v = host_helper(h, HELPER_GET_CURRENT_UID_GID, h->i64, NULL, 0);
+		LLVMValueRef v = host_helper(h, BPF_H_GET_CURRENT_UID_GID, h->i64, NULL, 0);
 		r.v = name[0] != 'g' ? LLVMBuildAnd(h->b, v, host_const(h, 0xffffffff), "")
 				     : LLVMBuildLShr(h->b, v, host_const(h, 32), "");
 	} else if (!strcmp(name, "rand") || !strcmp(name, "numaid")) {
-		r.v = host_helper(h, name[0] == 'r' ? HELPER_GET_PRANDOM_U32 : HELPER_GET_NUMA_NODE_ID,
+		r.v = host_helper(h, name[0] == 'r' ? BPF_H_GET_PRANDOM_U32 : BPF_H_GET_NUMA_NODE_ID,
 				  h->i64, NULL, 0);
 		r.v = LLVMBuildAnd(h->b, r.v, host_const(h, 0xffffffff), "");
 	} else if (!strcmp(name, "gpu")) {
 		r.v = host_helper(h, GPUX_H_GPU, h->i64, NULL, 0);
 	} else if (!strcmp(name, "cgroup")) {
-		r.v = host_helper(h, HELPER_GET_CURRENT_CGROUP_ID, h->i64, NULL, 0);
+		r.v = host_helper(h, BPF_H_GET_CURRENT_CGROUP_ID, h->i64, NULL, 0);
 	} else if (!strcmp(name, "cpu")) {
-		r.v = host_helper(h, HELPER_GET_SMP_PROCESSOR_ID, h->i64, NULL, 0);
+		r.v = host_helper(h, BPF_H_GET_SMP_PROCESSOR_ID, h->i64, NULL, 0);
 		r.v = LLVMBuildAnd(h->b, r.v, host_const(h, 0xffffffff), "");
 	} else if (!strcmp(name, "comm")) {
 		LLVMValueRef buf = host_alloca(h, 16, "comm");
 		LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, 16, false) };
-		host_helper(h, HELPER_GET_CURRENT_COMM, h->i64, args, 2);
+		host_helper(h, BPF_H_GET_CURRENT_COMM, h->i64, args, 2);
 		r = (struct hval){ buf, 16 };
 	} else if (!strcmp(name, "probe")) {
 		const char *s = hl_probe_text(h, h->at);
@@ -407,7 +407,7 @@ static struct hval call_value(struct hctx *h, struct node *e)
 	host_zero(h, buf, size, 8);
 	LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, size, false),
 				LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
-	host_helper(h, HELPER_PROBE_READ_USER_STR, h->i64, args, 3);
+	host_helper(h, BPF_H_PROBE_READ_USER_STR, h->i64, args, 3);
 	return (struct hval){ buf, size };
 }
 

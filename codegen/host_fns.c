@@ -67,7 +67,7 @@ static struct hval buf_call(struct hctx *h, struct node *e)
 					      : len;
 	LLVMValueRef args[] = { data, LLVMBuildTrunc(h->b, size, h->i32, ""),
 				LLVMBuildIntToPtr(h->b, src.v, h->ptr, "") };
-	host_helper(h, HELPER_PROBE_READ_USER, h->i64, args, 3);
+	host_helper(h, BPF_H_PROBE_READ_USER, h->i64, args, 3);
 	return (struct hval){ out, BUF_SIZE };
 }
 
@@ -139,7 +139,7 @@ static struct hval macaddr(struct hctx *h, struct node *e)
 	LLVMValueRef out = host_alloca_zero(h, 8, "mac");
 	LLVMValueRef args[] = { out, LLVMConstInt(h->i32, 6, false),
 				LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
-	host_helper(h, HELPER_PROBE_READ_USER, h->i64, args, 3);
+	host_helper(h, BPF_H_PROBE_READ_USER, h->i64, args, 3);
 	return (struct hval){ LLVMBuildLoad2(h->b, h->i64, out, ""), 0 };
 }
 

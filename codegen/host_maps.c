@@ -207,7 +207,7 @@ static int layout_device(struct hctx *h, struct map_info *mi, struct host_map *p
 {
 	struct arena *a = &h->obj->arena;
 	p->device = true;
-	p->type = MAP_HASH;
+	p->type = BPF_M_HASH;
 	p->nkeys = mi->nkeys > 0 ? mi->nkeys : 0;
 	p->keys = arena_zalloc(a, sizeof(*p->keys) * (size_t)(p->nkeys + 1));
 	for (int i = 0; i < p->nkeys; i++) {
@@ -279,10 +279,10 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 	}
 	if (!p->nkeys)
 		off = 8; /* a scalar map is one element at key 0 */
-	p->type = MAP_HASH;
+	p->type = BPF_M_HASH;
 	p->value_size = 8;
 	if (mi->value.kind == TY_AGG) {
-		p->type = MAP_PERCPU_HASH;
+		p->type = BPF_M_PERCPU_HASH;
 		switch (mi->value.agg) {
 		case AGG_MIN: case AGG_MAX: case AGG_AVG: case AGG_STATS:
 			p->value_size = 16; /* {value, set} or {sum, count} */
@@ -363,13 +363,13 @@ int hl_maps_layout(struct hctx *h)
 	h->obj->nmaps = h->nmaps;
 	if (h->need_events) {
 		static const char *const names[] = { "type", "max_entries" };
-		uint32_t vals[] = { MAP_RINGBUF, HOST_RINGBUF_BYTES };
+		uint32_t vals[] = { BPF_M_RINGBUF, HOST_RINGBUF_BYTES };
 		h->events = hl_map_global(h, HOST_EVENTS_MAP, vals, names, 2);
 	}
 	if (h->need_join) {
 		static const char *const names[] = { "type", "max_entries", "key_size",
 						     "value_size" };
-		uint32_t vals[] = { MAP_PERCPU_ARRAY, 1, 4, HOST_JOIN_BYTES };
+		uint32_t vals[] = { BPF_M_PERCPU_ARRAY, 1, 4, HOST_JOIN_BYTES };
 		h->join = hl_map_global(h, HOST_JOIN_MAP, vals, names, 4);
 	}
 	return 0;
@@ -424,18 +424,18 @@ LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 LLVMValueRef hl_map_lookup(struct hctx *h, struct hmap *hm, LLVMValueRef key)
 {
 	LLVMValueRef args[] = { hm->global, key };
-	return host_helper(h, HELPER_MAP_LOOKUP, h->ptr, args, 2);
+	return host_helper(h, BPF_H_MAP_LOOKUP, h->ptr, args, 2);
 }
 
 void hl_map_update(struct hctx *h, struct hmap *hm, LLVMValueRef key,
 		LLVMValueRef val, uint64_t flags)
 {
 	LLVMValueRef args[] = { hm->global, key, val, host_const(h, flags) };
-	host_helper(h, HELPER_MAP_UPDATE, h->i64, args, 4);
+	host_helper(h, BPF_H_MAP_UPDATE, h->i64, args, 4);
 }
 
 void hl_map_delete(struct hctx *h, struct hmap *hm, LLVMValueRef key)
 {
 	LLVMValueRef args[] = { hm->global, key };
-	host_helper(h, HELPER_MAP_DELETE, h->i64, args, 2);
+	host_helper(h, BPF_H_MAP_DELETE, h->i64, args, 2);
 }

@@ -91,8 +91,8 @@ static struct type mem_type(const struct node *e)
  * apart) serves both, as bpftrace's reads do. */
 static int read_helper(struct hctx *h)
 {
-	return h->at && h->at->prov && h->at->prov->user_memory ? HELPER_PROBE_READ_USER
-								: HELPER_PROBE_READ;
+	return h->at && h->at->prov && h->at->prov->user_memory ? BPF_H_PROBE_READ_USER
+								: BPF_H_PROBE_READ;
 }
 
 /* A value of type vt (memory type mt) from the bytes at p, which hold

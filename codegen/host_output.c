@@ -23,7 +23,7 @@ static struct host_fmt *new_fmt(struct hctx *h)
 static void emit(struct hctx *h, LLVMValueRef rec, unsigned size)
 {
 	LLVMValueRef args[] = { h->events, rec, host_const(h, size), host_const(h, 0) };
-	host_helper(h, HELPER_RINGBUF_OUTPUT, h->i64, args, 4);
+	host_helper(h, BPF_H_RINGBUF_OUTPUT, h->i64, args, 4);
 }
 
 static LLVMValueRef header(struct hctx *h, unsigned size, enum host_rec_kind kind,
@@ -101,7 +101,7 @@ static void join(struct hctx *h, struct node *call)
 	*f = (struct host_fmt){ .fmt = a->next ? a->next->u.str.s : " ", .size = 0 };
 	LLVMValueRef key = host_alloca_zero(h, 4, "jkey");
 	LLVMValueRef largs[] = { h->join, key };
-	LLVMValueRef rec = host_helper(h, HELPER_MAP_LOOKUP, h->ptr, largs, 2);
+	LLVMValueRef rec = host_helper(h, BPF_H_MAP_LOOKUP, h->ptr, largs, 2);
 	LLVMBasicBlockRef fill = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "join_fill");
 	LLVMBasicBlockRef send = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "join_send");
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "join_done");
@@ -116,7 +116,7 @@ static void join(struct hctx *h, struct node *call)
 		LLVMValueRef at = LLVMBuildAdd(h->b, arr, host_const(h, 8 * (uint64_t)i), "");
 		LLVMValueRef rargs[] = { ptr, LLVMConstInt(h->i32, 8, false),
 					 LLVMBuildIntToPtr(h->b, at, h->ptr, "") };
-		host_helper(h, HELPER_PROBE_READ_USER, h->i64, rargs, 3);
+		host_helper(h, BPF_H_PROBE_READ_USER, h->i64, rargs, 3);
 		LLVMValueRef p = LLVMBuildLoad2(h->b, h->i64, ptr, "");
 		LLVMBasicBlockRef more = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "join_str");
 		LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntEQ, p, host_const(h, 0), ""),
@@ -125,13 +125,13 @@ static void join(struct hctx *h, struct node *call)
 		LLVMValueRef sargs[] = { host_gep(h, rec, 16 + i * HOST_JOIN_STR),
 					 LLVMConstInt(h->i32, HOST_JOIN_STR, false),
 					 LLVMBuildIntToPtr(h->b, p, h->ptr, "") };
-		host_helper(h, HELPER_PROBE_READ_USER_STR, h->i64, sargs, 3);
+		host_helper(h, BPF_H_PROBE_READ_USER_STR, h->i64, sargs, 3);
 	}
 	LLVMBuildStore(h->b, host_const(h, HOST_JOIN_MAX), host_gep(h, rec, 8));
 	LLVMBuildBr(h->b, send);
 	LLVMPositionBuilderAtEnd(h->b, send);
 	LLVMValueRef oargs[] = { h->events, rec, host_const(h, HOST_JOIN_BYTES), host_const(h, 0) };
-	host_helper(h, HELPER_RINGBUF_OUTPUT, h->i64, oargs, 4);
+	host_helper(h, BPF_H_RINGBUF_OUTPUT, h->i64, oargs, 4);
 	LLVMBuildBr(h->b, done);
 	LLVMPositionBuilderAtEnd(h->b, done);
 }
@@ -241,7 +241,7 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 					   ? host_const(h, (uint64_t)sema_signal_number(a->u.str.s))
 					   : hl_expr_int(h, a);
 		if (sig)
-			host_helper(h, HELPER_SEND_SIGNAL, h->i64, &sig, 1);
+			host_helper(h, BPF_H_SEND_SIGNAL, h->i64, &sig, 1);
 	} else if (!strcmp(name, "unwatch")) {
 		LLVMValueRef addr = hl_expr_int(h, a);
 		if (addr) {

@@ -11,43 +11,11 @@
 #include <llvm-c/DebugInfo.h>
 #include <llvm-c/TargetMachine.h>
 
+#include "bpf_ids.h"
 #include "host_usdt.h"
 #include "llvm_host.h"
 #include "cuda_actions.h"
 #include "tracepoint.h"
-
-/* Kernel helper ids (include/uapi/linux/bpf.h). */
-enum {
-	HELPER_MAP_LOOKUP = 1,
-	HELPER_MAP_UPDATE = 2,
-	HELPER_MAP_DELETE = 3,
-	HELPER_KTIME_GET_NS = 5,
-	HELPER_GET_PRANDOM_U32 = 7,
-	HELPER_GET_SMP_PROCESSOR_ID = 8,
-	HELPER_GET_CURRENT_PID_TGID = 14,
-	HELPER_GET_CURRENT_UID_GID = 15,
-	HELPER_GET_CURRENT_COMM = 16,
-	HELPER_GET_NUMA_NODE_ID = 42,
-	HELPER_GET_CURRENT_CGROUP_ID = 80,
-	HELPER_SEND_SIGNAL = 109,
-	HELPER_PROBE_READ = 4, /* either address space (x86-64) */
-	HELPER_PROBE_READ_USER = 112,
-	HELPER_PROBE_READ_USER_STR = 114,
-	HELPER_PROBE_READ_KERNEL = 113,
-	HELPER_PROBE_READ_KERNEL_STR = 115,
-	HELPER_RINGBUF_OUTPUT = 130,
-	HELPER_RINGBUF_RESERVE = 131,
-	HELPER_RINGBUF_SUBMIT = 132,
-	HELPER_GET_ATTACH_COOKIE = 174,
-};
-
-enum {
-	MAP_HASH = 1,
-	MAP_ARRAY = 2,
-	MAP_PERCPU_HASH = 5,
-	MAP_PERCPU_ARRAY = 6,
-	MAP_RINGBUF = 27,
-};
 
 /* A lowered value: an i64, or a string in a stack buffer of ssize bytes. */
 struct hval {

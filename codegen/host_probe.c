@@ -109,7 +109,7 @@ static LLVMValueRef tp_field(struct hctx *h, const struct node *n,
 		unsigned size = f->dynamic ? HOST_STR_MAX : f->size;
 		LLVMValueRef buf = host_alloca(h, size, "tpstr");
 		LLVMValueRef src = host_gep(h, h->ctxarg, f->offset);
-		int id = HELPER_PROBE_READ_KERNEL;
+		int id = BPF_H_PROBE_READ_KERNEL;
 		if (f->dynamic) {
 			/* __data_loc: u32 (len << 16 | offset) */
 			LLVMValueRef loc = load_at(h, h->ctxarg, f->offset, 4, false);
@@ -117,7 +117,7 @@ static LLVMValueRef tp_field(struct hctx *h, const struct node *n,
 			if (f->rel)
 				off = LLVMBuildAdd(h->b, off, host_const(h, f->offset + 4), "");
 			src = LLVMBuildGEP2(h->b, h->i8, h->ctxarg, &off, 1, "");
-			id = HELPER_PROBE_READ_KERNEL_STR;
+			id = BPF_H_PROBE_READ_KERNEL_STR;
 			host_zero(h, buf, size, 8);
 		}
 		LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, size, false), src };
@@ -208,7 +208,7 @@ static LLVMValueRef stack_arg(struct hctx *h, int i)
 	LLVMValueRef buf = host_alloca_zero(h, 8, "sarg");
 	LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, 8, false),
 				LLVMBuildIntToPtr(h->b, at, h->ptr, "") };
-	host_helper(h, HELPER_PROBE_READ_USER, h->i64, args, 3);
+	host_helper(h, BPF_H_PROBE_READ_USER, h->i64, args, 3);
 	return LLVMBuildLoad2(h->b, h->i64, buf, "");
 }
 

@@ -9,10 +9,7 @@
 #include "host_path.h"
 #include "host_priv.h"
 
-#define HELPER_GET_STACKID 27
-#define HELPER_GET_CURRENT_TASK 35
 #define BPF_F_USER_STACK (1u << 8)
-#define MAP_STACK_TRACE 7
 
 static LLVMValueRef stack_map(struct hctx *h, unsigned limit)
 {
@@ -22,7 +19,7 @@ static LLVMValueRef stack_map(struct hctx *h, unsigned limit)
 	if (g)
 		return g;
 	static const char *const names[] = { "type", "max_entries", "key_size", "value_size" };
-	uint32_t vals[] = { MAP_STACK_TRACE, HOST_MAP_ENTRIES, 4, 8 * limit };
+	uint32_t vals[] = { BPF_M_STACK_TRACE, HOST_MAP_ENTRIES, 4, 8 * limit };
 	const char *sym = arena_printf(&h->obj->arena, "%s", name);
 	return hl_map_global(h, sym, vals, names, 4);
 }
@@ -34,11 +31,11 @@ static LLVMValueRef stack(struct hctx *h, struct type t)
 {
 	LLVMValueRef args[] = { h->ctxarg, stack_map(h, t.limit),
 				host_const(h, t.user ? BPF_F_USER_STACK : 0) };
-	LLVMValueRef id = host_helper(h, HELPER_GET_STACKID, h->i64, args, 3);
+	LLVMValueRef id = host_helper(h, BPF_H_GET_STACKID, h->i64, args, 3);
 	id = LLVMBuildAnd(h->b, id, host_const(h, 0xffffffff), "");
 	if (!t.user)
 		return id;
-	LLVMValueRef pid = host_helper(h, HELPER_GET_CURRENT_PID_TGID, h->i64, NULL, 0);
+	LLVMValueRef pid = host_helper(h, BPF_H_GET_CURRENT_PID_TGID, h->i64, NULL, 0);
 	pid = LLVMBuildShl(h->b, LLVMBuildLShr(h->b, pid, host_const(h, 32), ""),
 			   host_const(h, 32), "");
 	return LLVMBuildOr(h->b, pid, id, "");
@@ -69,7 +66,7 @@ bool hl_builtin_stack(struct hctx *h, struct node *e, struct hval *r)
 	if (!strcmp(name, "ustack") || !strcmp(name, "kstack"))
 		*r = (struct hval){ stack(h, e->type), 0 };
 	else if (!strcmp(name, "curtask"))
-		*r = (struct hval){ host_helper(h, HELPER_GET_CURRENT_TASK, h->i64, NULL, 0), 0 };
+		*r = (struct hval){ host_helper(h, BPF_H_GET_CURRENT_TASK, h->i64, NULL, 0), 0 };
 	else
 		return false;
 	return true;
@@ -91,7 +88,7 @@ bool hl_stack_call(struct hctx *h, struct node *e, struct hval *r)
 		}
 		LLVMValueRef out = host_alloca_zero(h, USYM_SIZE, "usym");
 		LLVMBuildStore(h->b, addr, out);
-		LLVMValueRef pid = host_helper(h, HELPER_GET_CURRENT_PID_TGID, h->i64, NULL, 0);
+		LLVMValueRef pid = host_helper(h, BPF_H_GET_CURRENT_PID_TGID, h->i64, NULL, 0);
 		LLVMBuildStore(h->b, LLVMBuildLShr(h->b, pid, host_const(h, 32), ""),
 			       host_gep(h, out, 8));
 		*r = (struct hval){ out, USYM_SIZE };

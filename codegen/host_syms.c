@@ -106,16 +106,16 @@ struct hval hl_sym_string(struct hctx *h, bool probe)
 	if (!h->syms) {
 		static const char *const names[] = { "type", "max_entries", "key_size",
 						     "value_size" };
-		uint32_t vals[] = { MAP_ARRAY, HOST_SYMS_MAX, 4, HOST_SYM_STR + h->probe_str };
+		uint32_t vals[] = { BPF_M_ARRAY, HOST_SYMS_MAX, 4, HOST_SYM_STR + h->probe_str };
 		h->syms = hl_map_global(h, HOST_SYMS_MAP, vals, names, 4);
 	}
 	unsigned off = probe ? HOST_SYM_STR : 0, size = probe ? h->probe_str : HOST_SYM_STR;
 	LLVMValueRef args[] = { h->ctxarg };
-	LLVMValueRef cookie = host_helper(h, HELPER_GET_ATTACH_COOKIE, h->i64, args, 1);
+	LLVMValueRef cookie = host_helper(h, BPF_H_GET_ATTACH_COOKIE, h->i64, args, 1);
 	LLVMValueRef key = host_alloca(h, 4, "symkey");
 	LLVMBuildStore(h->b, LLVMBuildTrunc(h->b, cookie, h->i32, ""), key);
 	LLVMValueRef largs[] = { h->syms, key };
-	LLVMValueRef p = host_helper(h, HELPER_MAP_LOOKUP, h->ptr, largs, 2);
+	LLVMValueRef p = host_helper(h, BPF_H_MAP_LOOKUP, h->ptr, largs, 2);
 	LLVMValueRef buf = host_alloca(h, size, "sym");
 	host_zero(h, buf, size, 8);
 	LLVMBasicBlockRef found = LLVMAppendBasicBlock(h->fn, "sym_found");

@@ -146,6 +146,6 @@ LLVMValueRef hl_usdt_arg(struct hctx *h, const struct node *n, const char *name)
 	LLVMValueRef buf = host_alloca_zero(h, 8, "usdtarg");
 	LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, a->size, false),
 				LLVMBuildIntToPtr(h->b, at, h->ptr, "") };
-	host_helper(h, HELPER_PROBE_READ_USER, h->i64, args, 3);
+	host_helper(h, BPF_H_PROBE_READ_USER, h->i64, args, 3);
 	return extend(h, LLVMBuildLoad2(h->b, h->i64, buf, ""), a);
 }

@@ -58,7 +58,7 @@ static unsigned bp_type(const char *mode)
 static void setup_body(struct hctx *h, const struct attach *at, int body)
 {
 	LLVMValueRef tgid = LLVMBuildLShr(
-		h->b, host_helper(h, HELPER_GET_CURRENT_PID_TGID, h->i64, NULL, 0),
+		h->b, host_helper(h, BPF_H_GET_CURRENT_PID_TGID, h->i64, NULL, 0),
 		host_const(h, 32), "");
 	LLVMBasicBlockRef ours = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "ours");
 	LLVMBasicBlockRef got = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "reserved");
@@ -69,18 +69,18 @@ static void setup_body(struct hctx *h, const struct attach *at, int body)
 			ours, out);
 	LLVMPositionBuilderAtEnd(h->b, ours);
 	LLVMValueRef rargs[] = { h->events, host_const(h, 16), host_const(h, 0) };
-	LLVMValueRef rec = host_helper(h, HELPER_RINGBUF_RESERVE, h->ptr, rargs, 3);
+	LLVMValueRef rec = host_helper(h, BPF_H_RINGBUF_RESERVE, h->ptr, rargs, 3);
 	LLVMBuildCondBr(h->b, LLVMBuildIsNotNull(h->b, rec, ""), got, out);
 	LLVMPositionBuilderAtEnd(h->b, got);
 	if (at->prov->id != PROV_ASYNCWATCHPOINT) {
 		LLVMValueRef sig = host_const(h, SIGSTOP);
-		host_helper(h, HELPER_SEND_SIGNAL, h->i64, &sig, 1);
+		host_helper(h, BPF_H_SEND_SIGNAL, h->i64, &sig, 1);
 	}
 	uint64_t hdr = (uint64_t)HOST_REC_WATCH | (uint64_t)body << 32; /* little endian */
 	LLVMBuildStore(h->b, host_const(h, hdr), rec);
 	LLVMBuildStore(h->b, hl_reg(h, hl_pt_regs_arg[at->wp_arg]), host_gep(h, rec, 8));
 	LLVMValueRef sargs[] = { rec, host_const(h, 0) };
-	host_helper(h, HELPER_RINGBUF_SUBMIT, h->i64, sargs, 2); /* void */
+	host_helper(h, BPF_H_RINGBUF_SUBMIT, h->i64, sargs, 2); /* void */
 	LLVMBuildBr(h->b, out);
 	LLVMPositionBuilderAtEnd(h->b, out);
 	LLVMBuildRet(h->b, host_const(h, 0));

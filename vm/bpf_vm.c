@@ -299,7 +299,7 @@ int vm_ring_drain(struct vm *vm, int (*cb)(void *arg, const void *data, size_t l
 	LOCK(vm);
 	int n = 0;
 	for (int i = 0; i < vm->nmaps; i++)
-		if (vm->maps[i].u.type == UMAP_RINGBUF)
+		if (vm->maps[i].u.type == BPF_M_RINGBUF)
 			n += umap_ring_drain(&vm->maps[i].u, cb, arg);
 	UNLOCK(vm);
 	return n;

@@ -32,15 +32,15 @@ static int refuse(const struct vm_prog *p, int pc, char *err, size_t errlen,
 bool vm_helper_known(const struct vm *vm, int32_t id)
 {
 	switch (id) {
-	case VM_H_MAP_LOOKUP: case VM_H_MAP_UPDATE: case VM_H_MAP_DELETE:
-	case VM_H_KTIME_GET_NS: case VM_H_GET_SMP_PROCESSOR_ID:
-	case VM_H_GET_CURRENT_PID_TGID: case VM_H_GET_CURRENT_UID_GID:
-	case VM_H_GET_CURRENT_COMM: case VM_H_PROBE_READ_USER:
-	case VM_H_PROBE_READ_USER_STR: case VM_H_KTIME_GET_BOOT_NS:
-	case VM_H_RINGBUF_OUTPUT: case VM_H_GET_PRANDOM_U32:
-	case VM_H_GET_NUMA_NODE_ID: case VM_H_GET_CURRENT_CGROUP_ID:
+	case BPF_H_MAP_LOOKUP: case BPF_H_MAP_UPDATE: case BPF_H_MAP_DELETE:
+	case BPF_H_KTIME_GET_NS: case BPF_H_GET_SMP_PROCESSOR_ID:
+	case BPF_H_GET_CURRENT_PID_TGID: case BPF_H_GET_CURRENT_UID_GID:
+	case BPF_H_GET_CURRENT_COMM: case BPF_H_PROBE_READ_USER:
+	case BPF_H_PROBE_READ_USER_STR: case BPF_H_KTIME_GET_BOOT_NS:
+	case BPF_H_RINGBUF_OUTPUT: case BPF_H_GET_PRANDOM_U32:
+	case BPF_H_GET_NUMA_NODE_ID: case BPF_H_GET_CURRENT_CGROUP_ID:
 		return true;
-	case VM_H_PROBE_READ_KERNEL: /* the driver's structures: the simulator's */
+	case BPF_H_PROBE_READ_KERNEL: /* the driver's structures: the simulator's */
 		return vm->driver;
 	default:
 		return (id >= GPUX_H_FIRST && id < GPUX_H_END) ||

@@ -28,8 +28,8 @@ static struct umap *map_arg(struct vm_exec *x, uint64_t h, int id)
 		return NULL;
 	}
 	struct umap *m = &x->vm->maps[i].u;
-	bool ring = m->type == UMAP_RINGBUF;
-	if (ring != (id == VM_H_RINGBUF_OUTPUT)) {
+	bool ring = m->type == BPF_M_RINGBUF;
+	if (ring != (id == BPF_H_RINGBUF_OUTPUT)) {
 		vm_fault(x, VM_EHELPER, "helper %d: wrong kind of map (%s)", id, m->name);
 		return NULL;
 	}
@@ -125,18 +125,18 @@ int vm_helper(struct vm_exec *x, int32_t id)
 	struct umap *m;
 	void *k, *v;
 	switch (id) {
-	case VM_H_MAP_LOOKUP:
-	case VM_H_MAP_UPDATE:
-	case VM_H_MAP_DELETE:
+	case BPF_H_MAP_LOOKUP:
+	case BPF_H_MAP_UPDATE:
+	case BPF_H_MAP_DELETE:
 		if (!(m = map_arg(x, r[1], id)))
 			return VM_EHELPER;
 		if (!(k = vm_mem(x, r[2], m->key_size, false)))
 			return VM_EFAULT;
-		if (id == VM_H_MAP_LOOKUP) {
+		if (id == BPF_H_MAP_LOOKUP) {
 			r[0] = (uint64_t)(uintptr_t)umap_lookup(m, k);
 			if (r[0])
 				note_value(x, r[0], m->value_size);
-		} else if (id == VM_H_MAP_DELETE) {
+		} else if (id == BPF_H_MAP_DELETE) {
 			r[0] = (uint64_t)(int64_t)umap_delete(m, k);
 		} else {
 			if (!(v = vm_mem(x, r[3], m->value_size, false)))
@@ -144,47 +144,47 @@ int vm_helper(struct vm_exec *x, int32_t id)
 			r[0] = (uint64_t)(int64_t)umap_update(m, k, v, r[4]);
 		}
 		return 0;
-	case VM_H_RINGBUF_OUTPUT:
+	case BPF_H_RINGBUF_OUTPUT:
 		if (!(m = map_arg(x, r[1], id)))
 			return VM_EHELPER;
 		if (!(v = vm_mem(x, r[2], r[3], false)))
 			return VM_EFAULT;
 		r[0] = (uint64_t)(int64_t)umap_ring_output(m, v, r[3]);
 		return 0;
-	case VM_H_KTIME_GET_NS:
+	case BPF_H_KTIME_GET_NS:
 		r[0] = x->vm->clock ? x->vm->clock(x->vm->clock_arg) : clock_ns(CLOCK_MONOTONIC);
 		return 0;
-	case VM_H_KTIME_GET_BOOT_NS:
+	case BPF_H_KTIME_GET_BOOT_NS:
 		r[0] = x->vm->clock ? x->vm->clock(x->vm->clock_arg) : clock_ns(CLOCK_BOOTTIME);
 		return 0;
-	case VM_H_GET_SMP_PROCESSOR_ID: {
+	case BPF_H_GET_SMP_PROCESSOR_ID: {
 		int cpu = sched_getcpu();
 		r[0] = cpu < 0 ? 0 : (uint64_t)cpu;
 		return 0;
 	}
-	case VM_H_GET_CURRENT_PID_TGID:
+	case BPF_H_GET_CURRENT_PID_TGID:
 		r[0] = x->vm->task_set ? (uint64_t)x->vm->task_pid << 32 | x->vm->task_pid
 				       : (uint64_t)getpid() << 32 | (uint32_t)gettid();
 		return 0;
-	case VM_H_GET_PRANDOM_U32:
+	case BPF_H_GET_PRANDOM_U32:
 		r[0] = next_rand(x->vm);
 		return 0;
-	case VM_H_GET_NUMA_NODE_ID: {
+	case BPF_H_GET_NUMA_NODE_ID: {
 		unsigned cpu, node;
 		r[0] = getcpu(&cpu, &node) ? 0 : node;
 		return 0;
 	}
-	case VM_H_GET_CURRENT_CGROUP_ID:
+	case BPF_H_GET_CURRENT_CGROUP_ID:
 		if (!x->vm->cgroup_read) {
 			x->vm->cgroup_id = own_cgroup();
 			x->vm->cgroup_read = true;
 		}
 		r[0] = x->vm->cgroup_id;
 		return 0;
-	case VM_H_GET_CURRENT_UID_GID:
+	case BPF_H_GET_CURRENT_UID_GID:
 		r[0] = (uint64_t)getgid() << 32 | (uint32_t)getuid();
 		return 0;
-	case VM_H_GET_CURRENT_COMM: {
+	case BPF_H_GET_CURRENT_COMM: {
 		char comm[17] = { 0 };
 		if (!(v = vm_mem(x, r[1], (uint32_t)r[2], true)))
 			return VM_EFAULT;
@@ -198,12 +198,12 @@ int vm_helper(struct vm_exec *x, int32_t id)
 		r[0] = 0;
 		return 0;
 	}
-	case VM_H_PROBE_READ_USER:
-	case VM_H_PROBE_READ_USER_STR: {
+	case BPF_H_PROBE_READ_USER:
+	case BPF_H_PROBE_READ_USER_STR: {
 		uint32_t n = (uint32_t)r[2];
 		if (!(v = vm_mem(x, r[1], n, true)))
 			return VM_EFAULT;
-		if (id == VM_H_PROBE_READ_USER_STR) {
+		if (id == BPF_H_PROBE_READ_USER_STR) {
 			r[0] = (uint64_t)read_user_str(v, n, r[3]);
 			return 0;
 		}
@@ -213,7 +213,7 @@ int vm_helper(struct vm_exec *x, int32_t id)
 		r[0] = got == (long)n ? 0 : (uint64_t)(int64_t)-EFAULT;
 		return 0;
 	}
-	case VM_H_PROBE_READ_KERNEL: {
+	case BPF_H_PROBE_READ_KERNEL: {
 		/* kernel memory, to a driver program in the VM, is what the
 		 * embedder lays out in the context: elsewhere the read fails
 		 * and zeroes, as in the kernel */

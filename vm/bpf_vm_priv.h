@@ -18,26 +18,6 @@
 #define VM_MAP_HANDLE_BASE 0xdead6d6170000000ull
 #define VM_MAP_HANDLE(i) (VM_MAP_HANDLE_BASE | (uint64_t)(i))
 
-/* Kernel helper ids (include/uapi/linux/bpf.h) the VM implements. */
-enum {
-	VM_H_MAP_LOOKUP = 1,
-	VM_H_MAP_UPDATE = 2,
-	VM_H_MAP_DELETE = 3,
-	VM_H_KTIME_GET_NS = 5,
-	VM_H_GET_PRANDOM_U32 = 7,
-	VM_H_GET_SMP_PROCESSOR_ID = 8,
-	VM_H_GET_CURRENT_PID_TGID = 14,
-	VM_H_GET_CURRENT_UID_GID = 15,
-	VM_H_GET_CURRENT_COMM = 16,
-	VM_H_GET_NUMA_NODE_ID = 42,
-	VM_H_GET_CURRENT_CGROUP_ID = 80,
-	VM_H_PROBE_READ_USER = 112,
-	VM_H_PROBE_READ_KERNEL = 113,
-	VM_H_PROBE_READ_USER_STR = 114,
-	VM_H_KTIME_GET_BOOT_NS = 125,
-	VM_H_RINGBUF_OUTPUT = 130,
-};
-
 struct vm_prog {
 	char *section, *name;
 	struct bpf_insn *insns;

@@ -10,12 +10,12 @@
 
 static bool is_hash(const struct umap *m)
 {
-	return m->type == UMAP_HASH || m->type == UMAP_PERCPU_HASH;
+	return m->type == BPF_M_HASH || m->type == BPF_M_PERCPU_HASH;
 }
 
 static bool is_array(const struct umap *m)
 {
-	return m->type == UMAP_ARRAY || m->type == UMAP_PERCPU_ARRAY;
+	return m->type == BPF_M_ARRAY || m->type == BPF_M_PERCPU_ARRAY;
 }
 
 static int fail(char *err, size_t errlen, const char *name, const char *what)
@@ -43,9 +43,9 @@ int umap_init(struct umap *m, const char *name, uint32_t type, uint32_t key_size
 	m->key_size = key_size;
 	m->value_size = value_size;
 	m->max_entries = max_entries;
-	if (type == UMAP_RINGBUF)
+	if (type == BPF_M_RINGBUF)
 		return ring_init(m, err, errlen);
-	if (type == UMAP_STACK_TRACE)
+	if (type == BPF_M_STACK_TRACE)
 		return 0;
 	if (!is_hash(m) && !is_array(m))
 		return fail(err, errlen, name, "map type not supported by the VM");

@@ -12,17 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Kernel map types and update flags (include/uapi/linux/bpf.h). */
-enum {
-	UMAP_HASH = 1,
-	UMAP_ARRAY = 2,
-	UMAP_PERCPU_HASH = 5,
-	UMAP_PERCPU_ARRAY = 6,
-	/* stack traces: only the kernel fills them (ustack, kstack); the
-	 * VM holds a name without storage, whose lookups find nothing */
-	UMAP_STACK_TRACE = 7,
-	UMAP_RINGBUF = 27,
-};
+#include "bpf_ids.h"
+
+/* Map types: abi/bpf_ids.h; update flags (include/uapi/linux/bpf.h): */
 enum { UMAP_ANY = 0, UMAP_NOEXIST = 1, UMAP_EXIST = 2 };
 
 /* Limits on what an object may ask for: a stranger's object must not
@@ -90,7 +82,7 @@ void umap_dev_zero(struct umap *m);
 int umap_dev_foreach(struct umap *m, int (*cb)(void *arg, const void *key, const void *value),
 		     void *arg);
 
-/* ---- ring buffer (UMAP_RINGBUF; max_entries is the data size) ---- */
+/* ---- ring buffer (BPF_M_RINGBUF; max_entries is the data size) ---- */
 /* Copies one record in; -EAGAIN (and a drop) when there is no room. */
 int umap_ring_output(struct umap *m, const void *data, uint64_t size);
 /* Calls cb on each record in order and consumes it; a nonzero return

@@ -17,7 +17,7 @@
 int umap_bind_dev(struct umap *m, void *table, uint32_t key_size, uint32_t value_size,
 		  uint32_t max_entries, char *err, size_t errlen)
 {
-	if (m->type != UMAP_HASH || m->key_size != key_size || m->value_size != value_size ||
+	if (m->type != BPF_M_HASH || m->key_size != key_size || m->value_size != value_size ||
 	    m->max_entries != max_entries || key_size % 8 || value_size % 8 ||
 	    (max_entries & (max_entries - 1))) {
 		snprintf(err, errlen, "map %s: its layout is not the device map's", m->name);

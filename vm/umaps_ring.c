@@ -17,7 +17,7 @@ struct rec_hdr {
 
 int umap_ring_output(struct umap *m, const void *data, uint64_t size)
 {
-	if (m->type != UMAP_RINGBUF)
+	if (m->type != BPF_M_RINGBUF)
 		return -EINVAL;
 	uint64_t sz = m->max_entries;
 	uint64_t need = 8 + ((size + 7) & ~7ull);
@@ -42,7 +42,7 @@ int umap_ring_output(struct umap *m, const void *data, uint64_t size)
 int umap_ring_drain(struct umap *m, int (*cb)(void *arg, const void *data, size_t len),
 		    void *arg)
 {
-	if (m->type != UMAP_RINGBUF)
+	if (m->type != BPF_M_RINGBUF)
 		return -EINVAL;
 	uint64_t sz = m->max_entries;
 	int n = 0;
