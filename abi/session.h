@@ -32,7 +32,9 @@
 #ifndef GPUX_SESSION_H
 #define GPUX_SESSION_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cuda_actions.h"
 #include "gpux_dev.h"
@@ -175,6 +177,48 @@ enum gpux_sess_merge {
 	GPUX_MERGE_MAX,
 	GPUX_MERGE_LAST, /* plain integers: the last context's, last shard's */
 };
+
+/* Folds src into dst, two values of one map (its values in two CPUs,
+ * processes, shards or contexts) of size bytes, as how says: ADD adds
+ * every 8-byte word (wrapping, as the device's atomics do), MIN and MAX
+ * keep the lower or higher first word, LAST and NONE take src. flagged:
+ * the host layout, where a min or max is followed by a word saying it
+ * was set, and a side not set does not count. */
+static inline void gpux_merge_values(enum gpux_sess_merge how, int flagged, unsigned char *dst,
+				     const unsigned char *src, size_t size)
+{
+	int64_t a, x, fa = 1, fx = 1;
+	switch (how) {
+	case GPUX_MERGE_ADD:
+		for (size_t k = 0; k + 8 <= size; k += 8) {
+			uint64_t u, v;
+			memcpy(&u, dst + k, 8);
+			memcpy(&v, src + k, 8);
+			u += v;
+			memcpy(dst + k, &u, 8);
+		}
+		return;
+	case GPUX_MERGE_MIN:
+	case GPUX_MERGE_MAX:
+		memcpy(&a, dst, 8);
+		memcpy(&x, src, 8);
+		if (flagged && size >= 16) {
+			memcpy(&fa, dst + 8, 8);
+			memcpy(&fx, src + 8, 8);
+		}
+		if (!fx)
+			return;
+		if (!fa || (how == GPUX_MERGE_MIN ? x < a : x > a))
+			memcpy(dst, &x, 8);
+		if (flagged && size >= 16) {
+			int64_t set = 1;
+			memcpy(dst + 8, &set, 8);
+		}
+		return;
+	default:
+		memcpy(dst, src, size);
+	}
+}
 #define GPUX_SESS_NO_MAP 0xffffffffu
 
 /* One traced process's userspace VM. Its event ring carries the host

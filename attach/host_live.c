@@ -13,6 +13,7 @@
 #include "host_live_priv.h"
 #include "host_path.h"
 #include "host_verdict.h"
+#include "session.h"
 
 static struct span refused; /* the probe the kernel's verifier refused last */
 
@@ -419,38 +420,15 @@ static bool is_percpu(const struct bpf_map *m)
 	return t == BPF_MAP_TYPE_PERCPU_HASH || t == BPF_MAP_TYPE_PERCPU_ARRAY;
 }
 
-static int64_t rd64(const unsigned char *p)
-{
-	int64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* Folds the per-CPU values of vals (stride bytes apart) into dst. */
 static void merge_cpus(const struct host_map *hm, int ncpu, const unsigned char *vals,
 		       size_t stride, unsigned char *dst)
 {
 	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
-	int64_t a = 0, b = 0;
-	bool any = false;
-	for (int c = 0; c < ncpu; c++) {
-		const unsigned char *v = vals + (size_t)c * stride;
-		int64_t x = rd64(v), y = hm->value_size >= 16 ? rd64(v + 8) : 0;
-		if (agg == AGG_MIN || agg == AGG_MAX) {
-			if (!y)
-				continue;
-			if (!any || (agg == AGG_MIN ? x < a : x > a))
-				a = x;
-			any = true;
-			b = 1;
-		} else {
-			a = (int64_t)((uint64_t)a + (uint64_t)x);
-			b = (int64_t)((uint64_t)b + (uint64_t)y);
-		}
-	}
-	memcpy(dst, &a, 8);
-	if (hm->value_size >= 16)
-		memcpy(dst + 8, &b, 8);
+	memset(dst, 0, hm->value_size);
+	for (int c = 0; c < ncpu; c++)
+		gpux_merge_values((enum gpux_sess_merge)agg_merge(agg, true), 1, dst,
+				  vals + (size_t)c * stride, hm->value_size);
 }
 
 int host_live_map_read(struct host_live *l, int map, unsigned char **kv, size_t *n)

@@ -160,28 +160,9 @@ static int by_key_then_order(const void *a, const void *b, void *arg)
 static void merge(struct dev_session *ds, int map, unsigned char *dst,
 		  const unsigned char *src)
 {
-	uint32_t vs = ds->maps[map].value_size;
-	int64_t x = rd64(dst), y = rd64(src);
-	switch (ds->mod.map_meta[map].agg) {
-	case AGG_COUNT: case AGG_SUM:
-		wr64(dst, (int64_t)((uint64_t)x + (uint64_t)y));
-		break;
-	case AGG_MIN:
-		wr64(dst, y < x ? y : x);
-		break;
-	case AGG_MAX:
-		wr64(dst, y > x ? y : x);
-		break;
-	case AGG_AVG: case AGG_STATS: case AGG_HIST: case AGG_LHIST:
-		for (uint32_t k = 0; k + 8 <= vs; k += 8)
-			wr64(dst + k, (int64_t)((uint64_t)rd64(dst + k) + (uint64_t)rd64(src + k)));
-		break;
-	default:
-		if (ds->additive[map])
-			wr64(dst, (int64_t)((uint64_t)x + (uint64_t)y));
-		else
-			memcpy(dst, src, vs);
-	}
+	gpux_merge_values((enum gpux_sess_merge)agg_merge(ds->mod.map_meta[map].agg,
+							   ds->additive[map]),
+			  0, dst, src, ds->maps[map].value_size);
 }
 
 static int add_bucket(struct recs *out, const unsigned char *hk, size_t ks, int b,

@@ -12,29 +12,12 @@
 #include "output.h"
 #include "umaps.h"
 
-/* Folds src into dst as two CPUs' values of one per-CPU map fold. */
+/* Folds src into dst, two processes' values of one map (plain values:
+ * the last process's). */
 static void fold(const struct host_map *hm, unsigned char *dst, const unsigned char *src)
 {
 	enum agg_kind agg = hm->value.kind == TY_AGG ? hm->value.agg : AGG_NONE;
-	bool two = hm->value_size >= 16;
-	switch (agg) {
-	case AGG_NONE:
-		memcpy(dst, src, hm->value_size); /* plain values: the last process's */
-		return;
-	case AGG_MIN: case AGG_MAX: {
-		int64_t a = rd64(dst), x = rd64(src);
-		if (!rd64(src + 8))
-			return;
-		if (!rd64(dst + 8) || (agg == AGG_MIN ? x < a : x > a))
-			wr64(dst, x);
-		wr64(dst + 8, 1);
-		return;
-	}
-	default:
-		wr64(dst, (int64_t)((uint64_t)rd64(dst) + (uint64_t)rd64(src)));
-		if (two)
-			wr64(dst + 8, (int64_t)((uint64_t)rd64(dst + 8) + (uint64_t)rd64(src + 8)));
-	}
+	gpux_merge_values((enum gpux_sess_merge)agg_merge(agg, false), 1, dst, src, hm->value_size);
 }
 
 /* A consistent copy of region r's dump into sh->dump (seqlock), or

@@ -1,5 +1,7 @@
 #include "types.h"
 
+#include "session.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +14,16 @@ static const char *const agg_names[] = {
 const char *agg_name(enum agg_kind k)
 {
 	return agg_names[k];
+}
+
+int agg_merge(enum agg_kind k, bool additive)
+{
+	switch (k) {
+	case AGG_MIN: return GPUX_MERGE_MIN;
+	case AGG_MAX: return GPUX_MERGE_MAX;
+	case AGG_NONE: return additive ? GPUX_MERGE_ADD : GPUX_MERGE_LAST;
+	default: return GPUX_MERGE_ADD;
+	}
 }
 
 const char *type_str(struct type t, char *buf, size_t len)

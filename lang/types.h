@@ -136,5 +136,10 @@ bool type_compatible(struct type a, struct type b);
 /* Parse a cast target: int8..int64, uint8..uint64, s8..s64, u8..u64. */
 bool type_from_cast_name(const char *name, struct type *out);
 const char *agg_name(enum agg_kind k);
+/* How two values of a map of aggregation k combine (an enum
+ * gpux_sess_merge of abi/session.h, for gpux_merge_values): count, sum,
+ * avg, stats and the histograms add, min and max compare, and other
+ * values are the later one's unless additive (only ever added to). */
+int agg_merge(enum agg_kind k, bool additive);
 
 #endif

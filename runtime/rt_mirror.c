@@ -14,12 +14,9 @@
 
 static int64_t fold(uint32_t how, int64_t have, int64_t v)
 {
-	switch (how) {
-	case GPUX_MERGE_ADD: return (int64_t)((uint64_t)have + (uint64_t)v);
-	case GPUX_MERGE_MIN: return v < have ? v : have;
-	case GPUX_MERGE_MAX: return v > have ? v : have;
-	default: return v;
-	}
+	gpux_merge_values((enum gpux_sess_merge)how, 0, (unsigned char *)&have,
+			  (const unsigned char *)&v, sizeof(v));
+	return have;
 }
 
 static void refill(struct gpux_sess_hdr *h, uint32_t d)
