@@ -437,14 +437,6 @@ bool sim_policy_has_sched(const struct sim_policy *p)
 	       p->hooks[EV_DESTROY].prog >= 0;
 }
 
-bool sim_policy_has_mem(const struct sim_policy *p)
-{
-	for (int e = EV_PREFETCH; e <= EV_EVICT; e++)
-		if (p->hooks[e].prog >= 0)
-			return true;
-	return false;
-}
-
 /* ---- lifetime ---- */
 
 static const struct host_sops_hook *hook_by_member(const char *member)

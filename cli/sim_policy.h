@@ -30,7 +30,6 @@ void sim_policy_free(struct sim_policy *p);
 void sim_policy_uvm_hooks(struct sim_policy *p, struct uvm_policy *hooks);
 void sim_policy_set_model(struct sim_policy *p, struct uvm *u);
 bool sim_policy_has_sched(const struct sim_policy *p);
-bool sim_policy_has_mem(const struct sim_policy *p);
 void sim_policy_sched_hooks(struct sim_policy *p, struct sched_policy *hooks);
 
 /* BEGIN before the workload, END after it: 0, or -1 with a message. */

@@ -117,11 +117,6 @@ static struct vm_map *map_of(struct vm_exec *x, int map)
 	return vm_map_by_name(x->vm, x->rs->obj->maps[map].sym);
 }
 
-int vm_exec_print(struct vm_exec *x, int map, uint64_t top, uint64_t div)
-{
-	return out_map(x->rs->out, x->rs->json, x->vm, &x->rs->obj->maps[map], top, div);
-}
-
 void vm_exec_clear(struct vm_exec *x, int map)
 {
 	struct vm_map *m = map_of(x, map);

@@ -37,8 +37,6 @@ int vm_exec_section(struct vm_exec *x, const char *sec, struct diags *diags);
 int64_t vm_exec_wait_ns(const struct vm_exec *x);
 /* Runs the interval sections that are due. */
 void vm_exec_due(struct vm_exec *x, struct diags *diags);
-/* The VM's print/clear/zero for map index map of the object. */
-int vm_exec_print(struct vm_exec *x, int map, uint64_t top, uint64_t div);
 void vm_exec_clear(struct vm_exec *x, int map);
 void vm_exec_zero(struct vm_exec *x, int map);
 

@@ -21,11 +21,6 @@ struct diag *terr(struct tctx *c, struct span sp, const char *fmt, ...)
 	return c->last = diag_error(c->diags, sp, "%s", buf);
 }
 
-bool is_int(struct type t)
-{
-	return t.kind == TY_INT;
-}
-
 const char *tname(struct type t, char *buf)
 {
 	return type_str(t, buf, 64);

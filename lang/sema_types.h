@@ -45,7 +45,6 @@ bool sema_kernel_only(struct tctx *c, struct node *n, const char *name);
 /* A builtin only probes run in the traced program have (target_only):
  * false, with a located error, in any other host probe. */
 bool sema_target_only(struct tctx *c, struct node *n, const char *name);
-bool is_int(struct type t);
 
 /* Variables and maps, shared by the expression and statement walks. */
 struct var *var_find(struct tctx *c, const char *name);

@@ -77,8 +77,6 @@ int out_map_read(struct vm *vm, const struct host_map *hm, struct out_entries *e
  * exporter labels its series with. */
 void out_map_key_part(FILE *out, const struct host_map *hm, int j, const unsigned char *key);
 void out_map_value(FILE *out, const struct host_map *hm, const unsigned char *val);
-/* At exit: a blank line pair, then every map in name order. */
-int out_all_maps(FILE *out, bool json, struct vm *vm, const struct host_obj *obj);
 /* s[0..n) as a json string, quoted, escaped as bpftrace 0.17 does:
  * bytes from 0x80 up too, as \uffffffXX (it tests a signed char). */
 void out_json_str(FILE *out, const char *s, size_t n);

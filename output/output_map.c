@@ -513,27 +513,3 @@ int out_map(FILE *out, bool json, struct vm *vm, const struct host_map *hm,
 	free(e.kv);
 	return rc;
 }
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp((*(const struct host_map *const *)a)->name,
-		      (*(const struct host_map *const *)b)->name);
-}
-
-int out_all_maps(FILE *out, bool json, struct vm *vm, const struct host_obj *obj)
-{
-	fputs("\n\n", out);
-	const struct host_map **v = calloc((size_t)obj->nmaps + 1, sizeof(*v));
-	if (!v)
-		return -1;
-	for (int i = 0; i < obj->nmaps; i++)
-		v[i] = &obj->maps[i];
-	if (obj->nmaps > 1)
-		qsort(v, (size_t)obj->nmaps, sizeof(*v), by_name);
-	int rc = 0;
-	for (int i = 0; i < obj->nmaps; i++)
-		if (out_map(out, json, vm, v[i], 0, 0))
-			rc = -1;
-	free(v);
-	return rc;
-}

@@ -193,8 +193,6 @@ const char *rt_image_patch(const void *image, size_t size, enum rt_patch_as as);
 /* The file an image lies in (a library's fatbin), for messages, or
  * NULL. */
 const char *rt_image_file(const void *image);
-/* Whether a pointer is an image we produced. */
-bool rt_image_is_ours(const void *p);
 /* The image the program gave for patched text rt_image_patch returned
  * (false if it is not kept). */
 bool rt_image_original(const char *patched, const void **image);

@@ -49,14 +49,6 @@ uint64_t rt_fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-bool rt_image_is_ours(const void *p)
-{
-	for (size_t i = 0; i < ncache; i++)
-		if (cache[i].ptx == p)
-			return true;
-	return false;
-}
-
 static unsigned device_arch(void)
 {
 	CUdevice dev = 0;

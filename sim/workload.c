@@ -352,8 +352,6 @@ int workload_next(struct workload *w, struct wl_event *ev)
 
 const char *workload_error(const struct workload *w) { return w->err; }
 uint64_t workload_gpu_bytes(const struct workload *w) { return w->gpu; }
-uint64_t workload_size(const struct workload *w) { return w->size; }
-const char *workload_name(const struct workload *w) { return w->name; }
 const struct uvm_params *workload_uvm_params(const struct workload *w) { return &w->params; }
 
 int workload_tenants(const struct workload *w, const struct wl_tenant **t)

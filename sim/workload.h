@@ -44,9 +44,6 @@ int workload_next(struct workload *w, struct wl_event *ev);
 const char *workload_error(const struct workload *w);
 /* The GPU memory the spec gives managed data (gpu=), or 0 if unset. */
 uint64_t workload_gpu_bytes(const struct workload *w);
-/* Its working set (size=, or what a trace declares), 0 if unknown. */
-uint64_t workload_size(const struct workload *w);
-const char *workload_name(const struct workload *w);
 /* The UVM driver parameters the spec sets (the driver's defaults else). */
 const struct uvm_params *workload_uvm_params(const struct workload *w);
 int workload_tenants(const struct workload *w, const struct wl_tenant **t);

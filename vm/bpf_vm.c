@@ -182,22 +182,7 @@ const char *vm_prog_section(const struct vm *vm, int i)
 	return i >= 0 && i < vm->nprogs ? vm->progs[i].section : NULL;
 }
 
-const char *vm_prog_name(const struct vm *vm, int i)
-{
-	return i >= 0 && i < vm->nprogs ? vm->progs[i].name : NULL;
-}
-
 /* ---- maps ---- */
-
-int vm_map_count(const struct vm *vm)
-{
-	return vm->nmaps;
-}
-
-struct vm_map *vm_map_at(struct vm *vm, int i)
-{
-	return i >= 0 && i < vm->nmaps ? &vm->maps[i] : NULL;
-}
 
 struct vm_map *vm_map_by_name(struct vm *vm, const char *name)
 {
@@ -239,14 +224,6 @@ int vm_map_update(struct vm *vm, struct vm_map *m, const void *key, const void *
 {
 	LOCK(vm);
 	int rc = umap_update(&m->u, key, value, flags);
-	UNLOCK(vm);
-	return rc;
-}
-
-int vm_map_delete(struct vm *vm, struct vm_map *m, const void *key)
-{
-	LOCK(vm);
-	int rc = umap_delete(&m->u, key);
 	UNLOCK(vm);
 	return rc;
 }

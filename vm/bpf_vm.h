@@ -71,10 +71,9 @@ void vm_set_budget(struct vm *vm, uint64_t insns);
 /* Instructions executed by the last vm_run, all programs together. */
 uint64_t vm_last_insns(const struct vm *vm);
 
-/* Programs, in ELF order: their section and function names. */
+/* Programs, in ELF order: their section names. */
 int vm_prog_count(const struct vm *vm);
 const char *vm_prog_section(const struct vm *vm, int i);
-const char *vm_prog_name(const struct vm *vm, int i);
 
 /* Helpers the embedder serves (abi/cuda_actions.h: GPUX_H_FIRST up to
  * GPUX_H_END): the runtime in the traced process, for cuda: probes.
@@ -97,8 +96,6 @@ struct vm_map_info {
 	uint64_t drops;   /* inserts or ring records refused: map full */
 };
 
-int vm_map_count(const struct vm *vm);
-struct vm_map *vm_map_at(struct vm *vm, int i);
 struct vm_map *vm_map_by_name(struct vm *vm, const char *name);
 void vm_map_info(struct vm *vm, const struct vm_map *m, struct vm_map_info *info);
 /* Per-CPU maps hold one value per element (the VM is one CPU). */
@@ -109,10 +106,9 @@ int vm_map_foreach(struct vm *vm, struct vm_map *m,
 		   int (*cb)(void *arg, const void *key, const void *value), void *arg);
 /* Copies the value of key into value; 0 or -ENOENT. */
 int vm_map_lookup(struct vm *vm, struct vm_map *m, const void *key, void *value);
-/* 0 or a negative errno, as bpf_map_update_elem/delete_elem. */
+/* 0 or a negative errno, as bpf_map_update_elem. */
 int vm_map_update(struct vm *vm, struct vm_map *m, const void *key, const void *value,
 		  uint64_t flags);
-int vm_map_delete(struct vm *vm, struct vm_map *m, const void *key);
 void vm_map_clear(struct vm *vm, struct vm_map *m); /* clear(@m) */
 void vm_map_zero(struct vm *vm, struct vm_map *m);  /* zero(@m) */
 /* The VM's own (recursive) lock, held across several map reads that

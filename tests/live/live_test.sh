@@ -106,7 +106,7 @@ t_aliases() {
 	# bpftrace's short provider names run as the long ones, and probe
 	# says the long name, as bpftrace's does
 	run 0 -e "u:$TGT:gpux_tgt_add { @u[probe] = count(); } ur:$TGT:gpux_tgt_add { @r[probe] = count(); }
-		  t:syscalls:sys_enter_getppid /comm == \"probe_tgt\"/ { @t[probe] = count(); }" \
+		  t:syscalls:sys_enter_getppid /pid == cpid/ { @t[probe] = count(); }" \
 		-c "$TGT 2" && expect <<OUT
 Attaching 3 probes...
 sum 3
