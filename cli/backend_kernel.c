@@ -1,6 +1,6 @@
 /* The kernel as a backend (backend.h): uprobes, uretprobes and
  * tracepoints, loaded and attached by libbpf inside libgpux-host.so
- * (host_module.h), their records read from the ring buffer. */
+ * (host_loader.h), their records read from the ring buffer. */
 #include "backend.h"
 
 #include <errno.h>

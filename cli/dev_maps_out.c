@@ -1,4 +1,4 @@
-/* Device maps at exit (dev_output.h): each slot's snapshot of a map is
+/* Device maps at exit (dev_print.h): each slot's snapshot of a map is
  * copied under the slot's seqlock, its live entries are re-keyed by what
  * prints (a kernel id becomes its name, so two processes' ids of one
  * kernel are one key), the slots are merged by the map's aggregation,

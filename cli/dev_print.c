@@ -1,4 +1,4 @@
-/* Device output descriptions and the printf rings (dev_output.h).
+/* Device output descriptions and the printf rings (dev_print.h).
  *
  * A device printf record holds 8-byte words per lane; a kernel id among
  * them becomes its name. Each lane is rebuilt as the record out_printf

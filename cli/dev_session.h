@@ -1,7 +1,7 @@
 /* The controller's side of a session segment (abi/session.h): it
  * compiles a program's device probes, lays out the probe and map tables,
  * creates the segment as a memfd the traced program inherits, and reads
- * back what the device runtimes publish there (dev_output.h).
+ * back what the device runtimes publish there (dev_print.h).
  *
  * The segment is writable by every traced process, so nothing the
  * controller needs to find its way around in it (offsets, sizes, the map

@@ -1,8 +1,8 @@
 /* The userspace-VM side of a host object (BEGIN, END, interval): load
  * it, run a section and act on its records, and keep the interval
- * timers. Shared by the controller of VM-only programs (run.c) and the
- * one of kernel probes (live_run.c), which runs BEGIN/END/interval
- * beside its attached probes. */
+ * timers. Used by the run loop's backend for the userspace VM
+ * (backend_gpux.c), which runs BEGIN, END and interval whatever other
+ * backends run beside it. */
 #ifndef GPUX_VM_EXEC_H
 #define GPUX_VM_EXEC_H
 

@@ -65,7 +65,7 @@ struct out_entries {
 	size_t n, ks, vs;
 };
 /* out_map's printing from collected elements, which it may reorder:
- * device maps (dev_output.h) print through it too. 0, or -1 if memory
+ * device maps (cli/dev_print.h) print through it too. 0, or -1 if memory
  * ran out. */
 int out_map_entries(FILE *out, bool json, const struct host_map *hm,
 		    const struct out_entries *e, uint64_t top, uint64_t div);

@@ -1,8 +1,8 @@
 /* Acting on the ring buffer records of a host object (llvm_host.h):
  * printf and time() lines, exit(), and the map actions print, clear and
  * zero, which go to wherever the maps live (the userspace VM, or the
- * kernel's maps). Shared by the VM controller (run.c) and the kernel
- * probe controller (live_run.c). */
+ * kernel's maps). Every backend of the run loop (cli/run.c) hands its
+ * records here. */
 #ifndef GPUX_RECORDS_H
 #define GPUX_RECORDS_H
 
