@@ -282,17 +282,5 @@ t_valgrind() {
 	[ $? = 1 ] || { cat "$tmp/vg"; fail "valgrind on a refused run"; }
 }
 
-if [ $# -ge 4 ]; then
-	"t_$4"
-	exit $?
-fi
-failed=0
-for t in $(declare -F | awk '$3 ~ /^t_/ { print $3 }'); do
-	"$t" >"$tmp/log" 2>&1
-	case $? in
-	0) ;;
-	77) echo "skip ${t#t_}" ;;
-	*) echo "case ${t#t_}:"; cat "$tmp/log"; failed=1 ;;
-	esac
-done
-exit $failed
+. "$(dirname "$0")/../lib/cases.sh"
+cases_main "${4:-}"

@@ -388,15 +388,5 @@ gpu_sched:task_init /comm == "llama-server"/ { set_timeslice(1000000); }
 GOLDEN
 }
 
-cases=$(declare -F | awk '{print $3}' | grep '^t_' | sed 's/^t_//')
-if [ $# -ge 2 ]; then
-	"t_$2"
-	exit $?
-fi
-pass=0 failn=0
-for c in $cases; do
-	if ( "t_$c" ) >"$tmp/log" 2>&1; then pass=$((pass + 1)); else
-		failn=$((failn + 1)); echo "case $c:"; cat "$tmp/log"; fi
-done
-echo "$pass passed, $failn failed"
-[ "$failn" -eq 0 ]
+. "$(dirname "$0")/../lib/cases.sh"
+cases_main "${2:-}"

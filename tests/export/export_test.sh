@@ -384,5 +384,5 @@ PY
 	err_has "looked for libgpux-export.so at: $tmp/bin/libgpux-export.so"
 }
 
-[ $# -ge 2 ] || { echo "usage: $0 GPUX CASE" >&2; exit 2; }
-"t_$2"
+. "$(dirname "$0")/../lib/cases.sh"
+cases_main "${2:-}"

@@ -112,17 +112,5 @@ t_run_no_root_refused() {
 	err_has 'built without libbpf'
 }
 
-if [ $# -ge 2 ]; then
-	"t_$2"
-	exit $?
-fi
-failed=0
-for t in $(declare -F | awk '$3 ~ /^t_/ { print $3 }'); do
-	"$t" >"$tmp/log" 2>&1
-	case $? in
-	0) ;;
-	77) echo "skip ${t#t_}" ;;
-	*) echo "case ${t#t_}:"; cat "$tmp/log"; failed=1 ;;
-	esac
-done
-exit $failed
+. "$(dirname "$0")/../lib/cases.sh"
+cases_main "${2:-}"

@@ -1791,24 +1791,11 @@ t_gpux_export() {
 
 # run_case T: T's status, 1 if it called fail.
 run_case() {
-	rm -f "$tmp/failed"
+	rm -rf "$tmp/failed" "$tmp/save"/* "$tmp/log"
 	"$1"
 	local rc=$?
 	[ -e "$tmp/failed" ] && [ "$rc" != 77 ] && rc=1
 	return $rc
 }
-if [ $# -ge 1 ]; then
-	run_case "t_$1"
-	exit
-fi
-rc=0
-for t in $(grep -oE '^t_[a-z_0-9]+' "$0"); do
-	run_case "$t" >"$tmp/case.log" 2>&1
-	case $? in
-	0) ;;
-	77) echo "$t: $(tail -n 1 "$tmp/case.log")" ;;
-	*) echo "$t:"; cat "$tmp/case.log"; rc=1 ;;
-	esac
-	rm -rf "$tmp/save"/* "$tmp/log"
-done
-exit $rc
+. "$(dirname "$0")/../lib/cases.sh"
+cases_main "${1:-}" run_case

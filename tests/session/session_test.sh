@@ -157,12 +157,5 @@ t_valgrind() {
 	same_out badrec && same_err badrec
 }
 
-if [ $# -ge 4 ]; then
-	"t_$4"
-	exit
-fi
-rc=0
-for t in $(grep -oE '^t_[a-z_0-9]+' "$0"); do
-	"$t" >"$tmp/log" 2>&1 || { echo "$t:"; cat "$tmp/log"; rc=1; }
-done
-exit $rc
+. "$(dirname "$0")/../lib/cases.sh"
+cases_main "${4:-}"

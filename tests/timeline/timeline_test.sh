@@ -205,12 +205,5 @@ run_case() {
 	[ -e "$tmp/failed" ] && rc=1
 	return $rc
 }
-if [ $# -ge 1 ]; then
-	run_case "t_$1"
-	exit
-fi
-rc=0
-for t in $(grep -oE '^t_[a-z_0-9]+' "$0"); do
-	run_case "$t" >"$tmp/case.log" 2>&1 || { echo "$t:"; cat "$tmp/case.log"; rc=1; }
-done
-exit $rc
+. "$(dirname "$0")/../lib/cases.sh"
+cases_main "${1:-}" run_case
