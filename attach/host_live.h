@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "llvm_host.h"
+#include "host_obj.h"
 
 struct host_live;
 

@@ -20,7 +20,7 @@
 #include "catalog.h"
 #include "compile.h"
 #include "diag.h"
-#include "llvm_host.h"
+#include "host_obj.h"
 #include "options.h"
 #include "output.h"
 #include "records.h"

@@ -165,7 +165,7 @@ static int compile_host(struct program *prog, const struct options *o,
 	if (rc == 0 && keep)
 		*keep = obj;
 	else
-		host->obj_free(&obj);
+		host_obj_free(&obj);
 	return rc;
 }
 
@@ -174,13 +174,6 @@ int compile_host_obj(struct program *prog, const struct options *o,
 		     struct diags *diags)
 {
 	return compile_host(prog, o, abis, stdout, obj, diags);
-}
-
-void compile_host_obj_free(struct host_obj *obj)
-{
-	const struct host_api *host = host_module_open(NULL);
-	if (host)
-		host->obj_free(obj);
 }
 
 int compile_program(struct program *prog, const struct options *o, FILE *out,
@@ -210,7 +203,7 @@ int compile_program(struct program *prog, const struct options *o, FILE *out,
 			/* what a run refuses, a dry run refuses too */
 			if (dev && compile_check_shared(&mod, &obj, diags))
 				rc = -1;
-			compile_host_obj_free(&obj);
+			host_obj_free(&obj);
 		}
 		compile_driver_abis_free(&abis);
 	}

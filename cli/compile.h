@@ -41,11 +41,10 @@ void compile_driver_abis_free(struct driver_abis *a);
 
 /* For running: the host object of prog's host probes (no dumps unless
  * the options ask), driver probes against abis (NULL: the built-ins).
- * 0 with *obj to free with compile_host_obj_free, or -1 with
+ * 0 with *obj to free with host_obj_free, or -1 with
  * diagnostics. */
 int compile_host_obj(struct program *prog, const struct options *o,
 		     const struct driver_abis *abis, struct host_obj *obj,
 		     struct diags *diags);
-void compile_host_obj_free(struct host_obj *obj);
 
 #endif

@@ -18,7 +18,7 @@
 #include "ast.h"
 #include "dev_lower.h"
 #include "diag.h"
-#include "llvm_host.h"
+#include "host_obj.h"
 #include "records.h"
 #include "sess_layout.h"
 #include "sess_trust.h"

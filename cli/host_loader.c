@@ -25,7 +25,6 @@ const struct host_api *host_module_open(struct diags *diags)
 	}
 	/* dlsym gives object pointers; POSIX guarantees they convert. */
 	*(void **)&api.compile = dlsym(h, "host_compile");
-	*(void **)&api.obj_free = dlsym(h, "host_obj_free");
 	*(void **)&api.print_ir = dlsym(h, "host_print_ir");
 	*(void **)&api.print_bpf = dlsym(h, "host_print_bpf");
 	*(void **)&api.emit = dlsym(h, "host_emit");
@@ -46,20 +45,6 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.live_driver_check = dlsym(h, "host_live_driver_check");
 	*(void **)&api.live_open_driver = dlsym(h, "host_live_open_driver");
 	*(void **)&api.live_refused = dlsym(h, "host_live_refused");
-	*(void **)&api.resolve_target = dlsym(h, "host_resolve_target");
-	*(void **)&api.glob_symbols = dlsym(h, "host_glob_symbols");
-	*(void **)&api.syms_free = dlsym(h, "host_syms_free");
-	*(void **)&api.usdt_read = dlsym(h, "host_usdt_read");
-	*(void **)&api.usdt_read_pid = dlsym(h, "host_usdt_read_pid");
-	*(void **)&api.usdt_free = dlsym(h, "host_usdt_free");
-	*(void **)&api.symtab_load = dlsym(h, "host_symtab_load");
-	*(void **)&api.symtab_free = dlsym(h, "host_symtab_free");
-	if (!api.symtab_load || !api.symtab_free)
-		api.symtab_load = NULL;
-	if (!api.resolve_target || !api.glob_symbols || !api.syms_free)
-		api.glob_symbols = NULL;
-	if (!api.resolve_target || !api.usdt_read || !api.usdt_read_pid || !api.usdt_free)
-		api.usdt_read = NULL;
 	if (!api.live_open || !api.live_attached || !api.live_fd || !api.live_consume ||
 	    !api.live_detach || !api.live_map_read || !api.live_map_clear ||
 	    !api.live_map_zero || !api.live_close || !api.live_watch || !api.live_unwatch ||
@@ -70,7 +55,7 @@ const struct host_api *host_module_open(struct diags *diags)
 		api.bind_driver = NULL;
 		api.live_open_driver = NULL;
 	}
-	if (!api.compile || !api.obj_free || !api.print_ir || !api.print_bpf ||
+	if (!api.compile || !api.print_ir || !api.print_bpf ||
 	    !api.emit) {
 		diag_error_nospan(diags, "%s lacks the host code generator's functions",
 				  MODULE_NAME);

@@ -12,7 +12,6 @@
 struct host_api {
 	int (*compile)(struct program *, const struct host_opts *,
 		       struct host_obj *, struct diags *);
-	void (*obj_free)(struct host_obj *);
 	void (*print_ir)(const struct host_obj *, FILE *);
 	int (*print_bpf)(const struct host_obj *, const struct source *, FILE *);
 	int (*emit)(const struct host_obj *, const char *, const char *,
@@ -41,17 +40,6 @@ struct host_api {
 				host_live_rec_fn, void *, struct host_live **, char *, size_t);
 	/* the probe the kernel's verifier refused, after a failed open */
 	bool (*live_refused)(struct span *);
-	/* Binaries' functions (host_path.h), for -l */
-	int (*resolve_target)(const char *, int, char *, size_t);
-	int (*glob_symbols)(const char *, const char *, struct host_syms *);
-	void (*syms_free)(struct host_syms *);
-	/* Binaries' USDT probes (host_usdt.h), for -l */
-	int (*usdt_read)(const char *, struct host_usdt_sites *, char *, size_t);
-	int (*usdt_read_pid)(int, struct host_usdt_sites *, char *, size_t);
-	void (*usdt_free)(struct host_usdt_sites *);
-	/* Symbol tables, to print stacks and usym() (host_path.h) */
-	int (*symtab_load)(const char *, struct host_symtab *);
-	void (*symtab_free)(struct host_symtab *);
 };
 
 /* Open the module once (later calls return the same table). NULL, with a

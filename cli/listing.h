@@ -22,16 +22,13 @@ struct diags;
  * functions matching SYM (TARGET resolved as an attach point's is); with
  * pid > 0, the functions of the process's executable matching glob's
  * last part ("uprobe:FUNC"; NULL: all). How many were printed; LISTING_NOT_MINE when
- * glob is for listing_print; -1 with the reason in err (or in diags when
- * the host code generator cannot be loaded). */
-int listing_uprobes(FILE *out, const char *glob, long pid, struct diags *diags,
-		    char *err, size_t errlen);
+ * glob is for listing_print; -1 with the reason in err. */
+int listing_uprobes(FILE *out, const char *glob, long pid, char *err, size_t errlen);
 /* The USDT probes of a binary (listing_usdt.c): glob "usdt:TARGET",
  * "usdt:TARGET:PROBE" or "usdt:TARGET:PROVIDER:PROBE" (globs but in
  * TARGET), TARGET resolved as an attach point's; with pid > 0 and a
  * TARGET without '/' ("usdt:*"), every file the process maps. Returns as
  * listing_uprobes does. */
-int listing_usdt(FILE *out, const char *glob, long pid, struct diags *diags, char *err,
-		 size_t errlen);
+int listing_usdt(FILE *out, const char *glob, long pid, char *err, size_t errlen);
 
 #endif

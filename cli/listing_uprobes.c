@@ -1,6 +1,6 @@
 /* gpux -l 'uprobe:TARGET:GLOB' and gpux -p PID -l [GLOB]: the functions
- * of a binary one may attach to, as bpftrace 0.17 lists them. The ELF
- * reading is the host code generator's (host_path.h), in its module. */
+ * of a binary one may attach to, as bpftrace 0.17 lists them, read from
+ * its ELF symbols (symbols/host_path.h: no LLVM loaded). */
 #include "listing.h"
 
 #include <limits.h>
@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "host_loader.h"
 #include "host_path.h"
 
 static int by_name(const void *a, const void *b)
@@ -18,11 +17,11 @@ static int by_name(const void *a, const void *b)
 }
 
 /* Each function of path matching sym_glob, sorted, as "PREFIX:NAME". */
-static int print_syms(FILE *out, const struct host_api *api, const char *path,
+static int print_syms(FILE *out, const char *path,
 		      const char *prefix, const char *sym_glob, char *err, size_t errlen)
 {
 	struct host_syms s;
-	if (api->glob_symbols(path, sym_glob, &s)) {
+	if (host_glob_symbols(path, sym_glob, &s)) {
 		snprintf(err, errlen, "cannot read the symbols of %s", path);
 		return -1;
 	}
@@ -33,14 +32,14 @@ static int print_syms(FILE *out, const struct host_api *api, const char *path,
 		fprintf(out, "%s:%s\n", prefix, s.name[i]);
 		count++;
 	}
-	api->syms_free(&s);
+	host_syms_free(&s);
 	return count;
 }
 
 /* With -p: the process's executable, seen through /proc/PID/root as
  * bpftrace names it; glob's last part ("uprobe:FUNC", as a -p program
  * names one) picks its functions. */
-static int list_process(FILE *out, const struct host_api *api, const char *glob, long pid,
+static int list_process(FILE *out, const char *glob, long pid,
 			char *err, size_t errlen)
 {
 	char link[64], exe[PATH_MAX], path[PATH_MAX + 64], prefix[PATH_MAX + 96];
@@ -54,11 +53,10 @@ static int list_process(FILE *out, const struct host_api *api, const char *glob,
 	snprintf(path, sizeof(path), "/proc/%ld/root%s", pid, exe);
 	snprintf(prefix, sizeof(prefix), "uprobe:%s", path);
 	const char *sym = glob && strrchr(glob, ':') ? strrchr(glob, ':') + 1 : "*";
-	return print_syms(out, api, path, prefix, *sym ? sym : "*", err, errlen);
+	return print_syms(out, path, prefix, *sym ? sym : "*", err, errlen);
 }
 
-int listing_uprobes(FILE *out, const char *glob, long pid, struct diags *diags,
-		    char *err, size_t errlen)
+int listing_uprobes(FILE *out, const char *glob, long pid, char *err, size_t errlen)
 {
 	/* the provider as the catalog knows it, aliases ("u:") too */
 	const char *pc = glob ? strchr(glob, ':') : NULL;
@@ -76,22 +74,15 @@ int listing_uprobes(FILE *out, const char *glob, long pid, struct diags *diags,
 		if (!colon || colon == target || strcspn(target, "*?[") < (size_t)(colon - target))
 			return LISTING_NOT_MINE;
 	}
-	const struct host_api *api = host_module_open(diags);
-	if (!api)
-		return -1;
-	if (!api->glob_symbols) {
-		snprintf(err, errlen, "this gpux cannot read binaries' symbols");
-		return -1;
-	}
 	if (pid > 0)
-		return list_process(out, api, glob, pid, err, errlen);
+		return list_process(out, glob, pid, err, errlen);
 	char t[PATH_MAX], path[PATH_MAX], prefix[PATH_MAX + 16];
 	snprintf(t, sizeof(t), "%.*s", (int)(colon - target), target);
-	if (api->resolve_target(t, 0, path, sizeof(path)) || access(path, X_OK)) {
+	if (host_resolve_target(t, 0, path, sizeof(path)) || access(path, X_OK)) {
 		snprintf(err, errlen, "uprobe target file '%s' does not exist or is not executable",
 			 t);
 		return -1;
 	}
 	snprintf(prefix, sizeof(prefix), "%s:%s", prov->name, path);
-	return print_syms(out, api, path, prefix, *(colon + 1) ? colon + 1 : "*", err, errlen);
+	return print_syms(out, path, prefix, *(colon + 1) ? colon + 1 : "*", err, errlen);
 }

@@ -1,8 +1,7 @@
 /* gpux -l 'usdt:TARGET[:[PROVIDER:]PROBE]' and gpux -p PID -l 'usdt:*':
  * the USDT probes of a binary (or of every file the process maps), as
  * bpftrace 0.17 lists them: sorted, each probe once however many sites
- * it has. The notes are read by the host code generator's module
- * (host_usdt.h). */
+ * it has. The notes are read with symbols/host_usdt.h (no LLVM loaded). */
 #include "listing.h"
 
 #include <limits.h>
@@ -11,7 +10,8 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "host_loader.h"
+#include "host_path.h"
+#include "host_usdt.h"
 
 static int by_line(const void *a, const void *b)
 {
@@ -55,8 +55,7 @@ static int print_sites(FILE *out, const struct host_usdt_sites *all, const char 
 	return rc ? -1 : count;
 }
 
-int listing_usdt(FILE *out, const char *glob, long pid, struct diags *diags, char *err,
-		 size_t errlen)
+int listing_usdt(FILE *out, const char *glob, long pid, char *err, size_t errlen)
 {
 	char buf[PATH_MAX + 256], *parts[5] = { NULL };
 	int n = 0;
@@ -77,20 +76,13 @@ int listing_usdt(FILE *out, const char *glob, long pid, struct diags *diags, cha
 		return LISTING_NOT_MINE;
 	const char *pglob = n == 4 ? parts[2] : "*";
 	const char *nglob = n >= 3 ? parts[n - 1] : "*";
-	const struct host_api *api = host_module_open(diags);
-	if (!api)
-		return -1;
-	if (!api->usdt_read) {
-		snprintf(err, errlen, "this gpux cannot read binaries' USDT notes");
-		return -1;
-	}
 	struct host_usdt_sites all = { 0 };
 	char path[PATH_MAX], real[PATH_MAX], shown[PATH_MAX + 64];
 	const char *as = NULL;
 	int rc;
 	if (whole_process) {
-		rc = api->usdt_read_pid((int)pid, &all, err, errlen);
-	} else if (api->resolve_target(target, (int)pid, path, sizeof(path)) ||
+		rc = host_usdt_read_pid((int)pid, &all, err, errlen);
+	} else if (host_resolve_target(target, (int)pid, path, sizeof(path)) ||
 		   access(path, X_OK)) {
 		snprintf(err, errlen, "usdt target file '%s' does not exist or is not executable",
 			 target);
@@ -102,10 +94,10 @@ int listing_usdt(FILE *out, const char *glob, long pid, struct diags *diags, cha
 			snprintf(shown, sizeof(shown), "/proc/%ld/root%s", pid, real);
 			as = shown;
 		}
-		rc = api->usdt_read(path, &all, err, errlen);
+		rc = host_usdt_read(path, &all, err, errlen);
 	}
 	if (rc == 0)
 		rc = print_sites(out, &all, as, pglob, nglob, err, errlen);
-	api->usdt_free(&all);
+	host_usdt_free(&all);
 	return rc;
 }

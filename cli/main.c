@@ -25,9 +25,9 @@ static int do_list(const struct options *o, FILE *out)
 	if (!none)
 		return 1;
 	diags_init(&diags, &none->arena);
-	int n = listing_usdt(out, o->list_glob, o->pid, &diags, err, sizeof(err));
+	int n = listing_usdt(out, o->list_glob, o->pid, err, sizeof(err));
 	if (n == LISTING_NOT_MINE)
-		n = listing_uprobes(out, o->list_glob, o->pid, &diags, err, sizeof(err));
+		n = listing_uprobes(out, o->list_glob, o->pid, err, sizeof(err));
 	if (n == -1) {
 		if (*err)
 			fprintf(stderr, "gpux: ERROR: %s\n", err);

@@ -317,12 +317,7 @@ static int run_stack(void *arg, unsigned limit, uint32_t id, uint64_t *ips)
 
 static void syms_source(struct run *r)
 {
-	const struct host_api *api = host_module_open(NULL);
-	struct out_syms_src src = { run_stack, r, NULL, NULL };
-	if (api && api->symtab_load) {
-		src.symtab_load = api->symtab_load;
-		src.symtab_free = api->symtab_free;
-	}
+	struct out_syms_src src = { run_stack, r, host_symtab_load, host_symtab_free };
 	out_syms_set(&src);
 }
 
@@ -377,7 +372,7 @@ out:
 	free(r.owner);
 	free(r.vm_reads);
 	if (r.have_obj)
-		compile_host_obj_free(&r.obj);
+		host_obj_free(&r.obj);
 	compile_driver_abis_free(&r.abis);
 	fflush(out);
 	/* unblocked last: a second Ctrl-C still pending goes to our handler

@@ -304,9 +304,7 @@ int sim_command(const struct options *o, FILE *out)
 		}
 		if (crc || run_row(o->sim, &obj, &rows[i]))
 			rc = 1;
-		const struct host_api *host = host_module_open(NULL);
-		if (host)
-			host->obj_free(&obj);
+		host_obj_free(&obj);
 	}
 	if (!rc) {
 		if (o->format == FMT_JSON)

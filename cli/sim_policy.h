@@ -8,7 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "llvm_host.h"
+#include "host_obj.h"
+#include "sops_abi.h"
 #include "timeslice.h"
 #include "uvm.h"
 #include "workload.h"

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "ast.h"
-#include "llvm_host.h"
+#include "host_obj.h"
 #include "timeline.h"
 
 /* The file name diagnostics give the added probes. */

@@ -10,7 +10,7 @@
 
 #include "bpf_vm.h"
 #include "diag.h"
-#include "llvm_host.h"
+#include "host_obj.h"
 #include "records.h"
 
 struct vm_timer {

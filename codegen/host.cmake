@@ -56,8 +56,6 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_maps.c
   ${CMAKE_CURRENT_LIST_DIR}/host_syms.c
   ${CMAKE_CURRENT_LIST_DIR}/host_uses.c
-  ${CMAKE_CURRENT_LIST_DIR}/host_path.c
-  ${CMAKE_CURRENT_LIST_DIR}/host_usdt.c
   ${CMAKE_CURRENT_LIST_DIR}/host_usdt_lower.c
   ${CMAKE_CURRENT_LIST_DIR}/host_watch.c
   ${CMAKE_CURRENT_LIST_DIR}/host_probe.c
@@ -81,11 +79,11 @@ target_include_directories(gpux_host_objs PUBLIC ${CMAKE_CURRENT_LIST_DIR}
                            ${PROJECT_SOURCE_DIR}/attach)
 # LLVM's headers are system headers: their warnings are not ours.
 target_include_directories(gpux_host_objs SYSTEM PRIVATE ${llvm_inc})
-target_link_libraries(gpux_host_objs PUBLIC gpux_codegen gpux_lang)
+target_link_libraries(gpux_host_objs PUBLIC gpux_codegen gpux_lang gpux_symbols)
 
 add_library(gpux_host STATIC $<TARGET_OBJECTS:gpux_host_objs>)
 target_include_directories(gpux_host PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${PROJECT_SOURCE_DIR}/attach)
-target_link_libraries(gpux_host PUBLIC gpux_codegen gpux_lang
+target_link_libraries(gpux_host PUBLIC gpux_codegen gpux_lang gpux_symbols
                       ${GPUX_LLVM_LIB} ${GPUX_ELF_LIB} ${gpux_bpf_lib})
 
 # The module takes the front end and codegen symbols from the gpux

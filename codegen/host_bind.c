@@ -1,5 +1,5 @@
 /* Binding the driver ABIs to the running driver (llvm_host.h): the
- * built-in descriptions (host_abi.c) are templates whose member names,
+ * built-in descriptions (object/sops_abi.c) are templates whose member names,
  * field paths and kfunc names are looked up in the driver's module BTF;
  * every offset, size and member order comes from there, so a driver
  * built with another layout gets programs that read it right (and the

@@ -374,14 +374,6 @@ int host_compile(struct program *prog, const struct host_opts *opts,
 	return rc || h.errors ? -1 : 0;
 }
 
-void host_obj_free(struct host_obj *obj)
-{
-	free(obj->elf);
-	free(obj->ir);
-	arena_free(&obj->arena);
-	memset(obj, 0, sizeof(*obj));
-}
-
 void host_print_ir(const struct host_obj *obj, FILE *out)
 {
 	if (obj->ir)

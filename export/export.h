@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "llvm_host.h"
+#include "host_obj.h"
 #include "output.h"
 
 #define EXPORT_DEFAULT_INTERVAL_MS 10000L /* between OTLP pushes */

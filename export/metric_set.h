@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "llvm_host.h"
+#include "host_obj.h"
 #include "output.h"
 
 #define MS_OVERFLOW "__overflow__"

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "bpf_vm.h"
-#include "llvm_host.h"
+#include "host_obj.h"
 
 /* Formats a printf record (header included, len bytes) with fmt: C printf
  * conversions, integers 32-bit unless an l/ll/j/z length says 64 (as

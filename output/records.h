@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "llvm_host.h"
+#include "host_obj.h"
 
 struct rec_maps {
 	/* print(@m, top, div): 0, or -1 */

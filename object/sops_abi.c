@@ -9,7 +9,7 @@
  * u16 page indices; the scheduling contexts' field order); the chain
  * from a chunk to its owner's pid is laid out compactly here, and only
  * its member names (path) matter when binding to a real driver. */
-#include "llvm_host.h"
+#include "sops_abi.h"
 
 /* a field of size bytes read by nl loads at the offsets given from
  * argument a (designated: the members the binding adds stay zero) */
