@@ -33,7 +33,8 @@ static int attach_captures(struct host_live *l, char *err, size_t errlen)
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, l->bo) {
 		const char *sec = bpf_program__section_name(p);
-		if (!bpf_program__autoload(p) || strncmp(sec, "kprobe/", 7))
+		const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
+		if (!bpf_program__autoload(p) || !hp || hp->attach != ATTACH_KPROBE)
 			continue;
 		struct bpf_link *k = bpf_program__attach(p);
 		if (!k) {

@@ -121,7 +121,7 @@ static int attach_uprobe(struct host_live *l, struct bpf_program *p,
 			 const struct host_prog *hp, const char *sec, int pid, char *err,
 			 size_t errlen)
 {
-	bool ret = !strncmp(sec, "uretprobe/", 10);
+	bool ret = hp->attach == ATTACH_URETPROBE;
 	const char *ts = strchr(sec, '/') + 1, *colon = strrchr(ts, ':');
 	char target[PATH_MAX], path[PATH_MAX];
 	if (!colon || (size_t)(colon - ts) >= sizeof(target)) {
@@ -197,39 +197,51 @@ static int attach_usdt(struct host_live *l, struct bpf_program *p, const struct 
 	return 0;
 }
 
+/* "tracepoint/CATEGORY/NAME" */
+static int attach_tracepoint(struct host_live *l, struct bpf_program *p, const char *sec,
+			     char *err, size_t errlen)
+{
+	char cat[256];
+	const char *cs = strchr(sec, '/'), *name = cs ? strchr(cs + 1, '/') : NULL;
+	if (!name || (size_t)(name - cs - 1) >= sizeof(cat)) {
+		snprintf(err, errlen, "cannot read the tracepoint of section %s", sec);
+		return -1;
+	}
+	snprintf(cat, sizeof(cat), "%.*s", (int)(name - cs - 1), cs + 1);
+	struct bpf_link *k = bpf_program__attach_tracepoint(p, cat, name + 1);
+	if (!k) {
+		snprintf(err, errlen, "cannot attach to tracepoint %s:%s: %s", cat, name + 1,
+			 strerror(errno));
+		return -1;
+	}
+	if (host_live_add_link(l, k)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* A kernel program attached as its provider's probes are (the object's
+ * table says which kind each program is). */
 static int attach_one(struct host_live *l, struct bpf_program *p, int pid, char *err,
 		      size_t errlen)
 {
 	const char *sec = bpf_program__section_name(p);
-	if (!strncmp(sec, "usdt/", 5))
-		return attach_usdt(l, p, host_live_prog(l->obj, bpf_program__name(p)), pid, err, errlen);
-	if (!strncmp(sec, "uprobe/", 7) || !strncmp(sec, "uretprobe/", 10))
-		return attach_uprobe(l, p, host_live_prog(l->obj, bpf_program__name(p)), sec, pid,
-				     err, errlen);
-	if (!strcmp(sec, "perf_event"))
+	const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
+	switch (hp ? hp->attach : ATTACH_DEVICE) {
+	case ATTACH_USDT:
+		return attach_usdt(l, p, hp, pid, err, errlen);
+	case ATTACH_UPROBE:
+	case ATTACH_URETPROBE:
+		return attach_uprobe(l, p, hp, sec, pid, err, errlen);
+	case ATTACH_WATCHPOINT:
 		return host_live_attach_watch(l, p, err, errlen);
-	if (!strncmp(sec, "tracepoint/", 11)) {
-		char cat[256];
-		const char *name = strchr(sec + 11, '/');
-		if (!name || (size_t)(name - sec - 11) >= sizeof(cat)) {
-			snprintf(err, errlen, "cannot read the tracepoint of section %s", sec);
-			return -1;
-		}
-		snprintf(cat, sizeof(cat), "%.*s", (int)(name - sec - 11), sec + 11);
-		struct bpf_link *k = bpf_program__attach_tracepoint(p, cat, name + 1);
-		if (!k) {
-			snprintf(err, errlen, "cannot attach to tracepoint %s:%s: %s", cat,
-				 name + 1, strerror(errno));
-			return -1;
-		}
-		if (host_live_add_link(l, k)) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		return 0;
+	case ATTACH_TRACEPOINT:
+		return attach_tracepoint(l, p, sec, err, errlen);
+	default:
+		snprintf(err, errlen, "probes of section %s cannot be attached in the kernel", sec);
+		return -1;
 	}
-	snprintf(err, errlen, "probes of section %s cannot be attached yet", sec);
-	return -1;
 }
 
 /* Loads the programs of l->run; the struct_ops maps only for the
@@ -299,11 +311,11 @@ bool host_live_refused(struct span *where)
 	return true;
 }
 
-static bool is_uprobe(const struct bpf_program *p)
+static bool is_uprobe(const struct host_live *l, const struct bpf_program *p)
 {
-	const char *sec = bpf_program__section_name(p);
-	return !strncmp(sec, "uprobe/", 7) || !strncmp(sec, "uretprobe/", 10) ||
-	       !strncmp(sec, "usdt/", 5);
+	const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
+	return hp && (hp->attach == ATTACH_UPROBE || hp->attach == ATTACH_URETPROBE ||
+		      hp->attach == ATTACH_USDT);
 }
 
 static int attach_prog(struct host_live *l, struct bpf_program *p, int pid, char *err,
@@ -328,13 +340,13 @@ static int attach_kernel(struct host_live *l, int pid, char *err, size_t errlen)
 	bpf_object__for_each_program(p, l->bo) {
 		if (!bpf_program__autoload(p))
 			continue;
-		if (is_uprobe(p))
+		if (is_uprobe(l, p))
 			last = p;
 		else if (attach_prog(l, p, pid, err, errlen))
 			return -1;
 	}
 	for (struct bpf_program *u = last; u; u = bpf_object__prev_program(l->bo, u))
-		if (bpf_program__autoload(u) && is_uprobe(u) &&
+		if (bpf_program__autoload(u) && is_uprobe(l, u) &&
 		    attach_prog(l, u, pid, err, errlen))
 			return -1;
 	return 0;

@@ -76,7 +76,7 @@ void hl_capture_prog(struct hctx *h)
 	hl_prog_append(h, &(struct host_prog){
 		.func = HOST_CAPTURE_PROG, .section = sec,
 		.probe = arena_printf(&h->obj->arena, "kprobe:%s", c->func),
-		.run = HOST_RUN_DRIVER });
+		.attach = ATTACH_KPROBE, .run = HOST_RUN_DRIVER });
 	LLVMValueRef v = slots(h, c);
 	LLVMBasicBlockRef store = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "store");
 	LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "out");

@@ -569,7 +569,7 @@ static int check_usym(struct hctx *h, const struct node *an)
 	    host_resolve_target(at->event, h->opts->lib_pid, path, sizeof(path)) ||
 	    access(path, R_OK))
 		return 0;
-	if (host_usym_resolve(path, at->ufunc, at->uoffset, strcmp(at->prov->name, "uprobe") != 0,
+	if (host_usym_resolve(path, at->ufunc, at->uoffset, at->prov->attach == ATTACH_URETPROBE,
 			      &us, err, sizeof(err)) == 0)
 		return 0;
 	host_err(h, an, "%s", err);
@@ -601,7 +601,7 @@ static void register_prog(struct hctx *h, const struct node *an, const char *nam
 	const struct attach *at = &an->u.attach;
 	hl_prog_append(h, &(struct host_prog){
 		.func = name, .section = section, .probe = at->text,
-		.run = h->run, .interval_ns = at->interval_ns, .span = an->span,
+		.attach = at->prov->attach, .run = h->run, .interval_ns = at->interval_ns, .span = an->span,
 		.ufunc = at->ufunc, .uoffset = at->uoffset, .uaddr = at->uaddr,
 		.uname = at->uname,
 		.usdt_path = h->usdt ? h->usdt->path : NULL,

@@ -102,7 +102,6 @@ void hl_lower_watchpoint(struct hctx *h, struct node *p, const struct node *an,
 	if (hl_add_prog(h, p, an, name, "perf_event", &fn))
 		return;
 	struct host_prog *hp = &h->obj->progs[body];
-	hp->watch = true;
 	hp->wp_deferred = at->wp_func != NULL;
 	hp->wp_async = at->prov->id == PROV_ASYNCWATCHPOINT;
 	hp->wp_addr = at->wp_addr;
@@ -114,7 +113,8 @@ void hl_lower_watchpoint(struct hctx *h, struct node *p, const struct node *an,
 	const char *sname = arena_printf(&h->obj->arena, "%s_setup", name);
 	const char *sec = arena_printf(&h->obj->arena, "uprobe/%s:%s", target, at->wp_func);
 	hl_prog_append(h, &(struct host_prog){ .func = sname, .section = sec,
-					       .probe = at->text, .run = HOST_RUN_KERNEL,
+					       .probe = at->text, .attach = ATTACH_UPROBE,
+					       .run = HOST_RUN_KERNEL,
 					       .span = an->span });
 	hl_begin_fn(h, (unsigned)p->span.first_line, sname, sec);
 	setup_body(h, at, body);

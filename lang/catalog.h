@@ -28,6 +28,21 @@ enum runner {
 	RUNNER_DRIVER, /* the GPU driver's struct_ops */
 };
 
+/* How a provider's probes are attached, and so what its compiled
+ * programs need (object/host_obj.h's host_prog.attach): the loader and
+ * attacher switch on it, never on names or section prefixes. */
+enum attach_kind {
+	ATTACH_DEVICE,     /* gdev: spliced into kernels by the runtime */
+	ATTACH_VM,         /* run by a userspace VM (gpux's, or the target's) */
+	ATTACH_UPROBE,     /* a function's entry, offset or address */
+	ATTACH_URETPROBE,  /* a function's return */
+	ATTACH_USDT,       /* a USDT site */
+	ATTACH_WATCHPOINT, /* a hardware breakpoint (perf_event) */
+	ATTACH_TRACEPOINT,
+	ATTACH_STRUCT_OPS, /* a driver hook */
+	ATTACH_KPROBE,     /* gpux's own: capturing what driver hooks read */
+};
+
 /* Each provider, so code can switch on it instead of comparing names
  * (aliases like "u" then need no special case). */
 enum provider_id {
@@ -108,6 +123,7 @@ struct provider {
 	/* Pointers its probes see are the traced process's (read with
 	 * probe_read_user), else the kernel's. */
 	bool user_memory;
+	enum attach_kind attach;
 };
 
 struct event {

@@ -185,7 +185,7 @@ static int parse_usym(struct pctx *c, struct node *an, const char *sym)
 		at->uname = arena_printf(a, "%llu", (unsigned long long)at->uoffset);
 		return 0;
 	}
-	if (strcmp(at->prov->name, "uprobe")) {
+	if (at->prov->attach != ATTACH_UPROBE) {
 		struct diag *dg = diag_error(c->diags, an->span,
 			"%s takes no offset: it fires when the function returns", at->prov->name);
 		diag_hint(dg, "an offset into a function needs uprobe:TARGET:FUNC+OFFSET");

@@ -66,6 +66,7 @@ struct host_prog {
 	const char *func;    /* ELF symbol, libbpf program name */
 	const char *section;
 	const char *probe;   /* the attach point as written */
+	enum attach_kind attach; /* how it attaches (the provider's) */
 	enum host_run run;
 	uint64_t interval_ns;
 	struct span span;
@@ -80,12 +81,12 @@ struct host_prog {
 	 * and the semaphore's (0: none) */
 	const char *usdt_path;
 	uint64_t usdt_off, usdt_sema;
-	/* watchpoint (a perf_event program on a hardware breakpoint): wp_len
+	/* watchpoint (ATTACH_WATCHPOINT, a perf_event program): wp_len
 	 * bytes, wp_type the HW_BREAKPOINT_* bits, in process wp_pid (-1:
 	 * every CPU, a kernel address); at wp_addr, set when attaching, or
 	 * (wp_deferred) at the addresses its setup uprobe hands over,
 	 * stopping the process meanwhile unless wp_async */
-	bool watch, wp_deferred, wp_async;
+	bool wp_deferred, wp_async;
 	uint64_t wp_addr;
 	unsigned wp_len, wp_type;
 	int wp_pid;
