@@ -27,7 +27,7 @@
 
 struct backend;
 struct exporter;
-struct host_live;
+struct kattach;
 struct run_timeline;
 
 /* A map the run prints: held by backend b as its map idx, laid out as hm
@@ -117,7 +117,7 @@ void target_backend_kernel(struct backend *b, uint64_t id, char *buf, size_t len
 /* Device gpu's name as a runtime wrote it ("" until one has). */
 void target_backend_gpu_name(struct backend *b, uint32_t gpu, char *buf, size_t len);
 /* The kernel backend's run, whose maps driver probes share. */
-struct host_live *kernel_backend_live(struct backend *b);
+struct kattach *kernel_backend_live(struct backend *b);
 
 /* The runner of a probe, from the catalog. */
 enum runner probe_runner(const struct node *probe);

@@ -13,7 +13,7 @@
 struct driver_backend {
 	struct backend b;
 	const struct host_api *api;
-	struct host_live *l;
+	struct kattach *l;
 };
 
 static struct driver_backend *db(const struct backend *b)
@@ -27,10 +27,10 @@ static int d_open(struct backend *b, struct diags *d)
 	struct run *r = b->r;
 	char err[4352];
 	struct backend *kb = r->be[RUNNER_KERNEL];
-	if (k->api->live_open_driver(&r->obj, kb ? kernel_backend_live(kb) : NULL, rec_handle,
+	if (k->api->kattach_open_driver(&r->obj, kb ? kernel_backend_live(kb) : NULL, rec_handle,
 				     &r->rs, &k->l, err, sizeof(err))) {
 		struct span at = run_first_attach(r->prog, RUNNER_DRIVER)->span;
-		bool verifier = k->api->live_refused(&at);
+		bool verifier = k->api->kattach_refused(&at);
 		struct diag *dg = diag_error(d, at, "%s", err);
 		if (verifier)
 			diag_hint(dg, "GPUX_VERIFIER_LOG=1 prints the verifier's whole log");
@@ -46,7 +46,7 @@ static int d_attached(const struct backend *b)
 
 static int d_fds(struct backend *b, struct pollfd *fds, int max)
 {
-	int fd = db(b)->l ? db(b)->api->live_fd(db(b)->l) : -1;
+	int fd = db(b)->l ? db(b)->api->kattach_fd(db(b)->l) : -1;
 	if (fd < 0 || max < 1)
 		return 0;
 	fds[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
@@ -63,32 +63,32 @@ static void d_drain(struct backend *b, struct diags *d)
 {
 	(void)d;
 	if (db(b)->l)
-		db(b)->api->live_consume(db(b)->l);
+		db(b)->api->kattach_consume(db(b)->l);
 }
 
 static void d_detach(struct backend *b)
 {
 	if (db(b)->l)
-		db(b)->api->live_detach(db(b)->l);
+		db(b)->api->kattach_detach(db(b)->l);
 }
 
 static int d_map_read(struct backend *b, int idx, struct out_entries *e)
 {
 	const struct host_map *hm = &b->r->obj.maps[idx];
 	*e = (struct out_entries){ NULL, 0, hm->key_size, hm->value_size };
-	return db(b)->api->live_map_read(db(b)->l, idx, &e->kv, &e->n);
+	return db(b)->api->kattach_map_read(db(b)->l, idx, &e->kv, &e->n);
 }
 
 static int d_map_reset(struct backend *b, int idx, bool keep)
 {
 	struct driver_backend *k = db(b);
-	return keep ? k->api->live_map_zero(k->l, idx) : k->api->live_map_clear(k->l, idx);
+	return keep ? k->api->kattach_map_zero(k->l, idx) : k->api->kattach_map_clear(k->l, idx);
 }
 
 static void d_close(struct backend *b)
 {
 	if (db(b)->l)
-		db(b)->api->live_close(db(b)->l);
+		db(b)->api->kattach_close(db(b)->l);
 	free(b);
 }
 
@@ -114,7 +114,7 @@ int driver_backend_check(struct run *r, struct diags *d)
 	const struct host_api *api = host_module_open(d);
 	if (!api)
 		return -1;
-	if (!api->live_open_driver) {
+	if (!api->kattach_open_driver) {
 		diag_error(d, at->span, "this build cannot attach %s probes: libgpux-host.so "
 			   "was built without libbpf", prov);
 		return -1;
@@ -122,7 +122,7 @@ int driver_backend_check(struct run *r, struct diags *d)
 	if (compile_driver_abis(r->prog, true, &r->abis, d))
 		return -1;
 	char err[256];
-	if (api->live_driver_check(err, sizeof(err))) {
+	if (api->kattach_driver_check(err, sizeof(err))) {
 		struct diag *dg = diag_error(d, at->span, "%s probes cannot be attached: %s",
 					     prov, err);
 		diag_hint(dg, "--dry-run checks them; --sim WORKLOAD runs them in the simulator");

@@ -14,7 +14,7 @@
 struct kernel_backend {
 	struct backend b;
 	const struct host_api *api;
-	struct host_live *l;
+	struct kattach *l;
 	bool detached;
 };
 
@@ -32,7 +32,7 @@ static void k_watch_set(void *ctx, int prog, uint64_t addr, bool resume_only)
 	if (prog < 0 || prog >= r->obj.nprogs || !r->obj.progs[prog].wp_deferred)
 		return;
 	const struct host_prog *hp = &r->obj.progs[prog];
-	int e = resume_only || k->detached || !k->l ? 0 : k->api->live_watch(k->l, prog, addr);
+	int e = resume_only || k->detached || !k->l ? 0 : k->api->kattach_watch(k->l, prog, addr);
 	if (e == -ESRCH) {
 		/* the process has gone meanwhile: nothing left to watch */
 	} else if (e == -ENOSPC) {
@@ -51,7 +51,7 @@ static void k_watch_unset(void *ctx, uint64_t addr)
 {
 	struct kernel_backend *k = ctx;
 	if (k->l && !k->detached)
-		k->api->live_unwatch(k->l, addr);
+		k->api->kattach_unwatch(k->l, addr);
 }
 
 static int k_open(struct backend *b, struct diags *d)
@@ -62,9 +62,9 @@ static int k_open(struct backend *b, struct diags *d)
 	/* with a command, uprobes see every process, as bpftrace's do */
 	int pid = r->child ? 0 : (int)r->o->pid;
 	r->rs.watch = (struct rec_watch){ k_watch_set, k_watch_unset, k };
-	if (k->api->live_open(&r->obj, pid, rec_handle, &r->rs, &k->l, err, sizeof(err))) {
+	if (k->api->kattach_open(&r->obj, pid, rec_handle, &r->rs, &k->l, err, sizeof(err))) {
 		struct span at;
-		if (k->api->live_refused(&at))
+		if (k->api->kattach_refused(&at))
 			diag_hint(diag_error(d, at, "%s", err),
 				  "GPUX_VERIFIER_LOG=1 prints the verifier's whole log");
 		else
@@ -74,19 +74,19 @@ static int k_open(struct backend *b, struct diags *d)
 	return run_maps_add_owned(r, b, RUNNER_KERNEL, d);
 }
 
-struct host_live *kernel_backend_live(struct backend *b)
+struct kattach *kernel_backend_live(struct backend *b)
 {
 	return kb(b)->l;
 }
 
 static int k_attached(const struct backend *b)
 {
-	return kb(b)->l ? kb(b)->api->live_attached(kb(b)->l) : 0;
+	return kb(b)->l ? kb(b)->api->kattach_attached(kb(b)->l) : 0;
 }
 
 static int k_fds(struct backend *b, struct pollfd *fds, int max)
 {
-	int fd = kb(b)->l ? kb(b)->api->live_fd(kb(b)->l) : -1;
+	int fd = kb(b)->l ? kb(b)->api->kattach_fd(kb(b)->l) : -1;
 	if (fd < 0 || max < 1)
 		return 0;
 	fds[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
@@ -103,13 +103,13 @@ static void k_drain(struct backend *b, struct diags *d)
 {
 	(void)d;
 	if (kb(b)->l)
-		kb(b)->api->live_consume(kb(b)->l);
+		kb(b)->api->kattach_consume(kb(b)->l);
 }
 
 static void k_detach(struct backend *b)
 {
 	if (kb(b)->l)
-		kb(b)->api->live_detach(kb(b)->l);
+		kb(b)->api->kattach_detach(kb(b)->l);
 	kb(b)->detached = true; /* records still waiting only resume processes */
 }
 
@@ -117,19 +117,19 @@ static int k_map_read(struct backend *b, int idx, struct out_entries *e)
 {
 	const struct host_map *hm = &b->r->obj.maps[idx];
 	*e = (struct out_entries){ NULL, 0, hm->key_size, hm->value_size };
-	return kb(b)->api->live_map_read(kb(b)->l, idx, &e->kv, &e->n);
+	return kb(b)->api->kattach_map_read(kb(b)->l, idx, &e->kv, &e->n);
 }
 
 static int k_map_reset(struct backend *b, int idx, bool keep)
 {
 	struct kernel_backend *k = kb(b);
-	return keep ? k->api->live_map_zero(k->l, idx) : k->api->live_map_clear(k->l, idx);
+	return keep ? k->api->kattach_map_zero(k->l, idx) : k->api->kattach_map_clear(k->l, idx);
 }
 
 static void k_close(struct backend *b)
 {
 	if (kb(b)->l)
-		kb(b)->api->live_close(kb(b)->l);
+		kb(b)->api->kattach_close(kb(b)->l);
 	free(b);
 }
 
@@ -163,7 +163,7 @@ struct backend *kernel_backend_new(struct run *r, struct diags *d)
 	const struct host_api *api = host_module_open(d);
 	if (!api)
 		return NULL;
-	if (!api->live_open) {
+	if (!api->kattach_open) {
 		diag_error_nospan(d, "this build cannot attach probes: libgpux-host.so was "
 				  "built without libbpf");
 		return NULL;

@@ -28,32 +28,32 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.print_ir = dlsym(h, "host_print_ir");
 	*(void **)&api.print_bpf = dlsym(h, "host_print_bpf");
 	*(void **)&api.emit = dlsym(h, "host_emit");
-	*(void **)&api.live_open = dlsym(h, "host_live_open");
-	*(void **)&api.live_attached = dlsym(h, "host_live_attached");
-	*(void **)&api.live_fd = dlsym(h, "host_live_fd");
-	*(void **)&api.live_consume = dlsym(h, "host_live_consume");
-	*(void **)&api.live_detach = dlsym(h, "host_live_detach");
-	*(void **)&api.live_map_read = dlsym(h, "host_live_map_read");
-	*(void **)&api.live_map_clear = dlsym(h, "host_live_map_clear");
-	*(void **)&api.live_stack = dlsym(h, "host_live_stack");
-	*(void **)&api.live_map_zero = dlsym(h, "host_live_map_zero");
-	*(void **)&api.live_close = dlsym(h, "host_live_close");
-	*(void **)&api.live_watch = dlsym(h, "host_live_watch");
-	*(void **)&api.live_unwatch = dlsym(h, "host_live_unwatch");
+	*(void **)&api.kattach_open = dlsym(h, "kattach_open");
+	*(void **)&api.kattach_attached = dlsym(h, "kattach_attached");
+	*(void **)&api.kattach_fd = dlsym(h, "kattach_fd");
+	*(void **)&api.kattach_consume = dlsym(h, "kattach_consume");
+	*(void **)&api.kattach_detach = dlsym(h, "kattach_detach");
+	*(void **)&api.kattach_map_read = dlsym(h, "kattach_map_read");
+	*(void **)&api.kattach_map_clear = dlsym(h, "kattach_map_clear");
+	*(void **)&api.kattach_stack = dlsym(h, "kattach_stack");
+	*(void **)&api.kattach_map_zero = dlsym(h, "kattach_map_zero");
+	*(void **)&api.kattach_close = dlsym(h, "kattach_close");
+	*(void **)&api.kattach_watch = dlsym(h, "kattach_watch");
+	*(void **)&api.kattach_unwatch = dlsym(h, "kattach_unwatch");
 	*(void **)&api.bind_driver = dlsym(h, "host_bind_driver");
 	*(void **)&api.binding_free = dlsym(h, "host_binding_free");
-	*(void **)&api.live_driver_check = dlsym(h, "host_live_driver_check");
-	*(void **)&api.live_open_driver = dlsym(h, "host_live_open_driver");
-	*(void **)&api.live_refused = dlsym(h, "host_live_refused");
-	if (!api.live_open || !api.live_attached || !api.live_fd || !api.live_consume ||
-	    !api.live_detach || !api.live_map_read || !api.live_map_clear ||
-	    !api.live_map_zero || !api.live_close || !api.live_watch || !api.live_unwatch ||
+	*(void **)&api.kattach_driver_check = dlsym(h, "kattach_driver_check");
+	*(void **)&api.kattach_open_driver = dlsym(h, "kattach_open_driver");
+	*(void **)&api.kattach_refused = dlsym(h, "kattach_refused");
+	if (!api.kattach_open || !api.kattach_attached || !api.kattach_fd || !api.kattach_consume ||
+	    !api.kattach_detach || !api.kattach_map_read || !api.kattach_map_clear ||
+	    !api.kattach_map_zero || !api.kattach_close || !api.kattach_watch || !api.kattach_unwatch ||
 	    !api.bind_driver || !api.binding_free ||
-	    !api.live_driver_check || !api.live_open_driver || !api.live_refused) {
+	    !api.kattach_driver_check || !api.kattach_open_driver || !api.kattach_refused) {
 		/* built without libbpf: cannot attach nor read BTF */
-		api.live_open = NULL;
+		api.kattach_open = NULL;
 		api.bind_driver = NULL;
-		api.live_open_driver = NULL;
+		api.kattach_open_driver = NULL;
 	}
 	if (!api.compile || !api.print_ir || !api.print_bpf ||
 	    !api.emit) {

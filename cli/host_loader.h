@@ -4,7 +4,7 @@
 #ifndef GPUX_HOST_MODULE_H
 #define GPUX_HOST_MODULE_H
 
-#include "host_live.h"
+#include "kattach.h"
 #include "host_path.h"
 #include "host_usdt.h"
 #include "llvm_host.h"
@@ -16,30 +16,30 @@ struct host_api {
 	int (*print_bpf)(const struct host_obj *, const struct source *, FILE *);
 	int (*emit)(const struct host_obj *, const char *, const char *,
 		    struct diags *);
-	/* Running in the kernel (host_live.h): all NULL when the module was
+	/* Running in the kernel (kattach.h): all NULL when the module was
 	 * built without libbpf. */
-	int (*live_open)(const struct host_obj *, int, host_live_rec_fn, void *,
-			 struct host_live **, char *, size_t);
-	int (*live_attached)(const struct host_live *);
-	int (*live_fd)(const struct host_live *);
-	int (*live_consume)(struct host_live *);
-	void (*live_detach)(struct host_live *);
-	int (*live_map_read)(struct host_live *, int, unsigned char **, size_t *);
-	int (*live_map_clear)(struct host_live *, int);
-	int (*live_stack)(struct host_live *, unsigned, uint32_t, uint64_t *);
-	int (*live_map_zero)(struct host_live *, int);
-	void (*live_close)(struct host_live *);
-	int (*live_watch)(struct host_live *, int, uint64_t);
-	void (*live_unwatch)(struct host_live *, uint64_t);
+	int (*kattach_open)(const struct host_obj *, int, kattach_rec_fn, void *,
+			 struct kattach **, char *, size_t);
+	int (*kattach_attached)(const struct kattach *);
+	int (*kattach_fd)(const struct kattach *);
+	int (*kattach_consume)(struct kattach *);
+	void (*kattach_detach)(struct kattach *);
+	int (*kattach_map_read)(struct kattach *, int, unsigned char **, size_t *);
+	int (*kattach_map_clear)(struct kattach *, int);
+	int (*kattach_stack)(struct kattach *, unsigned, uint32_t, uint64_t *);
+	int (*kattach_map_zero)(struct kattach *, int);
+	void (*kattach_close)(struct kattach *);
+	int (*kattach_watch)(struct kattach *, int, uint64_t);
+	void (*kattach_unwatch)(struct kattach *, uint64_t);
 	/* Driver policies: binding to the driver's BTF (llvm_host.h) and
-	 * attaching (host_live.h); NULL without libbpf, as above. */
+	 * attaching (kattach.h); NULL without libbpf, as above. */
 	int (*bind_driver)(struct host_binding *);
 	void (*binding_free)(struct host_binding *);
-	int (*live_driver_check)(char *, size_t);
-	int (*live_open_driver)(const struct host_obj *, const struct host_live *,
-				host_live_rec_fn, void *, struct host_live **, char *, size_t);
+	int (*kattach_driver_check)(char *, size_t);
+	int (*kattach_open_driver)(const struct host_obj *, const struct kattach *,
+				kattach_rec_fn, void *, struct kattach **, char *, size_t);
 	/* the probe the kernel's verifier refused, after a failed open */
-	bool (*live_refused)(struct span *);
+	bool (*kattach_refused)(struct span *);
 };
 
 /* Open the module once (later calls return the same table). NULL, with a

@@ -310,9 +310,9 @@ static int run_stack(void *arg, unsigned limit, uint32_t id, uint64_t *ips)
 {
 	struct run *r = arg;
 	const struct host_api *api = host_module_open(NULL);
-	struct host_live *l = r->be[RUNNER_KERNEL] ? kernel_backend_live(r->be[RUNNER_KERNEL])
+	struct kattach *l = r->be[RUNNER_KERNEL] ? kernel_backend_live(r->be[RUNNER_KERNEL])
 						   : NULL;
-	return l && api && api->live_stack ? api->live_stack(l, limit, id, ips) : -1;
+	return l && api && api->kattach_stack ? api->kattach_stack(l, limit, id, ips) : -1;
 }
 
 static void syms_source(struct run *r)

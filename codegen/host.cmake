@@ -23,7 +23,7 @@ find_library(GPUX_ELF_LIB elf)
 if(NOT GPUX_LLVM_LIB OR NOT GPUX_ELF_LIB)
   message(FATAL_ERROR "libLLVM-16 or libelf missing: apt-get install llvm-16-dev libelf-dev")
 endif()
-# Running in the kernel (host_live.h) and binding driver probes to the
+# Running in the kernel (kattach.h) and binding driver probes to the
 # driver's BTF need libbpf; without it gpux compiles every program (driver
 # probes against the built-in ABIs) but says that it cannot attach.
 set(gpux_bpf_lib "")
@@ -68,10 +68,10 @@ add_library(gpux_host_objs OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/host_output.c
   ${CMAKE_CURRENT_LIST_DIR}/host_dump.c)
 if(GPUX_HOST_LIBBPF)
-  target_sources(gpux_host_objs PRIVATE ${PROJECT_SOURCE_DIR}/attach/host_live.c
-                 ${PROJECT_SOURCE_DIR}/attach/host_breakpoint.c
-                 ${PROJECT_SOURCE_DIR}/attach/host_driver.c
-                 ${PROJECT_SOURCE_DIR}/attach/host_verdict.c
+  target_sources(gpux_host_objs PRIVATE ${PROJECT_SOURCE_DIR}/attach/kattach.c
+                 ${PROJECT_SOURCE_DIR}/attach/kattach_watch.c
+                 ${PROJECT_SOURCE_DIR}/attach/kattach_driver.c
+                 ${PROJECT_SOURCE_DIR}/attach/kattach_verdict.c
                  ${CMAKE_CURRENT_LIST_DIR}/host_bind.c)
 endif()
 set_target_properties(gpux_host_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)

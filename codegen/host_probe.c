@@ -386,7 +386,7 @@ static const char *section_of(struct hctx *h, const struct node *an,
 	case SYN_INTERVAL:
 		return arena_printf(a, HOST_SEC_INTERVAL "%llu",
 				    (unsigned long long)at->interval_ns);
-	case SYN_WATCHPOINT: /* attached by hand (host_live.c) */
+	case SYN_WATCHPOINT: /* attached by hand (kattach.c) */
 		return "perf_event";
 	case SYN_EVENT:
 		if (ev->place == PLACE_DRIVER)

@@ -1,6 +1,6 @@
 /* func and probe in uprobes whose names are only known when attaching
  * (symbol globs, library names): each attachment's BPF cookie indexes
- * HOST_SYMS_MAP, which the loader fills (host_live.c), and the size of
+ * HOST_SYMS_MAP, which the loader fills (kattach.c), and the size of
  * the probe string, chosen so that the longest name fits whole, as
  * bpftrace prints probe names whole. */
 #include <limits.h>

@@ -33,7 +33,7 @@ t_module_lacks_libbpf() {
 	[ -f "$mod" ] || fail "no $mod"
 	nm -D --defined-only "$mod" >"$tmp/syms" || fail "nm $mod"
 	grep -qw host_compile "$tmp/syms" || fail "$mod lacks host_compile"
-	if grep -qw host_live_open "$tmp/syms"; then fail "$mod has host_live_open"; fi
+	if grep -qw kattach_open "$tmp/syms"; then fail "$mod has kattach_open"; fi
 	if grep -qw host_bind_driver "$tmp/syms"; then fail "$mod has host_bind_driver"; fi
 	if ldd "$mod" | grep -q 'libbpf\.so'; then fail "$mod needs libbpf.so"; fi
 }

@@ -1,9 +1,9 @@
 /* The kernel's verdict on a program it refused, read from libbpf's load
- * log (host_verdict.h): the verifier's own message (the line before its
+ * log (kattach_verdict.h): the verifier's own message (the line before its
  * "processed N insns" summary), the source line its log names last
  * before it (LLVM's line info: "; TEXT @ FILE:LINE"), and the program's
  * name, so that gpux reports one located error instead of the raw log. */
-#include "host_verdict.h"
+#include "kattach_verdict.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,7 +41,7 @@ static int capture(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return n;
 }
 
-libbpf_print_fn_t host_verdict_begin(void)
+libbpf_print_fn_t kattach_verdict_begin(void)
 {
 	cap.len = 0;
 	cap.full = false;
@@ -50,7 +50,7 @@ libbpf_print_fn_t host_verdict_begin(void)
 	return libbpf_set_print(capture);
 }
 
-void host_verdict_end(libbpf_print_fn_t print, bool show)
+void kattach_verdict_end(libbpf_print_fn_t print, bool show)
 {
 	libbpf_set_print(print);
 	if (show && cap.len)
@@ -70,7 +70,7 @@ static void copy_line(char *out, size_t len, const char *s, const char *e)
 	out[n] = 0;
 }
 
-bool host_verdict_read(struct host_verdict *v)
+bool kattach_verdict_read(struct kattach_verdict *v)
 {
 	memset(v, 0, sizeof(*v));
 	if (!cap.buf)

@@ -1,4 +1,4 @@
-/* Driver policies in the kernel (host_live.h): the host object's
+/* Driver policies in the kernel (kattach.h): the host object's
  * struct_ops programs loaded by libbpf against the driver module's BTF,
  * each struct_ops map registered with the driver through a link that
  * detaching destroys. */
@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "host_live_priv.h"
+#include "kattach_priv.h"
 
 /* libbpf finds a struct_ops type, and the kernel's program and map
  * types for it, in module BTF only from 1.4 on; before, it looks in
@@ -14,7 +14,7 @@
 #define DRIVER_LIBBPF_MAJOR 1
 #define DRIVER_LIBBPF_MINOR 4
 
-int host_live_driver_check(char *err, size_t errlen)
+int kattach_driver_check(char *err, size_t errlen)
 {
 	unsigned major = libbpf_major_version(), minor = libbpf_minor_version();
 	if (major > DRIVER_LIBBPF_MAJOR ||
@@ -28,12 +28,12 @@ int host_live_driver_check(char *err, size_t errlen)
 
 /* The kprobes that capture what hooks read (HOST_CAPTURE_PROG), before
  * any hook can run. */
-static int attach_captures(struct host_live *l, char *err, size_t errlen)
+static int attach_captures(struct kattach *l, char *err, size_t errlen)
 {
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, l->bo) {
 		const char *sec = bpf_program__section_name(p);
-		const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
+		const struct host_prog *hp = kattach_prog(l->obj, bpf_program__name(p));
 		if (!bpf_program__autoload(p) || !hp || hp->attach != ATTACH_KPROBE)
 			continue;
 		struct bpf_link *k = bpf_program__attach(p);
@@ -42,7 +42,7 @@ static int attach_captures(struct host_live *l, char *err, size_t errlen)
 				 strerror(errno));
 			return -1;
 		}
-		if (host_live_add_link(l, k)) {
+		if (kattach_add_link(l, k)) {
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
@@ -50,7 +50,7 @@ static int attach_captures(struct host_live *l, char *err, size_t errlen)
 	return 0;
 }
 
-int host_driver_attach(struct host_live *l, char *err, size_t errlen)
+int kattach_driver_attach(struct kattach *l, char *err, size_t errlen)
 {
 	if (attach_captures(l, err, errlen))
 		return -1;
@@ -70,7 +70,7 @@ int host_driver_attach(struct host_live *l, char *err, size_t errlen)
 				 "and another is attached)" : "");
 			return -1;
 		}
-		if (host_live_add_link(l, k)) {
+		if (kattach_add_link(l, k)) {
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
@@ -78,11 +78,11 @@ int host_driver_attach(struct host_live *l, char *err, size_t errlen)
 	return 0;
 }
 
-int host_live_open_driver(const struct host_obj *obj, const struct host_live *share,
-			  host_live_rec_fn rec, void *arg, struct host_live **out,
+int kattach_open_driver(const struct host_obj *obj, const struct kattach *share,
+			  kattach_rec_fn rec, void *arg, struct kattach **out,
 			  char *err, size_t errlen)
 {
-	if (host_live_driver_check(err, errlen))
+	if (kattach_driver_check(err, errlen))
 		return -1;
-	return host_live_start(obj, HOST_RUN_DRIVER, 0, share, rec, arg, out, err, errlen);
+	return kattach_start(obj, HOST_RUN_DRIVER, 0, share, rec, arg, out, err, errlen);
 }

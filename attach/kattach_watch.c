@@ -1,4 +1,4 @@
-/* Watchpoints (host_live.h): a watchpoint program on a hardware
+/* Watchpoints (kattach.h): a watchpoint program on a hardware
  * breakpoint, a perf event of the watched process, or one per CPU for a
  * kernel address. Kept apart from the other links: unwatch() removes
  * them by address. */
@@ -11,9 +11,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "host_live_priv.h"
+#include "kattach_priv.h"
 
-static int add_watch(struct host_live *l, struct bpf_link *k, int prog, uint64_t addr)
+static int add_watch(struct kattach *l, struct bpf_link *k, int prog, uint64_t addr)
 {
 	if (l->nwatches == l->capwatches) {
 		int cap = l->capwatches ? 2 * l->capwatches : 8;
@@ -31,7 +31,7 @@ static int add_watch(struct host_live *l, struct bpf_link *k, int prog, uint64_t
 
 /* One breakpoint event: on task pid (that thread alone, as bpftrace
  * watches), or on cpu for pid -1. 0, or -errno. */
-static int open_one(struct host_live *l, struct bpf_program *p, const struct host_prog *hp,
+static int open_one(struct kattach *l, struct bpf_program *p, const struct host_prog *hp,
 		    int prog, uint64_t addr, int pid, int cpu)
 {
 	struct perf_event_attr a = {
@@ -57,7 +57,7 @@ static int open_one(struct host_live *l, struct bpf_program *p, const struct hos
 
 /* Program p (prog of the object) on its breakpoint at addr. 0, or
  * -errno (ENOSPC: no debug register left). */
-static int watch_at(struct host_live *l, struct bpf_program *p, int prog, uint64_t addr)
+static int watch_at(struct kattach *l, struct bpf_program *p, int prog, uint64_t addr)
 {
 	const struct host_prog *hp = &l->obj->progs[prog];
 	if (hp->wp_pid > 0)
@@ -74,10 +74,10 @@ static int watch_at(struct host_live *l, struct bpf_program *p, int prog, uint64
 	return opened ? 0 : rc;
 }
 
-int host_live_attach_watch(struct host_live *l, struct bpf_program *p, char *err,
+int kattach_attach_watch(struct kattach *l, struct bpf_program *p, char *err,
 			   size_t errlen)
 {
-	const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
+	const struct host_prog *hp = kattach_prog(l->obj, bpf_program__name(p));
 	if (!hp) {
 		snprintf(err, errlen, "no watchpoint for program %s", bpf_program__name(p));
 		return -1;
@@ -95,7 +95,7 @@ int host_live_attach_watch(struct host_live *l, struct bpf_program *p, char *err
 	return 0;
 }
 
-int host_live_watch(struct host_live *l, int prog, uint64_t addr)
+int kattach_watch(struct kattach *l, int prog, uint64_t addr)
 {
 	if (prog < 0 || prog >= l->obj->nprogs || !l->obj->progs[prog].wp_deferred)
 		return -EINVAL;
@@ -116,7 +116,7 @@ int host_live_watch(struct host_live *l, int prog, uint64_t addr)
 	return e;
 }
 
-void host_live_unwatch(struct host_live *l, uint64_t addr)
+void kattach_unwatch(struct kattach *l, uint64_t addr)
 {
 	int n = 0;
 	for (int i = 0; i < l->nwatches; i++) {
@@ -128,7 +128,7 @@ void host_live_unwatch(struct host_live *l, uint64_t addr)
 	l->nwatches = n;
 }
 
-void host_live_detach_watches(struct host_live *l)
+void kattach_detach_watches(struct kattach *l)
 {
 	while (l->nwatches > 0)
 		bpf_link__destroy(l->watches[--l->nwatches].k);

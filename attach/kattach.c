@@ -1,5 +1,5 @@
-/* The kernel side of a run (host_live.h), through libbpf. */
-#include "host_live.h"
+/* The kernel side of a run (kattach.h), through libbpf. */
+#include "kattach.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -10,9 +10,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "host_live_priv.h"
+#include "kattach_priv.h"
 #include "host_path.h"
-#include "host_verdict.h"
+#include "kattach_verdict.h"
 #include "session.h"
 
 static struct span refused; /* the probe the kernel's verifier refused last */
@@ -24,7 +24,7 @@ static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list a
 	return vfprintf(stderr, fmt, ap);
 }
 
-const struct host_prog *host_live_prog(const struct host_obj *o, const char *name)
+const struct host_prog *kattach_prog(const struct host_obj *o, const char *name)
 {
 	for (int i = 0; i < o->nprogs; i++)
 		if (!strcmp(o->progs[i].func, name))
@@ -34,11 +34,11 @@ const struct host_prog *host_live_prog(const struct host_obj *o, const char *nam
 
 static int on_rec(void *ctx, void *data, size_t len)
 {
-	struct host_live *l = ctx;
+	struct kattach *l = ctx;
 	return l->rec ? l->rec(l->arg, data, len) : 0;
 }
 
-int host_live_add_link(struct host_live *l, struct bpf_link *k)
+int kattach_add_link(struct kattach *l, struct bpf_link *k)
 {
 	if (l->nlinks == l->caplinks) {
 		int cap = l->caplinks ? 2 * l->caplinks : 16;
@@ -55,7 +55,7 @@ int host_live_add_link(struct host_live *l, struct bpf_link *k)
 }
 
 /* At function sym, or (sym NULL) at file offset off, named name. */
-static int attach_sym(struct host_live *l, struct bpf_program *p, const char *path,
+static int attach_sym(struct kattach *l, struct bpf_program *p, const char *path,
 		      const char *sym, uint64_t off, const char *name, bool ret, int pid,
 		      uint64_t cookie, char *err, size_t errlen)
 {
@@ -66,7 +66,7 @@ static int attach_sym(struct host_live *l, struct bpf_program *p, const char *pa
 		snprintf(err, errlen, "cannot attach to %s in %s: %s", name, path, strerror(errno));
 		return -1;
 	}
-	if (host_live_add_link(l, k)) {
+	if (kattach_add_link(l, k)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -77,7 +77,7 @@ static int attach_sym(struct host_live *l, struct bpf_program *p, const char *pa
  * the function, and the probe as bpftrace names it, the target as
  * written when it is a path, else the library found, then sym (the
  * function, or uname for an offset or address). */
-static int sym_entry(struct host_live *l, const char *sec, const char *target,
+static int sym_entry(struct kattach *l, const char *sec, const char *target,
 		     const char *path, const char *func, const char *sym, uint64_t *cookie,
 		     char *err, size_t errlen)
 {
@@ -117,7 +117,7 @@ static int sym_entry(struct host_live *l, const char *sec, const char *target,
 /* "uprobe/T:S" or "uretprobe/T:S": T may hold ':' (the last one splits).
  * A glob S attaches the program to every function of T it matches; an
  * offset or address (hp) attaches at that byte of the file. */
-static int attach_uprobe(struct host_live *l, struct bpf_program *p,
+static int attach_uprobe(struct kattach *l, struct bpf_program *p,
 			 const struct host_prog *hp, const char *sec, int pid, char *err,
 			 size_t errlen)
 {
@@ -176,7 +176,7 @@ static int attach_uprobe(struct host_live *l, struct bpf_program *p,
 /* One usdt site (hp): a uprobe at its file offset, the kernel counting
  * its semaphore (ref_ctr_offset) while it is attached so the program's
  * own checks of it see a tracer. */
-static int attach_usdt(struct host_live *l, struct bpf_program *p, const struct host_prog *hp,
+static int attach_usdt(struct kattach *l, struct bpf_program *p, const struct host_prog *hp,
 		       int pid, char *err, size_t errlen)
 {
 	if (!hp || !hp->usdt_path) {
@@ -190,7 +190,7 @@ static int attach_usdt(struct host_live *l, struct bpf_program *p, const struct 
 		snprintf(err, errlen, "cannot attach to %s: %s", hp->usdt_path, strerror(errno));
 		return -1;
 	}
-	if (host_live_add_link(l, k)) {
+	if (kattach_add_link(l, k)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -198,7 +198,7 @@ static int attach_usdt(struct host_live *l, struct bpf_program *p, const struct 
 }
 
 /* "tracepoint/CATEGORY/NAME" */
-static int attach_tracepoint(struct host_live *l, struct bpf_program *p, const char *sec,
+static int attach_tracepoint(struct kattach *l, struct bpf_program *p, const char *sec,
 			     char *err, size_t errlen)
 {
 	char cat[256];
@@ -214,7 +214,7 @@ static int attach_tracepoint(struct host_live *l, struct bpf_program *p, const c
 			 strerror(errno));
 		return -1;
 	}
-	if (host_live_add_link(l, k)) {
+	if (kattach_add_link(l, k)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -223,11 +223,11 @@ static int attach_tracepoint(struct host_live *l, struct bpf_program *p, const c
 
 /* A kernel program attached as its provider's probes are (the object's
  * table says which kind each program is). */
-static int attach_one(struct host_live *l, struct bpf_program *p, int pid, char *err,
+static int attach_one(struct kattach *l, struct bpf_program *p, int pid, char *err,
 		      size_t errlen)
 {
 	const char *sec = bpf_program__section_name(p);
-	const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
+	const struct host_prog *hp = kattach_prog(l->obj, bpf_program__name(p));
 	switch (hp ? hp->attach : ATTACH_DEVICE) {
 	case ATTACH_USDT:
 		return attach_usdt(l, p, hp, pid, err, errlen);
@@ -235,7 +235,7 @@ static int attach_one(struct host_live *l, struct bpf_program *p, int pid, char 
 	case ATTACH_URETPROBE:
 		return attach_uprobe(l, p, hp, sec, pid, err, errlen);
 	case ATTACH_WATCHPOINT:
-		return host_live_attach_watch(l, p, err, errlen);
+		return kattach_attach_watch(l, p, err, errlen);
 	case ATTACH_TRACEPOINT:
 		return attach_tracepoint(l, p, sec, err, errlen);
 	default:
@@ -246,7 +246,7 @@ static int attach_one(struct host_live *l, struct bpf_program *p, int pid, char 
 
 /* Loads the programs of l->run; the struct_ops maps only for the
  * driver's; the other maps shared with l->share where it has them. */
-static int load(struct host_live *l, char *err, size_t errlen)
+static int load(struct kattach *l, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "gpux");
 	l->bo = bpf_object__open_mem(l->obj->elf, l->obj->size, &oo);
@@ -256,7 +256,7 @@ static int load(struct host_live *l, char *err, size_t errlen)
 	}
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, l->bo) {
-		const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
+		const struct host_prog *hp = kattach_prog(l->obj, bpf_program__name(p));
 		if (!hp || hp->run != l->run)
 			bpf_program__set_autoload(p, false);
 	}
@@ -276,17 +276,17 @@ static int load(struct host_live *l, char *err, size_t errlen)
 		if (sm && !strcmp(bpf_map__name(m), HOST_EVENTS_MAP))
 			l->shared_events = true;
 	}
-	libbpf_print_fn_t print = host_verdict_begin();
+	libbpf_print_fn_t print = kattach_verdict_begin();
 	int e = bpf_object__load(l->bo);
 	if (!e) {
-		host_verdict_end(print, true); /* libbpf's warnings, as always */
+		kattach_verdict_end(print, true); /* libbpf's warnings, as always */
 		return 0;
 	}
 	/* the verifier's reason, located at the probe it refused: the raw
 	 * log only on request (or when it says nothing gpux can read) */
-	struct host_verdict v;
-	const struct host_prog *hp = host_verdict_read(&v) ? host_live_prog(l->obj, v.prog) : NULL;
-	host_verdict_end(print, !hp || getenv("GPUX_VERIFIER_LOG"));
+	struct kattach_verdict v;
+	const struct host_prog *hp = kattach_verdict_read(&v) ? kattach_prog(l->obj, v.prog) : NULL;
+	kattach_verdict_end(print, !hp || getenv("GPUX_VERIFIER_LOG"));
 	if (hp) {
 		refused = hp->span;
 		const char *ln = strrchr(v.where, ':');
@@ -303,7 +303,7 @@ static int load(struct host_live *l, char *err, size_t errlen)
 	return -1;
 }
 
-bool host_live_refused(struct span *where)
+bool kattach_refused(struct span *where)
 {
 	if (!refused.first_line)
 		return false;
@@ -311,17 +311,17 @@ bool host_live_refused(struct span *where)
 	return true;
 }
 
-static bool is_uprobe(const struct host_live *l, const struct bpf_program *p)
+static bool is_uprobe(const struct kattach *l, const struct bpf_program *p)
 {
-	const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
+	const struct host_prog *hp = kattach_prog(l->obj, bpf_program__name(p));
 	return hp && (hp->attach == ATTACH_UPROBE || hp->attach == ATTACH_URETPROBE ||
 		      hp->attach == ATTACH_USDT);
 }
 
-static int attach_prog(struct host_live *l, struct bpf_program *p, int pid, char *err,
+static int attach_prog(struct kattach *l, struct bpf_program *p, int pid, char *err,
 		       size_t errlen)
 {
-	const struct host_prog *hp = host_live_prog(l->obj, bpf_program__name(p));
+	const struct host_prog *hp = kattach_prog(l->obj, bpf_program__name(p));
 	char why[PATH_MAX + 256];
 	if (attach_one(l, p, pid, why, sizeof(why))) {
 		snprintf(err, errlen, "%s: %s", hp ? hp->probe : bpf_program__name(p), why);
@@ -334,7 +334,7 @@ static int attach_prog(struct host_live *l, struct bpf_program *p, int pid, char
  * do: the kernel runs a tracepoint's programs in the order they were
  * attached and a uprobe's newest first, so uprobes attach last to
  * first. */
-static int attach_kernel(struct host_live *l, int pid, char *err, size_t errlen)
+static int attach_kernel(struct kattach *l, int pid, char *err, size_t errlen)
 {
 	struct bpf_program *p, *last = NULL;
 	bpf_object__for_each_program(p, l->bo) {
@@ -352,25 +352,25 @@ static int attach_kernel(struct host_live *l, int pid, char *err, size_t errlen)
 	return 0;
 }
 
-int host_live_start(const struct host_obj *obj, enum host_run run, int pid,
-		    const struct host_live *share, host_live_rec_fn rec, void *arg,
-		    struct host_live **out, char *err, size_t errlen)
+int kattach_start(const struct host_obj *obj, enum host_run run, int pid,
+		    const struct kattach *share, kattach_rec_fn rec, void *arg,
+		    struct kattach **out, char *err, size_t errlen)
 {
 	libbpf_set_print(quiet_print);
-	struct host_live *l = calloc(1, sizeof(*l));
+	struct kattach *l = calloc(1, sizeof(*l));
 	if (!l) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	*l = (struct host_live){ .obj = obj, .run = run, .share = share, .rec = rec,
+	*l = (struct kattach){ .obj = obj, .run = run, .share = share, .rec = rec,
 				 .arg = arg, .ncpu = libbpf_num_possible_cpus() };
 	if (l->ncpu <= 0) {
 		snprintf(err, errlen, "out of memory");
-		host_live_close(l);
+		kattach_close(l);
 		return -1;
 	}
 	if (load(l, err, errlen)) {
-		host_live_close(l);
+		kattach_close(l);
 		return -1;
 	}
 	/* records of a shared ring buffer come through its owner */
@@ -378,48 +378,48 @@ int host_live_start(const struct host_obj *obj, enum host_run run, int pid,
 	if (ev && !l->shared_events &&
 	    !(l->rb = ring_buffer__new(bpf_map__fd(ev), on_rec, l, NULL))) {
 		snprintf(err, errlen, "cannot open the ring buffer: %s", strerror(errno));
-		host_live_close(l);
+		kattach_close(l);
 		return -1;
 	}
-	if (run == HOST_RUN_DRIVER ? host_driver_attach(l, err, errlen)
+	if (run == HOST_RUN_DRIVER ? kattach_driver_attach(l, err, errlen)
 				   : attach_kernel(l, pid, err, errlen)) {
-		host_live_close(l);
+		kattach_close(l);
 		return -1;
 	}
 	*out = l;
 	return 0;
 }
 
-int host_live_open(const struct host_obj *obj, int pid, host_live_rec_fn rec,
-		   void *arg, struct host_live **out, char *err, size_t errlen)
+int kattach_open(const struct host_obj *obj, int pid, kattach_rec_fn rec,
+		   void *arg, struct kattach **out, char *err, size_t errlen)
 {
-	return host_live_start(obj, HOST_RUN_KERNEL, pid, NULL, rec, arg, out, err, errlen);
+	return kattach_start(obj, HOST_RUN_KERNEL, pid, NULL, rec, arg, out, err, errlen);
 }
 
-int host_live_attached(const struct host_live *l)
+int kattach_attached(const struct kattach *l)
 {
 	/* a kernel address's watchpoint is one probe on every CPU */
 	return l->nlinks + l->nwatch_probes;
 }
 
-int host_live_fd(const struct host_live *l)
+int kattach_fd(const struct kattach *l)
 {
 	return l->rb ? ring_buffer__epoll_fd(l->rb) : -1;
 }
 
-int host_live_consume(struct host_live *l)
+int kattach_consume(struct kattach *l)
 {
 	return l->rb && ring_buffer__consume(l->rb) < 0 ? -1 : 0;
 }
 
-void host_live_detach(struct host_live *l)
+void kattach_detach(struct kattach *l)
 {
-	host_live_detach_watches(l);
+	kattach_detach_watches(l);
 	while (l->nlinks > 0)
 		bpf_link__destroy(l->links[--l->nlinks]);
 }
 
-static struct bpf_map *map_of(struct host_live *l, int map)
+static struct bpf_map *map_of(struct kattach *l, int map)
 {
 	if (map < 0 || map >= l->obj->nmaps)
 		return NULL;
@@ -443,7 +443,7 @@ static void merge_cpus(const struct host_map *hm, int ncpu, const unsigned char 
 				  vals + (size_t)c * stride, hm->value_size);
 }
 
-int host_live_map_read(struct host_live *l, int map, unsigned char **kv, size_t *n)
+int kattach_map_read(struct kattach *l, int map, unsigned char **kv, size_t *n)
 {
 	struct bpf_map *m = map_of(l, map);
 	*kv = NULL;
@@ -491,11 +491,11 @@ int host_live_map_read(struct host_live *l, int map, unsigned char **kv, size_t 
 
 /* Every key of the map, then fn on each (deleting while iterating would
  * restart get_next_key). */
-static int each_key(struct host_live *l, int map, bool del)
+static int each_key(struct kattach *l, int map, bool del)
 {
 	unsigned char *kv;
 	size_t n;
-	if (host_live_map_read(l, map, &kv, &n))
+	if (kattach_map_read(l, map, &kv, &n))
 		return -1;
 	const struct host_map *hm = &l->obj->maps[map];
 	struct bpf_map *m = map_of(l, map);
@@ -517,21 +517,21 @@ static int each_key(struct host_live *l, int map, bool del)
 	return rc;
 }
 
-int host_live_map_clear(struct host_live *l, int map)
+int kattach_map_clear(struct kattach *l, int map)
 {
 	return each_key(l, map, true);
 }
 
-int host_live_map_zero(struct host_live *l, int map)
+int kattach_map_zero(struct kattach *l, int map)
 {
 	return each_key(l, map, false);
 }
 
-void host_live_close(struct host_live *l)
+void kattach_close(struct kattach *l)
 {
 	if (!l)
 		return;
-	host_live_detach(l);
+	kattach_detach(l);
 	ring_buffer__free(l->rb);
 	bpf_object__close(l->bo);
 	free(l->links);
@@ -540,11 +540,11 @@ void host_live_close(struct host_live *l)
 	free(l);
 }
 
-int host_live_stack(struct host_live *l, unsigned limit, uint32_t id, uint64_t *ips)
+int kattach_stack(struct kattach *l, unsigned limit, uint32_t id, uint64_t *ips)
 {
 	char name[64];
 	snprintf(name, sizeof(name), HOST_STACK_MAP "%u", limit);
-	const struct host_live *o = l->share ? l->share : l;
+	const struct kattach *o = l->share ? l->share : l;
 	struct bpf_map *m = bpf_object__find_map_by_name(o->bo, name);
 	if (!m)
 		return -1;
