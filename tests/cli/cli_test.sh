@@ -198,10 +198,6 @@ t_stdlib_tools() {
 }
 t_stdlib_policies() {
 	run 0 --dry-run "$here/../../stdlib/policies/eviction_lfu.gpx" && err_empty &&
-	# LeakSanitizer's scan of dynamic TLS faults at exit on this one (a
-	# bogus entry left by the dlopen'ed LLVM module): leak checking stays
-	# on without that scan (gpux keeps nothing in TLS)
-	LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}use_tls=0:print_suppressions=0 \
 		run 0 --dry-run "$here/../../stdlib/policies/sched_timeslices.gpx" llama-server 1000000 3 &&
 		err_empty
 }

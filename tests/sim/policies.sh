@@ -17,13 +17,6 @@ trace="trace:$here/traces/small.trace,gpu=12m"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
-# Under ASan, LeakSanitizer's scan of dynamic TLS reads a bogus entry
-# left by the dlopen'ed host module (LLVM) on some runs ("DTLS 5 at
-# 0x2f0", then "Tracer caught signal 11" at exit, with the same
-# arguments every time). The simulator keeps nothing in TLS: leak
-# checking stays on, without that scan (and quiet about the glibc TLS
-# block its default suppressions then hide).
-export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}use_tls=0:print_suppressions=0
 
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1${2:+: $2}"; fails=$((fails + 1)); }

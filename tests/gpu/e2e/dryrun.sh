@@ -6,11 +6,6 @@ set -uo pipefail
 gpux=$1
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-# Under ASan, LeakSanitizer's scan of dynamic TLS reads a bogus entry
-# left by the dlopen'ed host module (LLVM) and faults at exit ("DTLS 6
-# at 0x2ae", "Tracer caught signal 11") on some one-liners: leak
-# checking stays on without that scan, as tests/sim/policies.sh does.
-export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}use_tls=0:print_suppressions=0
 n=0 bad=0
 while IFS= read -r p; do
 	[ -n "$p" ] || continue
