@@ -98,7 +98,7 @@ struct host_sops_abi {
 	const char *requires;
 };
 
-/* The shapes gpux knows without a driver (codegen/host_abi.c): what it
+/* The shapes gpux knows without a driver (sops_abi.c): what it
  * compiles against when no driver BTF is found, and what the simulator
  * runs. */
 extern const struct host_sops_abi host_abi_uvm_gpu_ext;
