@@ -472,6 +472,16 @@ static int drop_record(void *arg, const void *data, size_t len)
 	return 0;
 }
 
+/* The object's table entry of the VM's program in section sec (programs
+ * that share a section are of one kind). */
+static const struct host_prog *prog_in(const struct host_obj *obj, const char *sec)
+{
+	for (int i = 0; i < obj->nprogs; i++)
+		if (!strcmp(obj->progs[i].section, sec))
+			return &obj->progs[i];
+	return NULL;
+}
+
 int sim_policy_new(const struct host_obj *obj, uint32_t chunks,
 		   const struct wl_tenant *tenants, int ntenants,
 		   struct sim_policy **out, char *err, size_t errlen)
@@ -504,31 +514,35 @@ int sim_policy_new(const struct host_obj *obj, uint32_t chunks,
 	vm_set_clock(p->vm, clock_ns, p);
 	for (int i = 0; i < vm_prog_count(p->vm); i++) {
 		const char *sec = vm_prog_section(p->vm, i);
-		if (!strncmp(sec, HOST_SEC_INTERVAL, strlen(HOST_SEC_INTERVAL))) {
+		const struct host_prog *hp = prog_in(obj, sec);
+		const struct host_sops_hook *hk = NULL;
+		int ev = -1;
+		switch (hp ? hp->attach : ATTACH_DEVICE) {
+		case ATTACH_VM: /* BEGIN and END run by their sections */
+			if (!hp->interval_ns)
+				continue;
 			if (p->niv == MAX_INTERVALS) {
 				snprintf(err, errlen, "more than %d interval probes", MAX_INTERVALS);
 				goto fail;
 			}
-			uint64_t ns = strtoull(sec + strlen(HOST_SEC_INTERVAL), NULL, 10);
 			p->iv[p->niv].prog = i;
-			p->iv[p->niv].period = ns ? ns : 1;
-			p->iv[p->niv++].due = ns ? ns : 1;
+			p->iv[p->niv].period = hp->interval_ns;
+			p->iv[p->niv++].due = hp->interval_ns;
 			continue;
-		}
-		const struct host_sops_hook *hk = NULL;
-		int ev = -1;
-		if (!strncmp(sec, "kprobe/", 7)) {
-			if (capture_hook(sec + 7, &p->capture)) {
+		case ATTACH_KPROBE: /* "kprobe/FUNC" */
+			if (capture_hook(strchr(sec, '/') + 1, &p->capture)) {
 				hk = &p->capture;
 				ev = EV_CAPTURE;
 				p->hooks[ev].regs = true;
 			}
-		} else if (!strncmp(sec, "struct_ops/", 11)) {
-			hk = hook_by_member(sec + 11);
+			break;
+		case ATTACH_STRUCT_OPS: /* "struct_ops/MEMBER" */
+			hk = hook_by_member(strchr(sec, '/') + 1);
 			for (int e = 0; hk && e < EV_CAPTURE; e++)
 				if (!strcmp(ev_names[e], hk->event))
 					ev = e;
-		} else {
+			break;
+		default:
 			continue;
 		}
 		if (ev < 0) {
