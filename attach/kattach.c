@@ -136,18 +136,18 @@ static int attach_uprobe(struct kattach *l, struct bpf_program *p,
 		return -1;
 	}
 	const char *sym = colon + 1;
-	if (hp && (hp->uaddr || hp->uoffset)) {
+	if (hp && (hp->at.uprobe.addr || hp->at.uprobe.offset)) {
 		struct host_usym us;
 		uint64_t cookie;
-		if (host_usym_resolve(path, hp->ufunc, hp->uoffset, ret, &us, err, errlen))
+		if (host_usym_resolve(path, hp->at.uprobe.func, hp->at.uprobe.offset, ret, &us, err, errlen))
 			return -1;
-		return sym_entry(l, sec, target, path, us.name, hp->uname, &cookie, err, errlen)
+		return sym_entry(l, sec, target, path, us.name, hp->at.uprobe.name, &cookie, err, errlen)
 			       ? -1
-			       : attach_sym(l, p, path, NULL, us.file_off, hp->uname, ret, pid,
+			       : attach_sym(l, p, path, NULL, us.file_off, hp->at.uprobe.name, ret, pid,
 					    cookie, err, errlen);
 	}
-	if (hp && hp->ufunc)
-		sym = hp->ufunc; /* FUNC+0 */
+	if (hp && hp->at.uprobe.func)
+		sym = hp->at.uprobe.func; /* FUNC+0 */
 	if (!strpbrk(sym, "*?[")) {
 		uint64_t cookie;
 		return sym_entry(l, sec, target, path, sym, sym, &cookie, err, errlen) ? -1
@@ -179,15 +179,15 @@ static int attach_uprobe(struct kattach *l, struct bpf_program *p,
 static int attach_usdt(struct kattach *l, struct bpf_program *p, const struct host_prog *hp,
 		       int pid, char *err, size_t errlen)
 {
-	if (!hp || !hp->usdt_path) {
+	if (!hp || !hp->at.usdt.path) {
 		snprintf(err, errlen, "no usdt site for program %s", bpf_program__name(p));
 		return -1;
 	}
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = (size_t)hp->usdt_sema);
-	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, hp->usdt_path,
-							     (size_t)hp->usdt_off, &uo);
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = (size_t)hp->at.usdt.sema);
+	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, hp->at.usdt.path,
+							     (size_t)hp->at.usdt.off, &uo);
 	if (!k) {
-		snprintf(err, errlen, "cannot attach to %s: %s", hp->usdt_path, strerror(errno));
+		snprintf(err, errlen, "cannot attach to %s: %s", hp->at.usdt.path, strerror(errno));
 		return -1;
 	}
 	if (kattach_add_link(l, k)) {

@@ -37,9 +37,9 @@ static int open_one(struct kattach *l, struct bpf_program *p, const struct host_
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_BREAKPOINT,
 		.size = sizeof(a),
-		.bp_type = hp->wp_type,
+		.bp_type = hp->at.watch.type,
 		.bp_addr = addr,
-		.bp_len = hp->wp_len,
+		.bp_len = hp->at.watch.len,
 		.sample_period = 1, /* every access */
 		.wakeup_events = 1,
 	};
@@ -60,8 +60,8 @@ static int open_one(struct kattach *l, struct bpf_program *p, const struct host_
 static int watch_at(struct kattach *l, struct bpf_program *p, int prog, uint64_t addr)
 {
 	const struct host_prog *hp = &l->obj->progs[prog];
-	if (hp->wp_pid > 0)
-		return open_one(l, p, hp, prog, addr, hp->wp_pid, -1);
+	if (hp->at.watch.pid > 0)
+		return open_one(l, p, hp, prog, addr, hp->at.watch.pid, -1);
 	/* a kernel address: every CPU (an offline one has nothing to watch) */
 	int opened = 0, rc = -ENODEV;
 	for (int cpu = 0; cpu < l->ncpu; cpu++) {
@@ -82,12 +82,12 @@ int kattach_attach_watch(struct kattach *l, struct bpf_program *p, char *err,
 		snprintf(err, errlen, "no watchpoint for program %s", bpf_program__name(p));
 		return -1;
 	}
-	if (hp->wp_deferred)
+	if (hp->at.watch.deferred)
 		return 0; /* set at the addresses its setup probe hands over */
-	int e = watch_at(l, p, (int)(hp - l->obj->progs), hp->wp_addr);
+	int e = watch_at(l, p, (int)(hp - l->obj->progs), hp->at.watch.addr);
 	if (e) {
-		snprintf(err, errlen, "cannot watch %u bytes at 0x%llx: %s%s", hp->wp_len,
-			 (unsigned long long)hp->wp_addr, strerror(-e),
+		snprintf(err, errlen, "cannot watch %u bytes at 0x%llx: %s%s", hp->at.watch.len,
+			 (unsigned long long)hp->at.watch.addr, strerror(-e),
 			 e == -ENOSPC ? " (every debug register is taken)" : "");
 		return -1;
 	}
@@ -97,7 +97,8 @@ int kattach_attach_watch(struct kattach *l, struct bpf_program *p, char *err,
 
 int kattach_watch(struct kattach *l, int prog, uint64_t addr)
 {
-	if (prog < 0 || prog >= l->obj->nprogs || !l->obj->progs[prog].wp_deferred)
+	if (prog < 0 || prog >= l->obj->nprogs || l->obj->progs[prog].attach != ATTACH_WATCHPOINT ||
+	    !l->obj->progs[prog].at.watch.deferred)
 		return -EINVAL;
 	if (!l->wp_last) {
 		l->wp_last = calloc((size_t)l->obj->nprogs, sizeof(*l->wp_last));

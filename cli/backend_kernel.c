@@ -29,7 +29,8 @@ static void k_watch_set(void *ctx, int prog, uint64_t addr, bool resume_only)
 {
 	struct kernel_backend *k = ctx;
 	struct run *r = k->b.r;
-	if (prog < 0 || prog >= r->obj.nprogs || !r->obj.progs[prog].wp_deferred)
+	if (prog < 0 || prog >= r->obj.nprogs || r->obj.progs[prog].attach != ATTACH_WATCHPOINT ||
+	    !r->obj.progs[prog].at.watch.deferred)
 		return;
 	const struct host_prog *hp = &r->obj.progs[prog];
 	int e = resume_only || k->detached || !k->l ? 0 : k->api->kattach_watch(k->l, prog, addr);
@@ -43,8 +44,8 @@ static void k_watch_set(void *ctx, int prog, uint64_t addr, bool resume_only)
 			(unsigned long long)addr, strerror(-e));
 		r->rs.failed = 1;
 	}
-	if (!hp->wp_async && hp->wp_pid > 0)
-		kill(hp->wp_pid, SIGCONT);
+	if (!hp->at.watch.async && hp->at.watch.pid > 0)
+		kill(hp->at.watch.pid, SIGCONT);
 }
 
 static void k_watch_unset(void *ctx, uint64_t addr)

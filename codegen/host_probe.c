@@ -599,14 +599,30 @@ static void register_prog(struct hctx *h, const struct node *an, const char *nam
 			  const char *section)
 {
 	const struct attach *at = &an->u.attach;
-	hl_prog_append(h, &(struct host_prog){
-		.func = name, .section = section, .probe = at->text,
-		.attach = at->prov->attach, .run = h->run, .interval_ns = at->interval_ns, .span = an->span,
-		.ufunc = at->ufunc, .uoffset = at->uoffset, .uaddr = at->uaddr,
-		.uname = at->uname,
-		.usdt_path = h->usdt ? h->usdt->path : NULL,
-		.usdt_off = h->usdt ? h->usdt->s.file_off : 0,
-		.usdt_sema = h->usdt ? h->usdt->s.sema_off : 0 });
+	struct host_prog hp = { .func = name, .section = section, .probe = at->text,
+				.attach = at->prov->attach, .run = h->run, .span = an->span };
+	switch (hp.attach) {
+	case ATTACH_VM:
+		hp.at.interval_ns = at->interval_ns;
+		break;
+	case ATTACH_UPROBE:
+	case ATTACH_URETPROBE:
+		hp.at.uprobe.func = at->ufunc;
+		hp.at.uprobe.offset = at->uoffset;
+		hp.at.uprobe.addr = at->uaddr;
+		hp.at.uprobe.name = at->uname;
+		break;
+	case ATTACH_USDT:
+		if (h->usdt) {
+			hp.at.usdt.path = h->usdt->path;
+			hp.at.usdt.off = h->usdt->s.file_off;
+			hp.at.usdt.sema = h->usdt->s.sema_off;
+		}
+		break;
+	default: /* the watchpoint's are set by host_watch.c */
+		break;
+	}
+	hl_prog_append(h, &hp);
 }
 
 int hl_add_prog(struct hctx *h, struct node *p, const struct node *an, const char *name,

@@ -102,12 +102,12 @@ void hl_lower_watchpoint(struct hctx *h, struct node *p, const struct node *an,
 	if (hl_add_prog(h, p, an, name, "perf_event", &fn))
 		return;
 	struct host_prog *hp = &h->obj->progs[body];
-	hp->wp_deferred = at->wp_func != NULL;
-	hp->wp_async = at->prov->id == PROV_ASYNCWATCHPOINT;
-	hp->wp_addr = at->wp_addr;
-	hp->wp_len = at->wp_len;
-	hp->wp_type = bp_type(at->wp_mode);
-	hp->wp_pid = have_process(h) ? watched_pid(h) : -1;
+	hp->at.watch.deferred = at->wp_func != NULL;
+	hp->at.watch.async = at->prov->id == PROV_ASYNCWATCHPOINT;
+	hp->at.watch.addr = at->wp_addr;
+	hp->at.watch.len = at->wp_len;
+	hp->at.watch.type = bp_type(at->wp_mode);
+	hp->at.watch.pid = have_process(h) ? watched_pid(h) : -1;
 	if (!at->wp_func)
 		return;
 	const char *sname = arena_printf(&h->obj->arena, "%s_setup", name);

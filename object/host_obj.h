@@ -68,28 +68,40 @@ struct host_prog {
 	const char *probe;   /* the attach point as written */
 	enum attach_kind attach; /* how it attaches (the provider's) */
 	enum host_run run;
-	uint64_t interval_ns;
 	struct span span;
-	/* uprobe:T:FUNC+OFFSET (ufunc, uoffset) and uprobe:T:ADDRESS (uaddr,
-	 * the address in uoffset); uname is the symbol as the probe string
-	 * names it (struct attach) */
-	const char *ufunc;
-	uint64_t uoffset;
-	bool uaddr;
-	const char *uname;
-	/* usdt: one program per site: the file, the uprobe's offset in it
-	 * and the semaphore's (0: none) */
-	const char *usdt_path;
-	uint64_t usdt_off, usdt_sema;
-	/* watchpoint (ATTACH_WATCHPOINT, a perf_event program): wp_len
-	 * bytes, wp_type the HW_BREAKPOINT_* bits, in process wp_pid (-1:
-	 * every CPU, a kernel address); at wp_addr, set when attaching, or
-	 * (wp_deferred) at the addresses its setup uprobe hands over,
-	 * stopping the process meanwhile unless wp_async */
-	bool wp_deferred, wp_async;
-	uint64_t wp_addr;
-	unsigned wp_len, wp_type;
-	int wp_pid;
+	/* what its kind needs to attach (attach says which member) */
+	union {
+		/* ATTACH_VM: an interval probe's period (0: BEGIN, END, cuda:) */
+		uint64_t interval_ns;
+		/* ATTACH_UPROBE, ATTACH_URETPROBE: uprobe:T:FUNC+OFFSET (func,
+		 * offset) and uprobe:T:ADDRESS (addr, the address in offset);
+		 * name is the symbol as the probe string names it (struct
+		 * attach); all 0 for a plain function, named by the section */
+		struct {
+			const char *func;
+			uint64_t offset;
+			bool addr;
+			const char *name;
+		} uprobe;
+		/* ATTACH_USDT: one program per site: the file, the uprobe's
+		 * offset in it and the semaphore's (0: none) */
+		struct {
+			const char *path;
+			uint64_t off, sema;
+		} usdt;
+		/* ATTACH_WATCHPOINT (a perf_event program on a hardware
+		 * breakpoint): len bytes, type the HW_BREAKPOINT_* bits, in
+		 * process pid (-1: every CPU, a kernel address); at addr, set
+		 * when attaching, or (deferred) at the addresses its setup
+		 * uprobe hands over, stopping the process meanwhile unless
+		 * async */
+		struct {
+			bool deferred, async;
+			uint64_t addr;
+			unsigned len, type;
+			int pid;
+		} watch;
+	} at;
 };
 
 /* One component of a map key. */

@@ -519,15 +519,15 @@ int sim_policy_new(const struct host_obj *obj, uint32_t chunks,
 		int ev = -1;
 		switch (hp ? hp->attach : ATTACH_DEVICE) {
 		case ATTACH_VM: /* BEGIN and END run by their sections */
-			if (!hp->interval_ns)
+			if (!hp->at.interval_ns)
 				continue;
 			if (p->niv == MAX_INTERVALS) {
 				snprintf(err, errlen, "more than %d interval probes", MAX_INTERVALS);
 				goto fail;
 			}
 			p->iv[p->niv].prog = i;
-			p->iv[p->niv].period = hp->interval_ns;
-			p->iv[p->niv++].due = hp->interval_ns;
+			p->iv[p->niv].period = hp->at.interval_ns;
+			p->iv[p->niv++].due = hp->at.interval_ns;
 			continue;
 		case ATTACH_KPROBE: /* "kprobe/FUNC" */
 			if (capture_hook(strchr(sec, '/') + 1, &p->capture)) {
