@@ -359,16 +359,21 @@ wait_for() { # wait_for ERE FILE: up to 10 s
 	for _ in $(seq 500); do grep -Eq "$1" "$2" 2>/dev/null && return 0; sleep 0.02; done
 	return 1
 }
-t_gpux_attach() {
+# attach_counted [MODE]: gpux -p counting drv_app MODE's (default late)
+# launches and module loads, attached and released before the launches:
+# every one is counted, and the program's output is as alone
+attach_counted() {
 	local app gp
-	attach_run 'cuda:launch { @[kernel] = count(); } cuda:module_load { @m = count(); }' || return
+	attach_run 'cuda:launch { @[kernel] = count(); } cuda:module_load { @m = count(); }' "$@" || return
 	wait_for '^Attaching 2 probes' "$tmp/out" || { kill -9 $app $gp; fail "gpux did not attach"; return; }
-	# attached and released before the launches: every one is counted
 	sleep 0.2
 	kill -USR1 $app
 	wait $app || fail "the program exited $?"
 	wait $gp || { cat "$tmp/err"; fail "gpux exited $?"; }
 	same "$tmp/out" gpux_attach.out && err_empty && same "$tmp/app.out" drv_late.out
+}
+t_gpux_attach() {
+	attach_counted
 }
 # gpux -p on a program whose main thread is inside the driver, holding
 # its lock, whenever it is stopped: the runtime's attach (which calls
@@ -377,14 +382,7 @@ t_gpux_attach() {
 # library all the while (the attach's scan holds the loader's lock and
 # must not wait for it again); the counts are the idle program's.
 t_gpux_attach_busy() {
-	local app gp
-	DRV_APP_DLOPEN=$RT_FAKE_CUPTI attach_run 'cuda:launch { @[kernel] = count(); } cuda:module_load { @m = count(); }' busy || return
-	wait_for '^Attaching 2 probes' "$tmp/out" || { kill -9 $app $gp; fail "gpux did not attach"; return; }
-	sleep 0.2
-	kill -USR1 $app
-	wait $app || fail "the program exited $?"
-	wait $gp || { cat "$tmp/err"; fail "gpux exited $?"; }
-	same "$tmp/out" gpux_attach.out && err_empty && same "$tmp/app.out" drv_late.out
+	DRV_APP_DLOPEN=$RT_FAKE_CUPTI attach_counted busy
 }
 # gpux -p with device probes on a program whose module was loaded before
 # (from a fatbin registered in its sections, as cudart's are): its kernel
