@@ -38,13 +38,14 @@ static int on_rec(void *ctx, void *data, size_t len)
 	return l->rec ? l->rec(l->arg, data, len) : 0;
 }
 
-int kattach_add_link(struct kattach *l, struct bpf_link *k)
+int kattach_add_link(struct kattach *l, struct bpf_link *k, char *err, size_t errlen)
 {
 	if (l->nlinks == l->caplinks) {
 		int cap = l->caplinks ? 2 * l->caplinks : 16;
 		struct bpf_link **v = realloc(l->links, (size_t)cap * sizeof(*v));
 		if (!v) {
 			bpf_link__destroy(k);
+			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
 		l->links = v;
@@ -66,10 +67,8 @@ static int attach_sym(struct kattach *l, struct bpf_program *p, const char *path
 		snprintf(err, errlen, "cannot attach to %s in %s: %s", name, path, strerror(errno));
 		return -1;
 	}
-	if (kattach_add_link(l, k)) {
-		snprintf(err, errlen, "out of memory");
+	if (kattach_add_link(l, k, err, errlen))
 		return -1;
-	}
 	return 0;
 }
 
@@ -190,10 +189,8 @@ static int attach_usdt(struct kattach *l, struct bpf_program *p, const struct ho
 		snprintf(err, errlen, "cannot attach to %s: %s", hp->at.usdt.path, strerror(errno));
 		return -1;
 	}
-	if (kattach_add_link(l, k)) {
-		snprintf(err, errlen, "out of memory");
+	if (kattach_add_link(l, k, err, errlen))
 		return -1;
-	}
 	return 0;
 }
 
@@ -214,10 +211,8 @@ static int attach_tracepoint(struct kattach *l, struct bpf_program *p, const cha
 			 strerror(errno));
 		return -1;
 	}
-	if (kattach_add_link(l, k)) {
-		snprintf(err, errlen, "out of memory");
+	if (kattach_add_link(l, k, err, errlen))
 		return -1;
-	}
 	return 0;
 }
 

@@ -42,10 +42,8 @@ static int attach_captures(struct kattach *l, char *err, size_t errlen)
 				 strerror(errno));
 			return -1;
 		}
-		if (kattach_add_link(l, k)) {
-			snprintf(err, errlen, "out of memory");
+		if (kattach_add_link(l, k, err, errlen))
 			return -1;
-		}
 	}
 	return 0;
 }
@@ -70,10 +68,8 @@ int kattach_driver_attach(struct kattach *l, char *err, size_t errlen)
 				 "and another is attached)" : "");
 			return -1;
 		}
-		if (kattach_add_link(l, k)) {
-			snprintf(err, errlen, "out of memory");
+		if (kattach_add_link(l, k, err, errlen))
 			return -1;
-		}
 	}
 	return 0;
 }

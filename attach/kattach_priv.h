@@ -46,8 +46,9 @@ struct kattach {
 int kattach_start(const struct host_obj *obj, enum host_run run, int pid,
 		    const struct kattach *share, kattach_rec_fn rec, void *arg,
 		    struct kattach **out, char *err, size_t errlen);
-/* Keeps k to destroy at detach (destroyed at once on failure). 0 or -1. */
-int kattach_add_link(struct kattach *l, struct bpf_link *k);
+/* Keeps k to destroy at detach. 0, or -1 with err set ("out of memory")
+ * and k destroyed. */
+int kattach_add_link(struct kattach *l, struct bpf_link *k, char *err, size_t errlen);
 /* The program of obj named name (its ELF symbol), or NULL. */
 const struct host_prog *kattach_prog(const struct host_obj *o, const char *name);
 /* kattach_watch.c: an ADDRESS watchpoint program on its breakpoints
