@@ -473,12 +473,21 @@ void rt_cupti_stop(void);
 /* CUPTI takes one set of buffer callbacks per process: a later gpux -p's
  * copy of the runtime cannot register its own. The instance that did
  * (the owner) then hands its buffers on to the one that adopts them
- * (gpux_rt_cupti_adopt, exported; each instance's, NULL where an older
- * runtime has none). rt_attach.c passes the earlier instances' here
- * before this instance starts CUPTI. */
+ * (gpux_rt_cupti_adopt, exported). The copy must also drive the same
+ * libcupti as the earlier instances: it sits in another folder, so the
+ * one "beside the runtime" is not found, and a second libcupti in the
+ * process would claim the driver's callbacks again (every launch then
+ * pays for its failed start). gpux_rt_cupti_lib, exported, names the
+ * one an instance opened. rt_attach.c passes the earlier instances'
+ * here before this instance starts CUPTI. */
 typedef void (*rt_fn)(void); /* any function, cast back before a call */
 typedef int (*rt_cupti_adopt_fn)(rt_fn requested, rt_fn completed);
-void rt_cupti_set_owners(const rt_cupti_adopt_fn *adopt, int n);
+struct rt_cupti_peer {
+	rt_cupti_adopt_fn adopt;   /* NULL where an older runtime has none */
+	const char *(*lib)(void);  /* likewise; it answers NULL before it opened one */
+	char dir[512];             /* the folder it was loaded from ("" if too long) */
+};
+void rt_cupti_set_peers(const struct rt_cupti_peer *peers, int n);
 
 /* ---- rt_live.c: live sessions (GPUX_SESS_LIVE) ---- */
 /* Whether this is one (then the runtime thread runs from the start). */

@@ -62,7 +62,7 @@ struct others {
 	uintptr_t base[MAX_OTHERS];
 	hook_of_fn hook_of[MAX_OTHERS];
 	int (*busy[MAX_OTHERS])(void);
-	rt_cupti_adopt_fn adopt[MAX_OTHERS]; /* NULL: that runtime has none */
+	struct rt_cupti_peer cupti[MAX_OTHERS];
 };
 
 struct swap {
@@ -308,9 +308,15 @@ static void find_others(struct others *o, uintptr_t self)
 		void *f = h ? dlsym(h, "gpux_rt_hook_of") : NULL;
 		void *b = h ? dlsym(h, "gpux_rt_busy") : NULL;
 		void *a = h ? dlsym(h, "gpux_rt_cupti_adopt") : NULL;
+		void *c = h ? dlsym(h, "gpux_rt_cupti_lib") : NULL;
 		if (f && b && dladdr(f, &di) && (uintptr_t)di.dli_fbase == l.base[i]) {
+			struct rt_cupti_peer *p = &o->cupti[o->n];
+			const char *slash = strrchr(l.name[i], '/');
 			o->base[o->n] = l.base[i];
-			*(void **)&o->adopt[o->n] = a;
+			*(void **)&p->adopt = a;
+			*(void **)&p->lib = c;
+			if (slash && (size_t)(slash - l.name[i]) < sizeof(p->dir))
+				memcpy(p->dir, l.name[i], (size_t)(slash - l.name[i]));
 			o->hook_of[o->n] = (hook_of_fn)f;
 			o->busy[o->n++] = (int (*)(void))b;
 		}
@@ -335,7 +341,7 @@ int gpux_rt_attach(const char *session)
 	for (int k = 0; k < o.n; k++)
 		if (o.busy[k]())
 			return -3;
-	rt_cupti_set_owners(o.adopt, o.n);
+	rt_cupti_set_peers(o.cupti, o.n);
 	struct gpux_sess_hdr *h = session ? rt_sess_join(session) : NULL;
 	if (!h)
 		return -1;

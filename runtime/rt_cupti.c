@@ -7,8 +7,9 @@
  * `stream` is the handle cuda:launch shows. Timestamps come from
  * CLOCK_MONOTONIC (CUPTI's timestamp callback), the clock nsecs reads.
  *
- * Used when libcupti opens (GPUX_CUPTI_LIB, one beside libgpux-rt.so, the
- * toolkit's, a pip wheel's), no tool is injected into the driver
+ * Used when libcupti opens (GPUX_CUPTI_LIB, the one an earlier gpux -p's
+ * runtime drives, one beside libgpux-rt.so, the toolkit's, a pip
+ * wheel's), no tool is injected into the driver
  * and the Compute Sanitizer is not in use (both would own the driver's
  * tool interface); else cuda:kernel_end times launches with CUDA events
  * (rt_kernel_end.c). GPUX_KERNEL_END=events forces those. */
@@ -35,15 +36,20 @@ void rt_cupti_flush(bool now)
 void rt_cupti_stop(void)
 {
 }
-void rt_cupti_set_owners(const rt_cupti_adopt_fn *adopt, int n)
+void rt_cupti_set_peers(const struct rt_cupti_peer *peers, int n)
 {
-	(void)adopt, (void)n;
+	(void)peers, (void)n;
 }
 int gpux_rt_cupti_adopt(rt_fn requested, rt_fn completed);
 int gpux_rt_cupti_adopt(rt_fn requested, rt_fn completed)
 {
 	(void)requested, (void)completed;
 	return -1;
+}
+const char *gpux_rt_cupti_lib(void);
+const char *gpux_rt_cupti_lib(void)
+{
+	return NULL;
 }
 #else
 #include <cupti_activity.h>
@@ -72,15 +78,16 @@ static struct {
 } cu;
 
 static int state; /* 0 not tried, 1 on, -1 off */
-/* This instance registered CUPTI's callbacks (rt.h, rt_cupti_set_owners);
+/* This instance registered CUPTI's callbacks (rt.h, rt_cupti_set_peers);
  * fwd_*: those of the instance that adopted them since, which its
  * buffers go to. */
 static bool owner;
 static CUpti_BuffersCallbackRequestFunc fwd_requested;
 static CUpti_BuffersCallbackCompleteFunc fwd_completed;
 #define MAX_OWNERS 16
-static rt_cupti_adopt_fn owners[MAX_OWNERS];
-static int nowners;
+static struct rt_cupti_peer peers[MAX_OWNERS];
+static int npeers;
+static char lib_path[4096]; /* the libcupti this instance opened */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  /* names, delivery, the start */
 static pthread_mutex_t slock = PTHREAD_MUTEX_INITIALIZER; /* streams (launch threads) */
 static uint64_t last_flush;
@@ -214,26 +221,40 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	free(buf);
 }
 
+static void *open_beside(const char *dir, size_t len)
+{
+	char path[4096];
+	if (!len || len >= sizeof(path) - sizeof("/libcupti.so"))
+		return NULL;
+	snprintf(path, sizeof(path), "%.*s/libcupti.so", (int)len, dir);
+	return dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+}
+
 static void *open_cupti(void)
 {
 	const char *env = getenv("GPUX_CUPTI_LIB");
 	if (env && *env)
 		return dlopen(env, RTLD_NOW | RTLD_GLOBAL);
-	Dl_info self; /* one shipped beside the runtime */
-	if (dladdr((void *)open_cupti, &self) && self.dli_fname && strrchr(self.dli_fname, '/')) {
-		char path[4096];
-		const char *slash = strrchr(self.dli_fname, '/');
-		snprintf(path, sizeof(path), "%.*s/libcupti.so", (int)(slash - self.dli_fname),
-			 self.dli_fname);
-		void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-		if (h)
-			return h;
+	void *h = NULL;
+	/* the one an earlier instance drives (rt.h, struct rt_cupti_peer) */
+	for (int i = 0; !h && i < npeers; i++) {
+		const char *lib = peers[i].lib ? peers[i].lib() : NULL;
+		if (lib && *lib)
+			h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
 	}
+	Dl_info self; /* one shipped beside the runtime, or beside an earlier
+		       * instance's (this one may be gpux -p's copy) */
+	if (!h && dladdr((void *)open_cupti, &self) && self.dli_fname &&
+	    strrchr(self.dli_fname, '/'))
+		h = open_beside(self.dli_fname, (size_t)(strrchr(self.dli_fname, '/') - self.dli_fname));
+	for (int i = 0; !h && i < npeers; i++)
+		h = open_beside(peers[i].dir, strlen(peers[i].dir));
+	if (h)
+		return h;
 	static const char *const names[] = {
 		"libcupti.so", "libcupti.so.13", "libcupti.so.12",
 		"/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
 	};
-	void *h = NULL;
 	for (size_t i = 0; !h && i < sizeof(names) / sizeof(names[0]); i++)
 		h = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
 	static const char *const wheels[] = { "nvidia/cu*/lib/libcupti.so*",
@@ -279,10 +300,14 @@ static bool start(void)
 	if (!cu.reg_callbacks || !cu.reg_timestamp || !cu.enable || !cu.next || !cu.flush ||
 	    !cu.ctx_id || !cu.stream_id)
 		return false;
+	Dl_info di;
+	if (dladdr(*(void **)&cu.enable, &di) && di.dli_fname)
+		snprintf(lib_path, sizeof(lib_path), "%s", di.dli_fname);
 	/* an earlier instance's callbacks, handed on to ours (their
 	 * timestamps are CLOCK_MONOTONIC's too) */
-	for (int i = 0; i < nowners; i++)
-		if (owners[i] && !owners[i]((rt_fn)buffer_requested, (rt_fn)buffer_completed)) {
+	for (int i = 0; i < npeers; i++)
+		if (peers[i].adopt &&
+		    !peers[i].adopt((rt_fn)buffer_requested, (rt_fn)buffer_completed)) {
 			last_flush = rt_now_ns();
 			RT_TRACE("cuda:kernel_end: timed by CUPTI's activity records, through "
 				 "an earlier gpux -p's runtime");
@@ -360,12 +385,20 @@ void rt_cupti_flush(bool now)
 	cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
-void rt_cupti_set_owners(const rt_cupti_adopt_fn *adopt, int n)
+void rt_cupti_set_peers(const struct rt_cupti_peer *p, int n)
 {
 	pthread_mutex_lock(&lock);
-	nowners = n < MAX_OWNERS ? n : MAX_OWNERS;
-	memcpy(owners, adopt, (size_t)nowners * sizeof(*owners));
+	npeers = n < MAX_OWNERS ? n : MAX_OWNERS;
+	memcpy(peers, p, (size_t)npeers * sizeof(*peers));
 	pthread_mutex_unlock(&lock);
+}
+
+/* Exported (libgpux_rt.map): the libcupti this instance opened, for a
+ * later instance to open the same (rt.h). */
+const char *gpux_rt_cupti_lib(void);
+const char *gpux_rt_cupti_lib(void)
+{
+	return lib_path[0] ? lib_path : NULL;
 }
 
 /* Exported (libgpux_rt.map): a later instance takes this one's CUPTI

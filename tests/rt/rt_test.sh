@@ -411,17 +411,22 @@ cuda:launch { @l = count(); }' >"$2" 2>"$2.err" </dev/null &
 # CUPTI takes one set of callbacks per process, so the second attach's
 # copy of the runtime adopts the first's (which stopped the records at
 # its detach) instead of being refused; each round's kernels end once.
+# libcupti sits beside the runtime, as shipped: the copy, loaded from
+# elsewhere, must drive the same one (the fake's kernels take 1000 ns,
+# CUDA events' would not).
 t_gpux_attach_kernel_end() {
 	local app gp k
 	no_attach_here && return 77
 	[ -n "${RT_FAT_APP:-}" ] || { echo "SKIP: no fat_app (nvcc)"; return 77; }
 	[ -n "${RT_FAKE_CUPTI:-}" ] || { echo "SKIP: no fake libcupti"; return 77; }
-	GPUX_CUPTI_LIB=$RT_FAKE_CUPTI "$RT_FAT_APP" 3 5 >"$tmp/app.out" 2>&1 &
+	mkdir -p "$tmp/lib"
+	cp "$RT_LIB" "$tmp/lib/$(basename "$RT_LIB")" && cp "$RT_FAKE_CUPTI" "$tmp/lib/libcupti.so" || return
+	env -u GPUX_CUPTI_LIB "$RT_FAT_APP" 3 5 >"$tmp/app.out" 2>&1 &
 	app=$!
 	wait_for '^fat_app: waiting' "$tmp/app.out" || { kill -9 $app; fail "fat_app did not start"; return; }
 	for k in 1 2; do
-		GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -p $app -e 'cuda:launch { @l = count(); }
-cuda:kernel_end { @e = count(); }' >"$tmp/out$k" 2>"$tmp/out$k.err" </dev/null &
+		GPUX_RT=$tmp/lib/$(basename "$RT_LIB") timeout 60 "$RT_GPUX" -p $app -e 'cuda:launch { @l = count(); }
+cuda:kernel_end { @e = count(); @d = max(duration); }' >"$tmp/out$k" 2>"$tmp/out$k.err" </dev/null &
 		gp=$!
 		wait_for '^Attaching 2 probes' "$tmp/out$k" || { kill -9 $app $gp; fail "gpux did not attach"; return; }
 		kill -USR1 $app
@@ -429,7 +434,7 @@ cuda:kernel_end { @e = count(); }' >"$tmp/out$k" 2>"$tmp/out$k.err" </dev/null &
 		kill -INT $gp
 		wait $gp || { cat "$tmp/out$k.err"; fail "gpux exited $?"; return; }
 		[ ! -s "$tmp/out$k.err" ] || { cat "$tmp/out$k.err"; fail "round $k: gpux said something"; return; }
-		printf 'Attaching 2 probes...\n\n\n@e: 5\n@l: 5\n' | diff - "$tmp/out$k" ||
+		printf 'Attaching 2 probes...\n\n\n@d: 1000\n@e: 5\n@l: 5\n' | diff - "$tmp/out$k" ||
 			{ fail "round $k's counts"; return; }
 	done
 	kill -USR1 $app
