@@ -8,7 +8,8 @@
 # so windows seconds apart share them, where separate processes do not
 # (kernel_level.sh). The first SETTLE seconds of each window are left
 # out (attaching, detaching). Also checks that kernel_end saw every
-# launch in each window. With PERFETTO=1 each attached window is instead
+# launch in each window but those still running at the cut. With
+# PERFETTO=1 each attached window is instead
 # `gpux -p -f perfetto` with a cuda:launch count (the timeline's cost),
 # and its trace is checked (tests/timeline/validate_trace.py) and its
 # kernels set against the count.
@@ -80,8 +81,11 @@ ok=0 n=0
 for f in "$out"/on.*.txt; do
 	n=$((n + 1))
 	l=$(sed -n 's/^@l: //p' "$f") e=$(sed -n 's/^@e: //p' "$f")
-	[ -n "$l" ] && [ "$l" = "$e" ] && ok=$((ok + 1))
+	# kernels still running at the cut end after it: a step's launches
+	[ -n "$l" ] && [ -n "$e" ] && [ "$e" -le "$l" ] && [ $((l - e)) -le 2500 ] && ok=$((ok + 1))
+	[ -n "$l" ] && echo "window $n: @l $l, @e ${e:-none} ($((l - ${e:-0})) not seen)" >>"$out/summary.txt"
 done
 what="kernel_end saw"
 [ "$perfetto" = 1 ] && what="a valid trace held"
-echo "$what every launch in $ok of $n windows" | tee -a "$out/summary.txt"
+echo "$what every launch but those running at the cut (at most 2,500) in $ok of $n windows" |
+	tee -a "$out/summary.txt"
