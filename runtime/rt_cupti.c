@@ -91,9 +91,6 @@ static char lib_path[4096]; /* the libcupti this instance opened */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  /* names, delivery, the start */
 static pthread_mutex_t slock = PTHREAD_MUTEX_INITIALIZER; /* streams (launch threads) */
 static uint64_t last_flush;
-/* records of kernels that started before this instance turned CUPTI on
- * are an earlier gpux -p's, left in CUPTI's buffers at its detach */
-static uint64_t since;
 static uint64_t n_done, n_dropped;
 
 struct stream_ent {
@@ -171,8 +168,7 @@ static struct name_ent *name_of(const char *cupti)
 static void deliver(const CUpti_ActivityKernel10 *k)
 {
 	/* the runtime's own kernel (clock matching) is not the program's */
-	if (!k->name || k->end < k->start || k->start < since ||
-	    !strcmp(k->name, GPUX_SYM_CLOCK_SAMPLE))
+	if (!k->name || k->end < k->start || !strcmp(k->name, GPUX_SYM_CLOCK_SAMPLE))
 		return;
 	struct name_ent *n = name_of(k->name);
 	if (!n)
@@ -307,7 +303,6 @@ static bool start(void)
 	Dl_info di;
 	if (dladdr(*(void **)&cu.enable, &di) && di.dli_fname)
 		snprintf(lib_path, sizeof(lib_path), "%s", di.dli_fname);
-	since = rt_now_ns();
 	/* an earlier instance's callbacks, handed on to ours (their
 	 * timestamps are CLOCK_MONOTONIC's too) */
 	for (int i = 0; i < npeers; i++)
@@ -373,10 +368,16 @@ void rt_cupti_launch(CUstream s, bool pt)
 void rt_cupti_stop(void)
 {
 	pthread_mutex_lock(&lock);
-	if (state > 0 && cu.disable)
+	bool was = state > 0;
+	if (was && cu.disable)
 		cu.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	__atomic_store_n(&state, -1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);
+	/* the records CUPTI still holds are this session's: delivered now
+	 * (nowhere, its controller is gone), not to a later gpux -p's
+	 * (delivery takes the lock) */
+	if (was)
+		cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 void rt_cupti_flush(bool now)

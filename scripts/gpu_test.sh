@@ -15,6 +15,8 @@
 #   scripts/gpu_test.sh attach               only gpux -p on a running
 #       program (tests/gpu/e2e/attach.sh; logs in $OUT/attach/), then on
 #       a PyTorch training loop (attach_torch.sh; $OUT/attach_torch/)
+#   scripts/gpu_test.sh clock                cuda:kernel_end's start/end on
+#       nsecs' clock, by CUPTI and by events (tests/gpu/e2e/clock_kernel_end.sh)
 #   scripts/gpu_test.sh gpt2 [ROUNDS]        a GPT-2 training step under
 #       gpux (bench/gpu/gpt2.sh: step times, coverage, cold and warm
 #       JIT; needs PyTorch and transformers; logs in $OUT/gpt2/)
@@ -31,8 +33,8 @@
 # mid-run), then a scripted live session (tests/gpu/e2e/live.sh: the
 # REPL attaching probes to a running program), then gpux -p attaching,
 # detaching and attaching again (tests/gpu/e2e/attach.sh), and the same
-# on a PyTorch training loop with cuda:kernel_end (attach_torch.sh); the
-# exit status covers them all.
+# on a PyTorch training loop with cuda:kernel_end (attach_torch.sh), then
+# kernel_end's clock (clock_kernel_end.sh); the exit status covers them all.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${GPU_BUILD:-build-gpu}
@@ -67,6 +69,7 @@ gpt2) shift; GPUX=$e2e_gpux bash bench/gpu/gpt2.sh "$@"; exit ;;
 kernel_level) shift; GPUX=$e2e_gpux bash bench/gpu/kernel_level.sh "$@"; exit ;;
 timeline) shift; GPUX=$e2e_gpux bash bench/gpu/timeline.sh "$@"; exit ;;
 attach_ab) shift; GPUX=$e2e_gpux bash bench/gpu/attach_ab.sh "$@"; exit ;;
+clock) bash tests/gpu/e2e/clock_kernel_end.sh "$e2e_gpux" "${OUT:-$dir}/clock"; exit ;;
 attach)
 	bash tests/gpu/e2e/attach.sh "$dir/e2e" "$e2e_gpux" "${OUT:-$dir}/attach" &&
 		bash tests/gpu/e2e/attach_torch.sh "$e2e_gpux" "${OUT:-$dir}/attach_torch"
@@ -132,6 +135,9 @@ bash tests/gpu/e2e/attach.sh "$dir/e2e" "$e2e_gpux" "${OUT:-$dir}/attach" 2>&1 |
 attached=${PIPESTATUS[0]}
 say "attach to a PyTorch training loop (tests/gpu/e2e/attach_torch.sh)"
 bash tests/gpu/e2e/attach_torch.sh "$e2e_gpux" "${OUT:-$dir}/attach_torch" 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || attached=1
+say "cuda:kernel_end's clock (tests/gpu/e2e/clock_kernel_end.sh)"
+bash tests/gpu/e2e/clock_kernel_end.sh "$e2e_gpux" "${OUT:-$dir}/clock" 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || attached=1
 [ "$core" -eq 0 ] && [ "$e2e" -eq 0 ] && [ "$faults" -eq 0 ] && [ "$live" -eq 0 ] &&
 	[ "$attached" -eq 0 ]
