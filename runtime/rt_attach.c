@@ -326,6 +326,17 @@ static void find_others(struct others *o, uintptr_t self)
 	}
 }
 
+/* Set while gpux_rt_attach moves the program's bindings over, object
+ * by object (rt.h). */
+static int binding;
+
+bool rt_attach_binding(void)
+{
+	return __atomic_load_n(&binding, __ATOMIC_ACQUIRE);
+}
+
+static int attach(const char *session);
+
 /* The number of entry points the program's bindings now send through
  * the runtime (0: none found, so nothing is traced); -1 when the session
  * cannot be joined, -2 when this instance was in a session already (a
@@ -335,6 +346,14 @@ int gpux_rt_attach(const char *session)
 {
 	if (rt_sess_root())
 		return -2;
+	__atomic_store_n(&binding, 1, __ATOMIC_RELEASE);
+	int rc = attach(session);
+	__atomic_store_n(&binding, 0, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static int attach(const char *session)
+{
 	uintptr_t self = base_of((void *)gpux_rt_attach);
 	struct others o = { 0 };
 	find_others(&o, self);

@@ -260,7 +260,8 @@ static CUresult graph_launch(enum hook_id id, const char *sym, CUgraphExec g, CU
 	seen(NULL);
 	rt_host_push(s, pt);
 	graph_fn fn = REAL(id, sym, graph_fn);
-	if (((rt_cev_ready() && rt_cev_on(GPUX_CEV_KERNEL_END)) || rt_live_top()) && rt_cupti_on())
+	if (((rt_cev_ready() && rt_cev_on(GPUX_CEV_KERNEL_END)) || rt_live_top()) &&
+	    !rt_attach_binding() && rt_cupti_on())
 		rt_cupti_launch(s, pt); /* its kernels' records name this stream */
 	rt_live_enter();
 	rt_live_graph_prepare(g);

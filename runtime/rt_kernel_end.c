@@ -232,7 +232,8 @@ int rt_kend_before(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
 	/* the first event tells what the session wants; a live session
 	 * times every launch for :top */
 	bool cev = rt_cev_ready() && rt_cev_on(GPUX_CEV_KERNEL_END);
-	if ((!cev && !rt_live_top()) || __atomic_load_n(&closed, __ATOMIC_ACQUIRE))
+	if ((!cev && !rt_live_top()) || __atomic_load_n(&closed, __ATOMIC_ACQUIRE) ||
+	    rt_attach_binding())
 		return -1;
 	if (rt_cupti_on()) { /* the driver times it (rt_cupti.c) */
 		rt_cupti_launch(s, per_thread);

@@ -24,8 +24,7 @@ PY
 PROG='cuda:launch { @s++; @t[@s] = nsecs; }
 cuda:kernel_end { @e++; $d = (int64)start - (int64)@t[@e];
   @min_us = min($d / 1000); @max_us = max($d / 1000); @early = sum($d < 0);
-  @bad = sum(end < start); }
-END { clear(@t); }'
+  @bad = sum(end < start); }'
 rc=0
 for how in cupti events; do
 	env=()
