@@ -523,8 +523,8 @@ const void *rt_attach_image_of(const char *kernel);
 bool rt_attached_late(void);
 /* rt_attach.c: gpux -p is moving the program's bindings over. Until it
  * is done some launches reach the runtime and others not yet (those of
- * libraries scanned later), so kernels are not timed: CUPTI would record
- * the launches cuda:launch has not seen. */
+ * libraries scanned later): no cuda: event is made and no kernel timed,
+ * else CUPTI would record launches cuda:launch has not seen. */
 bool rt_attach_binding(void);
 /* rt_live_top.c: a launch of f with threads threads went in (in the
  * current context); a launch of kernel id took ns of GPU time on device

@@ -197,7 +197,9 @@ static inline bool ready(void)
 
 bool rt_cev_ready(void)
 {
-	return !rt_detached() && ready();
+	/* gpux -p's probes start once every binding goes through the
+	 * runtime, all at once (rt.h, rt_attach_binding) */
+	return !rt_detached() && !rt_attach_binding() && ready();
 }
 
 /* The kernel id of the events a cuda:EVENT:GLOB may filter. */
