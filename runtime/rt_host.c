@@ -251,7 +251,7 @@ static void failed(int rc, int prog)
 
 void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx_name)
 {
-	if ((unsigned)ev >= GPUX_CEV_COUNT || rt_detached() || !ready() || rt_h.exited)
+	if ((unsigned)ev >= GPUX_CEV_COUNT || !rt_cev_ready() || rt_h.exited)
 		return;
 	const struct host_ev *e = &rt_h.ev[ev];
 	bool ran = false;
