@@ -14,7 +14,8 @@
 # and its trace is checked (tests/timeline/validate_trace.py) and its
 # kernels set against the count.
 #   bench/gpu/attach_ab.sh [ROUNDS [W]]   env: GPUX, OUT, SETTLE (default 1),
-#     LOOP (the program, given SECONDS; default gpt2_loop.py), PERFETTO
+#     LOOP (the program, given SECONDS; default gpt2_loop.py), PERFETTO,
+#     LAUNCH_ONLY
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 gpux=${GPUX:-$here/../../build-gpu/gpux/gpux}
@@ -25,6 +26,7 @@ perfetto=${PERFETTO:-0}
 validate=$here/../../tests/timeline/validate_trace.py
 out=${OUT:-/tmp}/attach_ab
 [ "$perfetto" = 1 ] && out=${out}_perfetto
+[ "${LAUNCH_ONLY:-0}" = 1 ] && out=${out}_launch
 mkdir -p "$out"
 mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
 total=$(((2 * rounds + 1) * (win + 2) + 30))
@@ -34,7 +36,9 @@ for _ in $(seq 600); do grep -q '^warm' "$out/loop.txt" && break; sleep 0.5; don
 grep -q '^warm' "$out/loop.txt" || { echo "attach_ab: the loop did not start"; cat "$out/loop.err"; kill $app; exit 1; }
 ALL='cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); } cuda:memcpy { @m = count(); }'
 fmt=()
-[ "$perfetto" = 1 ] && ALL='cuda:launch { @l = count(); }'
+# LAUNCH_ONLY=1: a cuda:launch count alone (the hooks' share of the cost,
+# no CUPTI): set against the default, what kernel timing adds
+[ "$perfetto" = 1 ] || [ "${LAUNCH_ONLY:-0}" = 1 ] && ALL='cuda:launch { @l = count(); }'
 : >"$out/windows.txt"
 a=$(mono); sleep "$win"; echo "off 0 $a $(mono)" >>"$out/windows.txt"
 for r in $(seq "$rounds"); do
