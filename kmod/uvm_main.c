@@ -17,32 +17,7 @@
 #include "uvm_run.h"
 
 static struct dentry *dir;
-static DEFINE_MUTEX(run_lock); /* one run at a time: the kfuncs' state */
-static struct kmod_run_stats last;
-static char last_spec[KMOD_SPEC_MAX], last_err[256];
-static int last_rc = -ENODATA;
-
-static ssize_t run_write(struct file *f, const char __user *ubuf, size_t len, loff_t *pos)
-{
-	char spec[KMOD_SPEC_MAX];
-	struct kmod_run_stats *st;
-	int rc = kmod_spec_from_user(spec, ubuf, len);
-
-	if (rc)
-		return rc;
-	st = kzalloc(sizeof(*st), GFP_KERNEL);
-	if (!st)
-		return -ENOMEM;
-	mutex_lock(&run_lock);
-	last_err[0] = 0;
-	rc = kmod_run(spec, st, last_err, sizeof(last_err));
-	last = *st;
-	strscpy(last_spec, spec, sizeof(last_spec));
-	last_rc = rc;
-	mutex_unlock(&run_lock);
-	kfree(st);
-	return rc ? rc : (ssize_t)len;
-}
+KMOD_RUN_CONTROL(struct kmod_run_stats, kmod_run);
 
 static int result_show(struct seq_file *m, void *v)
 {
@@ -67,11 +42,6 @@ static int result_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(result);
-
-static const struct file_operations run_fops = {
-	.owner = THIS_MODULE,
-	.write = run_write,
-};
 
 static int __init gpux_uvm_init(void)
 {
