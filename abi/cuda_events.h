@@ -5,7 +5,7 @@
  *   programs on it; rt_kernel_end.c builds one per launch once the GPU
  *   has run it.
  *   Readers: the programs host lowering compiles (codegen/host_probe.c
- *   reads by the layout of codegen/llvm_host.h: the catalog's fields in
+ *   reads by this layout: the catalog's fields in
  *   order, each 8-aligned; strings inline as char[64]; dim3 as three u32
  *   in 16 bytes). The controller (cli/) sets the session's cev_mask by
  *   enum gpux_cev.

@@ -7,7 +7,7 @@
  *   (runtime/rt_host_out.c) acts on some in the traced process and
  *   forwards the rest through the session segment.
  * The argument layouts per format and map are in struct host_obj
- * (codegen/llvm_host.h), which only the controller reads. */
+ * (object/host_obj.h), which only the controller reads. */
 #ifndef GPUX_HOST_REC_H
 #define GPUX_HOST_REC_H
 

@@ -9,7 +9,7 @@
  *
  *   [hdr][probes][maps][ptx][link ptx][names][slot 0][slot 1]...[hobj][hbind][host 0]...
  *
- * hobj is the host object (a BPF ELF, codegen/llvm_host.h) whose cuda:
+ * hobj is the host object (a BPF ELF, object/host_obj.h) whose cuda:
  * programs each traced process runs in its own userspace BPF VM; hbind
  * says which of its maps are device maps too (cross-layer: the VM works
  * on the device table, kept in host memory the device reads); each

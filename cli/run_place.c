@@ -1,5 +1,5 @@
 /* Where each map of a run lives (backend.h: run_place), from what the
- * compiler found of its uses (llvm_host.h: host_map.use_at). A map belongs to
+ * compiler found of its uses (object/host_obj.h: host_map.use_at). A map belongs to
  * the runner whose probes use it: the kernel's (uprobes, tracepoints;
  * driver probes using it share it from there), the driver's (gpu_mem:,
  * gpu_sched:), the traced program's (gdev:, cuda:), else gpux's own VM

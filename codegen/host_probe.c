@@ -132,7 +132,7 @@ static LLVMValueRef tp_field(struct hctx *h, const struct node *n,
 	return load_at(h, h->ctxarg, f->offset, f->size, f->f.type.is_signed);
 }
 
-/* gpux/cuda/ context: fields in catalog order, 8-aligned (llvm_host.h). */
+/* gpux/cuda/ context: fields in catalog order, 8-aligned (abi/cuda_events.h). */
 static LLVMValueRef cuda_field(struct hctx *h, const struct node *n,
 			       const char *name, int dim, unsigned *ssize)
 {

@@ -1,7 +1,7 @@
 /* Output of a running session in bpftrace 0.17's formats, text or
  * (json set) its -f json NDJSON: printf and time() records, and map
  * printing (print(), and every map at exit).
- * The host object (llvm_host.h) describes records and map layouts; the
+ * The compiled program (object/host_obj.h) describes records and map layouts; the
  * values live in the userspace BPF VM (bpf_vm.h). */
 #ifndef GPUX_OUTPUT_H
 #define GPUX_OUTPUT_H

@@ -1,4 +1,4 @@
-/* Acting on the ring buffer records of a host object (llvm_host.h):
+/* Acting on the ring buffer records of a compiled program (object/host_obj.h):
  * printf and time() lines, exit(), and the map actions print, clear and
  * zero, which go to wherever the maps live (the userspace VM, or the
  * kernel's maps). Every backend of the run loop (cli/run.c) hands its

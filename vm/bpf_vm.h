@@ -1,5 +1,5 @@
 /* The userspace BPF VM: runs the gpux/ programs of a host object
- * (codegen/llvm_host.h: BEGIN, END, interval and cuda: probes) outside
+ * (object/host_obj.h: BEGIN, END, interval and cuda: probes) outside
  * the kernel, in the controller or in the preloaded runtime.
  *
  * vm_load reads the ELF (its own small ELF64 reader: no libelf, so the
