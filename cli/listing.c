@@ -284,13 +284,14 @@ int listing_print(FILE *out, const char *glob, bool verbose)
 
 	/* "t:sched:*" means "tracepoint:sched:*". */
 	const char *colon = strchr(glob, ':');
+	bool real_tp = false; /* the kernel's tracepoints, not the catalog's entry */
 	if (colon) {
 		char *prov = arena_strndup(&a, glob, (size_t)(colon - glob));
 		const struct provider *p = catalog_provider(prov);
 		if (p && strcmp(p->name, prov))
 			glob = arena_printf(&a, "%s%s", p->name, colon);
+		real_tp = p && p->syntax == SYN_TRACEPOINT && colon[1];
 	}
-	bool real_tp = !strncmp(glob, "tracepoint:", 11) && glob[11];
 
 	const struct event *e = catalog_events(&n);
 	for (size_t i = 0; i < n; i++, e++) {

@@ -3,6 +3,7 @@
  * stderr in the usual format with "repl" as the file name and lines
  * counted from the entry's first line; results go to out. Nothing but
  * the context survives an entry: every entry is its own program. */
+#include "catalog.h"
 #include "repl.h"
 
 #include <ctype.h>
@@ -117,8 +118,14 @@ bool repl_looks_like_program(const char *s)
 		return false;
 	if (*s == ':')
 		return true;
-	if ((n == 5 && !memcmp(w, "BEGIN", 5)) || (n == 3 && !memcmp(w, "END", 3)))
-		return true;
+	char word[32]; /* a bare probe (BEGIN, END) */
+	if (n < sizeof(word)) {
+		memcpy(word, w, n);
+		word[n] = 0;
+		const struct provider *p = catalog_provider(word);
+		if (p && p->syntax == SYN_BARE)
+			return true;
+	}
 	while (isspace((unsigned char)*s))
 		s++;
 	return *s == '{' || *s == ',';
