@@ -265,6 +265,12 @@ static struct type arith_result(struct type a, struct type b)
 	return u ? TYPE_U64 : TYPE_I64;
 }
 
+static bool untyped_map(const struct node *n)
+{
+	return n->kind == N_MAP && n->type.kind == TY_NONE && n->u.map.info &&
+	       n->u.map.info->value.kind == TY_NONE;
+}
+
 static void check_binop(struct tctx *c, struct node *n)
 {
 	struct node *l = n->u.binop.lhs, *r = n->u.binop.rhs;
@@ -276,6 +282,13 @@ static void check_binop(struct tctx *c, struct node *n)
 	}
 	check_expr(c, l);
 	check_expr(c, r);
+	/* a map read before any store has typed it (@n = @n + 1) is a
+	 * number beside one, as bpftrace has it: the store then types the
+	 * map, and the next pass checks the read against it */
+	if ((untyped_map(l) && r->type.kind == TY_INT) || (untyped_map(r) && l->type.kind == TY_INT)) {
+		n->type = TYPE_I64;
+		return;
+	}
 	if (l->type.kind == TY_NONE || r->type.kind == TY_NONE)
 		return;
 	if (reject_non_scalar(c, l) || reject_non_scalar(c, r))
