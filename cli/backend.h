@@ -143,5 +143,8 @@ void run_maps_free(struct run *r);
  * r->vm_reads, refusing what cannot be shared with located errors.
  * 0, or -1. */
 int run_place(struct run *r, struct diags *d);
+/* The same refusals for a compiled program that does not run (--dry-run,
+ * --emit): nothing is kept. */
+int run_place_check(const struct program *prog, const struct host_obj *obj, struct diags *d);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backend.h"
 #include "dev_lower.h"
 #include "host_loader.h"
 #include "ptx_library.h"
@@ -201,7 +202,8 @@ int compile_program(struct program *prog, const struct options *o, FILE *out,
 			rc = -1;
 		} else {
 			/* what a run refuses, a dry run refuses too */
-			if (dev && compile_check_shared(&mod, &obj, diags))
+			if ((dev && compile_check_shared(&mod, &obj, diags)) ||
+			    run_place_check(prog, &obj, diags))
 				rc = -1;
 			host_obj_free(&obj);
 		}

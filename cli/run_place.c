@@ -49,8 +49,16 @@ static int map_index(const struct host_obj *obj, const char *name)
 	return -1;
 }
 
+/* What placing reads and fills: a run's, or a dry run's own arrays. */
+struct placing {
+	const struct program *prog;
+	const struct host_obj *obj;
+	enum runner *owner;
+	bool *vm_reads;
+};
+
 struct resets {
-	const struct run *r;
+	const struct placing *pl;
 	struct diags *d;
 	int bad;
 };
@@ -63,9 +71,9 @@ static void check_reset(struct node *n, void *arg)
 	if (n->kind == N_CALL && (!strcmp(n->u.call.name, "clear") || !strcmp(n->u.call.name, "zero")) &&
 	    n->u.call.args && n->u.call.args->kind == N_MAP) {
 		const char *name = n->u.call.args->u.map.name;
-		int i = map_index(&rs->r->obj, name);
-		if (i >= 0 && rs->r->owner[i] == RUNNER_TARGET &&
-		    !map_base_supported(&rs->r->obj.maps[i])) {
+		int i = map_index(rs->pl->obj, name);
+		if (i >= 0 && rs->pl->owner[i] == RUNNER_TARGET &&
+		    !map_base_supported(&rs->pl->obj->maps[i])) {
 			diag_error(rs->d, n->span, "%s(@%s): gdev: or cuda: probes hold @%s; BEGIN, "
 				   "END and interval can clear or zero only their count, sum, avg, "
 				   "stats, hist and lhist maps", n->u.call.name, name, name);
@@ -83,11 +91,11 @@ static const char *where_of(enum runner rn)
 }
 
 /* From the compiler's facts (host_map.use_at, write_at). */
-static int decide(struct run *r, struct diags *d)
+static int decide(const struct placing *r, struct diags *d)
 {
 	int rc = 0;
-	for (int i = 0; i < r->obj.nmaps; i++) {
-		const struct host_map *hm = &r->obj.maps[i];
+	for (int i = 0; i < r->obj->nmaps; i++) {
+		const struct host_map *hm = &r->obj->maps[i];
 		const struct node *k = hm->use_at[RUNNER_KERNEL], *t = hm->use_at[RUNNER_TARGET];
 		const struct node *dv = hm->use_at[RUNNER_DRIVER];
 		if ((k || dv) && t) {
@@ -121,6 +129,17 @@ static int decide(struct run *r, struct diags *d)
 	return rc;
 }
 
+static int place(const struct placing *pl, struct diags *d)
+{
+	if (decide(pl, d))
+		return -1;
+	struct resets rs = { pl, d, 0 };
+	for (struct node *p = pl->prog->probes; p; p = p->next)
+		if (probe_runner(p) == RUNNER_GPUX)
+			ast_visit_children(p, check_reset, &rs);
+	return rs.bad ? -1 : 0;
+}
+
 int run_place(struct run *r, struct diags *d)
 {
 	size_t n = (size_t)r->obj.nmaps + 1;
@@ -130,11 +149,21 @@ int run_place(struct run *r, struct diags *d)
 		diag_error_nospan(d, "out of memory");
 		return -1;
 	}
-	if (decide(r, d))
-		return -1;
-	struct resets rs = { r, d, 0 };
-	for (struct node *p = r->prog->probes; p; p = p->next)
-		if (probe_runner(p) == RUNNER_GPUX)
-			ast_visit_children(p, check_reset, &rs);
-	return rs.bad ? -1 : 0;
+	struct placing pl = { r->prog, &r->obj, r->owner, r->vm_reads };
+	return place(&pl, d);
+}
+
+int run_place_check(const struct program *prog, const struct host_obj *obj, struct diags *d)
+{
+	size_t n = (size_t)obj->nmaps + 1;
+	struct placing pl = { prog, obj, calloc(n, sizeof(*pl.owner)),
+			      calloc(n, sizeof(*pl.vm_reads)) };
+	int rc = -1;
+	if (!pl.owner || !pl.vm_reads)
+		diag_error_nospan(d, "out of memory");
+	else
+		rc = place(&pl, d);
+	free(pl.owner);
+	free(pl.vm_reads);
+	return rc;
 }

@@ -1,0 +1,1 @@
+cuda:launch { @t[1] = nsecs; } END { clear(@t); }

@@ -1,0 +1,1 @@
+uprobe:libc:malloc { @m = count(); } cuda:launch { @m = count(); }
