@@ -55,11 +55,20 @@ int kattach_add_link(struct kattach *l, struct bpf_link *k, char *err, size_t er
 	return 0;
 }
 
-/* At function sym, or (sym NULL) at file offset off, named name. */
+/* At function sym, or (sym NULL) at file offset off, named name. A
+ * function is found here, at its default version, and attached by its
+ * offset: libbpf refuses a name that more than one version defines
+ * (pthread_create@@GLIBC_2.34 and @GLIBC_2.2.5 in libc). */
 static int attach_sym(struct kattach *l, struct bpf_program *p, const char *path,
 		      const char *sym, uint64_t off, const char *name, bool ret, int pid,
 		      uint64_t cookie, char *err, size_t errlen)
 {
+	struct host_usym us;
+	char why[256];
+	if (sym && !host_usym_resolve(path, sym, 0, ret, &us, why, sizeof(why))) {
+		sym = NULL;
+		off = us.file_off;
+	}
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = sym, .retprobe = ret, .bpf_cookie = cookie);
 	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, path,
 							     (size_t)off, &uo);

@@ -150,11 +150,25 @@ static int add_name(struct host_syms *s, const char *name)
 	return 0;
 }
 
+/* The symbol versions of dynsym section scn (SHT_GNU_versym), or NULL. */
+static Elf_Data *versions_of(Elf *e, Elf_Scn *scn)
+{
+	size_t at = elf_ndxscn(scn);
+	for (Elf_Scn *v = NULL; (v = elf_nextscn(e, v));) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(v, &sh) && sh.sh_type == SHT_GNU_versym && sh.sh_link == at)
+			return elf_getdata(v, NULL);
+	}
+	return NULL;
+}
+
 /* Calls fn on each defined symbol of e of type type (STT_NOTYPE: any)
  * with a name (symtab, then dynsym) until it returns nonzero, which it
- * returns. */
-static int each_sym(Elf *e, int type,
-		    int (*fn)(void *arg, const GElf_Sym *sym, const char *name), void *arg)
+ * returns. With defaults set, a dynamic symbol of a version other than
+ * its name's default (memcpy@GLIBC_2.2.5 beside memcpy@@GLIBC_2.14) is
+ * left out: a name means what a program linked now calls. */
+static int each_sym_in(Elf *e, int type, bool defaults,
+		       int (*fn)(void *arg, const GElf_Sym *sym, const char *name), void *arg)
 {
 	int rc = 0;
 	for (Elf_Scn *scn = NULL; rc == 0 && (scn = elf_nextscn(e, scn));) {
@@ -163,12 +177,15 @@ static int each_sym(Elf *e, int type,
 		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
+		Elf_Data *vd = defaults && sh.sh_type == SHT_DYNSYM ? versions_of(e, scn) : NULL;
 		size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
 		for (size_t i = 0; rc == 0 && i < n; i++) {
 			GElf_Sym sym;
+			GElf_Versym ver;
 			if (!gelf_getsym(d, (int)i, &sym) ||
 			    (type != STT_NOTYPE && GELF_ST_TYPE(sym.st_info) != type) ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value ||
+			    (vd && gelf_getversym(vd, (int)i, &ver) && (ver & 0x8000)))
 				continue;
 			const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
 			if (name && *name)
@@ -178,10 +195,17 @@ static int each_sym(Elf *e, int type,
 	return rc;
 }
 
+static int each_sym(Elf *e, int type,
+		    int (*fn)(void *arg, const GElf_Sym *sym, const char *name), void *arg)
+{
+	return each_sym_in(e, type, false, fn, arg);
+}
+
+/* Functions by name: their default versions only. */
 static int each_func(Elf *e, int (*fn)(void *arg, const GElf_Sym *sym, const char *name),
 		     void *arg)
 {
-	return each_sym(e, STT_FUNC, fn, arg);
+	return each_sym_in(e, STT_FUNC, true, fn, arg);
 }
 
 struct glob_walk {
@@ -249,12 +273,13 @@ static int fsym_one(void *arg, const GElf_Sym *s, const char *name)
 	return hit;
 }
 
-/* The first defined function named func, or (func NULL) containing
- * address addr, in symtab then dynsym. */
+/* The first defined function named func (its default version), or
+ * (func NULL) containing address addr, in symtab then dynsym. */
 static void find_fsym(Elf *e, const char *func, uint64_t addr, struct fsym *f)
 {
 	struct fsym_want w = { func, addr, f };
-	each_func(e, fsym_one, &w);
+	/* an address may be in an older version's function too */
+	each_sym_in(e, STT_FUNC, func != NULL, fsym_one, &w);
 }
 
 /* The file offset of virtual address addr: through the section holding
