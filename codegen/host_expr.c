@@ -389,9 +389,6 @@ static struct hval call_value(struct hctx *h, struct node *e)
 		host_err(h, e, "%s() has no value", e->u.call.name);
 		return r;
 	}
-	LLVMValueRef addr = hl_expr_int(h, e->u.call.args);
-	if (!addr)
-		return r;
 	unsigned size = HOST_STR_MAX;
 	int64_t len;
 	if (e->u.call.nargs == 2) {
@@ -401,8 +398,20 @@ static struct hval call_value(struct hctx *h, struct node *e)
 				 HOST_STR_MAX);
 			return r;
 		}
-		size = (unsigned)len;
+		/* as bpftrace: that many characters, then the NUL */
+		size = len < HOST_STR_MAX ? (unsigned)len + 1 : HOST_STR_MAX;
 	}
+	if (e->u.call.args->type.kind == TY_STR) { /* a tracepoint's string, cut to size */
+		struct hval s = hl_expr(h, e->u.call.args);
+		if (!s.v || s.ssize <= size)
+			return s;
+		LLVMValueRef cut = host_alloca(h, size, "strcut");
+		hl_str_copy(h, cut, size, s);
+		return (struct hval){ cut, size };
+	}
+	LLVMValueRef addr = hl_expr_int(h, e->u.call.args);
+	if (!addr)
+		return r;
 	LLVMValueRef buf = host_alloca(h, size, "ustr");
 	host_zero(h, buf, size, 8);
 	LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, size, false),

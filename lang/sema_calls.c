@@ -321,6 +321,17 @@ static struct type chk_str(struct tctx *c, struct node *call, const struct fn *f
 	struct node *a = sema_arg(call, 0);
 	if (a && a->kind == N_POSITIONAL && a->u.positional.index > 0)
 		return str_positional(c, call, a);
+	/* str(args.filename): bpftrace reads a tracepoint's string through
+	 * str(); args.NAME is that string already, which str() passes on */
+	if (a && a->kind == N_FIELD && a->u.field.base->kind == N_IDENT &&
+	    !strcmp(a->u.field.base->u.ident.name, "args")) {
+		check_expr(c, a);
+		if (a->type.kind == TY_STR) {
+			if (call->u.call.nargs == 2)
+				sema_want_int(c, call, sema_arg(call, 1), "length");
+			return TYPE_STR;
+		}
+	}
 	sema_want_int(c, call, a, "address");
 	if (call->u.call.nargs == 2)
 		sema_want_int(c, call, sema_arg(call, 1), "length");
