@@ -242,6 +242,8 @@ static int attach_one(struct kattach *l, struct bpf_program *p, int pid, char *e
 		return kattach_attach_watch(l, p, err, errlen);
 	case ATTACH_TRACEPOINT:
 		return attach_tracepoint(l, p, sec, err, errlen);
+	case ATTACH_PERF_EVENT:
+		return kattach_attach_perf(l, p, hp, err, errlen);
 	default:
 		snprintf(err, errlen, "probes of section %s cannot be attached in the kernel", sec);
 		return -1;
@@ -402,8 +404,9 @@ int kattach_open(const struct host_obj *obj, int pid, kattach_rec_fn rec,
 
 int kattach_attached(const struct kattach *l)
 {
-	/* a kernel address's watchpoint is one probe on every CPU */
-	return l->nlinks + l->nwatch_probes;
+	/* a kernel address's watchpoint, or a profile: probe, is one probe
+	 * on every CPU */
+	return l->nlinks - l->nsame_probe + l->nwatch_probes;
 }
 
 int kattach_fd(const struct kattach *l)

@@ -30,6 +30,8 @@ struct kattach {
 	struct bpf_object *bo;
 	struct bpf_link **links;
 	int nlinks, caplinks;
+	int nsame_probe;               /* links of a probe that has one already
+					* (a perf event's CPUs past the first) */
 	struct ring_buffer *rb;
 	kattach_rec_fn rec;
 	void *arg;
@@ -55,6 +57,10 @@ const struct host_prog *kattach_prog(const struct host_obj *o, const char *name)
  * (a FUNC+argN one waits for its addresses). 0, or -1 saying why. */
 int kattach_attach_watch(struct kattach *l, struct bpf_program *p, char *err,
 			   size_t errlen);
+/* kattach_perf.c: a sampling program (profile:) on every CPU. 0, or -1
+ * saying why. */
+int kattach_attach_perf(struct kattach *l, struct bpf_program *p, const struct host_prog *hp,
+			char *err, size_t errlen);
 /* Removes every breakpoint event. */
 void kattach_detach_watches(struct kattach *l);
 /* kattach_driver.c: registers every struct_ops map of l with the driver. */

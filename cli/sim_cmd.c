@@ -29,8 +29,7 @@ static int check_probes(struct program *prog, struct diags *d)
 		if (p->u.probe.place & PLACE_DRIVER)
 			continue;
 		for (const struct node *an = p->u.probe.attach; an; an = an->next) {
-			enum probe_syntax sy = an->u.attach.prov->syntax;
-			if (sy == SYN_BARE || sy == SYN_INTERVAL)
+			if (an->u.attach.prov->runner == RUNNER_GPUX)
 				continue;
 			diag_error(d, an->span, "--sim runs driver probes (gpu_mem:, gpu_sched:) "
 				   "with BEGIN, END and interval; %s probes need a real program",

@@ -374,6 +374,8 @@ static const char *section_of(struct hctx *h, const struct node *an,
 	const struct attach *at = &an->u.attach;
 	struct arena *a = &h->obj->arena;
 	const char *prov = at->prov->name;
+	if (at->prov->attach == ATTACH_PERF_EVENT) /* attached by hand (kattach_perf.c) */
+		return "perf_event";
 	switch (at->prov->syntax) {
 	case SYN_UPROBE: /* a glob symbol is expanded when attaching */
 		return arena_printf(a, "%s/%s:%s", prov, at->event, at->filter);
@@ -618,6 +620,12 @@ static void register_prog(struct hctx *h, const struct node *an, const char *nam
 			hp.at.usdt.off = h->usdt->s.file_off;
 			hp.at.usdt.sema = h->usdt->s.sema_off;
 		}
+		break;
+	case ATTACH_PERF_EVENT:
+		hp.at.perf.type = at->events[0]->perf_type;
+		hp.at.perf.config = at->events[0]->perf_config;
+		hp.at.perf.period = at->interval_ns;
+		hp.at.perf.freq = at->interval_hz;
 		break;
 	default: /* the watchpoint's are set by host_watch.c */
 		break;

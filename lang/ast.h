@@ -69,7 +69,8 @@ struct attach {
 	const struct provider *prov;
 	const struct event **events; /* events matched (globs expand) */
 	int nevents;
-	uint64_t interval_ns; /* interval: period */
+	uint64_t interval_ns; /* interval:, profile: period */
+	uint64_t interval_hz; /* the same given as a rate (unit hz), else 0 */
 	const struct field *tp_fields; /* tracepoint: fields from tracefs */
 	int ntp_fields;
 	/* uprobe: the function of "FUNC+OFFSET" (NULL for an address), the

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "types.h"
 
@@ -41,6 +42,7 @@ enum attach_kind {
 	ATTACH_TRACEPOINT,
 	ATTACH_STRUCT_OPS, /* a driver hook */
 	ATTACH_KPROBE,     /* gpux's own: capturing what driver hooks read */
+	ATTACH_PERF_EVENT, /* a sampling perf event on every CPU (the event's perf_*) */
 };
 
 /* Each provider, so code can switch on it instead of comparing names
@@ -59,6 +61,7 @@ enum provider_id {
 	PROV_BEGIN,
 	PROV_END,
 	PROV_INTERVAL,
+	PROV_PROFILE,
 };
 
 /* For device values: the same in every lane of a warp, or not. */
@@ -71,7 +74,7 @@ enum probe_syntax {
 	SYN_UPROBE,     /* provider:target:symbol (target a path or lib name) */
 	SYN_USDT,       /* provider:target:[probe_provider:]probe, from ELF notes */
 	SYN_TRACEPOINT, /* tracepoint:category:name, fields from tracefs */
-	SYN_INTERVAL,   /* interval:unit:count, unit s|ms|us|hz */
+	SYN_INTERVAL,   /* interval:unit:count, unit s|ms|us|hz (profile: too) */
 	SYN_WATCHPOINT, /* provider:ADDRESS|FUNC+argN:LENGTH:MODE (breakpoints) */
 };
 
@@ -136,6 +139,10 @@ struct event {
 	unsigned actions;           /* ACTION_BITs callable here */
 	const char *doc;
 	unsigned paths;             /* device events: DEV_PATH_* bits */
+	/* ATTACH_PERF_EVENT: the perf event sampled (perf_event_attr's
+	 * type and config) */
+	unsigned perf_type;
+	uint64_t perf_config;
 };
 
 /* How a device event's probes reach a kernel (struct event.paths): its

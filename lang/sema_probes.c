@@ -296,10 +296,11 @@ static int resolve_interval(struct pctx *c, struct node *an, char **parts,
 		{ "us", 1000ULL, false },      { "hz", 0, true },
 	};
 	struct attach *at = &an->u.attach;
+	const char *prov = at->prov->name;
 	if (nparts != 3) {
 		struct diag *dg = diag_error(c->diags, an->span,
-			"interval needs a unit and a count: interval:UNIT:N");
-		diag_hint(dg, "for example interval:s:1 or interval:ms:100");
+			"%s needs a unit and a count: %s:UNIT:N", prov, prov);
+		diag_hint(dg, "for example %s:s:1 or %s:ms:100", prov, prov);
 		return -1;
 	}
 	size_t i;
@@ -319,11 +320,12 @@ static int resolve_interval(struct pctx *c, struct node *an, char **parts,
 	    (!units[i].hz && v > UINT64_MAX / units[i].ns) ||
 	    (units[i].hz && v > 1000000000ULL)) {
 		diag_error(c->diags, an->span,
-			   "interval count must be a positive integer, not '%s'",
+			   "%s count must be a positive integer, not '%s'", prov,
 			   parts[2]);
 		return -1;
 	}
 	at->interval_ns = units[i].hz ? 1000000000ULL / v : v * units[i].ns;
+	at->interval_hz = units[i].hz ? v : 0;
 	add_event(c, at, catalog_event(at->prov, NULL));
 	return 0;
 }
@@ -447,7 +449,7 @@ static const char *bpftrace_only(const char *name)
 	static const char *const names[][2] = {
 		{ "kprobe", "k" }, { "kretprobe", "kr" }, { "kfunc", "f" },
 		{ "kretfunc", "fr" }, { "fentry", NULL }, { "fexit", NULL },
-		{ "profile", "p" }, { "software", "s" },
+		{ "software", "s" },
 		{ "hardware", "h" },
 		{ "rawtracepoint", "rt" }, { "iter", "it" },
 	};
@@ -472,7 +474,7 @@ static int resolve_attach(struct pctx *c, struct node *an)
 		struct diag *dg = diag_error(c->diags, an->span,
 					     "gpux does not support bpftrace's %s probes", bt);
 		diag_hint(dg, "gpux probes the GPU, CUDA calls and user space: uprobe, uretprobe, "
-			  "usdt, watchpoint, tracepoint, BEGIN, END, interval (see gpux -l)");
+			  "usdt, watchpoint, tracepoint, profile, BEGIN, END, interval (see gpux -l)");
 		return -1;
 	}
 	if (!at->prov) {

@@ -9,6 +9,7 @@
  *   tracepoint:C:N  section "tracepoint/C/N"    kernel, tracefs record
  *   BEGIN, END      section "gpux/begin", "gpux/end"
  *   interval:U:N    section "gpux/interval/NS"  (period in ns)
+ *   profile:U:N     section "perf_event"        kernel, on every CPU
  *   cuda:EVENT      section "gpux/cuda/EVENT"
  *   gpu_mem:, gpu_sched:  section "struct_ops/NAME", plus one variable
  *                   per struct_ops type in ".struct_ops"
@@ -101,6 +102,13 @@ struct host_prog {
 			unsigned len, type;
 			int pid;
 		} watch;
+		/* ATTACH_PERF_EVENT: perf_event_attr's type and config,
+		 * sampled every period events (freq 0) or freq times a
+		 * second */
+		struct {
+			unsigned type;
+			uint64_t config, period, freq;
+		} perf;
 	} at;
 };
 

@@ -1,0 +1,52 @@
+/* Sampling perf events (kattach.h): a perf_event program (profile:) on
+ * one event per CPU, whatever runs there, as bpftrace attaches them. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "kattach_priv.h"
+
+int kattach_attach_perf(struct kattach *l, struct bpf_program *p, const struct host_prog *hp,
+			char *err, size_t errlen)
+{
+	struct perf_event_attr a = {
+		.type = hp->at.perf.type,
+		.size = sizeof(a),
+		.config = hp->at.perf.config,
+		.freq = hp->at.perf.freq != 0,
+	};
+	if (hp->at.perf.freq)
+		a.sample_freq = hp->at.perf.freq;
+	else
+		a.sample_period = hp->at.perf.period;
+	int opened = 0, why = ENODEV;
+	for (int cpu = 0; cpu < l->ncpu; cpu++) {
+		int fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENODEV) /* an offline CPU has nothing to sample */
+				why = errno;
+			continue;
+		}
+		struct bpf_link *k = bpf_program__attach_perf_event(p, fd);
+		if (!k) {
+			why = errno;
+			close(fd);
+			continue;
+		}
+		if (kattach_add_link(l, k, err, errlen))
+			return -1;
+		if (opened++)
+			l->nsame_probe++;
+	}
+	if (!opened) {
+		snprintf(err, errlen, "cannot open a perf event on any CPU for %s: %s", hp->probe,
+			 strerror(why));
+		return -1;
+	}
+	return 0;
+}

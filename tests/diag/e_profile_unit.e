@@ -1,0 +1,1 @@
+profile:xs:10 { @ = count(); }
