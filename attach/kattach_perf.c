@@ -44,8 +44,12 @@ int kattach_attach_perf(struct kattach *l, struct bpf_program *p, const struct h
 			l->nsame_probe++;
 	}
 	if (!opened) {
-		snprintf(err, errlen, "cannot open a perf event on any CPU for %s: %s", hp->probe,
-			 strerror(why));
+		if (why == ENOENT || why == EOPNOTSUPP)
+			snprintf(err, errlen, "no CPU here counts this event (a virtual machine "
+				 "often has no hardware counters)");
+		else
+			snprintf(err, errlen, "cannot open a perf event on any CPU: %s",
+				 strerror(why));
 		return -1;
 	}
 	return 0;

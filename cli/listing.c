@@ -39,6 +39,7 @@ static const struct {
 	[FILTER_NONE] = { NULL, NULL },
 	[FILTER_KERNEL] = { "kernel name glob", "*gemm*" },
 	[FILTER_FUNC] = { "device function name glob", "*reduce*" },
+	[FILTER_COUNT] = { "every N events", "1000" },
 };
 
 static const char *const unif_names[] = {

@@ -624,7 +624,7 @@ static void register_prog(struct hctx *h, const struct node *an, const char *nam
 	case ATTACH_PERF_EVENT:
 		hp.at.perf.type = at->events[0]->perf_type;
 		hp.at.perf.config = at->events[0]->perf_config;
-		hp.at.perf.period = at->interval_ns;
+		hp.at.perf.period = at->perf_count ? at->perf_count : at->interval_ns;
 		hp.at.perf.freq = at->interval_hz;
 		break;
 	default: /* the watchpoint's are set by host_watch.c */

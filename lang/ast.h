@@ -71,6 +71,7 @@ struct attach {
 	int nevents;
 	uint64_t interval_ns; /* interval:, profile: period */
 	uint64_t interval_hz; /* the same given as a rate (unit hz), else 0 */
+	uint64_t perf_count;  /* software:, hardware:: every N events */
 	const struct field *tp_fields; /* tracepoint: fields from tracefs */
 	int ntp_fields;
 	/* uprobe: the function of "FUNC+OFFSET" (NULL for an address), the

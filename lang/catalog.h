@@ -62,6 +62,8 @@ enum provider_id {
 	PROV_END,
 	PROV_INTERVAL,
 	PROV_PROFILE,
+	PROV_SOFTWARE,
+	PROV_HARDWARE,
 };
 
 /* For device values: the same in every lane of a warp, or not. */
@@ -83,6 +85,7 @@ enum filter_kind {
 	FILTER_NONE,   /* no filter allowed */
 	FILTER_KERNEL, /* glob on the CUDA kernel name */
 	FILTER_FUNC,   /* glob on the device function name */
+	FILTER_COUNT,  /* not a filter: sample every N events (default perf_period) */
 };
 
 enum decision {
@@ -140,9 +143,11 @@ struct event {
 	const char *doc;
 	unsigned paths;             /* device events: DEV_PATH_* bits */
 	/* ATTACH_PERF_EVENT: the perf event sampled (perf_event_attr's
-	 * type and config) */
+	 * type and config), every perf_period of them unless the probe
+	 * says (FILTER_COUNT) */
 	unsigned perf_type;
 	uint64_t perf_config;
+	uint64_t perf_period;
 };
 
 /* How a device event's probes reach a kernel (struct event.paths): its

@@ -91,6 +91,8 @@ static void add_event(struct pctx *c, struct attach *at, const struct event *e)
 	at->events = ev;
 }
 
+static bool parse_u64(const char *s, uint64_t *out);
+
 static int resolve_events(struct pctx *c, struct node *an, char **parts,
 			  int nparts)
 {
@@ -133,6 +135,21 @@ static int resolve_events(struct pctx *c, struct node *an, char **parts,
 			   "too many ':' parts in '%s': expected %s:EVENT[:FILTER]",
 			   at->text, p->name);
 		return -1;
+	}
+	/* a sampled perf event is one event, counted every N */
+	if (p->attach == ATTACH_PERF_EVENT && at->nevents > 1) {
+		diag_error(c->diags, an->span, "%s:%s names %d events: a %s probe samples one",
+			   p->name, parts[1], at->nevents, p->name);
+		return -1;
+	}
+	if (at->events[0]->filter == FILTER_COUNT) {
+		at->perf_count = at->events[0]->perf_period;
+		if (nparts == 3 && (!parse_u64(parts[2], &at->perf_count) || !at->perf_count)) {
+			diag_error(c->diags, an->span,
+				   "%s count must be a positive integer, not '%s'", p->name, parts[2]);
+			return -1;
+		}
+		return 0;
 	}
 	if (nparts == 3) {
 		for (int i = 0; i < at->nevents; i++) {
@@ -449,8 +466,6 @@ static const char *bpftrace_only(const char *name)
 	static const char *const names[][2] = {
 		{ "kprobe", "k" }, { "kretprobe", "kr" }, { "kfunc", "f" },
 		{ "kretfunc", "fr" }, { "fentry", NULL }, { "fexit", NULL },
-		{ "software", "s" },
-		{ "hardware", "h" },
 		{ "rawtracepoint", "rt" }, { "iter", "it" },
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -474,7 +489,8 @@ static int resolve_attach(struct pctx *c, struct node *an)
 		struct diag *dg = diag_error(c->diags, an->span,
 					     "gpux does not support bpftrace's %s probes", bt);
 		diag_hint(dg, "gpux probes the GPU, CUDA calls and user space: uprobe, uretprobe, "
-			  "usdt, watchpoint, tracepoint, profile, BEGIN, END, interval (see gpux -l)");
+			  "usdt, watchpoint, tracepoint, profile, software, hardware, BEGIN, END, "
+			  "interval (see gpux -l)");
 		return -1;
 	}
 	if (!at->prov) {

@@ -91,6 +91,38 @@ sum 45
 @: 9
 OUT
 }
+# software: perf events sampled every N, on every CPU (dd's page faults
+# and CPU clock; aliases and defaults); a hardware counter this machine
+# may not have is refused with the reason, never half attached
+t_software_events() {
+	local dd="/usr/bin/dd if=/dev/zero of=/dev/null bs=1 count=300000"
+	run 0 -e 'software:page-faults:1 /pid == cpid/ { @f[probe] = 1; }
+s:cpu /pid == cpid/ { @c[probe] = 1; }' -c "$dd" && expect <<OUT
+Attaching 2 probes...
+
+
+@c[software:cpu]: 1
+@f[software:page-faults:1]: 1
+OUT
+}
+t_software_refused() {
+	run 1 -e 'software:c* { @ = 1; }' || return
+	err_has "software:c\\* names 5 events: a software probe samples one" || return
+	run 1 -e 'software:cs:0 { @ = 1; }' || return
+	err_has "software count must be a positive integer, not '0'"
+}
+t_hardware_counter() {
+	# a counter the CPU has samples; one it lacks (a VM) is refused with
+	# the reason and nothing stays attached
+	"$GPUX" -e 'hardware:instructions:1000000 /pid == cpid/ { @ = 1; }' \
+		-c "/usr/bin/dd if=/dev/zero of=/dev/null bs=1 count=300000" >"$tmp/out" 2>"$tmp/err" </dev/null
+	local rc=$?
+	case $rc in
+	0) printf 'Attaching 1 probe...\n\n\n@: 1\n' | diff - "$tmp/out" || fail "stdout differs" ;;
+	1) err_has "^stdin: ERROR: hardware:instructions:1000000: no CPU here counts this event" ;;
+	*) cat "$tmp/err"; fail "gpux exited $rc" ;;
+	esac
+}
 t_tracepoint_args_arrow() {
 	# bpftrace 0.17 writes a tracepoint's fields args->NAME
 	run 0 -e 'tracepoint:syscalls:sys_exit_getppid /pid == cpid/ { @[args->ret > 0, args.ret == args->ret] = count(); }' \
