@@ -36,7 +36,7 @@ static int tp_attach(struct hctx *h, const struct node *an)
 	if (!at->prov || at->prov->syntax != SYN_TRACEPOINT)
 		return 0;
 	if (strpbrk(at->event, "*?[") || strpbrk(at->filter, "*?[")) {
-		host_err(h, an, "tracepoint globs are not supported in host probes yet");
+		host_err(h, an, "a tracepoint glob reached codegen unexpanded");
 		return -1;
 	}
 	size_t n;

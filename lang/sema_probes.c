@@ -274,6 +274,53 @@ static int resolve_usdt(struct pctx *c, struct node *an, char **parts, int npart
 	return 0;
 }
 
+/* A glob (tracepoint:syscalls:sys_enter_open*) becomes one attach point
+ * per tracepoint it matches, as bpftrace attaches them: an is the first
+ * (parts[1], parts[2] its category and name), the others follow it in
+ * the probe's list and are resolved in their turn. */
+static int expand_tracepoints(struct pctx *c, struct node *an, char **parts)
+{
+	struct arena *a = &c->prog->arena;
+	char **names;
+	size_t n;
+	int rc = tracepoint_list(a, has_glob(parts[1]) ? NULL : parts[1], &names, &n);
+	if (rc < 0) {
+		diag_error(c->diags, an->span, "cannot list the tracepoints %s matches: %s",
+			   an->u.attach.text,
+			   rc == -ENODEV ? "tracefs is not mounted" : strerror(-rc));
+		return -1;
+	}
+	const char *cat = parts[1], *name = parts[2];
+	struct node *last = an;
+	int k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *colon = strchr(names[i], ':');
+		char *tc = colon ? arena_strndup(a, names[i], (size_t)(colon - names[i])) : NULL;
+		if (!tc || fnmatch(cat, tc, 0) || fnmatch(name, colon + 1, 0))
+			continue;
+		const char *text = arena_printf(a, "%s:%s", an->u.attach.prov->name, names[i]);
+		if (k++ == 0) {
+			an->u.attach.text = text;
+			parts[1] = tc;
+			parts[2] = arena_printf(a, "%s", colon + 1);
+			continue;
+		}
+		struct node *m = arena_alloc(a, sizeof(*m));
+		*m = *an;
+		m->u.attach.text = text;
+		m->next = last->next;
+		last->next = m;
+		last = m;
+	}
+	if (!k) {
+		diag_error(c->diags, an->span, "tracepoints not found: %s:%s", cat, name);
+		return -1;
+	}
+	an->u.attach.event = parts[1];
+	an->u.attach.filter = parts[2];
+	return 0;
+}
+
 static int resolve_tracepoint(struct pctx *c, struct node *an, char **parts,
 			      int nparts)
 {
@@ -283,9 +330,9 @@ static int resolve_tracepoint(struct pctx *c, struct node *an, char **parts,
 			   "tracepoint needs a category and a name: tracepoint:CATEGORY:NAME");
 		return -1;
 	}
+	if ((has_glob(parts[1]) || has_glob(parts[2])) && expand_tracepoints(c, an, parts))
+		return -1;
 	add_event(c, at, catalog_event(at->prov, NULL));
-	if (has_glob(parts[1]) || has_glob(parts[2]))
-		return 0; /* matched at attach time; args unchecked */
 	struct field *fields = NULL;
 	size_t n = 0;
 	int rc = tracepoint_fields(&c->prog->arena, parts[1], parts[2], &fields, &n);

@@ -123,6 +123,23 @@ t_hardware_counter() {
 	*) cat "$tmp/err"; fail "gpux exited $rc" ;;
 	esac
 }
+# a glob is one probe per tracepoint it matches (bpftrace's), each with
+# its own args; one that matches none is refused
+t_tracepoint_glob() {
+	run 0 -e 'tracepoint:syscalls:sys_*_getppid /pid == cpid/ { @[probe] = count(); }
+t:syscalls:sys_exit_getpp* /pid == cpid/ { @r[args->ret > 0] = count(); }' -c "$TGT 3" && expect <<OUT
+Attaching 3 probes...
+sum 6
+
+
+@[tracepoint:syscalls:sys_enter_getppid]: 3
+@[tracepoint:syscalls:sys_exit_getppid]: 3
+
+@r[1]: 3
+OUT
+	run 1 -e 'tracepoint:nosuch*:x { @ = 1; }' || return
+	err_has "^stdin:1:1-21: ERROR: tracepoints not found: nosuch\\*:x$"
+}
 t_tracepoint_args_arrow() {
 	# bpftrace 0.17 writes a tracepoint's fields args->NAME
 	run 0 -e 'tracepoint:syscalls:sys_exit_getppid /pid == cpid/ { @[args->ret > 0, args.ret == args->ret] = count(); }' \
