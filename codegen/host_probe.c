@@ -561,18 +561,31 @@ static LLVMValueRef lower_composed(struct hctx *h, struct hook_probe *hp, int n,
 
 /* An offset or address is checked against the target's symbols now,
  * so that a wrong one is an error at its attach point (when the target
- * cannot be read yet, attaching says why). */
+ * cannot be read yet, attaching says why). For a run, so is the target
+ * itself and a function named whole, as bpftrace locates them; a dry
+ * run leaves those to the machine that runs it (a policy on libcuda
+ * checked where there is none). */
 static int check_usym(struct hctx *h, const struct node *an)
 {
 	const struct attach *at = &an->u.attach;
 	char path[PATH_MAX], err[PATH_MAX + 256];
 	struct host_usym us;
-	if (at->prov->syntax != SYN_UPROBE || (!at->uaddr && !at->uoffset) ||
-	    host_resolve_target(at->event, h->opts->lib_pid, path, sizeof(path)) ||
-	    access(path, R_OK))
+	bool running = h->opts->cpid != 0;
+	if (at->prov->syntax != SYN_UPROBE)
 		return 0;
-	if (host_usym_resolve(path, at->ufunc, at->uoffset, at->prov->attach == ATTACH_URETPROBE,
-			      &us, err, sizeof(err)) == 0)
+	if (host_resolve_target(at->event, h->opts->lib_pid, path, sizeof(path)) ||
+	    access(path, R_OK)) {
+		if (!running)
+			return 0;
+		host_err(h, an, "uprobe target file '%s' does not exist or is not executable",
+			 at->event);
+		return -1;
+	}
+	const char *fn = at->ufunc ? at->ufunc : at->filter; /* FUNC+0 names FUNC */
+	const char *whole = !at->uaddr && !at->uoffset && fn && !strpbrk(fn, "*?[") ? fn : NULL;
+	if ((!at->uaddr && !at->uoffset && !(running && whole)) ||
+	    host_usym_resolve(path, whole ? whole : at->ufunc, at->uoffset,
+			      at->prov->attach == ATTACH_URETPROBE, &us, err, sizeof(err)) == 0)
 		return 0;
 	host_err(h, an, "%s", err);
 	return -1;

@@ -182,9 +182,13 @@ static int each_sym_in(Elf *e, int type, bool defaults,
 		for (size_t i = 0; rc == 0 && i < n; i++) {
 			GElf_Sym sym;
 			GElf_Versym ver;
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    (type != STT_NOTYPE && GELF_ST_TYPE(sym.st_info) != type) ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value ||
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			/* an ifunc (memcpy) is a function to attach to, as libbpf has it */
+			int st = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC ? STT_FUNC
+									   : GELF_ST_TYPE(sym.st_info);
+			if ((type != STT_NOTYPE && st != type) || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value ||
 			    (vd && gelf_getversym(vd, (int)i, &ver) && (ver & 0x8000)))
 				continue;
 			const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
