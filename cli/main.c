@@ -144,6 +144,7 @@ int main(int argc, char **argv)
 	struct options o;
 	if (options_parse(&o, argc, argv, stderr))
 		return 1;
+	diags_show_warnings(!o.no_warnings);
 	if (o.help) {
 		options_usage(stdout);
 		return 0;

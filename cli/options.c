@@ -31,6 +31,7 @@ void options_usage(FILE *out)
 "    --dry-run      compile and check the program, then stop\n"
 "    --unsafe       allow system(), which runs shell commands\n"
 "    --emit DIR     write the compiled objects and PTX into DIR\n"
+"    --no-warnings  do not print the program's warnings (bpftrace's option)\n"
 "    --no-cache     neither use nor fill the cache of instrumented modules\n"
 "                   (GPUX_CACHE_DIR, else ~/.cache/gpux; GPUX_CACHE_MAX_MB)\n"
 "    -c CMD         run CMD (a shell command line) and trace it\n"
@@ -113,7 +114,7 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 }
 
 enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM, OPT_UNSAFE, OPT_NO_CACHE,
-       OPT_EXPORT, OPT_EXPORT_INTERVAL, OPT_EXPORT_MAX_SERIES };
+       OPT_EXPORT, OPT_EXPORT_INTERVAL, OPT_EXPORT_MAX_SERIES, OPT_NO_WARNINGS };
 
 /* --export SPEC, its kind checked here so that a mistake is a usage error. */
 static int parse_export(struct options *o, const char *arg, FILE *err)
@@ -177,6 +178,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		{ "sim", required_argument, NULL, OPT_SIM },
 		{ "unsafe", no_argument, NULL, OPT_UNSAFE },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+		{ "no-warnings", no_argument, NULL, OPT_NO_WARNINGS },
 		{ "export", required_argument, NULL, OPT_EXPORT },
 		{ "export-interval", required_argument, NULL, OPT_EXPORT_INTERVAL },
 		{ "export-max-series", required_argument, NULL, OPT_EXPORT_MAX_SERIES },
@@ -231,6 +233,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		case OPT_DRY_RUN: o->dry_run = true; break;
 		case OPT_UNSAFE: o->unsafe = true; break;
 		case OPT_NO_CACHE: o->no_cache = true; break;
+		case OPT_NO_WARNINGS: o->no_warnings = true; break;
 		case OPT_REPL: o->repl = true; break;
 		case OPT_EMIT: o->emit_dir = optarg; break;
 		case OPT_SIM: o->sim = optarg; break;

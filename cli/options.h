@@ -33,6 +33,7 @@ struct options {
 	bool dry_run;
 	bool unsafe;           /* --unsafe: system() may run commands */
 	bool no_cache;         /* --no-cache: the runtime's module cache is off */
+	bool no_warnings;      /* --no-warnings: the program's warnings are not printed */
 	const char *emit_dir;  /* --emit: write objects and PTX here */
 	const char *command;   /* -c */
 	char **cmd_argv;       /* after -- */

@@ -120,9 +120,16 @@ static void print_one(const struct diag *dg, const struct source *src,
 		fprintf(out, "HINT: %s\n", h->text);
 }
 
+static bool show_warnings = true;
+
+void diags_show_warnings(bool show)
+{
+	show_warnings = show;
+}
+
 void diags_print(const struct diags *d, const struct source *src, FILE *out)
 {
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < (show_warnings ? 2 : 1); pass++) {
 		enum diag_level want = pass == 0 ? DIAG_ERROR : DIAG_WARNING;
 		for (const struct diag *dg = d->head; dg; dg = dg->next)
 			if (dg->level == want)

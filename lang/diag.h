@@ -56,5 +56,7 @@ void diag_hint(struct diag *dg, const char *fmt, ...)
 bool diags_has_error_at(const struct diags *d, struct span sp);
 
 void diags_print(const struct diags *d, const struct source *src, FILE *out);
+/* Whether diags_print prints warnings (--no-warnings: not); on at first. */
+void diags_show_warnings(bool show);
 
 #endif

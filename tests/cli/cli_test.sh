@@ -57,6 +57,15 @@ t_list_verbose() {
 t_list_verbose_policy() { run 0 -lv 'gpu_mem:access' && out_has 'BYPASS' && out_has 'move_tail'; }
 t_list_with_e() { run 1 -l -e 'BEGIN {}' && err_has '-l cannot be combined with -e'; }
 t_dry_run_ok() { run 0 --dry-run -e 'gdev:kernel_exit { @[kernel] = count(); }' && out_empty && err_empty; }
+# --no-warnings (bpftrace's) drops the program's warnings, not its errors;
+# -q keeps them, as bpftrace's -q does
+t_no_warnings() {
+	run 0 --dry-run -e 'BEGIN { print(@x); }' && err_has 'WARNING: @x is never assigned' &&
+		run 0 -q --dry-run -e 'BEGIN { print(@x); }' && err_has 'WARNING: @x is never assigned' &&
+		run 0 --no-warnings --dry-run -e 'BEGIN { print(@x); }' && err_empty &&
+		run 1 --no-warnings --dry-run -e 'BEGIN { print(@x); @y = 1 + "a"; }' &&
+		err_has 'ERROR' && ! grep -q WARNING "$tmp/err"
+}
 t_dry_run_error() {
 	run 1 --dry-run -e 'gdev:kernel_exit { @[kernel] = count() }}' &&
 	err_has '^stdin:1:' && err_has 'ERROR: syntax error' && out_empty
