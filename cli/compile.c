@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "backend.h"
 #include "dev_lower.h"
@@ -139,9 +140,13 @@ static int compile_host(struct program *prog, const struct options *o,
 	const struct host_api *host = host_module_open(diags);
 	if (!host)
 		return -1;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	struct host_opts opts = { .optimize = true,
 				  .keep_ir = (o->dump & DUMP_IR) != 0, .cpid = o->cpid,
-				  .lib_pid = o->cpid > 0 ? 0 : (int)o->pid };
+				  .lib_pid = o->cpid > 0 ? 0 : (int)o->pid,
+				  .start_ns = (uint64_t)now.tv_sec * 1000000000ull +
+					      (uint64_t)now.tv_nsec };
 	/* the command's program, as bpftrace names it: -c's first word */
 	char cmd[PATH_MAX];
 	if (o->cmd_argv && o->cmd_argv[0]) {

@@ -107,6 +107,9 @@ static struct hval builtin(struct hctx *h, struct node *e)
 	struct hval r = { 0 };
 	if (!strcmp(name, "nsecs")) {
 		r.v = host_helper(h, BPF_H_KTIME_GET_NS, h->i64, NULL, 0);
+	} else if (!strcmp(name, "elapsed")) {
+		r.v = LLVMBuildSub(h->b, host_helper(h, BPF_H_KTIME_GET_NS, h->i64, NULL, 0),
+				   host_const(h, h->opts->start_ns), "elapsed");
 	} else if (!strcmp(name, "pid") || !strcmp(name, "tid")) {
 		LLVMValueRef v = host_helper(h, BPF_H_GET_CURRENT_PID_TGID, h->i64, NULL, 0);
 		r.v = name[0] == 'p' ? LLVMBuildLShr(h->b, v, host_const(h, 32), "")

@@ -57,6 +57,10 @@ struct host_opts {
 	/* the command's program as written (-c's first word, or -- CMD's),
 	 * whose functions watchpoint:FUNC+argN names; NULL for none */
 	const char *cmd;
+	/* where elapsed counts from (CLOCK_MONOTONIC ns, nsecs' clock):
+	 * when gpux started compiling; 0 in the simulator, whose clock
+	 * starts there */
+	uint64_t start_ns;
 };
 
 /* Lower every PLACE_HOST and PLACE_DRIVER probe of prog (checked by
