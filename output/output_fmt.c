@@ -35,7 +35,9 @@ const char *out_username(uint64_t uid, char *buf, size_t len)
 	return buf;
 }
 
-void out_buf(FILE *out, const unsigned char *p)
+/* Every byte as \xNN when hex (printf's %rx), else the printable ones
+ * as they are (%r). */
+static void buf_bytes(FILE *out, const unsigned char *p, bool hex)
 {
 	uint64_t n;
 	memcpy(&n, p, 8);
@@ -43,11 +45,16 @@ void out_buf(FILE *out, const unsigned char *p)
 		n = BUF_MAX;
 	for (uint64_t i = 0; i < n; i++) {
 		unsigned char c = p[8 + i];
-		if (c >= 0x20 && c <= 0x7e)
+		if (!hex && c >= 0x20 && c <= 0x7e)
 			fputc(c, out);
 		else
 			fprintf(out, "\\x%02x", c);
 	}
+}
+
+void out_buf(FILE *out, const unsigned char *p)
+{
+	buf_bytes(out, p, false);
 }
 
 const char *out_macaddr(uint64_t v, char *buf, size_t len)
@@ -88,9 +95,9 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 {
 	char buf[64];
 	size_t n = strlen(spec);
-	if (a->type.kind == TY_BUF && conv == 'r') {
+	if (a->type.kind == TY_BUF && (conv == 'r' || conv == 'R')) {
 		if (a->size >= BUF_SIZE)
-			out_buf(out, rec + a->offset);
+			buf_bytes(out, rec + a->offset, conv == 'R');
 		return;
 	}
 	if (a->type.kind == TY_MACADDR && conv == 's') {
@@ -202,6 +209,10 @@ static void put_printf(FILE *out, const struct host_fmt *fmt, const unsigned cha
 		char conv = *p++;
 		spec[n++] = conv;
 		spec[n] = '\0';
+		if (conv == 'r' && *p == 'x') { /* %rx: a buffer in hex, bpftrace's */
+			conv = 'R';
+			p++;
+		}
 		if (argi >= fmt->nargs ||
 		    fmt->args[argi].offset + fmt->args[argi].size > len) {
 			fputs(spec, out); /* the front end checks counts; be safe */
