@@ -122,9 +122,11 @@ static void print_fields(FILE *out, const struct field *fields, bool device)
 	}
 }
 
-/* Builtins available at this place; on the device, split by uniformity
- * since that decides where a value may be branched on. */
-static void print_builtins(FILE *out, enum place place)
+/* Builtins available at this place and to this runner (a kernel
+ * helper's only in the kernel, the traced program's only there); on the
+ * device, split by uniformity since that decides where a value may be
+ * branched on. */
+static void print_builtins(FILE *out, enum place place, enum runner rn)
 {
 	size_t n;
 	const struct builtin *b = catalog_builtins(&n);
@@ -137,8 +139,9 @@ static void print_builtins(FILE *out, enum place place)
 				    : u == UNIF_UNIFORM ? "builtins [uniform]"
 				    : "builtins [lane-varying]");
 		for (size_t i = 0; i < n; i++)
-			if ((b[i].places & place) &&
-			    (!device || (int)b[i].unif == u))
+			if ((b[i].places & place) && (!device || (int)b[i].unif == u) &&
+			    (!b[i].kernel_only || rn == RUNNER_KERNEL) &&
+			    (!b[i].target_only || rn == RUNNER_TARGET))
 				wrap_word(&w, b[i].name);
 		wrap_end(&w);
 	}
@@ -217,7 +220,8 @@ static void print_verbose(FILE *out, const struct event *e,
 			filter_descs[e->filter].what, name,
 			filter_descs[e->filter].example);
 	print_fields(out, fields, place_is_device(e->place));
-	print_builtins(out, e->place);
+	const struct provider *p = catalog_provider(e->provider);
+	print_builtins(out, e->place, p ? p->runner : RUNNER_GPUX);
 	print_policy(out, e);
 }
 

@@ -57,6 +57,13 @@ t_list_verbose() {
 t_list_verbose_policy() { run 0 -lv 'gpu_mem:access' && out_has 'BYPASS' && out_has 'move_tail'; }
 t_list_with_e() { run 1 -l -e 'BEGIN {}' && err_has '-l cannot be combined with -e'; }
 t_dry_run_ok() { run 0 --dry-run -e 'gdev:kernel_exit { @[kernel] = count(); }' && out_empty && err_empty; }
+# -lv lists the builtins a probe can use: no kernel helper's in BEGIN,
+# no traced program's (gpu) in a uprobe
+t_list_builtins_runner() {
+	run 0 -lv BEGIN && ! grep -qE 'ustack|kstack|curtask|gpu ' "$tmp/out" || fail "BEGIN lists them"
+	run 0 -lv 'uprobe:*' && out_has 'ustack kstack curtask' && ! grep -q ' gpu ' "$tmp/out" ||
+		fail "uprobe's"
+}
 # --no-warnings (bpftrace's) drops the program's warnings, not its errors;
 # -q keeps them, as bpftrace's -q does
 t_no_warnings() {
