@@ -37,8 +37,19 @@ void program_set_args(struct program *prog, char **args, int n)
 int frontend_check(struct program *prog, struct diags *diags,
 		   enum fe_stop stop)
 {
-	if (memchr(prog->src.text, '\0', prog->src.len)) {
-		diag_error_nospan(diags, "the program contains a NUL byte");
+	const char *nul = memchr(prog->src.text, '\0', prog->src.len);
+	if (nul) { /* located, as any other character that cannot be there */
+		struct span sp = { 1, 1, 1, 1 };
+		for (const char *c = prog->src.text; c < nul; c++) {
+			sp.first_column++;
+			if (*c == '\n') {
+				sp.first_line++;
+				sp.first_column = 1;
+			}
+		}
+		sp.last_line = sp.first_line;
+		sp.last_column = sp.first_column + 1;
+		diag_error(diags, sp, "the program contains a NUL byte");
 		return -1;
 	}
 	if (parse_program(prog, diags))

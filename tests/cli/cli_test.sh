@@ -199,7 +199,7 @@ t_json_format_accepted() { run 0 -f json --dry-run -e 'BEGIN {}'; }
 t_no_repl_without_tty() { run 1 && err_has 'no program given'; }
 t_nul_byte() {
 	printf 'BEGIN {\0}' >"$tmp/nul.gpx"
-	run 1 --dry-run "$tmp/nul.gpx" && err_has 'NUL byte'
+	run 1 --dry-run "$tmp/nul.gpx" && err_has 'nul.gpx:1:8-9: ERROR: the program contains a NUL byte$'
 }
 t_errors_then_warnings() {
 	run 1 --dry-run -e 'interval:s:1 { print(@nope); } BEGIN { $x = $y; }' &&
