@@ -9,6 +9,7 @@
 #include "ast_dump.h"
 #include "compile.h"
 #include "frontend.h"
+#include "gpux_commit.h"
 #include "listing.h"
 #include "options.h"
 #include "repl.h"
@@ -150,7 +151,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (o.version) {
-		printf("gpux v%s\n", GPUX_VERSION);
+		if (*GPUX_COMMIT)
+			printf("gpux v%s (%s)\n", GPUX_VERSION, GPUX_COMMIT);
+		else
+			printf("gpux v%s\n", GPUX_VERSION);
 		return 0;
 	}
 	FILE *out = stdout;

@@ -28,7 +28,9 @@ out_lines() { local n; n=$(wc -l <"$tmp/out"); [ "$n" -eq "$1" ] || fail "stdout
 
 t_help() { run 0 -h && out_has '^USAGE:' && out_has -- '--dry-run' && err_empty; }
 t_help_long() { run 0 --help && out_has '^USAGE:'; }
-t_version() { run 0 -V && out_has '^gpux v[0-9]+\.[0-9]+\.[0-9]+$' && out_lines 1; }
+t_version() {
+	run 0 -V && out_has '^gpux v[0-9]+\.[0-9]+\.[0-9]+( \([0-9a-f]+(-dirty)?\))?$' && out_lines 1
+}
 t_no_program() { run 1 && err_has 'no program given' && out_empty; }
 t_bad_option() { run 1 -Z && err_has 'unknown option -Z' && err_has "gpux --help"; }
 t_bad_long_option() { run 1 --bogus && err_has 'unknown option --bogus'; }
