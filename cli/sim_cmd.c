@@ -106,6 +106,7 @@ static int compile_row(char *spec, struct host_obj *obj)
 		prog->src.nfiles = np;
 	}
 	program_set_args(prog, args, na);
+	prog->positional_how = "give it after the policy's file: gpux --sim WORKLOAD policy.gpx:ARG:ARG";
 	return compile_checked(prog, obj);
 }
 

@@ -182,6 +182,9 @@ struct program {
 	struct map_info *maps;
 	char **positional; /* script arguments, $1.. */
 	int npositional;
+	/* how the command line gives them, for a hint (NULL: after the
+	 * script, gpux script.gpx ARG...) */
+	const char *positional_how;
 	bool inspect_exprs; /* a bare expression statement is fine (REPL :type) */
 	bool unsafe;        /* --unsafe: system() is allowed */
 	struct cdefs *cdefs; /* the C definitions before the probes, or NULL */

@@ -302,12 +302,18 @@ static void check_binop(struct tctx *c, struct node *n)
 			n->type = TYPE_I64;
 			return;
 		}
-		if (lt.kind == rt.kind)
+		if (lt.kind == rt.kind) {
 			terr(c, n->span, "operator '%s' is not defined for strings; only == and != compare them",
 			     op_str(op));
-		else
-			terr(c, n->span, "Type mismatch for '%s': comparing '%s' with '%s'",
-			     op_str(op), tname(lt, b1), tname(rt, b2));
+		} else {
+			struct diag *dg = terr(c, n->span, "Type mismatch for '%s': comparing '%s' with '%s'",
+					       op_str(op), tname(lt, b1), tname(rt, b2));
+			const struct node *s = lt.kind == TY_STR ? l : r;
+			int i = s->kind == N_POSITIONAL ? s->u.positional.index : 0;
+			if (i > 0 && i <= c->prog->npositional)
+				diag_hint(dg, "$%d is '%s', which is not a number", i,
+					  c->prog->positional[i - 1]);
+		}
 		return;
 	}
 	if (lt.kind == TY_STACK || rt.kind == TY_STACK || lt.kind == TY_KSYM ||
@@ -425,7 +431,8 @@ void positional_unset(struct tctx *c, const struct node *n)
 		"positional parameter $%d is not given (the program got %d argument%s): it is 0, "
 		"\"\" in str()", n->u.positional.index, c->prog->npositional,
 		c->prog->npositional == 1 ? "" : "s");
-	diag_hint(dg, "pass it after the script: gpux script.gpx ARG...");
+	diag_hint(dg, "%s", c->prog->positional_how ? c->prog->positional_how
+						     : "pass it after the script: gpux script.gpx ARG...");
 }
 
 static void check_positional(struct tctx *c, struct node *n)

@@ -66,6 +66,15 @@ t_list_builtins_runner() {
 	run 0 -lv 'uprobe:*' && out_has 'ustack kstack curtask' && ! grep -q ' gpu ' "$tmp/out" ||
 		fail "uprobe's"
 }
+# a parameter that is not a number where one is compared says so; in
+# --sim, a missing one says how the simulator takes them
+t_positional_hints() {
+	run 1 --dry-run -e 'BEGIN { if (pid == $1) { exit(); } }' abc &&
+		err_has "^HINT: \\\$1 is 'abc', which is not a number$" || return
+	printf 'gpu_mem:activate { if (owner == $1) { return 1; } }\n' >"$tmp/p.gpx"
+	run 0 --sim seq:size=8m,gpu=4m "$tmp/p.gpx" &&
+		err_has "^HINT: give it after the policy's file: gpux --sim WORKLOAD policy.gpx:ARG:ARG$"
+}
 # --no-warnings (bpftrace's) drops the program's warnings, not its errors;
 # -q keeps them, as bpftrace's -q does
 t_no_warnings() {
