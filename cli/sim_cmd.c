@@ -203,18 +203,20 @@ static void print_text(FILE *out, const char *spec, const struct row *rows, int 
 		       uint64_t gpu)
 {
 	fprintf(out, "workload %s, GPU memory %.0f MiB\n\n", spec, mib(gpu));
-	fprintf(out, "%-28s %10s %8s %10s %10s %9s %9s %10s %10s %9s\n", "policy", "faults",
-		"batches", "htod_MiB", "dtoh_MiB", "evictions", "refaults", "prefetched",
-		"est_ms", "speedup");
+	fprintf(out, "%-28s %10s %8s %10s %10s %9s %9s %10s %10s %9s %10s %7s\n", "policy",
+		"faults", "batches", "htod_MiB", "dtoh_MiB", "evictions", "refaults", "prefetched",
+		"est_ms", "speedup", "hooks", "errors");
 	for (int i = 0; i < n; i++) {
 		const struct uvm_stats *s = &rows[i].st;
 		double ms = (double)s->time_ps / 1e9;
 		double base = (double)rows[0].st.time_ps / 1e9;
-		fprintf(out, "%-28s %10llu %8llu %10.1f %10.1f %9llu %9llu %10llu %10.2f %8.2fx\n",
+		fprintf(out, "%-28s %10llu %8llu %10.1f %10.1f %9llu %9llu %10llu %10.2f %8.2fx "
+			"%10llu %7llu\n",
 			rows[i].label, (unsigned long long)s->faults,
 			(unsigned long long)s->batches, mib(s->htod_bytes), mib(s->dtoh_bytes),
 			(unsigned long long)s->evictions, (unsigned long long)s->refaults,
-			(unsigned long long)s->prefetched_pages, ms, ms > 0 ? base / ms : 1.0);
+			(unsigned long long)s->prefetched_pages, ms, ms > 0 ? base / ms : 1.0,
+			(unsigned long long)s->hook_calls, (unsigned long long)s->policy_errors);
 	}
 	bool sched = false;
 	for (int i = 0; i < n; i++)
