@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf_vm.h"
 #include "frontend.h"
 #include "host_loader.h"
+#include "output.h"
+#include "records.h"
 #include "sim_policy.h"
 #include "sources.h"
 
@@ -51,8 +54,9 @@ static int compile_policy(struct program *prog, struct host_obj *obj, struct dia
 	return host->compile(prog, &ho, obj, d);
 }
 
-/* Checks prog, refuses probes the simulator cannot run, compiles it,
- * prints the diagnostics once and frees prog. 0, or -1. */
+/* Checks prog, refuses probes the simulator cannot run, compiles it and
+ * prints the diagnostics once. prog stays the caller's: obj's maps and
+ * formats name its text. 0, or -1. */
 static int compile_checked(struct program *prog, struct host_obj *obj)
 {
 	struct diags d;
@@ -63,12 +67,12 @@ static int compile_checked(struct program *prog, struct host_obj *obj)
 	if (!rc)
 		rc = compile_policy(prog, obj, &d);
 	diags_print(&d, &prog->src, stderr);
-	program_free(prog);
 	return rc ? -1 : 0;
 }
 
-/* "a.gpx:3+b.gpx": the files and the $N arguments of one row. */
-static int compile_row(char *spec, struct host_obj *obj)
+/* "a.gpx:3+b.gpx": the files and the $N arguments of one row, compiled
+ * (*keep: the program, the caller's to free). */
+static int compile_row(char *spec, struct host_obj *obj, struct program **keep)
 {
 	const char *paths[MAX_PARTS];
 	char *args[MAX_PARTS * 4];
@@ -99,6 +103,7 @@ static int compile_row(char *spec, struct host_obj *obj)
 		fputs("gpux: ERROR: out of memory\n", stderr);
 		return -1;
 	}
+	*keep = prog;
 	if (np > 1) {
 		struct source_file *f = arena_alloc(&prog->arena, sizeof(files[0]) * (size_t)np);
 		memcpy(f, files, sizeof(files[0]) * (size_t)np);
@@ -110,8 +115,73 @@ static int compile_row(char *spec, struct host_obj *obj)
 	return compile_checked(prog, obj);
 }
 
+/* What a policy prints (printf, print(), its maps at the end), as a run
+ * on a driver would: on out, before the table. */
+struct row_out {
+	FILE *out;
+	bool json;
+	const struct host_obj *obj;
+	struct sim_policy *p;
+	struct rec_state rs;
+};
+
+static struct vm_map *row_map(struct row_out *o, int map)
+{
+	return map >= 0 && map < o->obj->nmaps
+		       ? vm_map_by_name(sim_policy_vm(o->p), o->obj->maps[map].name)
+		       : NULL;
+}
+
+static int row_print(void *ctx, int map, uint64_t top, uint64_t div)
+{
+	struct row_out *o = ctx;
+	if (map < 0 || map >= o->obj->nmaps)
+		return -1;
+	return out_map(o->out, o->json, sim_policy_vm(o->p), &o->obj->maps[map], top, div);
+}
+
+static void row_clear(void *ctx, int map)
+{
+	struct row_out *o = ctx;
+	struct vm_map *m = row_map(o, map);
+	if (m)
+		vm_map_clear(sim_policy_vm(o->p), m);
+}
+
+static void row_zero(void *ctx, int map)
+{
+	struct row_out *o = ctx;
+	struct vm_map *m = row_map(o, map);
+	if (m)
+		vm_map_zero(sim_policy_vm(o->p), m);
+}
+
+static int by_map_name(const void *a, const void *b)
+{
+	return strcmp((*(const struct host_map *const *)a)->name,
+		      (*(const struct host_map *const *)b)->name);
+}
+
+/* Every map, by name, after END: what a run prints at its exit. */
+static void row_maps(struct row_out *o)
+{
+	const struct host_map **v = malloc(((size_t)o->obj->nmaps + 1) * sizeof(*v));
+	if (!v)
+		return;
+	for (int i = 0; i < o->obj->nmaps; i++)
+		v[i] = &o->obj->maps[i];
+	qsort(v, (size_t)o->obj->nmaps, sizeof(*v), by_map_name);
+	if (o->obj->nmaps && !o->json)
+		fputs("\n\n", o->out);
+	for (int i = 0; i < o->obj->nmaps; i++)
+		out_map(o->out, o->json, sim_policy_vm(o->p), v[i], 0, 0);
+	free(v);
+	fflush(o->out);
+}
+
 /* One policy (NULL: the default) through the whole workload. */
-static int run_row(const char *spec, const struct host_obj *obj, struct row *r)
+static int run_row(const char *spec, const struct host_obj *obj, struct row *r,
+		   struct row_out *ro)
 {
 	char err[512];
 	struct workload *w;
@@ -129,8 +199,16 @@ static int run_row(const char *spec, const struct host_obj *obj, struct row *r)
 	int rc = -1;
 	if (obj) {
 		if (sim_policy_new(obj, (uint32_t)(gpu >> 21 < 2 ? 2 : gpu >> 21), ten,
-				   WL_MAX_TENANTS, &p, err, sizeof(err)) ||
-		    sim_policy_begin(p, err, sizeof(err))) {
+				   WL_MAX_TENANTS, &p, err, sizeof(err))) {
+			fprintf(stderr, "gpux: ERROR: %s: %s\n", r->label, err);
+			goto out;
+		}
+		ro->obj = obj;
+		ro->p = p;
+		ro->rs = (struct rec_state){ .out = ro->out, .json = ro->json, .obj = obj };
+		ro->rs.maps = (struct rec_maps){ row_print, row_clear, row_zero, ro };
+		sim_policy_set_output(p, rec_handle, &ro->rs);
+		if (sim_policy_begin(p, err, sizeof(err))) {
 			fprintf(stderr, "gpux: ERROR: %s: %s\n", r->label, err);
 			goto out;
 		}
@@ -182,6 +260,7 @@ static int run_row(const char *spec, const struct host_obj *obj, struct row *r)
 		sim_policy_set_model(p, u);
 		if (sim_policy_end(p, err, sizeof(err)))
 			fprintf(stderr, "gpux: WARNING: %s: %s\n", r->label, err);
+		row_maps(ro);
 		const char *first;
 		r->failures = sim_policy_failures(p, &first);
 		if (r->failures)
@@ -287,32 +366,42 @@ int sim_command(const struct options *o, FILE *out)
 	if (!rows)
 		return 1;
 	int rc = 0;
+	struct row_out ro = { .out = out, .json = o->format == FMT_JSON };
 	rows[0].label = "default";
-	if (run_row(o->sim, NULL, &rows[0]))
+	if (run_row(o->sim, NULL, &rows[0], &ro))
 		rc = 1;
 	for (int i = 1; !rc && i < n; i++) {
 		bool e = o->program && i == n - 1;
 		rows[i].label = e ? "-e" : o->more_files[i - 1];
 		struct host_obj obj;
 		memset(&obj, 0, sizeof(obj));
+		struct program *prog = NULL;
 		int crc;
 		if (e) {
-			struct program *prog = program_new("stdin", o->program, strlen(o->program));
+			prog = program_new("stdin", o->program, strlen(o->program));
 			crc = prog ? compile_checked(prog, &obj) : -1;
 		} else {
 			char *spec = strdup(rows[i].label);
-			crc = spec ? compile_row(spec, &obj) : -1;
+			crc = spec ? compile_row(spec, &obj, &prog) : -1;
 			free(spec);
 		}
-		if (crc || run_row(o->sim, &obj, &rows[i]))
+		/* several policies: whose output follows */
+		if (!crc && n > 2 && !ro.json)
+			fprintf(out, "%s%s:\n", i > 1 ? "\n" : "", rows[i].label);
+		if (crc || run_row(o->sim, &obj, &rows[i], &ro))
 			rc = 1;
 		host_obj_free(&obj);
+		if (prog)
+			program_free(prog);
 	}
 	if (!rc) {
 		if (o->format == FMT_JSON)
 			print_json(out, o->sim, rows, n, gpu);
-		else
+		else {
+			if (n > 1) /* after what the policies printed */
+				fputc('\n', out);
 			print_text(out, o->sim, rows, n, gpu);
+		}
 	}
 	free(rows);
 	return rc;

@@ -93,6 +93,8 @@ struct sim_policy {
 	int niv;
 	uint64_t failures;
 	char first_err[256];
+	sim_rec_fn rec;                  /* NULL: records dropped */
+	void *rec_arg;
 };
 
 /* ---- layout ---- */
@@ -574,7 +576,7 @@ void sim_policy_free(struct sim_policy *p)
 static int run_section(struct sim_policy *p, const char *sec, char *err, size_t errlen)
 {
 	int rc = vm_run(p->vm, sec, NULL, 0, NULL);
-	vm_ring_drain(p->vm, drop_record, NULL);
+	vm_ring_drain(p->vm, p->rec ? p->rec : drop_record, p->rec_arg);
 	if (rc && rc != VM_ENOPROG) {
 		snprintf(err, errlen, "%s: %s", sec, vm_last_error(p->vm));
 		return -1;
@@ -604,11 +606,22 @@ void sim_policy_tick(struct sim_policy *p, uint64_t now)
 				snprintf(p->first_err, sizeof(p->first_err), "interval: %s",
 					 vm_last_error(p->vm));
 		}
-	vm_ring_drain(p->vm, drop_record, NULL);
+	vm_ring_drain(p->vm, p->rec ? p->rec : drop_record, p->rec_arg);
 }
 
 uint64_t sim_policy_failures(const struct sim_policy *p, const char **first)
 {
 	*first = p->first_err;
 	return p->failures;
+}
+
+void sim_policy_set_output(struct sim_policy *p, sim_rec_fn fn, void *arg)
+{
+	p->rec = fn;
+	p->rec_arg = arg;
+}
+
+struct vm *sim_policy_vm(struct sim_policy *p)
+{
+	return p->vm;
 }

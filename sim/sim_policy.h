@@ -40,5 +40,11 @@ int sim_policy_end(struct sim_policy *p, char *err, size_t errlen);
 void sim_policy_tick(struct sim_policy *p, uint64_t now_ns);
 /* Programs that failed (the default then stood), and the first message. */
 uint64_t sim_policy_failures(const struct sim_policy *p, const char **first);
+/* Where the programs' ring records go (printf, print(), exit()...), as
+ * the VM drains them; dropped until this is set. */
+typedef int (*sim_rec_fn)(void *arg, const void *data, size_t len);
+void sim_policy_set_output(struct sim_policy *p, sim_rec_fn fn, void *arg);
+/* The VM holding the policy's maps, for printing them. */
+struct vm *sim_policy_vm(struct sim_policy *p);
 
 #endif

@@ -25,6 +25,11 @@ err_has() { grep -qE -- "$1" "$tmp/err" || { cat "$tmp/err"; fail "stderr lacks 
 out_empty() { [ ! -s "$tmp/out" ] || { cat "$tmp/out"; fail "stdout not empty"; }; }
 err_empty() { [ ! -s "$tmp/err" ] || { cat "$tmp/err"; fail "stderr not empty"; }; }
 out_lines() { local n; n=$(wc -l <"$tmp/out"); [ "$n" -eq "$1" ] || fail "stdout has $n lines, expected $1"; }
+# --sim's table: its lines from "workload" on (the policies' output comes before)
+table_lines() {
+	local n; n=$(sed -n '/^workload /,$p' "$tmp/out" | wc -l)
+	[ "$n" -eq "$1" ] || { cat "$tmp/out"; fail "the table has $n lines, expected $1"; }
+}
 
 t_help() { run 0 -h && out_has '^USAGE:' && out_has -- '--dry-run' && err_empty; }
 t_help_long() { run 0 --help && out_has '^USAGE:'; }
@@ -74,6 +79,15 @@ t_positional_hints() {
 	printf 'gpu_mem:activate { if (owner == $1) { return 1; } }\n' >"$tmp/p.gpx"
 	run 0 --sim seq:size=8m,gpu=4m "$tmp/p.gpx" &&
 		err_has "^HINT: give it after the policy's file: gpux --sim WORKLOAD policy.gpx:ARG:ARG$"
+}
+# a policy's printf, print() and maps in --sim, as a run on a driver
+# prints them, before the table (which now says its hook calls)
+t_sim_policy_output() {
+	printf 'gpu_mem:activate { @a = count(); if (@a == 1) { printf("first\\n"); } }\nEND { print(@a); }\n' >"$tmp/p.gpx"
+	run 0 --sim seq:size=8m,gpu=4m "$tmp/p.gpx" || return
+	head -n 6 "$tmp/out" >"$tmp/head"
+	printf 'first\n@a: 8\n\n\n@a: 8\n\n' | diff - "$tmp/head" || fail "the policy's output"
+	grep -qE "^$tmp/p.gpx +4096 .* 8 +0$" "$tmp/out" || { cat "$tmp/out"; fail "hooks and errors"; }
 }
 # --no-warnings (bpftrace's) drops the program's warnings, not its errors;
 # -q keeps them, as bpftrace's -q does
@@ -288,7 +302,7 @@ t_sim_policy_rows() {
 	printf 'gpu_mem:activate { move_head(chunk); }\n' >"$tmp/mru.gpx"
 	printf 'gpu_mem:prefetch { set_prefetch_region(max_first, max_outer); return BYPASS; }\n' >"$tmp/max.gpx"
 	run 0 --sim seq:size=16m,gpu=8m,passes=2 "$tmp/mru.gpx" "$tmp/max.gpx" "$tmp/mru.gpx+$tmp/max.gpx" &&
-	err_empty && out_lines 7 &&
+	err_empty && table_lines 7 && out_has "^$tmp/mru.gpx:$" &&
 	out_has "^$tmp/max.gpx +4096 +16 +32\.0 +24\.0 +12 +2048 +4096 " && out_has "^$tmp/mru.gpx\+$tmp/max.gpx +[0-9]+ "
 }
 t_sim_json() {
@@ -304,7 +318,7 @@ t_sim_sched() {
 }
 t_sim_args() {
 	printf 'gpu_mem:access /@n[chunk]++ > $1/ { move_tail(chunk); return BYPASS; }\n' >"$tmp/lfu.gpx"
-	run 0 --sim hotcold:size=16m,gpu=8m,passes=3 "$tmp/lfu.gpx:2" && err_empty && out_lines 5
+	run 0 --sim hotcold:size=16m,gpu=8m,passes=3 "$tmp/lfu.gpx:2" && err_empty && table_lines 5
 }
 # Moves in evict_prepare: `head` is read again after each. Three chunks,
 # blocks A B C D touched in turn: D's fault finds A B C; the first move

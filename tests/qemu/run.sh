@@ -88,7 +88,10 @@ sim() {
 import json, sys
 want, keys = sys.argv[1], sys.argv[2].split()
 for line in sys.stdin:
-    d = json.loads(line)["data"]
+    r = json.loads(line)
+    if r.get("type") != "sim":  # the policy's own output (printf, maps)
+        continue
+    d = r["data"]
     if (d["policy"] == "default") == (want == ""):
         print(" ".join("%s=%s" % (k, d[k]) for k in keys) + " ")
         break' "$1" "$keys"
@@ -103,7 +106,10 @@ sim_tenants() {
 	"$gpux" -f json --sim "$2" "$1" 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
-    d = json.loads(line)["data"]
+    r = json.loads(line)
+    if r.get("type") != "sim":
+        continue
+    d = r["data"]
     if d["policy"] != "default":
         for t in d.get("tenants", []):
             print(t["pid"], "%d/%d/%d/%d" % (t["timeslice_us"], t["interleave"], t["finish_us"], t["rejected"]))' | sort
