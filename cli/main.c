@@ -164,6 +164,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpux: ERROR: cannot open %s: %s\n", o.output, strerror(errno));
 		return 1;
 	}
+	/* -B: before anything is written there */
+	if (o.buffering != BUF_DEFAULT)
+		setvbuf(out, NULL, o.buffering == BUF_LINE ? _IOLBF : o.buffering == BUF_FULL ? _IOFBF
+											: _IONBF,
+			0);
 	int rc;
 	if (o.list)
 		rc = do_list(&o, out);

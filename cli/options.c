@@ -43,6 +43,8 @@ void options_usage(FILE *out)
 "                   (docs/TIMELINE.md); the output stays text on stdout\n"
 "    -o FILE        write program output to FILE (-f perfetto: the timeline)\n"
 "    -q             quiet: no informational messages\n"
+"    -B MODE        output buffering: line (the default on a terminal), full\n"
+"                   or none\n"
 "    --repl         start the interactive prompt even without a terminal;\n"
 "                   with -c CMD, -- CMD ARGS or -p PID, probes entered attach\n"
 "                   to that program live (docs/REPL.md)\n"
@@ -197,7 +199,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 	optind = 1;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(end, argv, ":e:ld:c:p:f:o:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(end, argv, ":e:ld:c:p:f:o:qvhVB:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (o->program)
@@ -228,6 +230,16 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 			break;
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = true; break;
+		case 'B':
+			if (!strcmp(optarg, "line"))
+				o->buffering = BUF_LINE;
+			else if (!strcmp(optarg, "full"))
+				o->buffering = BUF_FULL;
+			else if (!strcmp(optarg, "none"))
+				o->buffering = BUF_NONE;
+			else
+				return usage_error(err, "-B must be either 'line', 'full', or 'none', not '%s'", optarg);
+			break;
 		case 'h': o->help = true; break;
 		case 'V': o->version = true; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;

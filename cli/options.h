@@ -18,6 +18,9 @@ enum dump_stage {
 	DUMP_PTX = 1 << 5,      /* the JIT's PTX module */
 };
 
+/* -B: how the program's output is buffered (stdio's default when unset) */
+enum buffering { BUF_DEFAULT, BUF_LINE, BUF_FULL, BUF_NONE };
+
 struct options {
 	const char *program;   /* -e text */
 	const char *file;      /* script path ("-" = stdin) */
@@ -34,6 +37,7 @@ struct options {
 	bool unsafe;           /* --unsafe: system() may run commands */
 	bool no_cache;         /* --no-cache: the runtime's module cache is off */
 	bool no_warnings;      /* --no-warnings: the program's warnings are not printed */
+	enum buffering buffering; /* -B */
 	const char *emit_dir;  /* --emit: write objects and PTX here */
 	const char *command;   /* -c */
 	char **cmd_argv;       /* after -- */

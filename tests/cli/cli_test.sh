@@ -89,6 +89,13 @@ t_sim_policy_output() {
 	printf 'first\n@a: 8\n\n\n@a: 8\n\n' | diff - "$tmp/head" || fail "the policy's output"
 	grep -qE "^$tmp/p.gpx +4096 .* 8 +0$" "$tmp/out" || { cat "$tmp/out"; fail "hooks and errors"; }
 }
+# -B line|full|none (bpftrace's): accepted, the output as without it
+t_buffering() {
+	for m in line full none; do
+		run 0 -B $m -e 'BEGIN { printf("x\n"); exit(); }' && out_has '^x$' || return
+	done
+	run 1 -B bogus -e 'BEGIN {}' && err_has "-B must be either 'line', 'full', or 'none', not 'bogus'"
+}
 # --no-warnings (bpftrace's) drops the program's warnings, not its errors;
 # -q keeps them, as bpftrace's -q does
 t_no_warnings() {
