@@ -104,6 +104,10 @@ static int do_program(const struct options *o, FILE *out)
 	}
 	program_set_args(prog, o->args, o->nargs);
 	prog->unsafe = o->unsafe;
+	prog->include_dirs = (char **)o->include_dirs;
+	prog->ninclude_dirs = o->ninclude_dirs;
+	prog->include_files = (char **)o->include_files;
+	prog->ninclude_files = o->ninclude_files;
 	/* Code generation runs for a dry run too: it proves the program
 	 * compiles all the way, not only that it checks. */
 	bool codegen = o->dry_run || o->emit_dir || (o->dump & ~(DUMP_AST | DUMP_TYPES));

@@ -32,6 +32,8 @@ void options_usage(FILE *out)
 "    --unsafe       allow system(), which runs shell commands\n"
 "    --emit DIR     write the compiled objects and PTX into DIR\n"
 "    --no-warnings  do not print the program's warnings (bpftrace's option)\n"
+"    -I DIR         where #include looks too (the C preprocessor's -I)\n"
+"    --include FILE #include FILE before the script\n"
 "    --no-cache     neither use nor fill the cache of instrumented modules\n"
 "                   (GPUX_CACHE_DIR, else ~/.cache/gpux; GPUX_CACHE_MAX_MB)\n"
 "    -c CMD         run CMD (a shell command line) and trace it\n"
@@ -116,7 +118,19 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 }
 
 enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM, OPT_UNSAFE, OPT_NO_CACHE,
-       OPT_EXPORT, OPT_EXPORT_INTERVAL, OPT_EXPORT_MAX_SERIES, OPT_NO_WARNINGS };
+       OPT_EXPORT, OPT_EXPORT_INTERVAL, OPT_EXPORT_MAX_SERIES, OPT_NO_WARNINGS, OPT_INCLUDE };
+
+/* -I DIR, --include FILE: kept for the C preprocessor, which a shell
+ * runs (a quote cannot be in one) */
+static int add_cpp_path(char **v, int *n, const char *what, char *arg, FILE *err)
+{
+	if (strchr(arg, '\''))
+		return usage_error(err, "%s cannot hold a single quote", what);
+	if (*n == 16)
+		return usage_error(err, "%s is given more than 16 times", what);
+	v[(*n)++] = arg;
+	return 0;
+}
 
 /* --export SPEC, its kind checked here so that a mistake is a usage error. */
 static int parse_export(struct options *o, const char *arg, FILE *err)
@@ -181,6 +195,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		{ "unsafe", no_argument, NULL, OPT_UNSAFE },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ "no-warnings", no_argument, NULL, OPT_NO_WARNINGS },
+		{ "include", required_argument, NULL, OPT_INCLUDE },
 		{ "export", required_argument, NULL, OPT_EXPORT },
 		{ "export-interval", required_argument, NULL, OPT_EXPORT_INTERVAL },
 		{ "export-max-series", required_argument, NULL, OPT_EXPORT_MAX_SERIES },
@@ -199,7 +214,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 	optind = 1;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(end, argv, ":e:ld:c:p:f:o:qvhVB:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(end, argv, ":e:ld:c:p:f:o:qvhVB:I:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (o->program)
@@ -246,6 +261,14 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		case OPT_UNSAFE: o->unsafe = true; break;
 		case OPT_NO_CACHE: o->no_cache = true; break;
 		case OPT_NO_WARNINGS: o->no_warnings = true; break;
+		case 'I':
+			if (add_cpp_path(o->include_dirs, &o->ninclude_dirs, "-I", optarg, err))
+				return -1;
+			break;
+		case OPT_INCLUDE:
+			if (add_cpp_path(o->include_files, &o->ninclude_files, "--include", optarg, err))
+				return -1;
+			break;
 		case OPT_REPL: o->repl = true; break;
 		case OPT_EMIT: o->emit_dir = optarg; break;
 		case OPT_SIM: o->sim = optarg; break;

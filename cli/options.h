@@ -38,6 +38,9 @@ struct options {
 	bool no_cache;         /* --no-cache: the runtime's module cache is off */
 	bool no_warnings;      /* --no-warnings: the program's warnings are not printed */
 	enum buffering buffering; /* -B */
+	/* -I DIR and --include FILE, in order (argv's strings) */
+	char *include_dirs[16], *include_files[16];
+	int ninclude_dirs, ninclude_files;
 	const char *emit_dir;  /* --emit: write objects and PTX here */
 	const char *command;   /* -c */
 	char **cmd_argv;       /* after -- */

@@ -185,6 +185,10 @@ struct program {
 	/* how the command line gives them, for a hint (NULL: after the
 	 * script, gpux script.gpx ARG...) */
 	const char *positional_how;
+	/* -I DIR and --include FILE: where #include looks, what is
+	 * included before the script (the C preprocessor's -I, -include) */
+	char **include_dirs, **include_files;
+	int ninclude_dirs, ninclude_files;
 	bool inspect_exprs; /* a bare expression statement is fine (REPL :type) */
 	bool unsafe;        /* --unsafe: system() is allowed */
 	struct cdefs *cdefs; /* the C definitions before the probes, or NULL */

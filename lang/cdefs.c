@@ -228,7 +228,6 @@ static char *run_cpp(struct program *prog, struct diags *d, size_t *outlen)
 		diag_error_nospan(d, "cannot write a temporary file for #include");
 		return NULL;
 	}
-	char cmd[512];
 	const char *dir = prog->src.name ? prog->src.name : "";
 	const char *slash = strrchr(dir, '/');
 	char incdir[256] = ".";
@@ -238,8 +237,14 @@ static char *run_cpp(struct program *prog, struct diags *d, size_t *outlen)
 	int efd = mkstemp(err_path);
 	if (efd >= 0)
 		close(efd);
-	snprintf(cmd, sizeof(cmd), "${GPUX_CPP:-cpp} -dD -x c -I'%s' - < '%s' 2> '%s'", incdir,
-		 in_path, efd >= 0 ? err_path : "/dev/null");
+	/* -I DIR, --include FILE: each word quoted for the shell */
+	char *opts = arena_printf(&prog->arena, "-I'%s'", incdir);
+	for (int i = 0; i < prog->ninclude_dirs; i++)
+		opts = arena_printf(&prog->arena, "%s -I'%s'", opts, prog->include_dirs[i]);
+	for (int i = 0; i < prog->ninclude_files; i++)
+		opts = arena_printf(&prog->arena, "%s -include '%s'", opts, prog->include_files[i]);
+	char *cmd = arena_printf(&prog->arena, "${GPUX_CPP:-cpp} -dD -x c %s - < '%s' 2> '%s'", opts,
+				 in_path, efd >= 0 ? err_path : "/dev/null");
 	FILE *pp = popen(cmd, "r");
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -271,8 +276,12 @@ static char *run_cpp(struct program *prog, struct diags *d, size_t *outlen)
 
 int cdefs_build(struct program *prog, struct diags *d)
 {
+	/* --include FILE: the preprocessor reads it before the script, which
+	 * may have no C of its own */
+	if (prog->ninclude_files && !prog->text_only)
+		cdefs_of(prog)->includes = true;
 	struct cdefs *c = prog->cdefs;
-	if (!c || !c->parts)
+	if (!c || (!c->parts && !c->includes))
 		return 0;
 	if (c->includes && prog->text_only) {
 		diag_error(d, c->parts->span, "#include and conditionals are not read here");

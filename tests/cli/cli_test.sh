@@ -89,6 +89,11 @@ t_sim_policy_output() {
 	printf 'first\n@a: 8\n\n\n@a: 8\n\n' | diff - "$tmp/head" || fail "the policy's output"
 	grep -qE "^$tmp/p.gpx +4096 .* 8 +0$" "$tmp/out" || { cat "$tmp/out"; fail "hooks and errors"; }
 }
+# -I and --include reach a shell through the preprocessor: a quote in
+# one is refused
+t_include_quote() {
+	run 1 -I "a'b" -e 'BEGIN {}' && err_has "-I cannot hold a single quote"
+}
 # -B line|full|none (bpftrace's): accepted, the output as without it
 t_buffering() {
 	for m in line full none; do
