@@ -125,7 +125,7 @@ t_pid() { # a process that cannot exist (above any pid_max): nothing to load the
 	err_has '^stdin: ERROR: cannot attach to pid 4000000: no such process$'
 }
 t_host_probes() {
-	run 1 -e "uprobe:/bin/sh:main { @x = count(); } gdev:kernel_exit { @x = count(); }" -- "$FAKE" counts &&
+	run 1 -e "uprobe:libc:realloc { @x = count(); } gdev:kernel_exit { @x = count(); }" -- "$FAKE" counts &&
 	out_empty && err_has '^stdin:1:58-60: ERROR: @x is also used by uprobes or tracepoints \(in the kernel\): one map cannot be shared between kernel probes and gdev: or cuda: probes yet$'
 }
 t_no_runtime() {
