@@ -84,8 +84,8 @@ static int state; /* 0 not tried, 1 on, -1 off */
 static bool owner;
 static CUpti_BuffersCallbackRequestFunc fwd_requested;
 static CUpti_BuffersCallbackCompleteFunc fwd_completed;
-#define MAX_OWNERS 16
-static struct rt_cupti_peer peers[MAX_OWNERS];
+#define MAX_PEERS 16
+static struct rt_cupti_peer peers[MAX_PEERS];
 static int npeers;
 static char lib_path[4096]; /* the libcupti this instance opened */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  /* names, delivery, the start */
@@ -394,7 +394,7 @@ void rt_cupti_flush(bool now)
 void rt_cupti_set_peers(const struct rt_cupti_peer *p, int n)
 {
 	pthread_mutex_lock(&lock);
-	npeers = n < MAX_OWNERS ? n : MAX_OWNERS;
+	npeers = n < MAX_PEERS ? n : MAX_PEERS;
 	memcpy(peers, p, (size_t)npeers * sizeof(*peers));
 	pthread_mutex_unlock(&lock);
 }
