@@ -263,11 +263,11 @@ static int resolve_usdt(struct pctx *c, struct node *an, char **parts, int npart
 		diag_hint(dg, "for example %s:/usr/bin/python3:function__entry", at->prov->name);
 		return -1;
 	}
-	at->usdt_provider = nparts == 4 ? parts[2] : "*";
+	/* an empty provider (usdt:BIN::probe) is any, as in bpftrace */
+	at->usdt_provider = nparts == 4 && *parts[2] ? parts[2] : "*";
 	at->usdt_probe = parts[nparts - 1];
-	if (!*at->usdt_provider || !*at->usdt_probe) {
-		diag_error(c->diags, an->span, "empty %s in '%s'",
-			   *at->usdt_probe ? "provider" : "probe name", at->text);
+	if (!*at->usdt_probe) {
+		diag_error(c->diags, an->span, "empty probe name in '%s'", at->text);
 		return -1;
 	}
 	add_event(c, at, catalog_event(at->prov, NULL));
