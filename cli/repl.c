@@ -505,6 +505,21 @@ static void run_command(struct repl *r, const char *line)
 	free(arg);
 }
 
+/* "help" or "quit" alone, as other prompts take them: the command,
+ * said once how it is written here. */
+static bool bare_command(struct repl *r, const char *p)
+{
+	size_t n = strcspn(p, " \t\r\n\v\f");
+	if (p[n + strspn(p + n, " \t\r\n\v\f")] ||
+	    !((n == 4 && !strncmp(p, "help", 4)) || (n == 4 && !strncmp(p, "quit", 4))))
+		return false;
+	fprintf(stderr, "gpux: commands start with ':' here (:%.*s)\n", (int)n, p);
+	char cmd[8];
+	snprintf(cmd, sizeof(cmd), ":%.*s", (int)n, p);
+	run_command(r, cmd);
+	return true;
+}
+
 /* ---- the loop ---- */
 
 /* Line editing, Ctrl-C handling and history, loaded from $HOME (none
@@ -553,10 +568,13 @@ int repl_run(FILE *in, FILE *out, bool use_readline, const struct options *o)
 		free(r.ctx);
 		return 1;
 	}
-	if (r.rl)
+	if (r.rl) {
 		readline_open(&r);
-	else if (r.live)
+		fprintf(out, "gpux %s: probes and statements, :help for commands, Ctrl-D to leave\n",
+			GPUX_VERSION);
+	} else if (r.live) {
 		repl_live_signals();
+	}
 	size_t len = 0;
 	char *line = NULL;
 	while (!r.quit) {
@@ -575,8 +593,8 @@ int repl_run(FILE *in, FILE *out, bool use_readline, const struct options *o)
 		if (r.live && repl_live_map_line(&r, p)) {
 			free(line);
 			line = NULL;
-		} else if (*p == ':' || !*p) {
-			if (*p)
+		} else if (*p == ':' || !*p || bare_command(&r, p)) {
+			if (*p == ':')
 				run_command(&r, p);
 			free(line);
 			line = NULL;
