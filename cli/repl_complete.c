@@ -517,8 +517,11 @@ char **repl_rl_complete(const char *text, int start, int end)
 		return NULL;
 	/* "gdev:" and "threadIdx." go on; a space would end them */
 	const char *only = rl_cands.n == 1 ? rl_cands.v[0] : NULL;
+	const struct builtin *b = only ? catalog_builtin(only) : NULL;
 	if (only && *only && strchr(":.", only[strlen(only) - 1]))
 		rl_completion_append_character = '\0';
+	else if (b && b->type.kind == TY_DIM3) /* threadIdx: its .x, .y, .z follow */
+		rl_completion_append_character = '.';
 	char **m = rl_completion_matches(text, next_match);
 	repl_cands_free(&rl_cands);
 	return m;
