@@ -89,7 +89,7 @@ import json, sys
 want, keys = sys.argv[1], sys.argv[2].split()
 for line in sys.stdin:
     r = json.loads(line)
-    if r.get("type") != "sim":  # the policy's own output (printf, maps)
+    if r.get("type") != "sim":  # the policy output itself (printf, maps)
         continue
     d = r["data"]
     if (d["policy"] == "default") == (want == ""):
