@@ -87,6 +87,8 @@ bool diags_has_error_at(const struct diags *d, struct span sp)
 	return false;
 }
 
+#define ECHO_MAX 400 /* bytes of a source line echoed whole */
+
 static void print_one(const struct diag *dg, const struct source *src,
 		      FILE *out)
 {
@@ -106,12 +108,25 @@ static void print_one(const struct diag *dg, const struct source *src,
 		size_t len = 0;
 		const char *line = source_line(src, sp->first_line, &len);
 		if (line) {
-			fprintf(out, "%.*s\n", (int)len, line);
-			int col;
-			for (col = 1; col < sp->first_column; col++)
-				fputc(line[col - 1] == '\t' && (size_t)col <= len
-					      ? '\t' : ' ', out);
-			for (; col < sp->last_column; col++)
+			/* a line too long to read (a generated program's) is
+			 * shown around the span, "..." where it is cut */
+			size_t from = 0, to = len, a = (size_t)sp->first_column - 1;
+			size_t b = (size_t)sp->last_column - 1;
+			if (len > ECHO_MAX) {
+				from = a > ECHO_MAX / 2 ? a - ECHO_MAX / 2 : 0;
+				to = b < len - ECHO_MAX / 2 ? b + ECHO_MAX / 2 : len;
+				if (to - from > 2 * ECHO_MAX)
+					to = from + 2 * ECHO_MAX;
+			}
+			fprintf(out, "%s%.*s%s\n", from ? "..." : "", (int)(to - from), line + from,
+				to < len ? "..." : "");
+			if (from)
+				fputs("   ", out);
+			size_t col;
+			for (col = from + 1; col < (size_t)sp->first_column; col++)
+				fputc(line[col - 1] == '\t' && col <= len ? '\t' : ' ', out);
+			/* a span may end past the line (end of file) */
+			for (; col < (size_t)sp->last_column && (to == len || col <= to); col++)
 				fputc('~', out);
 			fputc('\n', out);
 		}

@@ -94,6 +94,16 @@ t_sim_policy_output() {
 t_include_quote() {
 	run 1 -I "a'b" -e 'BEGIN {}' && err_has "-I cannot hold a single quote"
 }
+# an error on a line of 80 KB (a generated program) echoes the part
+# around it, cut with "...", the marks still under the span
+t_long_line_error() {
+	python3 -c "print('BEGIN { ' + '@a = 1; ' * 5000 + '@b = 1 + \"x\"; ' + '@c = 2; ' * 5000 + '}')" >"$tmp/long.gpx"
+	run 1 --dry-run "$tmp/long.gpx" && err_has "long.gpx:1:40014-40021: ERROR: Type mismatch" || return
+	local n; n=$(sed -n 2p "$tmp/err" | wc -c)
+	[ "$n" -lt 1000 ] || fail "the echoed line has $n bytes"
+	local at; at=$(sed -n 2p "$tmp/err" | grep -bo '1 + "x"' | cut -d: -f1)
+	[ "$(sed -n 3p "$tmp/err" | grep -bo '~~~~~~~' | cut -d: -f1)" = "$at" ] || fail "the marks"
+}
 # -B line|full|none (bpftrace's): accepted, the output as without it
 t_buffering() {
 	for m in line full none; do
