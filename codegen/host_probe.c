@@ -581,10 +581,12 @@ static int check_usym(struct hctx *h, const struct node *an)
 			 at->event);
 		return -1;
 	}
-	const char *fn = at->ufunc ? at->ufunc : at->filter; /* FUNC+0 names FUNC */
-	const char *whole = !at->uaddr && !at->uoffset && fn && !strpbrk(fn, "*?[") ? fn : NULL;
-	if ((!at->uaddr && !at->uoffset && !(running && whole)) ||
-	    host_usym_resolve(path, whole ? whole : at->ufunc, at->uoffset,
+	/* FUNC+0 names FUNC; a glob is matched when attaching */
+	const char *fn = at->ufunc ? at->ufunc : at->filter;
+	bool at_offset = at->uaddr || at->uoffset;
+	if (!at_offset && (!running || !fn || strpbrk(fn, "*?[")))
+		return 0;
+	if (host_usym_resolve(path, at->uaddr ? NULL : fn, at->uoffset,
 			      at->prov->attach == ATTACH_URETPROBE, &us, err, sizeof(err)) == 0)
 		return 0;
 	host_err(h, an, "%s", err);
