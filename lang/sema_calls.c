@@ -323,8 +323,7 @@ static struct type chk_str(struct tctx *c, struct node *call, const struct fn *f
 		return str_positional(c, call, a);
 	/* str(args.filename): bpftrace reads a tracepoint's string through
 	 * str(); args.NAME is that string already, which str() passes on */
-	if (a && a->kind == N_FIELD && a->u.field.base->kind == N_IDENT &&
-	    !strcmp(a->u.field.base->u.ident.name, "args")) {
+	if (a && sema_is_args_field(c, a)) {
 		check_expr(c, a);
 		if (a->type.kind == TY_STR) {
 			if (call->u.call.nargs == 2)

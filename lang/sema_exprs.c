@@ -136,6 +136,13 @@ static void check_ident(struct tctx *c, struct node *n)
 	explain_unknown(c, n);
 }
 
+bool sema_is_args_field(const struct tctx *c, const struct node *n)
+{
+	const struct node *base = n->kind == N_FIELD ? n->u.field.base : NULL;
+	return base && base->kind == N_IDENT && !strcmp(base->u.ident.name, "args") &&
+	       is_tracepoint(c);
+}
+
 /* args.NAME (or bpftrace's args->NAME) in tracepoint probes, .x/.y/.z
  * on dim3 values. */
 static void check_field(struct tctx *c, struct node *n)
@@ -143,8 +150,7 @@ static void check_field(struct tctx *c, struct node *n)
 	struct node *base = n->u.field.base;
 	const char *name = n->u.field.name;
 	char b[64];
-	if (base->kind == N_IDENT && !strcmp(base->u.ident.name, "args") &&
-	    is_tracepoint(c)) {
+	if (sema_is_args_field(c, n)) {
 		const struct attach *at = &c->probe->u.probe.attach->u.attach;
 		if (!at->tp_fields) {
 			/* Unreadable format or a glob: checked at attach time. */

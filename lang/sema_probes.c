@@ -91,8 +91,23 @@ static void add_event(struct pctx *c, struct attach *at, const struct event *e)
 	at->events = ev;
 }
 
-static bool parse_u64(const char *s, uint64_t *out);
+/* A whole unsigned number, decimal, 0x hex or 0 octal (bpftrace's). */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (*end || errno)
+		return false;
+	*out = v;
+	return true;
+}
 
+/* The symbol of a uprobe, as bpftrace reads it: FUNC, FUNC+OFFSET (an
+ * offset into the function; not in a uretprobe, which fires on return)
+ * or an address in the file (a number). */
 static int resolve_events(struct pctx *c, struct node *an, char **parts,
 			  int nparts)
 {
@@ -170,23 +185,6 @@ static int resolve_events(struct pctx *c, struct node *an, char **parts,
 	return 0;
 }
 
-/* A whole unsigned number, decimal, 0x hex or 0 octal (bpftrace's). */
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (*end || errno)
-		return false;
-	*out = v;
-	return true;
-}
-
-/* The symbol of a uprobe, as bpftrace reads it: FUNC, FUNC+OFFSET (an
- * offset into the function; not in a uretprobe, which fires on return)
- * or an address in the file (a number). */
 static int parse_usym(struct pctx *c, struct node *an, const char *sym)
 {
 	struct attach *at = &an->u.attach;
