@@ -93,7 +93,7 @@ struct sim_policy {
 	int niv;
 	uint64_t failures;
 	char first_err[256];
-	sim_rec_fn rec;                  /* NULL: records dropped */
+	sim_rec_fn rec;                  /* drop_record until set */
 	void *rec_arg;
 };
 
@@ -495,6 +495,7 @@ int sim_policy_new(const struct host_obj *obj, uint32_t chunks,
 		return -1;
 	}
 	p->chunks = chunks;
+	p->rec = drop_record;
 	p->tenants = tenants;
 	p->ntenants = ntenants;
 	p->chunk_trie.max = CHUNK_NODES;
@@ -576,7 +577,7 @@ void sim_policy_free(struct sim_policy *p)
 static int run_section(struct sim_policy *p, const char *sec, char *err, size_t errlen)
 {
 	int rc = vm_run(p->vm, sec, NULL, 0, NULL);
-	vm_ring_drain(p->vm, p->rec ? p->rec : drop_record, p->rec_arg);
+	vm_ring_drain(p->vm, p->rec, p->rec_arg);
 	if (rc && rc != VM_ENOPROG) {
 		snprintf(err, errlen, "%s: %s", sec, vm_last_error(p->vm));
 		return -1;
@@ -606,7 +607,7 @@ void sim_policy_tick(struct sim_policy *p, uint64_t now)
 				snprintf(p->first_err, sizeof(p->first_err), "interval: %s",
 					 vm_last_error(p->vm));
 		}
-	vm_ring_drain(p->vm, p->rec ? p->rec : drop_record, p->rec_arg);
+	vm_ring_drain(p->vm, p->rec, p->rec_arg);
 }
 
 uint64_t sim_policy_failures(const struct sim_policy *p, const char **first)
@@ -617,7 +618,7 @@ uint64_t sim_policy_failures(const struct sim_policy *p, const char **first)
 
 void sim_policy_set_output(struct sim_policy *p, sim_rec_fn fn, void *arg)
 {
-	p->rec = fn;
+	p->rec = fn ? fn : drop_record;
 	p->rec_arg = arg;
 }
 
