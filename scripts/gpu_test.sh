@@ -26,7 +26,9 @@
 #       (bench/gpu/timeline.sh: cost, trace checked; $OUT/timeline/)
 #   scripts/gpu_test.sh attach_ab [ROUNDS [W]]  kernel-level tracing's
 #       cost inside one GPT-2 process, gpux -p attached and detached in
-#       turns of W s (bench/gpu/attach_ab.sh; $OUT/attach_ab/)
+#       turns of W s (bench/gpu/attach_ab.sh; $OUT/attach_ab/); env
+#       LAUNCH_ONLY=1 (a cuda:launch count alone), PERFETTO=1 (the
+#       timeline), CUPTI_ONLY=1 (CUPTI's kernel records without gpux)
 # With no arguments the core cases run, then the e2e stage when gpux is
 # built (else it says it is skipped), then the fault injection
 # (tests/gpu/e2e/faults.sh: a program that crashes, gpux SIGKILLed

@@ -27,9 +27,51 @@ validate=$here/../../tests/timeline/validate_trace.py
 out=${OUT:-/tmp}/attach_ab
 [ "$perfetto" = 1 ] && out=${out}_perfetto
 [ "${LAUNCH_ONLY:-0}" = 1 ] && out=${out}_launch
+cupti_only=${CUPTI_ONLY:-0}
+[ "$cupti_only" = 1 ] && out=${out}_cupti_only
 mkdir -p "$out"
+# each attached window's median step against the detached windows around it
+summarize() {
+python3 - "$1" "$2" <<'PY'
+import statistics as st, sys
+out, settle = sys.argv[1], float(sys.argv[2]) * 1e9
+steps = [(int(l.split()[1]), float(l.split()[2])) for l in open(out + "/loop.txt") if l.startswith("step ")]
+wins = [l.split() for l in open(out + "/windows.txt")]
+def med(a, b):
+    v = [ms for t, ms in steps if a + settle <= t <= b]
+    return (st.median(v), len(v)) if v else (None, 0)
+off = {int(w[1]): med(int(w[2]), int(w[3])) for w in wins if w[0] == "off"}
+ratios = []
+for w in wins:
+    if w[0] != "on":
+        continue
+    r = int(w[1])
+    m, n = med(int(w[2]), int(w[3]))
+    around = [off[k][0] for k in (r - 1, r) if off.get(k, (None,))[0]]
+    if m is None or not around:
+        print(f"round {r}: no steps"); continue
+    base = sum(around) / len(around)
+    ratios.append(m / base)
+    print(f"round {r}: attached {m:.2f} ms ({n} steps), detached around {base:.2f} ms, {m / base:.3f}x")
+if ratios:
+    print(f"attached/detached: median {st.median(ratios):.3f}x over {len(ratios)} rounds "
+          f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
+PY
+}
 mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
 total=$(((2 * rounds + 1) * (win + 2) + 30))
+if [ "$cupti_only" = 1 ]; then
+	so=${CUPTI_SO:-$(dirname "$gpux")/../bench/cupti_only.so}
+	total=$(((2 * rounds + 1) * win + win / 2))
+	CUPTI_AB="$so $(dirname "$gpux")/libcupti.so $win" \
+		${LOOP:-python3 $here/gpt2_loop.py} "$total" >"$out/loop.txt" 2>"$out/loop.err"
+	grep '^win ' "$out/loop.txt" | cut -d' ' -f2- >"$out/windows.txt"
+	[ -s "$out/windows.txt" ] || { echo "attach_ab: no windows"; tail "$out/loop.err"; exit 1; }
+	summarize "$out" "$settle" | tee "$out/summary.txt"
+	sed -n 's/^win on \([0-9]*\) .*kernels=/window \1: kernels recorded /p' "$out/loop.txt" |
+		tee -a "$out/summary.txt"
+	exit 0
+fi
 ${LOOP:-python3 $here/gpt2_loop.py} "$total" >"$out/loop.txt" 2>"$out/loop.err" &
 app=$!
 for _ in $(seq 600); do grep -q '^warm' "$out/loop.txt" && break; sleep 0.5; done
@@ -56,31 +98,7 @@ for r in $(seq "$rounds"); do
 done
 kill $app 2>/dev/null
 wait $app 2>/dev/null
-python3 - "$out" "$settle" <<'PY' | tee "$out/summary.txt"
-import statistics as st, sys
-out, settle = sys.argv[1], float(sys.argv[2]) * 1e9
-steps = [(int(l.split()[1]), float(l.split()[2])) for l in open(out + "/loop.txt") if l.startswith("step ")]
-wins = [l.split() for l in open(out + "/windows.txt")]
-def med(a, b):
-    v = [ms for t, ms in steps if a + settle <= t <= b]
-    return (st.median(v), len(v)) if v else (None, 0)
-off = {int(w[1]): med(int(w[2]), int(w[3])) for w in wins if w[0] == "off"}
-ratios = []
-for w in wins:
-    if w[0] != "on":
-        continue
-    r = int(w[1])
-    m, n = med(int(w[2]), int(w[3]))
-    around = [off[k][0] for k in (r - 1, r) if off.get(k, (None,))[0]]
-    if m is None or not around:
-        print(f"round {r}: no steps"); continue
-    base = sum(around) / len(around)
-    ratios.append(m / base)
-    print(f"round {r}: attached {m:.2f} ms ({n} steps), detached around {base:.2f} ms, {m / base:.3f}x")
-if ratios:
-    print(f"attached/detached: median {st.median(ratios):.3f}x over {len(ratios)} rounds "
-          f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
-PY
+summarize "$out" "$settle" | tee "$out/summary.txt"
 ok=0 n=0
 for f in "$out"/on.*.txt; do
 	n=$((n + 1))

@@ -3,7 +3,8 @@
 # vecadd_bench and gemm_bench (compute_80 PTX for gpux to rewrite + sm_90
 # SASS, static cudart, like the e2e programs), atomics_bench and
 # clock_drift (sm_90 only: they run without gpux), sass_floor/ (the
-# Compute Sanitizer's hooks without gpux), plus run.sh.
+# Compute Sanitizer's hooks without gpux), cupti_only.so (CUPTI's kernel
+# records without gpux), plus run.sh.
 #   bench/gpu/build.sh [OUTDIR]          env: NVCC, CUDA_HOME
 set -euo pipefail
 src=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +24,9 @@ flags=(-O3 -std=c++17 -I"$src" -Xcompiler -Wall,-Wextra
 "$nvcc" -O3 -std=c++17 -Xcompiler -Wall,-Wextra -gencode arch=compute_90,code=sm_90 \
 	"$src/clock_drift.cu" -o "$out/clock_drift"
 bash "$src/sass_floor/build.sh" "$out/sass_floor"
+# CUPTI's kernel records alone, for gpt2_loop.py (attach_ab.sh CUPTI_ONLY=1)
+"${CC:-cc}" -O2 -std=c11 -Wall -Wextra -shared -fPIC -I"$cuda/include" \
+	"$src/cupti_only.c" -o "$out/cupti_only.so" -ldl
 cp "$src/run.sh" "$src/launch.sh" "$out/"
 chmod +x "$out/run.sh" "$out/launch.sh"
-echo "bench build: vecadd_bench gemm_bench kernels20 launch_bench atomics_bench clock_drift sass_floor in $out"
+echo "bench build: vecadd_bench gemm_bench kernels20 launch_bench atomics_bench clock_drift sass_floor cupti_only.so in $out"

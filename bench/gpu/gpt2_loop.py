@@ -4,7 +4,13 @@ printed as "step END_NS MS" (END_NS: CLOCK_MONOTONIC when it ended), so
 a tool attached and detached meanwhile (bench/gpu/attach_ab.sh) can be
 compared with the same process's steps around it. Prints "warm" after
 WARMUP steps.
+With CUPTI_AB="SO LIBCUPTI W" the loop turns CUPTI's kernel records on
+(SO: cupti_only.c built) and off itself every W seconds after the warm-up,
+starting off, and prints each window as "win on|off N START_NS END_NS"
+(attach_ab.sh CUPTI_ONLY=1: CUPTI's cost without gpux).
   python3 gpt2_loop.py SECONDS [WARMUP]"""
+import ctypes
+import os
 import sys
 import time
 
@@ -15,8 +21,16 @@ from gpt2_step import make_step
 seconds = float(sys.argv[1])
 warmup = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 step = make_step()
+ab = os.environ.get("CUPTI_AB", "").split()
+lib = None
+if ab:
+    lib = ctypes.CDLL(ab[0])
+    lib.cupti_only_start.argtypes = [ctypes.c_char_p]
+    lib.cupti_only_stop.restype = ctypes.c_longlong
+    win_ns = int(float(ab[2]) * 1e9)
 end = None
 i = 0
+on, n, w0 = False, 0, None
 while end is None or time.monotonic() < end:
     torch.cuda.synchronize()
     t0 = time.monotonic_ns()
@@ -26,5 +40,20 @@ while end is None or time.monotonic() < end:
     if i == warmup:
         print("warm", flush=True)
         end = time.monotonic() + seconds
+        w0 = t1
     elif i > warmup:
         print(f"step {t1} {(t1 - t0) / 1e6:.3f}", flush=True)
+    if lib is not None and w0 is not None and t1 - w0 >= win_ns:
+        # the window ends with this step; the switch itself is outside both
+        torch.cuda.synchronize()
+        extra = ""
+        if on:
+            extra = f" kernels={lib.cupti_only_stop()}"
+        else:
+            n += 1
+            rc = lib.cupti_only_start(ab[1].encode())
+            if rc != 0:
+                sys.exit(f"gpt2_loop: CUPTI refused ({rc})")
+        print(f"win {'on' if on else 'off'} {n if on else n - 1} {w0} {t1}{extra}", flush=True)
+        on = not on
+        w0 = time.monotonic_ns()
