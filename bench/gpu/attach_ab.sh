@@ -59,11 +59,13 @@ if ratios:
 PY
 }
 mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
-total=$(((2 * rounds + 1) * (win + 2) + 30))
 if [ "$cupti_only" = 1 ]; then
 	so=${CUPTI_SO:-$(dirname "$gpux")/../bench/cupti_only.so}
-	total=$(((2 * rounds + 1) * win + win / 2))
-	CUPTI_AB="$so $(dirname "$gpux")/libcupti.so $win" \
+	case $win in
+	*steps) total=36000 settle=0 ;; # the loop stops after its windows
+	*) total=$(((2 * rounds + 1) * win + win / 2)) ;;
+	esac
+	CUPTI_AB="$so $(dirname "$gpux")/libcupti.so $win $rounds" \
 		${LOOP:-python3 $here/gpt2_loop.py} "$total" >"$out/loop.txt" 2>"$out/loop.err"
 	grep '^win ' "$out/loop.txt" | cut -d' ' -f2- >"$out/windows.txt"
 	[ -s "$out/windows.txt" ] || { echo "attach_ab: no windows"; tail "$out/loop.err"; exit 1; }
@@ -72,6 +74,7 @@ if [ "$cupti_only" = 1 ]; then
 		tee -a "$out/summary.txt"
 	exit 0
 fi
+total=$(((2 * rounds + 1) * (win + 2) + 30))
 ${LOOP:-python3 $here/gpt2_loop.py} "$total" >"$out/loop.txt" 2>"$out/loop.err" &
 app=$!
 for _ in $(seq 600); do grep -q '^warm' "$out/loop.txt" && break; sleep 0.5; done
