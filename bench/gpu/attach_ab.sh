@@ -56,6 +56,22 @@ for w in wins:
 if ratios:
     print(f"attached/detached: median {st.median(ratios):.3f}x over {len(ratios)} rounds "
           f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
+# windows of a few steps: each step of a window against the same step
+# of the windows around it (the first after a switch pays the switch)
+def in_win(a, b):
+    return [ms for t, ms in steps if a <= t <= b]
+per = {int(w[1]) if w[0] == "on" else -1 - int(w[1]): in_win(int(w[2]), int(w[3])) for w in wins}
+k = max((len(v) for v in per.values()), default=0)
+if 0 < k <= 4 and settle == 0:
+    for pos in range(k):
+        rs = []
+        for r in (x for x in per if x > 0):
+            on, around = per[r], [per.get(-1 - j) for j in (r - 1, r)]
+            around = [v[pos] for v in around if v and len(v) > pos]
+            if len(on) > pos and around:
+                rs.append(on[pos] / (sum(around) / len(around)))
+        if rs:
+            print(f"step {pos + 1} of each window: median {st.median(rs):.3f}x over {len(rs)} rounds")
 PY
 }
 mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
