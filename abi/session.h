@@ -40,7 +40,7 @@
 #include "gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 11
+#define GPUX_SESS_VERSION 12
 #define GPUX_SESS_ENV "GPUX_SESSION"
 
 /* gpux -p loads the runtime into the process and calls its entry
@@ -156,6 +156,10 @@ struct gpux_sess_hdr {
 	/* Live sessions, in the first generation: per device ordinal, as
 	 * the name table's entries are per kernel (atomic adds). */
 	struct gpux_sess_gpu gpus[GPUX_SESS_MAX_GPUS];
+	/* Set by a runtime once its process used CUDA (cuInit, a module, a
+	 * launch), version 12: a run whose command never did is told that
+	 * its gdev: and cuda: probes had nothing to fire on. */
+	uint32_t cuda_seen;
 };
 
 /* The host object's maps in record-id order (the id a print, clear or

@@ -58,6 +58,7 @@ struct run {
 	int nmaps, capmaps;
 	pid_t child;          /* the command, or 0 */
 	bool reaped;          /* the command has been waited for */
+	bool cmd_left;        /* the command ended on its own, not by gpux */
 	bool poll_pid;        /* no pidfd: the watched process is polled */
 	struct exporter *ex;  /* --export (run_export.h), or NULL */
 	struct run_timeline *tl; /* -f perfetto (run_timeline.h), or NULL */

@@ -244,6 +244,11 @@ static void t_report(struct backend *b, FILE *err)
 		fprintf(err, "gpux: WARNING: %u more messages of the runtime were lost\n", lost);
 	dev_report_drops(&t->ds, err);
 	sess_host_report(&t->sh, err, b->r->o->verbose);
+	/* blank maps alone would not say why (-p says so when attaching) */
+	if (t->opened && b->r->cmd_left && !__atomic_load_n(&t->ds.h->cuda_seen, __ATOMIC_ACQUIRE))
+		fprintf(err, "gpux: WARNING: no CUDA context or module was seen in the command (it "
+			"never used CUDA, or ran where gpux's runtime was not loaded): its gdev: "
+			"and cuda: probes had nothing to fire on\n");
 	if (!dev_session_check(&t->ds))
 		b->r->rs.failed = 1;
 }

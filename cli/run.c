@@ -244,6 +244,7 @@ static int run_attached(struct run *r, int *go, const sigset_t *open, struct dia
 			b->ops->detach(b);
 	if (r->child > 0 && started && !left)
 		end_child(r->child, &status);
+	r->cmd_left = r->child > 0 && started && left;
 	if (r->child > 0 && started)
 		r->reaped = true;
 	if (pidfd >= 0)

@@ -129,6 +129,9 @@ struct gpux_sess_hdr *rt_sess(void);
 struct gpux_sess_hdr *rt_sess_join(const char *value);
 /* The first generation, which holds the kernel names and messages. */
 struct gpux_sess_hdr *rt_sess_root(void);
+/* This process used CUDA (cuInit, a module, a launch): said once to the
+ * controller through the session (cuda_seen). */
+void rt_saw_cuda(void);
 /* Live sessions: the next generation once the controller made it
  * (mapped), else NULL; rt_sess_move makes it the current one (ack: and
  * counts the process as moved in the one it leaves). */

@@ -82,7 +82,10 @@ CUresult cuInit(unsigned flags)
 	init_fn fn = (init_fn)rt_real_dlsym(RTLD_NEXT, "cuInit");
 	if (!fn || fn == cuInit)
 		fn = REAL(H_INIT, "cuInit", init_fn);
-	return fn ? fn(flags) : NO_CUDA;
+	CUresult rc = fn ? fn(flags) : NO_CUDA;
+	if (rc == CUDA_SUCCESS)
+		rt_saw_cuda();
+	return rc;
 }
 
 /* ---------------- launches ---------------- */
@@ -91,6 +94,7 @@ static inline void seen(CUfunction f)
 {
 	RT_TRACE("launch");
 	if (rt_sess()) {
+		rt_saw_cuda();
 		rt_launch_seen();
 		rt_sass_launch(f);
 	}

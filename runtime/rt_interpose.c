@@ -48,6 +48,7 @@ static void loaded_module(CUmodule m)
 {
 	if (!rt_sess())
 		return;
+	rt_saw_cuda();
 	pthread_mutex_lock(&rt_lock);
 	rt_module_loaded(m);
 	pthread_mutex_unlock(&rt_lock);

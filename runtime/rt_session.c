@@ -47,6 +47,16 @@ struct gpux_sess_hdr *rt_sess_root(void)
 	return root;
 }
 
+void rt_saw_cuda(void)
+{
+	static bool said;
+	struct gpux_sess_hdr *h;
+	if (__atomic_load_n(&said, __ATOMIC_RELAXED) || !(h = rt_sess_root()))
+		return;
+	__atomic_store_n(&h->cuda_seen, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&said, true, __ATOMIC_RELAXED);
+}
+
 struct gpux_sess_hdr *rt_sess_next(void)
 {
 	struct gpux_sess_hdr *h = rt_sess();

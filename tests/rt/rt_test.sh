@@ -1203,6 +1203,18 @@ t_gpux_begin_exit() {
 	cmp -s "$tmp/want" "$tmp/out" || { diff -u "$tmp/want" "$tmp/out"; fail "output"; return 1; }
 	[ ! -e "$tmp/ran" ] || fail "the program ran"
 }
+# A command that never used CUDA is told so once at the end, instead
+# of blank maps alone; one ended by exit() before it could is not (it
+# may not have got there yet), nor one that used CUDA (t_gpux_count).
+NO_CUDA_MSG="gpux: WARNING: no CUDA context or module was seen in the command (it never used CUDA, or ran where gpux's runtime was not loaded): its gdev: and cuda: probes had nothing to fire on"
+t_gpux_no_cuda() {
+	gpux_run 0 "$COUNT cuda:launch { @l = count(); }" true || return
+	printf '%s\n' "$NO_CUDA_MSG" >"$tmp/want"
+	cmp -s "$tmp/want" "$tmp/err" || { diff -u "$tmp/want" "$tmp/err"; fail "stderr"; return 1; }
+	grep -qx '@l: 0' "$tmp/out" || { cat "$tmp/out"; fail "output"; return 1; }
+	gpux_run 0 "cuda:launch { @l = count(); } interval:ms:100 { exit(); }" "sleep 5" &&
+	err_empty
+}
 # What BEGIN/END/interval cannot do to maps held in the traced program.
 t_gpux_interval_refused() {
 	gpux_run 1 'gdev:kernel_exit { @e[kernel] = count(); } END { printf("%d\n", @e["k"]); }' true ||

@@ -44,6 +44,7 @@ static void attach(void)
 	if (p == MAP_FAILED || gpux_sess_check(p, (uint64_t)st.st_size))
 		die("not a session segment");
 	h = p;
+	__atomic_store_n(&h->cuda_seen, 1, __ATOMIC_RELEASE); /* as a CUDA program's runtime */
 }
 
 static struct gpux_sess_slot *claim(uint32_t pid)
