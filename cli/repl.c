@@ -214,13 +214,13 @@ enum verdict { DONE, MORE };
 
 /* An entry of gdev: probes checked with no program running: kept for
  * :run, which attaches it before the program's first launch. */
-static void queue_device(struct repl *r, const struct program *prog, const char *text,
+static bool queue_device(struct repl *r, const struct program *prog, const char *text,
 			 size_t len)
 {
 	for (const struct node *p = prog->probes; p; p = p->next)
 		if (p->kind != N_PROBE || !place_is_device(p->u.probe.place))
-			return;
-	repl_strs_add(&r->queued, text, len);
+			return false;
+	return repl_strs_add(&r->queued, text, len);
 }
 
 bool repl_strs_add(struct repl_strs *l, const char *s, size_t len)
@@ -273,12 +273,14 @@ static enum verdict check_entry(struct repl *r, const char *text, size_t len,
 	diags_print(&d, &prog->src, stderr);
 	for (const struct map_info *m = prog->maps; rc == 0 && m; m = m->next)
 		repl_remember_map(r, m->name);
-	if (rc == 0 && whole && r->live) {
+	if (rc == 0 && whole && r->live && live_running(r->live)) {
 		live_attach(r->live, text, len);
 	} else if (rc == 0 && prog->probes) {
 		summary(r, prog, stmts);
-		if (whole)
-			queue_device(r, prog, text, len);
+		/* the program has ended: kept for the next one, as before :run */
+		if (whole && queue_device(r, prog, text, len) && r->live)
+			fputs("gpux: the program has exited: the probe attaches at the next :run\n",
+			      stderr);
 	}
 	program_free(prog);
 	return DONE;

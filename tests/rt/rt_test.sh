@@ -1654,6 +1654,35 @@ SESSION
 	[ "$(cat "$tmp/err")" = 'gpux: the program exited with status 0' ] ||
 		{ cat "$tmp/err"; fail "stderr"; }
 }
+# A probe entered after the program exited attaches to nothing (no
+# "Attached" line for it): it is kept, said once, and the next :run
+# counts every launch with it.
+t_live_after_exit() {
+	if [ "${RT_SANITIZED:-OFF}" = ON ]; then
+		echo "SKIP: sanitizer build (gpux preloads the runtime before the ASan runtime)"
+		return 77
+	fi
+	cat >"$tmp/session" <<SESSION
+:run exec '$RT_DRV_APP' module '$PTX' >'$tmp/app.out'
+:wait
+gdev:kernel_exit { @[kernel] = count(); }
+:run exec '$RT_DRV_APP' module '$PTX' >'$tmp/app2.out'
+:wait
+@
+SESSION
+	GPUX_RT=$RT_LIB FAKE_CUDA_LOG=$tmp/log timeout 60 "$RT_GPUX" --repl <"$tmp/session" \
+		>"$tmp/out" 2>"$tmp/err" || { cat "$tmp/out" "$tmp/err"; fail "gpux --repl exited"; return; }
+	grep -q '^drv_app: done' "$tmp/app2.out" || { cat "$tmp/app2.out"; fail "the program"; return; }
+	local want
+	want=$(printf '%s\n' 'Attached 1: gdev:kernel_exit' \
+		'@[scale(float*, float, int)]: 64' '@[add_one]: 768')
+	[ "$(grep -E '^(Attached|@.*: [0-9]+$)' "$tmp/out")" = "$want" ] ||
+		{ cat "$tmp/out" "$tmp/err"; fail "want the second run counted: $want"; return; }
+	want=$(printf '%s\n' 'gpux: the program exited with status 0' \
+		'gpux: the program has exited: the probe attaches at the next :run' \
+		'gpux: the program exited with status 0')
+	[ "$(cat "$tmp/err")" = "$want" ] || { cat "$tmp/err"; fail "stderr"; }
+}
 # attach_detach MODE TIMED: the session above against drv_app MODE; :top's
 # kernels timed (1) or not (0).
 attach_detach() {
