@@ -1,6 +1,7 @@
 /* Finding and opening the modules gpux loads on demand
  * (libgpux-host.so, libgpux-export.so), so that gpux itself needs none
- * of the libraries they link. */
+ * of the libraries they link; and finding the device runtime
+ * (libgpux-rt.so) that it preloads into traced programs. */
 #ifndef GPUX_MODULE_OPEN_H
 #define GPUX_MODULE_OPEN_H
 
@@ -15,5 +16,8 @@
  * tried (", " between them). */
 void *module_open(const char *name, const char *env, char *why, size_t wlen, char *tried,
 		  size_t tlen);
+/* The path of name in the first of those places that has it: 0; or -1
+ * with the first place's path (for the message). */
+int module_path(const char *name, char *path, size_t len);
 
 #endif

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "module_open.h"
 #include "sess_layout.h"
 
 #define RT_NAME "libgpux-rt.so"
@@ -25,21 +26,10 @@ int spawn_runtime_path(char *buf, size_t len)
 			fputs("gpux: ERROR: GPUX_RT is too long\n", stderr);
 			return -1;
 		}
-	} else {
-		ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-		if (n < 0 || (size_t)n >= len - 1) {
-			fprintf(stderr, "gpux: ERROR: cannot find the gpux binary: %s\n",
-				n < 0 ? strerror(errno) : "path too long");
-			return -1;
-		}
-		buf[n] = '\0';
-		char *slash = strrchr(buf, '/');
-		size_t dir = slash ? (size_t)(slash - buf) + 1 : 0;
-		if (dir + sizeof(RT_NAME) > len) {
-			fputs("gpux: ERROR: the device runtime's path is too long\n", stderr);
-			return -1;
-		}
-		memcpy(buf + dir, RT_NAME, sizeof(RT_NAME));
+	} else if (module_path(RT_NAME, buf, len) && !*buf) {
+		fputs("gpux: ERROR: cannot find the gpux binary's folder for the device runtime\n",
+		      stderr);
+		return -1;
 	}
 	/* ld.so splits LD_PRELOAD at spaces and colons */
 	if (strpbrk(buf, " :")) {

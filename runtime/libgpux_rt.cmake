@@ -62,6 +62,8 @@ if(GPUX_CUDA_INCLUDE)
   set_target_properties(gpux-rt PROPERTIES LINK_DEPENDS
     ${CMAKE_CURRENT_LIST_DIR}/libgpux_rt.map)
   include(${CMAKE_CURRENT_LIST_DIR}/helpers_cubin.cmake)
+  # where gpux looks for it when installed (cli/module_open.h)
+  install(TARGETS gpux-rt LIBRARY DESTINATION lib/gpux)
 else()
   message(WARNING "cuda.h not found: libgpux-rt.so (the device runtime) is not built")
 endif()
