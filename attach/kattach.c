@@ -524,6 +524,26 @@ static int each_key(struct kattach *l, int map, bool del)
 	return rc;
 }
 
+int kattach_map_write(struct kattach *l, int map, const void *key, const void *value)
+{
+	struct bpf_map *m = map_of(l, map);
+	if (!m)
+		return -1;
+	int fd = bpf_map__fd(m);
+	if (!value)
+		return bpf_map_delete_elem(fd, key) && errno != ENOENT && errno != EINVAL ? -1 : 0;
+	if (!is_percpu(m))
+		return bpf_map_update_elem(fd, key, value, BPF_ANY) ? -1 : 0;
+	size_t vs = l->obj->maps[map].value_size, stride = (vs + 7) & ~(size_t)7;
+	unsigned char *all = calloc((size_t)l->ncpu, stride);
+	if (!all)
+		return -1;
+	memcpy(all, value, vs);
+	int rc = bpf_map_update_elem(fd, key, all, BPF_ANY) ? -1 : 0;
+	free(all);
+	return rc;
+}
+
 int kattach_map_clear(struct kattach *l, int map)
 {
 	return each_key(l, map, true);

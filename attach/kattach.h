@@ -62,6 +62,11 @@ int kattach_map_read(struct kattach *l, int map, unsigned char **kv, size_t *n);
 /* The frames of stack id in the stack map of limit frames (limit u64
  * into ips, zeros after the last). 0, or -1 if there is none. */
 int kattach_stack(struct kattach *l, unsigned limit, uint32_t id, uint64_t *ips);
+/* One element of map written as BEGIN, END or interval wrote it in
+ * gpux's VM: value (the map's layout, per-CPU maps' first CPU, the
+ * others zero) for key, or key deleted when value is NULL (a key that
+ * is not there, or an array's, is no error). 0, or -1. */
+int kattach_map_write(struct kattach *l, int map, const void *key, const void *value);
 /* clear(@m) and zero(@m). 0, or -1. */
 int kattach_map_clear(struct kattach *l, int map);
 int kattach_map_zero(struct kattach *l, int map);

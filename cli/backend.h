@@ -52,6 +52,7 @@ struct run {
 	 * VM reads it (copied into the VM before BEGIN, END, interval). */
 	enum runner *owner;
 	bool *vm_reads;
+	bool *vm_writes; /* ... and writes it (written back after each run) */
 	struct backend *be[RUNNER_DRIVER + 1]; /* by runner; NULL when unused */
 	struct driver_abis abis; /* what driver probes compile against */
 	struct run_map *maps;
@@ -92,6 +93,10 @@ struct backend_ops {
 	 * zero() (keep) of it. 0, or -1. */
 	int (*map_read)(struct backend *b, int idx, struct out_entries *e);
 	int (*map_reset)(struct backend *b, int idx, bool keep);
+	/* One element as gpux's VM wrote it: value for key, or key deleted
+	 * (value NULL). Backends whose maps the VM may write (the kernel's,
+	 * the driver's); NULL elsewhere. 0, or -1. */
+	int (*map_write)(struct backend *b, int idx, const void *key, const void *value);
 	/* Warnings at the end: drops, stopped programs. */
 	void (*report)(struct backend *b, FILE *err);
 	void (*close)(struct backend *b);
@@ -141,7 +146,8 @@ int run_maps_print_all(struct run *r, bool at_exit);
 void run_maps_free(struct run *r);
 
 /* Where each map of r->obj lives (run_place.c): fills r->owner and
- * r->vm_reads, refusing what cannot be shared with located errors.
+ * r->vm_reads and r->vm_writes, refusing what cannot be shared with
+ * located errors.
  * 0, or -1. */
 int run_place(struct run *r, struct diags *d);
 /* The same refusals for a compiled program that does not run (--dry-run,

@@ -85,6 +85,11 @@ static int d_map_reset(struct backend *b, int idx, bool keep)
 	return keep ? k->api->kattach_map_zero(k->l, idx) : k->api->kattach_map_clear(k->l, idx);
 }
 
+static int d_map_write(struct backend *b, int idx, const void *key, const void *value)
+{
+	return db(b)->api->kattach_map_write(db(b)->l, idx, key, value);
+}
+
 static void d_close(struct backend *b)
 {
 	if (db(b)->l)
@@ -101,6 +106,7 @@ static const struct backend_ops driver_ops = {
 	.detach = d_detach,
 	.map_read = d_map_read,
 	.map_reset = d_map_reset,
+	.map_write = d_map_write,
 	.close = d_close,
 };
 

@@ -127,6 +127,11 @@ static int k_map_reset(struct backend *b, int idx, bool keep)
 	return keep ? k->api->kattach_map_zero(k->l, idx) : k->api->kattach_map_clear(k->l, idx);
 }
 
+static int k_map_write(struct backend *b, int idx, const void *key, const void *value)
+{
+	return kb(b)->api->kattach_map_write(kb(b)->l, idx, key, value);
+}
+
 static void k_close(struct backend *b)
 {
 	if (kb(b)->l)
@@ -143,6 +148,7 @@ static const struct backend_ops kernel_ops = {
 	.detach = k_detach,
 	.map_read = k_map_read,
 	.map_reset = k_map_reset,
+	.map_write = k_map_write,
 	.close = k_close,
 };
 

@@ -34,6 +34,7 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.kattach_consume = dlsym(h, "kattach_consume");
 	*(void **)&api.kattach_detach = dlsym(h, "kattach_detach");
 	*(void **)&api.kattach_map_read = dlsym(h, "kattach_map_read");
+	*(void **)&api.kattach_map_write = dlsym(h, "kattach_map_write");
 	*(void **)&api.kattach_map_clear = dlsym(h, "kattach_map_clear");
 	*(void **)&api.kattach_stack = dlsym(h, "kattach_stack");
 	*(void **)&api.kattach_map_zero = dlsym(h, "kattach_map_zero");
@@ -46,7 +47,8 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.kattach_open_driver = dlsym(h, "kattach_open_driver");
 	*(void **)&api.kattach_refused = dlsym(h, "kattach_refused");
 	if (!api.kattach_open || !api.kattach_attached || !api.kattach_fd || !api.kattach_consume ||
-	    !api.kattach_detach || !api.kattach_map_read || !api.kattach_map_clear ||
+	    !api.kattach_detach || !api.kattach_map_read || !api.kattach_map_write ||
+	    !api.kattach_map_clear ||
 	    !api.kattach_map_zero || !api.kattach_close || !api.kattach_watch || !api.kattach_unwatch ||
 	    !api.bind_driver || !api.binding_free ||
 	    !api.kattach_driver_check || !api.kattach_open_driver || !api.kattach_refused) {

@@ -25,6 +25,7 @@ struct host_api {
 	int (*kattach_consume)(struct kattach *);
 	void (*kattach_detach)(struct kattach *);
 	int (*kattach_map_read)(struct kattach *, int, unsigned char **, size_t *);
+	int (*kattach_map_write)(struct kattach *, int, const void *, const void *);
 	int (*kattach_map_clear)(struct kattach *, int);
 	int (*kattach_stack)(struct kattach *, unsigned, uint32_t, uint64_t *);
 	int (*kattach_map_zero)(struct kattach *, int);

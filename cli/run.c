@@ -372,6 +372,7 @@ out:
 	out_syms_end();
 	free(r.owner);
 	free(r.vm_reads);
+	free(r.vm_writes);
 	if (r.have_obj)
 		host_obj_free(&r.obj);
 	compile_driver_abis_free(&r.abis);

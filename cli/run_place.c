@@ -4,10 +4,11 @@
  * driver probes using it share it from there), the driver's (gpu_mem:,
  * gpu_sched:), the traced program's (gdev:, cuda:), else gpux's own VM
  * (BEGIN, END, interval). BEGIN/END/interval may print, clear and zero the others'
- * maps (the controller does that) and read the kernel's (copied into the
- * VM before each run), but not write them; the traced program's maps
- * they cannot read, and can clear or zero only through a baseline
- * (map_base.h). One map used by kernel probes and by the traced
+ * maps (the controller does that), and read and write the kernel's and
+ * the driver's (copied into the VM before each run, what the run changed
+ * written back after it: backend_gpux.c); the traced program's maps
+ * they cannot read or write, and can clear or zero only through a
+ * baseline (map_base.h). One map used by kernel probes and by the traced
  * program's is refused: it would need to live in two places. */
 #include "backend.h"
 
@@ -54,7 +55,7 @@ struct placing {
 	const struct program *prog;
 	const struct host_obj *obj;
 	enum runner *owner;
-	bool *vm_reads;
+	bool *vm_reads, *vm_writes;
 };
 
 struct resets {
@@ -114,15 +115,13 @@ static int decide(const struct placing *r, struct diags *d)
 		bool in_kernel = rn == RUNNER_KERNEL || rn == RUNNER_DRIVER;
 		if (rn == RUNNER_GPUX || !vr)
 			continue;
-		if (in_kernel && !vw) {
+		if (in_kernel) {
 			r->vm_reads[i] = true;
+			r->vm_writes[i] = vw != NULL;
 			continue;
 		}
-		diag_error(d, (in_kernel ? vw : vr)->span,
-			   in_kernel ? "@%s is used by %s; BEGIN, END and interval probes can "
-				       "read, print, clear and zero it but not write it yet"
-				     : "@%s is used by %s; BEGIN, END and interval probes can "
-				       "print, clear and zero it but not read or write it yet",
+		diag_error(d, vr->span, "@%s is used by %s; BEGIN, END and interval probes can "
+			   "print, clear and zero it but not read or write it yet",
 			   hm->name, where_of(rn));
 		rc = -1;
 	}
@@ -145,11 +144,12 @@ int run_place(struct run *r, struct diags *d)
 	size_t n = (size_t)r->obj.nmaps + 1;
 	r->owner = calloc(n, sizeof(*r->owner));
 	r->vm_reads = calloc(n, sizeof(*r->vm_reads));
-	if (!r->owner || !r->vm_reads) {
+	r->vm_writes = calloc(n, sizeof(*r->vm_writes));
+	if (!r->owner || !r->vm_reads || !r->vm_writes) {
 		diag_error_nospan(d, "out of memory");
 		return -1;
 	}
-	struct placing pl = { r->prog, &r->obj, r->owner, r->vm_reads };
+	struct placing pl = { r->prog, &r->obj, r->owner, r->vm_reads, r->vm_writes };
 	return place(&pl, d);
 }
 
@@ -157,13 +157,14 @@ int run_place_check(const struct program *prog, const struct host_obj *obj, stru
 {
 	size_t n = (size_t)obj->nmaps + 1;
 	struct placing pl = { prog, obj, calloc(n, sizeof(*pl.owner)),
-			      calloc(n, sizeof(*pl.vm_reads)) };
+			      calloc(n, sizeof(*pl.vm_reads)), calloc(n, sizeof(*pl.vm_writes)) };
 	int rc = -1;
-	if (!pl.owner || !pl.vm_reads)
+	if (!pl.owner || !pl.vm_reads || !pl.vm_writes)
 		diag_error_nospan(d, "out of memory");
 	else
 		rc = place(&pl, d);
 	free(pl.owner);
 	free(pl.vm_reads);
+	free(pl.vm_writes);
 	return rc;
 }

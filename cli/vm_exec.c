@@ -68,6 +68,8 @@ void vm_exec_close(struct vm_exec *x)
 int vm_exec_section(struct vm_exec *x, const char *sec, struct diags *diags)
 {
 	int rc = vm_run(x->vm, sec, NULL, 0, NULL);
+	if (rc != VM_ENOPROG && x->ran)
+		x->ran(x->ran_arg);
 	if (rc && rc != VM_ENOPROG) {
 		diag_error_nospan(diags, "%s stopped: %s", sec, vm_last_error(x->vm));
 		x->rs->failed = 1;

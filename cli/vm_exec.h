@@ -23,6 +23,11 @@ struct vm_exec {
 	struct rec_state *rs;
 	struct vm_timer *t;
 	int nt;
+	/* After a section ran, before its records are acted on (so that a
+	 * print of a map it wrote shows the write): the backend writes
+	 * back what it changed in maps others hold. NULL: nothing. */
+	void (*ran)(void *arg);
+	void *ran_arg;
 };
 
 /* Loads obj's gpux/ sections and one timer per distinct interval. 0, or

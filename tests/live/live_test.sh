@@ -397,9 +397,16 @@ t_cpid_needs_command() {
 	run 1 -e "uprobe:$TGT:gpux_tgt_add /pid == cpid/ { @ = count(); }" &&
 		err_has 'cpid needs a command: run the program with -c CMD or -- CMD ARGS'
 }
-t_vm_kernel_map_refused() {
-	run 1 -e "BEGIN { @x = 1; } uprobe:$TGT:gpux_tgt_add { @x = 2; }" -c true &&
-		err_has '@x is used by uprobes or tracepoints, which keep it in the kernel; BEGIN, END and interval probes can read, print, clear and zero it but not write it yet'
+# BEGIN, interval and END write a map the uprobe reads and writes: each
+# run's changes (a delete too) are written into the kernel's map after
+# it, so the uprobe sees BEGIN's and the interval's, END sees all.
+t_vm_writes_kernel_map() {
+	run 0 -e "BEGIN { @x = 1; @g[1] = 1; @g[2] = 2; }
+		interval:ms:100 /@x < 100/ { @x = @x + 100; delete(@g[1]); }
+		uprobe:$TGT:gpux_tgt_add { @x = @x * 2; @h = @g[1] + @g[2]; }
+		END { @x = @x + 1; }" -c "$TGT 3 1" || return
+	grep -qx '@x: 809' "$tmp/out" && grep -qx '@h: 2' "$tmp/out" && grep -qx '@g\[2\]: 2' "$tmp/out" &&
+		! grep -q '^@g\[1\]' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail "the writes"; }
 }
 # interval and END read what the uprobe wrote (copied from the kernel
 # before each of them runs)
