@@ -227,6 +227,47 @@ bool sema_pointer_binop(struct tctx *c, struct node *n)
 }
 
 /* sizeof(type) and sizeof(expr): a constant, rewritten to one. */
+static unsigned c_align(struct type t);
+
+/* A tuple's size as bpftrace's sizeof gives it: C's layout of its
+ * elements (strings their own length, each element at its alignment, the
+ * whole padded to the largest), not the layout gpux keeps it in. */
+static unsigned c_size(struct type t)
+{
+	if (t.kind != TY_TUPLE || !t.tuple)
+		return t.kind == TY_INT || t.kind == TY_RECORD || t.kind == TY_ARRAY ||
+		       t.kind == TY_STR ? type_mem_size(t) : 8;
+	unsigned off = 0, al = c_align(t);
+	for (int i = 0; i < t.tuple->n; i++) {
+		unsigned a = c_align(t.tuple->elem[i]);
+		off = (off + a - 1) / a * a + c_size(t.tuple->elem[i]);
+	}
+	return (off + al - 1) / al * al;
+}
+
+static unsigned c_align(struct type t)
+{
+	switch (t.kind) {
+	case TY_INT:
+		return t.bits >= 8 ? t.bits / 8 : 1;
+	case TY_STR:
+		return 1;
+	case TY_RECORD:
+		return t.rec && t.rec->align ? t.rec->align : 1;
+	case TY_ARRAY:
+		return t.inner ? c_align(*t.inner) : 1;
+	case TY_TUPLE: {
+		unsigned a = 1;
+		for (int i = 0; t.tuple && i < t.tuple->n; i++)
+			if (c_align(t.tuple->elem[i]) > a)
+				a = c_align(t.tuple->elem[i]);
+		return a;
+	}
+	default:
+		return 8;
+	}
+}
+
 void sema_sizeof(struct tctx *c, struct node *n)
 {
 	struct type t;
@@ -245,6 +286,5 @@ void sema_sizeof(struct tctx *c, struct node *n)
 	if (!c->final)
 		return;
 	n->kind = N_INT;
-	n->u.num.value = t.kind == TY_INT || t.kind == TY_RECORD || t.kind == TY_ARRAY ||
-			 t.kind == TY_STR ? type_mem_size(t) : 8;
+	n->u.num.value = c_size(t);
 }
