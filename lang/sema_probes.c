@@ -519,9 +519,41 @@ static const char *bpftrace_only(const char *name)
 	return NULL;
 }
 
+/* $N in an attach point is the script's argument N as it stands ("" if
+ * not given), as bpftrace substitutes it: uprobe:$1:main. */
+static const char *with_positionals(struct pctx *c, const char *text)
+{
+	if (!strchr(text, '$'))
+		return text;
+	size_t longest = 0, k = 0;
+	for (int i = 0; i < c->prog->npositional; i++)
+		if (strlen(c->prog->positional[i]) > longest)
+			longest = strlen(c->prog->positional[i]);
+	for (const char *p = strchr(text, '$'); p; p = strchr(p + 1, '$'))
+		k++;
+	char *out = arena_alloc(&c->prog->arena, strlen(text) + k * longest + 1), *o = out;
+	for (const char *p = text; *p;) {
+		if (p[0] != '$' || p[1] < '0' || p[1] > '9') {
+			*o++ = *p++;
+			continue;
+		}
+		char *end;
+		unsigned long n = strtoul(p + 1, &end, 10);
+		p = end;
+		const char *v = n >= 1 && n <= (unsigned long)c->prog->npositional
+					? c->prog->positional[n - 1] : "";
+		size_t len = strlen(v);
+		memcpy(o, v, len);
+		o += len;
+	}
+	*o = '\0';
+	return out;
+}
+
 static int resolve_attach(struct pctx *c, struct node *an)
 {
 	struct attach *at = &an->u.attach;
+	at->text = with_positionals(c, at->text);
 	char *parts[4];
 	int nparts = split_attach(&c->prog->arena, at->text, parts);
 	at->nparts = nparts;
