@@ -485,8 +485,12 @@ struct hval hl_expr(struct hctx *h, struct node *e)
 	case N_TUPLE:
 		return hl_tuple(h, e);
 	case N_BINOP:
-		if (e->u.binop.op == OP_INDEX)
+		if (e->u.binop.op == OP_INDEX) {
+			bool err;
+			if ((r.v = hl_tp_index(h, e, &err)) || err)
+				break;
 			return hl_memory(h, e);
+		}
 		r.v = binop(h, e);
 		break;
 	case N_UNOP: {

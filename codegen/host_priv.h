@@ -272,6 +272,10 @@ void hl_prog_append(struct hctx *h, const struct host_prog *p);
  * other probes); -1 with a diagnostic when tracefs cannot say. */
 int hl_probe_tp(struct hctx *h, struct node *probe);
 LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize);
+/* args.F[i] of a tracepoint's array of integers F (e an OP_INDEX whose
+ * lhs is that field), or NULL when e is not one. *err: it is one, and
+ * an error was reported. */
+LLVMValueRef hl_tp_index(struct hctx *h, struct node *e, bool *err);
 LLVMValueRef hl_kfunc_call(struct hctx *h, struct node *call);
 /* Leaves the probe with decision v: the function's return, or in a
  * composed hook, on to the next probe. */

@@ -132,6 +132,49 @@ static LLVMValueRef tp_field(struct hctx *h, const struct node *n,
 	return load_at(h, h->ctxarg, f->offset, f->size, f->f.type.is_signed);
 }
 
+#define TP_INDEX_MAX 64 /* elements a variable index chooses among */
+
+LLVMValueRef hl_tp_index(struct hctx *h, struct node *e, bool *err)
+{
+	const struct node *a = e->u.binop.lhs;
+	*err = false;
+	if (!h->tp || a->kind != N_FIELD || a->type.kind != TY_ARRAY || !a->type.inner ||
+	    a->u.field.base->type.kind == TY_POINTER || a->u.field.base->type.kind == TY_RECORD)
+		return NULL;
+	struct tp_field *f = h->tp;
+	while (f->f.name && strcmp(f->f.name, a->u.field.name))
+		f++;
+	if (!f->f.name)
+		return NULL;
+	struct type el = *a->type.inner;
+	unsigned es = el.bits / 8, n = a->type.count;
+	struct node *ix = e->u.binop.rhs;
+	/* the record is the context, which the verifier lets be read only
+	 * at constant offsets: a variable index picks among the elements */
+	if (ix->kind == N_INT)
+		return ix->u.num.value < n ? load_at(h, h->ctxarg, f->offset + (unsigned)ix->u.num.value * es,
+						     es, el.is_signed)
+					  : host_const(h, 0);
+	if (n > TP_INDEX_MAX) {
+		host_err(h, e, "tracepoint field '%s' has %u elements: a variable index chooses "
+			 "among at most %d", f->f.name, n, TP_INDEX_MAX);
+		*err = true;
+		return NULL;
+	}
+	LLVMValueRef i = hl_expr_int(h, ix);
+	if (!i) {
+		*err = true;
+		return NULL;
+	}
+	LLVMValueRef v = host_const(h, 0);
+	for (unsigned k = 0; k < n; k++) {
+		LLVMValueRef is = LLVMBuildICmp(h->b, LLVMIntEQ, i, host_const(h, k), "");
+		v = LLVMBuildSelect(h->b, is, load_at(h, h->ctxarg, f->offset + k * es, es, el.is_signed),
+				    v, "");
+	}
+	return v;
+}
+
 /* gpux/cuda/ context: fields in catalog order, 8-aligned (abi/cuda_events.h). */
 static LLVMValueRef cuda_field(struct hctx *h, const struct node *n,
 			       const char *name, int dim, unsigned *ssize)

@@ -102,17 +102,31 @@ static bool read_num(const char *line, const char *key, unsigned *out)
 	return true;
 }
 
-static struct type field_type(const char *elem, const struct tp_field *tf,
-			      bool is_signed)
+/* An array of n integers of the record (unsigned long args[6]): its
+ * elements are what args.args[i] reads; NULL type when they are not
+ * integers of a size the record can hold. */
+static struct type int_array(struct arena *a, const struct tp_field *tf, unsigned n,
+			     bool is_signed)
 {
-	if (strchr(elem, '*'))
+	unsigned es = n ? tf->size / n : 0;
+	struct type *inner = arena_alloc(a, sizeof(*inner));
+	if (!n || es * n != tf->size || (es != 1 && es != 2 && es != 4 && es != 8) || !inner)
 		return TYPE_U64;
+	*inner = TYPE_INT(es * 8, is_signed);
+	return (struct type){ .kind = TY_ARRAY, .inner = inner, .count = n };
+}
+
+static struct type field_type(struct arena *a, const char *elem, const struct tp_field *tf,
+			      unsigned n, bool is_signed)
+{
 	if (tf->array) {
 		for (size_t i = 0; i < ARRAY_LEN(string_elems); i++)
 			if (!strcmp(elem, string_elems[i]))
 				return TYPE_STR;
-		return TYPE_U64;
+		return tf->dynamic || strchr(elem, '*') ? TYPE_U64 : int_array(a, tf, n, is_signed);
 	}
+	if (strchr(elem, '*'))
+		return TYPE_U64;
 	switch (tf->size) {
 	case 1: case 2: case 4: case 8:
 		return TYPE_INT(tf->size * 8, is_signed);
@@ -125,7 +139,7 @@ static struct type field_type(const char *elem, const struct tp_field *tf,
  * field, 0 for one to skip, -EPROTO when malformed. */
 static int parse_field(struct arena *a, char *line, struct tp_field *tf)
 {
-	unsigned sign = 0;
+	unsigned sign = 0, count = 0;
 	char *decl = line + strspn(line, " \t");
 	if (!has_prefix(decl, "field:"))
 		return 0;
@@ -149,6 +163,7 @@ static int parse_field(struct arena *a, char *line, struct tp_field *tf)
 		if (!br)
 			return -EPROTO;
 		tf->array = true;
+		count = (unsigned)strtoul(br + 1, NULL, 10);
 		name_end = br;
 	}
 	char *name = name_end;
@@ -173,7 +188,7 @@ static int parse_field(struct arena *a, char *line, struct tp_field *tf)
 		}
 	}
 	tf->f.name = fname;
-	tf->f.type = field_type(type, tf, sign != 0);
+	tf->f.type = field_type(a, type, tf, count, sign != 0);
 	tf->f.unif = UNIF_UNIFORM;
 	tf->f.doc = doc;
 	return 1;

@@ -151,6 +151,20 @@ sum 10
 @[1, 1]: 4
 OUT
 }
+# An array field read by a variable index too (bpftrace takes literals
+# only), and a literal past its end refused where it is written.
+t_tracepoint_array_index() {
+	run 0 -e 'tracepoint:raw_syscalls:sys_enter /pid == cpid && args.id == 231/ { $i = 0; printf("%d %d\n", args.args[$i], args.args[$i] == args.args[0]); }' \
+		-c "$TGT 1" && expect <<OUT || return
+Attaching 1 probe...
+sum 1
+0 1
+
+
+OUT
+	run 1 -e 'tracepoint:raw_syscalls:sys_enter { @ = args.args[6]; }' &&
+		err_has "^stdin:1:51-52: ERROR: index 6 is out of the array's bounds \\[0, 6\\)$"
+}
 t_aliases() {
 	# bpftrace's short provider names run as the long ones, and probe
 	# says the long name, as bpftrace's does
