@@ -32,6 +32,10 @@ void options_usage(FILE *out)
 "    --unsafe       allow system(), which runs shell commands\n"
 "    --emit DIR     write the compiled objects and PTX into DIR\n"
 "    --no-warnings  do not print the program's warnings (bpftrace's option)\n"
+"    --usdt-file-activation\n"
+"                   accepted for bpftrace's scripts: the kernel counts a USDT\n"
+"                   probe's semaphore in each process it attaches to (without\n"
+"                   -p, every process that maps the file)\n"
 "    -I DIR         where #include looks too (the C preprocessor's -I)\n"
 "    --include FILE #include FILE before the script\n"
 "    --no-cache     neither use nor fill the cache of instrumented modules\n"
@@ -118,7 +122,8 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 }
 
 enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM, OPT_UNSAFE, OPT_NO_CACHE,
-       OPT_EXPORT, OPT_EXPORT_INTERVAL, OPT_EXPORT_MAX_SERIES, OPT_NO_WARNINGS, OPT_INCLUDE };
+       OPT_EXPORT, OPT_EXPORT_INTERVAL, OPT_EXPORT_MAX_SERIES, OPT_NO_WARNINGS, OPT_INCLUDE,
+       OPT_USDT_FILE_ACTIVATION };
 
 /* -I DIR, --include FILE: kept for the C preprocessor, which a shell
  * runs (a quote cannot be in one) */
@@ -195,6 +200,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		{ "unsafe", no_argument, NULL, OPT_UNSAFE },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ "no-warnings", no_argument, NULL, OPT_NO_WARNINGS },
+		{ "usdt-file-activation", no_argument, NULL, OPT_USDT_FILE_ACTIVATION },
 		{ "include", required_argument, NULL, OPT_INCLUDE },
 		{ "export", required_argument, NULL, OPT_EXPORT },
 		{ "export-interval", required_argument, NULL, OPT_EXPORT_INTERVAL },
@@ -261,6 +267,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		case OPT_UNSAFE: o->unsafe = true; break;
 		case OPT_NO_CACHE: o->no_cache = true; break;
 		case OPT_NO_WARNINGS: o->no_warnings = true; break;
+		case OPT_USDT_FILE_ACTIVATION: break; /* what attaching does anyway */
 		case 'I':
 			if (add_cpp_path(o->include_dirs, &o->ninclude_dirs, "-I", optarg, err))
 				return -1;

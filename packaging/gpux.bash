@@ -21,7 +21,8 @@ _gpux()
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "-e -l -v -d --dry-run --unsafe --emit --no-warnings -I
 			--include --no-cache -c -p -f -o -q -B --repl --sim --export
-			--export-interval --export-max-series -h --help -V --version --" -- "$cur"))
+			--export-interval --export-max-series --usdt-file-activation -h --help -V
+			--version --" -- "$cur"))
 		return
 	fi
 	COMPREPLY=($(compgen -f -X '!*.gpx' -- "$cur") $(compgen -d -- "$cur"))

@@ -120,6 +120,10 @@ t_no_warnings() {
 		run 1 --no-warnings --dry-run -e 'BEGIN { print(@x); @y = 1 + "a"; }' &&
 		err_has 'ERROR' && ! grep -q WARNING "$tmp/err"
 }
+# bpftrace's --usdt-file-activation is taken (what attaching does anyway)
+t_usdt_file_activation() {
+	run 0 --usdt-file-activation --dry-run -e 'BEGIN { exit(); }' && err_empty
+}
 t_dry_run_error() {
 	run 1 --dry-run -e 'gdev:kernel_exit { @[kernel] = count() }}' &&
 	err_has '^stdin:1:' && err_has 'ERROR: syntax error' && out_empty
