@@ -30,6 +30,8 @@ enum host_rec_kind {
 			       * setup probe has stopped the process (SIGSTOP)
 			       * unless the program is asynchronous */
 	HOST_REC_UNWATCH = 9, /* then u64 address: remove every watchpoint there */
+	HOST_REC_HELPER_ERR = 10, /* id: the call's site (host_obj.sites); then
+				   * i64 what the helper returned (-k, -kk) */
 };
 
 /* join(argv): bpftrace 0.17's limits, 16 strings of up to 1 KiB; the

@@ -145,6 +145,7 @@ static int compile_host(struct program *prog, const struct options *o,
 	struct host_opts opts = { .optimize = true,
 				  .keep_ir = (o->dump & DUMP_IR) != 0, .cpid = o->cpid,
 				  .lib_pid = o->cpid > 0 ? 0 : (int)o->pid,
+				  .helper_check = o->helper_check,
 				  .start_ns = (uint64_t)now.tv_sec * 1000000000ull +
 					      (uint64_t)now.tv_nsec };
 	/* the command's program, as bpftrace names it: -c's first word */

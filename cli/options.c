@@ -32,6 +32,8 @@ void options_usage(FILE *out)
 "    --unsafe       allow system(), which runs shell commands\n"
 "    --emit DIR     write the compiled objects and PTX into DIR\n"
 "    --no-warnings  do not print the program's warnings (bpftrace's option)\n"
+"    -k             warn where a map update or delete fails (bpftrace's -k)\n"
+"    -kk            ... and where a memory read fails\n"
 "    --usdt-file-activation\n"
 "                   accepted for bpftrace's scripts: the kernel counts a USDT\n"
 "                   probe's semaphore in each process it attaches to (without\n"
@@ -220,7 +222,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 	optind = 1;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(end, argv, ":e:ld:c:p:f:o:qvhVB:I:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(end, argv, ":e:ld:c:p:f:o:qvhVB:I:k", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (o->program)
@@ -228,6 +230,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 			o->program = optarg;
 			break;
 		case 'l': o->list = true; break;
+		case 'k': o->helper_check = o->helper_check < 2 ? o->helper_check + 1 : 2; break;
 		case 'v': o->verbose = true; break;
 		case 'd':
 			if (parse_dump(o, optarg, err))

@@ -50,6 +50,7 @@ struct options {
 	enum out_format format;
 	const char *output;    /* -o */
 	bool quiet;
+	int helper_check;      /* -k 1, -kk 2: failed helpers warned of */
 	const char *sim;       /* --sim WORKLOAD: run the driver policies in the simulator */
 	/* --export SPEC: metrics of the maps (export.h), one prometheus: and
 	 * one otlp: at most; OTLP's interval and the series cap per map (0:

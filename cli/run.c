@@ -326,7 +326,7 @@ int run_program(struct program *prog, const struct options *o, FILE *out,
 		struct diags *diags)
 {
 	struct run r = { .prog = prog, .o = o, .out = out, .json = o->format == FMT_JSON };
-	r.rs = (struct rec_state){ .out = out, .json = r.json, .obj = &r.obj };
+	r.rs = (struct rec_state){ .out = out, .json = r.json, .obj = &r.obj, .src = &prog->src };
 	r.rs.maps = (struct rec_maps){ rec_print, rec_clear, rec_zero, &r };
 	if (check(&r, diags)) {
 		compile_driver_abis_free(&r.abis);

@@ -436,7 +436,28 @@ static LLVMValueRef positional(struct hctx *h, struct node *e, unsigned *ssize)
 	return host_const(h, (uint64_t)strtoll(s, NULL, 0));
 }
 
+static struct hval expr(struct hctx *h, struct node *e);
+
+/* -k: calls, increments and memory reads are where the helpers they
+ * call are said to be called */
 struct hval hl_expr(struct hctx *h, struct node *e)
+{
+	bool site = e->kind == N_CALL || e->kind == N_INCDEC ||
+		    (e->kind == N_UNOP && e->u.unop.op == OP_DEREF) ||
+		    (e->kind == N_BINOP && e->u.binop.op == OP_INDEX) ||
+		    (e->kind == N_FIELD && (e->u.field.base->type.kind == TY_POINTER ||
+					    e->u.field.base->type.kind == TY_RECORD));
+	if (!site)
+		return expr(h, e);
+	struct span was;
+	bool had;
+	hl_site_begin(h, e, &was, &had);
+	struct hval r = expr(h, e);
+	hl_site_end(h, was, had);
+	return r;
+}
+
+static struct hval expr(struct hctx *h, struct node *e)
 {
 	struct hval r = { 0 };
 	host_loc(h, e);

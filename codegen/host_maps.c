@@ -361,7 +361,7 @@ int hl_maps_layout(struct hctx *h)
 			return -1;
 	}
 	h->obj->nmaps = h->nmaps;
-	if (h->need_events) {
+	if (h->need_events || h->opts->helper_check) { /* -k's records too */
 		static const char *const names[] = { "type", "max_entries" };
 		uint32_t vals[] = { BPF_M_RINGBUF, HOST_RINGBUF_BYTES };
 		h->events = hl_map_global(h, HOST_EVENTS_MAP, vals, names, 2);
@@ -424,7 +424,9 @@ LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 LLVMValueRef hl_map_lookup(struct hctx *h, struct hmap *hm, LLVMValueRef key)
 {
 	LLVMValueRef args[] = { hm->global, key };
-	return host_helper(h, BPF_H_MAP_LOOKUP, h->ptr, args, 2);
+	LLVMValueRef p = host_helper(h, BPF_H_MAP_LOOKUP, h->ptr, args, 2);
+	hl_lookup_checked(h, p);
+	return p;
 }
 
 void hl_map_update(struct hctx *h, struct hmap *hm, LLVMValueRef key,

@@ -132,7 +132,10 @@ LLVMValueRef host_helper(struct hctx *h, int id, LLVMTypeRef ret,
 		params[i] = LLVMTypeOf(args[i]);
 	LLVMTypeRef ft = LLVMFunctionType(ret, params, (unsigned)n, false);
 	LLVMValueRef callee = LLVMConstIntToPtr(host_const(h, (uint64_t)id), h->ptr);
-	return LLVMBuildCall2(h->b, ft, callee, args, (unsigned)n, "");
+	LLVMValueRef call = LLVMBuildCall2(h->b, ft, callee, args, (unsigned)n, "");
+	if (h->has_site && h->opts->helper_check && ret == h->i64)
+		hl_helper_checked(h, id, call);
+	return call;
 }
 
 LLVMValueRef host_gep_at(struct hctx *h, LLVMBuilderRef b, LLVMValueRef base, unsigned off)

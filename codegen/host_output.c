@@ -35,6 +35,89 @@ static LLVMValueRef header(struct hctx *h, unsigned size, enum host_rec_kind kin
 	return rec;
 }
 
+/* -k reports failed map updates and deletes, -kk memory reads too, by
+ * the names bpftrace's warnings give them. */
+static const char *checked_helper(int id, int level)
+{
+	switch (id) {
+	case BPF_H_MAP_UPDATE: return "map_update_elem";
+	case BPF_H_MAP_DELETE: return "map_delete_elem";
+	case BPF_H_PROBE_READ: return level > 1 ? "probe_read" : NULL;
+	case BPF_H_PROBE_READ_USER: return level > 1 ? "probe_read_user" : NULL;
+	case BPF_H_PROBE_READ_KERNEL: return level > 1 ? "probe_read_kernel" : NULL;
+	case BPF_H_PROBE_READ_USER_STR: return level > 1 ? "probe_read_user_str" : NULL;
+	case BPF_H_PROBE_READ_KERNEL_STR: return level > 1 ? "probe_read_kernel_str" : NULL;
+	default: return NULL;
+	}
+}
+
+void hl_site_begin(struct hctx *h, const struct node *e, struct span *was, bool *had)
+{
+	*was = h->site;
+	*had = h->has_site;
+	if (!h->opts->helper_check)
+		return;
+	h->has_site = true;
+	/* as bpftrace's: an aggregation's call, else an assignment's '=';
+	 * a dereference's '*' */
+	h->site = e->kind != N_ASSIGN ? e->span
+		  : e->u.assign.value->type.kind == TY_AGG ? e->u.assign.value->span
+							  : e->u.assign.op_span;
+	if (e->kind == N_UNOP && e->u.unop.op == OP_DEREF) {
+		h->site.last_line = h->site.first_line;
+		h->site.last_column = h->site.first_column + 1;
+	}
+}
+
+void hl_site_end(struct hctx *h, struct span was, bool had)
+{
+	h->site = was;
+	h->has_site = had;
+}
+
+/* The record saying that site's call failed, when failed (i1) holds:
+ * value is what it returned (0 for a lookup's NULL). */
+static void failed_record(struct hctx *h, const char *name, LLVMValueRef failed,
+			  LLVMValueRef value)
+{
+	struct host_obj *o = h->obj;
+	if (o->nsites == 0 || (o->nsites >= 16 && !(o->nsites & (o->nsites - 1)))) {
+		size_t cap = o->nsites ? 2 * (size_t)o->nsites : 16;
+		struct host_site *ns = arena_zalloc(&o->arena, sizeof(*ns) * cap);
+		if (o->nsites)
+			memcpy(ns, o->sites, sizeof(*ns) * (size_t)o->nsites);
+		o->sites = ns;
+	}
+	o->sites[o->nsites] = (struct host_site){ name, h->site };
+	unsigned site = (unsigned)o->nsites++;
+	LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "helper_failed");
+	LLVMBasicBlockRef on = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "helper_ok");
+	LLVMBuildCondBr(h->b, failed, bad, on);
+	LLVMPositionBuilderAtEnd(h->b, bad);
+	bool had = h->has_site;
+	h->has_site = false; /* the record's own output is not checked */
+	LLVMValueRef rec = header(h, 16, HOST_REC_HELPER_ERR, site);
+	LLVMBuildStore(h->b, value, host_gep(h, rec, 8));
+	emit(h, rec, 16);
+	h->has_site = had;
+	LLVMBuildBr(h->b, on);
+	LLVMPositionBuilderAtEnd(h->b, on);
+}
+
+void hl_helper_checked(struct hctx *h, int id, LLVMValueRef ret)
+{
+	const char *name = checked_helper(id, h->opts->helper_check);
+	if (name)
+		failed_record(h, name, LLVMBuildICmp(h->b, LLVMIntSLT, ret, host_const(h, 0), ""),
+			      ret);
+}
+
+void hl_lookup_checked(struct hctx *h, LLVMValueRef p)
+{
+	if (h->has_site && h->opts->helper_check > 1)
+		failed_record(h, "map_lookup_elem", LLVMBuildIsNull(h->b, p, ""), host_const(h, 0));
+}
+
 /* 'kernel' of cuda:launch or cuda:kernel_end, the events with a
  * kernel id after their fields (abi/cuda_events.h). */
 static bool is_kernel_field(const struct hctx *h, const struct node *a)

@@ -122,7 +122,22 @@ struct hctx {
 	LLVMValueRef decision;
 	bool cuda;               /* gpux/cuda/ context layout */
 	const struct hl_usdt_site *usdt; /* the usdt site being lowered */
+	/* -k: where the helper calls being built are made (a call, an
+	 * assignment's '=', a memory read), or none */
+	bool has_site;
+	struct span site;
 };
+
+/* -k: the site of what lowering e calls helpers for, saved into *was
+ * (host_output.c); hl_site_end puts the outer one back. */
+void hl_site_begin(struct hctx *h, const struct node *e, struct span *was, bool *had);
+void hl_site_end(struct hctx *h, struct span was, bool had);
+/* After helper id's call returned ret (i64): under -k/-kk, a record
+ * when it failed (host_output.c). */
+void hl_helper_checked(struct hctx *h, int id, LLVMValueRef ret);
+/* -kk: a lookup of one of the program's maps that found nothing (p,
+ * its result, NULL) is reported too, as bpftrace's -kk does. */
+void hl_lookup_checked(struct hctx *h, LLVMValueRef p);
 
 /* host_module.c */
 struct diag *host_err(struct hctx *h, const struct node *n, const char *fmt, ...)

@@ -399,14 +399,23 @@ static void stmt(struct hctx *h, struct node *s)
 	if (h->split_on)
 		split_block(h);
 	host_temps_free(h);
+	struct span was;
+	bool had;
 	switch (s->kind) {
 	case N_EXPR_STMT:
-		if (s->u.expr_stmt.expr->kind == N_CALL)
+		if (s->u.expr_stmt.expr->kind == N_CALL) {
+			hl_site_begin(h, s->u.expr_stmt.expr, &was, &had);
 			hl_call_stmt(h, s->u.expr_stmt.expr);
-		else
+			hl_site_end(h, was, had);
+		} else {
 			hl_expr(h, s->u.expr_stmt.expr);
+		}
 		break;
-	case N_ASSIGN: hl_stmt_assign(h, s); break;
+	case N_ASSIGN:
+		hl_site_begin(h, s, &was, &had);
+		hl_stmt_assign(h, s);
+		hl_site_end(h, was, had);
+		break;
 	case N_IF: stmt_if(h, s); break;
 	case N_UNROLL: {
 		int64_t n;

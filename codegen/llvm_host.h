@@ -61,6 +61,9 @@ struct host_opts {
 	 * when gpux started compiling; 0 in the simulator, whose clock
 	 * starts there */
 	uint64_t start_ns;
+	/* -k (1): map updates and deletes that fail are reported where
+	 * the program makes them; -kk (2): memory reads too */
+	int helper_check;
 };
 
 /* Lower every PLACE_HOST and PLACE_DRIVER probe of prog (checked by

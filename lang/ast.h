@@ -124,7 +124,8 @@ struct node {
 		struct probe probe;
 		struct attach attach;
 		struct { struct node *expr; } expr_stmt;
-		struct { int op; struct node *target, *value; } assign;
+		struct { int op; struct node *target, *value;
+			 struct span op_span; /* the '=' (or '+=', ...) */ } assign;
 		struct { struct node *cond, *then, *els; } if_;
 		struct { struct node *count, *body; } unroll;
 		struct { struct node *var, *lo, *hi, *body; } for_;

@@ -153,12 +153,14 @@ simple
 	| lvalue '=' expr {
 		$$ = mk(ctx, N_ASSIGN, @$);
 		$$->u.assign.op = OP_ASSIGN;
+		$$->u.assign.op_span = @2;
 		$$->u.assign.target = $1;
 		$$->u.assign.value = $3;
 	}
 	| lvalue COMPOUND expr {
 		$$ = mk(ctx, N_ASSIGN, @$);
 		$$->u.assign.op = $2;
+		$$->u.assign.op_span = @2;
 		$$->u.assign.target = $1;
 		$$->u.assign.value = $3;
 	}

@@ -169,6 +169,13 @@ struct host_fmt {
 	enum host_fmt_kind kind;
 };
 
+/* A checked helper call: the helper as bpftrace names it in its
+ * warning ("map_update_elem") and where the program makes it. */
+struct host_site {
+	const char *helper;
+	struct span span;
+};
+
 struct host_obj {
 	struct arena arena; /* tables below */
 	unsigned char *elf; /* the object (malloc'd) */
@@ -179,6 +186,9 @@ struct host_obj {
 	int nmaps;
 	struct host_fmt *fmts;
 	int nfmts;
+	/* -k, -kk: each helper call checked, by HOST_REC_HELPER_ERR's id */
+	struct host_site *sites;
+	int nsites;
 	char *ir; /* LLVM IR text when opts.keep_ir (malloc'd) */
 	/* cuda: probes call memory actions or alloc_base/alloc_size: the
 	 * runtime must track the program's allocations */

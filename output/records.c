@@ -1,9 +1,29 @@
 /* Ring buffer records (records.h). */
 #include "records.h"
 
+#include <errno.h>
 #include <string.h>
 
+#include "diag.h"
 #include "output.h"
+
+/* -k: a helper that failed, said as bpftrace says it, at the call, in
+ * the output (where bpftrace 0.17 prints it, among the records). */
+static void helper_failed(const struct rec_state *s, const struct host_site *site, int64_t ret)
+{
+	struct arena a;
+	struct diags d;
+	arena_init(&a);
+	diags_init(&d, &a);
+	if (ret == 0) /* a lookup that found nothing */
+		diag_warning(&d, site->span, "Failed to %s: 0", site->helper);
+	else
+		diag_warning(&d, site->span, "Failed to %s: %s (%lld)", site->helper,
+			     ret < 0 && ret > -4096 ? strerror((int)-ret) : "unknown error",
+			     (long long)ret);
+	diags_print(&d, s->src, s->out);
+	arena_free(&a);
+}
 
 int rec_handle(void *arg, const void *data, size_t len)
 {
@@ -73,6 +93,12 @@ int rec_handle(void *arg, const void *data, size_t len)
 	case HOST_REC_TIME:
 		if (fmt_ok)
 			out_time(s->out, s->json, o->fmts[h.id].fmt);
+		break;
+	case HOST_REC_HELPER_ERR:
+		if (h.id < (unsigned)o->nsites && len >= 16 && s->src) {
+			memcpy(&a1, d + 8, 8);
+			helper_failed(s, &o->sites[h.id], (int64_t)a1);
+		}
 		break;
 	case HOST_REC_UNWATCH:
 		if (len >= 16 && s->watch.unset) {

@@ -48,6 +48,7 @@ struct rec_state {
 	FILE *out;
 	bool json;
 	const struct host_obj *obj;
+	const struct source *src; /* the program: -k's warnings quote it */
 	struct rec_maps maps;
 	struct rec_watch watch;
 	struct rec_tap tap;
