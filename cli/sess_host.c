@@ -211,6 +211,10 @@ static bool clean_record(struct sess_host *sh, const unsigned char *src, uint32_
 	case HOST_REC_EXIT: case HOST_REC_PRINT: case HOST_REC_CLEAR: case HOST_REC_ZERO:
 	case HOST_REC_TIME:
 		return true;
+	case HOST_REC_HELPER_ERR: /* -k: a site the compiler made, and a value */
+		if (h.id >= (unsigned)o->nsites || len < 16)
+			goto bad;
+		return true;
 	default:
 		break;
 	}

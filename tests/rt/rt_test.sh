@@ -1002,7 +1002,7 @@ gpux_run() {
 		return 77
 	fi
 	local want=$1 prog=$2 cmd=$3
-	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -e "$prog" -c "{ $cmd; } >'$tmp/app.out'" \
+	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" ${4:-} -e "$prog" -c "{ $cmd; } >'$tmp/app.out'" \
 		>"$tmp/out" 2>"$tmp/err" </dev/null
 	local rc=$?
 	if [ "$rc" != "$want" ]; then
@@ -1202,6 +1202,18 @@ t_gpux_begin_exit() {
 	printf 'Attaching 3 probes...\nbegin\nend\n\n\n@l: 0\n' >"$tmp/want"
 	cmp -s "$tmp/want" "$tmp/out" || { diff -u "$tmp/want" "$tmp/out"; fail "output"; return 1; }
 	[ ! -e "$tmp/ran" ] || fail "the program ran"
+}
+# -k in cuda: probes: the runtime's VM reports a failed delete as the
+# kernel's would, through the session, once per launch, at the call.
+t_gpux_helper_errors() {
+	gpux_run 0 'cuda:launch { @l = count(); @x[2] = 1; delete(@x[1]); }' \
+		"'$RT_DRV_APP' module '$PTX'" -k || return
+	err_empty || return 1
+	local n
+	n=$(sed -n 's/^@l: //p' "$tmp/out")
+	[ -n "$n" ] && [ "$n" -gt 0 ] &&
+	[ "$(grep -c '^stdin:1:40-53: WARNING: Failed to map_delete_elem: No such file or directory (-2)$' "$tmp/out")" = "$n" ] ||
+		{ cat "$tmp/out"; fail "want one warning per launch ($n)"; }
 }
 # A command that never used CUDA is told so once at the end, instead
 # of blank maps alone; one ended by exit() before it could is not (it
