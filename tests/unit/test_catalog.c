@@ -286,7 +286,10 @@ static void test_tracepoint_fake(void)
 		CHECK(streq(tf[2].f.name, "path") && tf[2].dynamic &&
 		      tf[2].f.type.kind == TY_STR);
 		CHECK(tf[3].f.type.bits == 64 && !tf[3].f.type.is_signed);
-		CHECK(streq(tf[4].f.name, "mac") && tf[4].f.type.bits == 64);
+		/* an array of integers: its elements, which args.mac[i] reads */
+		CHECK(streq(tf[4].f.name, "mac") && tf[4].f.type.kind == TY_ARRAY &&
+		      tf[4].f.type.count == 6 && tf[4].f.type.inner &&
+		      tf[4].f.type.inner->bits == 8 && !tf[4].f.type.inner->is_signed);
 		CHECK(tf[5].f.type.bits == 16 && !tf[5].f.type.is_signed);
 		CHECK(streq(tf[1].f.doc, "pid_t pid"));
 		CHECK(tf[n].f.name == NULL);
