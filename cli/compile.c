@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "dev_lower.h"
 #include "host_loader.h"
+#include "progress.h"
 #include "ptx_library.h"
 
 static bool has_place(const struct program *prog, unsigned places)
@@ -55,6 +56,7 @@ static int compile_device(struct program *prog, const struct options *o,
 			return -1;
 		return dev_verify_log(&mod, diags, out);
 	}
+	progress_set("compiling device probes");
 	if (dev_compile(prog, &mod, diags))
 		return -1;
 	if (o->dump & DUMP_BPF)
@@ -140,6 +142,7 @@ static int compile_host(struct program *prog, const struct options *o,
 	const struct host_api *host = host_module_open(diags);
 	if (!host)
 		return -1;
+	progress_set("compiling host probes");
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	struct host_opts opts = { .optimize = true,

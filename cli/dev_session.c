@@ -13,6 +13,7 @@
 #include "compile.h"
 #include "ptx_library.h"
 #include "probe_site.h"
+#include "progress.h"
 #include "sess_host.h"
 
 /* The site kind of an event: its index in abi/probe_site.h's names. */
@@ -210,6 +211,7 @@ int dev_session_open_at(struct dev_session *ds, struct program *prog, FILE *out,
 	ds->off = off;
 	ds->out = out;
 	ds->json = json;
+	progress_set("compiling device probes");
 	if (dev_compile(prog, &ds->mod, diags))
 		return -1;
 	size_t lib_len = 0;

@@ -12,6 +12,7 @@
 #include "gpux_commit.h"
 #include "listing.h"
 #include "options.h"
+#include "progress.h"
 #include "repl.h"
 #include "run.h"
 #include "sim_cmd.h"
@@ -119,6 +120,7 @@ static int do_program(const struct options *o, FILE *out)
 	struct diags diags;
 	diags_init(&diags, &prog->arena);
 	enum fe_stop stop = o->dump == DUMP_AST ? FE_STOP_PARSE : FE_STOP_SEMA;
+	progress_set("checking the program");
 	int rc = frontend_check(prog, &diags, stop);
 	if (rc == 0 && timeline)
 		timeline_probes_mark(prog);
@@ -128,10 +130,12 @@ static int do_program(const struct options *o, FILE *out)
 		ast_dump(out, prog, true);
 	if (rc == 0 && codegen)
 		rc = compile_program(prog, o, out, &diags);
+	progress_stop();
 	if (rc == 0 && !codegen && !o->dump) {
 		diags_print(&diags, &prog->src, stderr); /* warnings first */
 		diags_init(&diags, &prog->arena);
 		rc = run_program(prog, o, out, &diags);
+		progress_stop();
 		diags_print(&diags, &prog->src, stderr);
 		program_free(prog);
 		return rc;

@@ -22,6 +22,7 @@
 #include "compile.h"
 #include "host_loader.h"
 #include "out_syms.h"
+#include "progress.h"
 #include "run_export.h"
 #include "run_timeline.h"
 #include "traced_cmd.h"
@@ -218,6 +219,7 @@ static int run_attached(struct run *r, int *go, const sigset_t *open, struct dia
 	}
 	/* a timeline of nothing but the trace's own probes attaches none of
 	 * the user's */
+	progress_stop();
 	if (!r->o->quiet && !(r->tl && !attached))
 		out_attached(r->out, r->json, attached);
 	fflush(r->out);

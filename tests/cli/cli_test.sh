@@ -124,6 +124,18 @@ t_no_warnings() {
 t_usdt_file_activation() {
 	run 0 --usdt-file-activation --dry-run -e 'BEGIN { exit(); }' && err_empty
 }
+# A long compile draws what gpux is doing on a terminal's stderr and
+# erases it when done (GPUX_PROGRESS_MS=0: from the start, so a short
+# compile shows it); without a terminal stderr stays empty.
+t_progress_line() {
+	command -v script >/dev/null || { echo "SKIP: no script(1)"; return 77; }
+	python3 -c "print('BEGIN {'); [print(f'  @a[{i % 50}] = {i};') for i in range(3000)]; print('}')" >"$tmp/big.gpx"
+	GPUX_PROGRESS_MS=0 script -qec "'$GPUX' --dry-run '$tmp/big.gpx'" /dev/null >"$tmp/tty" 2>&1 ||
+		{ cat -A "$tmp/tty"; fail "gpux under script(1)"; return; }
+	grep -qE $'\rgpux: (checking the program|compiling host probes)\\.\\.\\. [0-9]+ s\e\\[K' "$tmp/tty" &&
+		grep -q $'\r\e\\[K' "$tmp/tty" || { cat -A "$tmp/tty"; fail "no progress line drawn and erased"; return; }
+	GPUX_PROGRESS_MS=0 run 0 --dry-run "$tmp/big.gpx" && err_empty
+}
 t_dry_run_error() {
 	run 1 --dry-run -e 'gdev:kernel_exit { @[kernel] = count() }}' &&
 	err_has '^stdin:1:' && err_has 'ERROR: syntax error' && out_empty
