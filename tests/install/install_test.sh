@@ -2,10 +2,11 @@
 # gpux as a packager installs it: `cmake --install` of this build into
 # a fresh prefix, then the installed binary alone finds its modules
 # (../lib/gpux: the compiler's host module, the device runtime), runs a
-# program, a policy from share/gpux under --sim and a cuda: probe on a
-# command (the runtime found: it says the command never used CUDA);
-# the manual page renders clean and names every option of --help; the
-# bash completion completes options.
+# program, lists probes, counts a uprobe (as root), runs a policy from
+# share/gpux under --sim and a cuda: probe on a command (the runtime
+# found: it says the command never used CUDA); the manual page renders
+# clean and names every option of --help; the bash and zsh completions
+# complete.
 #   install_test.sh CMAKE BUILD_DIR [SANITIZED]
 # SANITIZED ON: the runtime is not preloaded (an ASan build's runtime
 # must come after ASan's, which a plain command does not load).
@@ -33,6 +34,16 @@ cd "$tmp" || exit 1
 out=$("$gpux" -e 'BEGIN { printf("hi %d\n", 1 + 2); exit(); }' 2>&1)
 [ "$out" = "$(printf 'Attaching 1 probe...\nhi 3\n\n')" ] || fail "BEGIN: $out"
 
+out=$("$gpux" -l 'gdev:kernel_*' 2>&1)
+[ "$out" = "$(printf 'gdev:kernel_entry\ngdev:kernel_exit')" ] || fail "-l: $out"
+out=$("$gpux" -l 'uprobe:libc:pthread_creat*' 2>&1)
+grep -qx 'uprobe:.*libc.so.6:pthread_create' <<<"$out" || fail "-l of libc: $out"
+# a uprobe needs root (bpf()); CI runs as root
+if [ "$(id -u)" = 0 ]; then
+	out=$("$gpux" -e 'uprobe:libc:exit { @ = count(); }' -c true 2>&1)
+	grep -qx '@: 1' <<<"$out" || fail "uprobe: $out"
+fi
+
 out=$("$gpux" --sim seq "$p/share/gpux/policies/eviction_lfu.gpx" 2>&1 | grep -v "^@")
 grep -q '^default ' <<<"$out" && grep -qE "eviction_lfu.gpx +[0-9]+ " <<<"$out" ||
 	fail "--sim with an installed policy: $out"
@@ -58,6 +69,21 @@ opts=$("$gpux" --help 2>&1 | sed -n '/^OPTIONS:/,/^EXAMPLES:/p' |
 for o in $opts; do
 	grep -qE -- "(^|[^a-z-])$o([^a-z-]|$)" "$tmp/man.txt" || fail "the manual lacks $o"
 done
+
+# zsh's: a format after -f, in an interactive zsh on a terminal (zpty)
+if command -v zsh >/dev/null; then
+	[ -f "$p/share/zsh/vendor-completions/_gpux" ] || fail "_gpux not installed"
+	zcomp=$(timeout 30 zsh -f -c '
+		zmodload zsh/zpty
+		zpty z zsh -f -i
+		zpty -w z "PS1=; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D; function gpux { }"
+		zpty -wn z $'"'"'gpux -f p\t'"'"'
+		zpty -r -t z out "*perfetto*" || { sleep 2; zpty -r z out "*perfetto*"; }
+		print -r -- "$out"; zpty -d z' _ "$p/share/zsh/vendor-completions" 2>&1)
+	grep -q 'gpux -f perfetto' <<<"$zcomp" || fail "zsh completion: $zcomp"
+else
+	fail "no zsh to try the zsh completion with (scripts/setup.sh installs it)"
+fi
 
 # the completion: options, and a format after -f
 comp=$(bash -c '. "$1"; COMP_WORDS=(gpux --expo); COMP_CWORD=1; _gpux; echo "${COMPREPLY[*]}"
