@@ -6,17 +6,24 @@
 #include "host_priv.h"
 #include "sema.h"
 
+/* An object table of n elements of size bytes with room for one more:
+ * the same one, or a copy twice its size once n reaches 16, 32, ... (a
+ * copy per 16 was quadratic in printf() calls). */
+static void *room_for_one(struct arena *a, void *v, int n, size_t size)
+{
+	if (n != 0 && (n < 16 || (n & (n - 1))))
+		return v;
+	size_t cap = n ? 2 * (size_t)n : 16;
+	void *nv = arena_zalloc(a, size * cap);
+	if (n)
+		memcpy(nv, v, size * (size_t)n);
+	return nv;
+}
+
 static struct host_fmt *new_fmt(struct hctx *h)
 {
 	struct host_obj *o = h->obj;
-	/* doubling from 16: a copy per 16 was quadratic in printf() calls */
-	if (o->nfmts == 0 || (o->nfmts >= 16 && !(o->nfmts & (o->nfmts - 1)))) {
-		size_t cap = o->nfmts ? 2 * (size_t)o->nfmts : 16;
-		struct host_fmt *nf = arena_zalloc(&o->arena, sizeof(*nf) * cap);
-		if (o->nfmts)
-			memcpy(nf, o->fmts, sizeof(*nf) * (size_t)o->nfmts);
-		o->fmts = nf;
-	}
+	o->fmts = room_for_one(&o->arena, o->fmts, o->nfmts, sizeof(*o->fmts));
 	return &o->fmts[o->nfmts++];
 }
 
@@ -81,13 +88,7 @@ static void failed_record(struct hctx *h, const char *name, LLVMValueRef failed,
 			  LLVMValueRef value)
 {
 	struct host_obj *o = h->obj;
-	if (o->nsites == 0 || (o->nsites >= 16 && !(o->nsites & (o->nsites - 1)))) {
-		size_t cap = o->nsites ? 2 * (size_t)o->nsites : 16;
-		struct host_site *ns = arena_zalloc(&o->arena, sizeof(*ns) * cap);
-		if (o->nsites)
-			memcpy(ns, o->sites, sizeof(*ns) * (size_t)o->nsites);
-		o->sites = ns;
-	}
+	o->sites = room_for_one(&o->arena, o->sites, o->nsites, sizeof(*o->sites));
 	o->sites[o->nsites] = (struct host_site){ name, h->site };
 	unsigned site = (unsigned)o->nsites++;
 	LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "helper_failed");
