@@ -20,11 +20,13 @@ fail() { echo "FAIL: $1${2:+: $2}"; fails=$((fails + 1)); }
 [ "$(id -u)" = 0 ] || { echo "FAIL: needs root (debootstrap, chroot, bpf)"; exit 1; }
 
 # a build directory of one's own is reused as configured (a packager's)
+mkdir -p "$build"
 { [ -f "$build/CMakeCache.txt" ] ||
-	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >"$build.cmake.log" 2>&1; } &&
-	cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 &&
-	(cd "$build" && cpack >"$build.cpack.log" 2>&1) ||
-	{ tail -20 "$build".*.log; echo "FAIL: building the package"; exit 1; }
+	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+		>"$build/deb_check.cmake.log" 2>&1; } &&
+	cmake --build "$build" -j"$(nproc)" >"$build/deb_check.build.log" 2>&1 &&
+	(cd "$build" && cpack >deb_check.cpack.log 2>&1) ||
+	{ tail -20 "$build"/deb_check.*.log; echo "FAIL: building the package"; exit 1; }
 deb=$(ls "$build"/gpux_*_amd64.deb | head -1)
 pass "built $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB; $(dpkg-deb -f "$deb" Depends))"
 
