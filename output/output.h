@@ -36,6 +36,9 @@ void out_system(FILE *out, bool json, const struct host_fmt *fmt, const unsigned
 void out_tuple(FILE *out, bool json, struct type t, const unsigned char *p);
 /* A record or array value of the C definitions (output_cvalue.c). */
 void out_cvalue(FILE *out, bool json, struct type t, const unsigned char *p);
+/* The same as part of a map key, as bpftrace 0.17 prints one: records
+ * without spaces ({.a=1,.b=x}), pointers in hex. */
+void out_ckey(FILE *out, struct type t, const unsigned char *p);
 /* join(): a HOST_REC_JOIN record's strings with delim between them. */
 void out_join(FILE *out, bool json, const char *delim, const unsigned char *rec, size_t len);
 /* A buf() value as %r prints it: printable ASCII as it is, other bytes

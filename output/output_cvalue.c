@@ -57,3 +57,35 @@ void out_cvalue(FILE *out, bool json, struct type t, const unsigned char *p)
 	}
 	out_int_at(out, t, p);
 }
+
+void out_ckey(FILE *out, struct type t, const unsigned char *p)
+{
+	if (t.kind == TY_RECORD && t.rec) {
+		fputc('{', out);
+		for (int i = 0; i < t.rec->nfields; i++) {
+			const struct record_field *f = &t.rec->fields[i];
+			fprintf(out, "%s.%s=", i ? "," : "", f->name ? f->name : "");
+			out_ckey(out, f->type, p + f->offset);
+		}
+		fputc('}', out);
+		return;
+	}
+	if (t.kind == TY_POINTER) {
+		uint64_t u;
+		memcpy(&u, p, 8);
+		fprintf(out, "0x%llx", (unsigned long long)u);
+		return;
+	}
+	if (t.kind == TY_ARRAY && t.inner && !(t.inner->kind == TY_INT && t.inner->bits == 8)) {
+		unsigned es = type_mem_size(*t.inner);
+		fputc('[', out);
+		for (unsigned i = 0; i < t.count; i++) {
+			if (i)
+				fputc(',', out);
+			out_ckey(out, *t.inner, p + (size_t)i * es);
+		}
+		fputc(']', out);
+		return;
+	}
+	out_cvalue(out, false, t, p);
+}

@@ -253,6 +253,8 @@ void out_tuple(FILE *out, bool json, struct type t, const unsigned char *p)
 			fputs(json ? "," : ", ", out);
 		if (e.kind == TY_TUPLE) {
 			out_tuple(out, json, e, v);
+		} else if (e.kind == TY_RECORD || e.kind == TY_ARRAY) {
+			out_cvalue(out, json, e, v);
 		} else if (e.kind == TY_STR) {
 			size_t n = strnlen((const char *)v, TUPLE_STR_SIZE);
 			if (json)

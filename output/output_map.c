@@ -125,6 +125,8 @@ void out_map_key_part(FILE *out, const struct host_map *hm, int j, const unsigne
 		fputs(out_inet(k + hk->offset, name, sizeof(name)), out);
 	else if (hk->type.kind == TY_TIMESTAMP)
 		fputs(out_timestamp(hk->type.name, rd64(k + hk->offset), name, sizeof(name)), out);
+	else if (hk->type.kind == TY_RECORD || hk->type.kind == TY_ARRAY)
+		out_ckey(out, hk->type, k + hk->offset);
 	else if (hk->type.kind == TY_INT && !hk->type.is_signed)
 		fprintf(out, "%llu", (unsigned long long)rd64(k + hk->offset));
 	else
