@@ -15,6 +15,7 @@ enum bpf_helper_id {
 	BPF_H_MAP_DELETE = 3,
 	BPF_H_PROBE_READ = 4, /* either address space (x86-64) */
 	BPF_H_KTIME_GET_NS = 5,
+	BPF_H_TRACE_PRINTK = 6,
 	BPF_H_GET_PRANDOM_U32 = 7,
 	BPF_H_GET_SMP_PROCESSOR_ID = 8,
 	BPF_H_GET_CURRENT_PID_TGID = 14,

@@ -78,6 +78,7 @@ static const char *helper_name(int id)
 	case BPF_H_MAP_LOOKUP: return "bpf_map_lookup_elem";
 	case BPF_H_MAP_UPDATE: return "bpf_map_update_elem";
 	case BPF_H_MAP_DELETE: return "bpf_map_delete_elem";
+	case BPF_H_TRACE_PRINTK: return "bpf_trace_printk";
 	case BPF_H_KTIME_GET_NS: return "bpf_ktime_get_ns";
 	case BPF_H_GET_SMP_PROCESSOR_ID: return "bpf_get_smp_processor_id";
 	case BPF_H_GET_CURRENT_PID_TGID: return "bpf_get_current_pid_tgid";

@@ -267,6 +267,24 @@ static void mem_action(struct hctx *h, struct node *call, const struct action *a
 	host_helper(h, ids[act->id], h->i64, args, n);
 }
 
+/* debugf(fmt, ...): bpf_trace_printk with the format on the stack and
+ * each argument a word, a string by its address (sema: at most 3). */
+static void debugf(struct hctx *h, struct node *call)
+{
+	struct node *fmt = call->u.call.args;
+	unsigned size = (unsigned)fmt->u.str.len + 1;
+	LLVMValueRef args[5] = { hl_str_literal(h, fmt->u.str.s, fmt->u.str.len, size),
+				 LLVMConstInt(h->i32, size, false) };
+	int n = 2;
+	for (struct node *a = fmt->next; a && n < 5; a = a->next, n++) {
+		struct hval v = hl_expr(h, a);
+		if (!v.v)
+			return;
+		args[n] = v.ssize ? LLVMBuildPtrToInt(h->b, v.v, h->i64, "") : v.v;
+	}
+	host_helper(h, BPF_H_TRACE_PRINTK, h->i64, args, n);
+}
+
 void hl_call_stmt(struct hctx *h, struct node *call)
 {
 	const char *name = call->u.call.name;
@@ -277,6 +295,8 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 			mem_action(h, call, act);
 		else
 			hl_kfunc_call(h, call);
+	} else if (!strcmp(name, "debugf")) {
+		debugf(h, call);
 	} else if (!strcmp(name, "printf") || !strcmp(name, "cat") || !strcmp(name, "system")) {
 		struct host_fmt *f = rec_printf(h, a->u.str.s, a->next, call->u.call.nargs - 1);
 		if (f && name[0] != 'p')

@@ -12,6 +12,7 @@ static struct type chk_map_fn(struct tctx *c, struct node *call, const struct fn
 static struct type chk_delete(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_print(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_printf(struct tctx *c, struct node *call, const struct fn *fn);
+static struct type chk_debugf(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_exit(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_time(struct tctx *c, struct node *call, const struct fn *fn);
 static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn);
@@ -36,6 +37,9 @@ static const struct fn fns[] = {
 	{ "print", 1, 3, HOSTISH, AGG_NONE, chk_print,
 	  "output is formatted on the host; use printf() on the device" },
 	{ "printf", 1, 64, PLACE_ANY, AGG_NONE, chk_printf, NULL },
+	{ "debugf", 1, 64, PLACE_HOST, AGG_NONE, chk_debugf,
+	  "it writes to the kernel's trace buffer (bpf_trace_printk); use printf() on the "
+	  "device" },
 	{ "cat", 1, 64, HOSTISH, AGG_NONE, chk_printf,
 	  "gpux reads the file on the host; use printf() on the device" },
 	{ "system", 1, 64, HOSTISH, AGG_NONE, sema_chk_system,
@@ -266,6 +270,30 @@ static struct type chk_printf(struct tctx *c, struct node *call, const struct fn
 {
 	(void)fn;
 	check_printf(c, call);
+	return TYPE_VOID;
+}
+
+/* debugf(): printf's checks, bpf_trace_printk's three conversions, and
+ * bpftrace's warning (its lines go to the trace buffer, not the output) */
+static struct type chk_debugf(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	if (c->final)
+		diag_warning(c->diags, call->span, "The debugf() builtin is not recommended for "
+			     "production use. For more information see bpf_trace_printk in "
+			     "bpf-helpers(7).");
+	check_printf(c, call);
+	const struct node *fmt = call->u.call.args;
+	int convs = 0;
+	for (size_t i = 0; fmt && fmt->kind == N_STR && i < fmt->u.str.len; i++)
+		if (fmt->u.str.s[i] == '%') {
+			if (i + 1 < fmt->u.str.len && fmt->u.str.s[i + 1] == '%')
+				i++;
+			else
+				convs++;
+		}
+	if (convs > 3)
+		terr(c, call->span, "debugf: Cannot use more than 3 conversion specifiers");
 	return TYPE_VOID;
 }
 

@@ -39,6 +39,7 @@ bool vm_helper_known(const struct vm *vm, int32_t id)
 	case BPF_H_PROBE_READ_USER_STR: case BPF_H_KTIME_GET_BOOT_NS:
 	case BPF_H_RINGBUF_OUTPUT: case BPF_H_GET_PRANDOM_U32:
 	case BPF_H_GET_NUMA_NODE_ID: case BPF_H_GET_CURRENT_CGROUP_ID:
+	case BPF_H_TRACE_PRINTK:
 		return true;
 	case BPF_H_PROBE_READ_KERNEL: /* the driver's structures: the simulator's */
 		return vm->driver;

@@ -144,6 +144,9 @@ int vm_helper(struct vm_exec *x, int32_t id)
 			r[0] = (uint64_t)(int64_t)umap_update(m, k, v, r[4]);
 		}
 		return 0;
+	case BPF_H_TRACE_PRINTK:
+		r[0] = (uint64_t)vm_trace_printk(x, r);
+		return 0;
 	case BPF_H_RINGBUF_OUTPUT:
 		if (!(m = map_arg(x, r[1], id)))
 			return VM_EHELPER;

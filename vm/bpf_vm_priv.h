@@ -87,6 +87,9 @@ int vm_exec(struct vm_exec *x, uint64_t *ret);
  * it, else NULL (vm_mem: with the fault reported in vm->err). */
 void *vm_reach(struct vm_exec *x, uint64_t addr, uint64_t size, bool write);
 void *vm_mem(struct vm_exec *x, uint64_t addr, uint64_t size, bool write);
+/* bpf_trace_printk(fmt r[1], size r[2], up to three args r[3..5]):
+ * bytes written, or a negative errno (bpf_vm_printk.c). */
+int64_t vm_trace_printk(struct vm_exec *x, const uint64_t *r);
 int vm_fault(struct vm_exec *x, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

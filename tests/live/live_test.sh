@@ -165,6 +165,28 @@ OUT
 	run 1 -e 'tracepoint:raw_syscalls:sys_enter { @ = args.args[6]; }' &&
 		err_has "^stdin:1:51-52: ERROR: index 6 is out of the array's bounds \\[0, 6\\)$"
 }
+# debugf(): bpftrace's warning where it is called, nothing in the output,
+# its lines in the kernel's trace buffer (a kernel probe's through
+# bpf_trace_printk, BEGIN's from gpux's VM through trace_marker); more
+# than three conversions refused as bpftrace refuses them.
+t_debugf() {
+	local tr=/sys/kernel/tracing/trace tok="gpuxdbg$$"
+	[ -w "$tr" ] || tr=/sys/kernel/debug/tracing/trace
+	run 0 -e "uprobe:$TGT:gpux_tgt_add { debugf(\"$tok %s %d\\n\", comm, arg1); }
+		BEGIN { debugf(\"$tok begin %d\\n\", 42); }" -c "$TGT 2" && expect <<OUT || return
+Attaching 2 probes...
+sum 3
+
+
+OUT
+	[ "$(grep -c "^stdin:[12]:[0-9]*-[0-9]*: WARNING: The debugf() builtin is not recommended for production use. For more information see bpf_trace_printk in bpf-helpers(7).$" "$tmp/err")" = 2 ] ||
+		{ cat "$tmp/err"; fail "the warnings"; return; }
+	grep -q "bpf_trace_printk: $tok probe_tgt 1$" "$tr" && grep -q "bpf_trace_printk: $tok probe_tgt 2$" "$tr" &&
+		grep -q "tracing_mark_write: $tok begin 42$" "$tr" ||
+		{ grep "$tok" "$tr"; fail "the trace buffer's lines"; return; }
+	run 1 -e 'BEGIN { debugf("%d %d %d %d\n", 1, 2, 3, 4); }' &&
+		err_has '^stdin:1:9-44: ERROR: debugf: Cannot use more than 3 conversion specifiers$'
+}
 t_aliases() {
 	# bpftrace's short provider names run as the long ones, and probe
 	# says the long name, as bpftrace's does
