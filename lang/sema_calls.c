@@ -283,6 +283,13 @@ static struct type chk_debugf(struct tctx *c, struct node *call, const struct fn
 			     "production use. For more information see bpf_trace_printk in "
 			     "bpf-helpers(7).");
 	check_printf(c, call);
+	for (const struct node *a = c->probe ? c->probe->u.probe.attach : NULL; a; a = a->next)
+		if (a->u.attach.prov && a->u.attach.prov->runner == RUNNER_TARGET) {
+			struct diag *dg = terr(c, call->span, "debugf() cannot be used in a %s: probe",
+					       a->u.attach.prov->name);
+			diag_hint(dg, "the traced program would write its lines; use printf()");
+			return TYPE_VOID;
+		}
 	const struct node *fmt = call->u.call.args;
 	int convs = 0;
 	for (size_t i = 0; fmt && fmt->kind == N_STR && i < fmt->u.str.len; i++)

@@ -78,7 +78,7 @@ static bool arg_fits(enum want w, struct type t)
  * RUNNER_TARGET: cuda:) could be made to name any file or command. */
 static void check_acts_here(struct tctx *c, struct node *call, const char *who)
 {
-	if (!strcmp(who, "printf") || !c->probe)
+	if ((strcmp(who, "cat") && strcmp(who, "system")) || !c->probe)
 		return;
 	for (const struct node *a = c->probe->u.probe.attach; a; a = a->next) {
 		const struct provider *p = a->u.attach.prov;
