@@ -199,6 +199,9 @@ int dev_session_claim(struct gpux_sess_hdr *h)
 int dev_session_open(struct dev_session *ds, struct program *prog, FILE *out,
 		     bool json, struct sess_host *sh, int fd, struct diags *diags)
 {
+	/* a run's compile (the run stops it before attaching); not the
+	 * REPL's, which has no end of compiling to stop it at */
+	progress_set("compiling device probes");
 	return dev_session_open_at(ds, prog, out, json, sh, fd, 0, diags);
 }
 
@@ -211,7 +214,6 @@ int dev_session_open_at(struct dev_session *ds, struct program *prog, FILE *out,
 	ds->off = off;
 	ds->out = out;
 	ds->json = json;
-	progress_set("compiling device probes");
 	if (dev_compile(prog, &ds->mod, diags))
 		return -1;
 	size_t lib_len = 0;
