@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +44,7 @@ void options_usage(FILE *out)
 "    --no-cache     neither use nor fill the cache of instrumented modules\n"
 "                   (GPUX_CACHE_DIR, else ~/.cache/gpux; GPUX_CACHE_MAX_MB)\n"
 "    -c CMD         run CMD (a shell command line) and trace it\n"
-"    -p PID         trace the process PID\n"
+"    -p PID         trace the process PID (it must exist)\n"
 "    -f FORMAT      output format: text (default), json, or perfetto (also\n"
 "                   chrome): a timeline of the run's kernels, copies, syncs,\n"
 "                   allocations, printf lines and maps in -o FILE, Chrome\n"
@@ -117,8 +118,15 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 	char *end;
 	errno = 0;
 	long v = strtol(arg, &end, 10);
-	if (!*arg || *end || errno || v <= 0 || v > 4194304)
-		return usage_error(err, "invalid process id '%s' for -p", arg);
+	/* bpftrace's messages */
+	if (!*arg || *end || (errno && errno != ERANGE))
+		return usage_error(err, "pid '%s' is not a valid decimal number", arg);
+	if (errno || v <= 0 || v > 4194304)
+		return usage_error(err, "pid '%s' out of valid pid range [1,4194304]", arg);
+	if (kill((pid_t)v, 0) && errno == ESRCH) {
+		fprintf(err, "gpux: ERROR: pid %s does not exist\n", arg);
+		return -1;
+	}
 	o->pid = v;
 	return 0;
 }

@@ -42,8 +42,18 @@ t_bad_long_option() { run 1 --bogus && err_has 'unknown option --bogus'; }
 t_missing_arg() { run 1 -e && err_has 'option -e needs an argument'; }
 t_bad_stage() { run 1 -d llvm -e 'BEGIN {}' && err_has "unknown stage 'llvm'"; }
 t_bad_format() { run 1 -f xml -e 'BEGIN {}' && err_has "unknown output format 'xml'"; }
-t_bad_pid() { run 1 -p abc -e 'BEGIN {}' && err_has "invalid process id 'abc'"; }
-t_zero_pid() { run 1 -p 0 -e 'BEGIN {}' && err_has "invalid process id '0'"; }
+# -p's refusals, in bpftrace's words (one that is not there: before
+# anything is compiled)
+t_bad_pid() { run 1 -p abc -e 'BEGIN {}' && err_has "^gpux: ERROR: pid 'abc' is not a valid decimal number$"; }
+t_zero_pid() {
+	run 1 -p 0 -e 'BEGIN {}' && err_has "^gpux: ERROR: pid '0' out of valid pid range \\[1,4194304\\]$" &&
+	run 1 -p 99999999999999999999 -e 'BEGIN {}' && err_has "out of valid pid range"
+}
+t_gone_pid() {
+	sleep 0 & local p=$!
+	wait $p
+	run 1 -p $p -e 'BEGIN {}' && err_has "^gpux: ERROR: pid $p does not exist$"
+}
 t_list_all() {
 	run 0 -l && err_empty && out_has '^gdev:kernel_entry$' && out_has '^gdev:access$' &&
 	out_has '^cuda:launch$' && out_has '^gpu_mem:access$' && out_has '^gpu_sched:task_init$' &&
