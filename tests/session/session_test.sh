@@ -122,7 +122,7 @@ t_no_command() {
 }
 t_pid() { # a process that cannot exist (above any pid_max): nothing to load the runtime into
 	run 1 -p 4000000 -e "$COUNT" && out_empty &&
-	err_has '^stdin: ERROR: cannot attach to pid 4000000: no such process$'
+	err_has '^gpux: ERROR: pid 4000000 does not exist$'
 }
 t_host_probes() {
 	run 1 -e "uprobe:libc:realloc { @x = count(); } gdev:kernel_exit { @x = count(); }" -- "$FAKE" counts &&
