@@ -281,17 +281,22 @@ static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
 static void print_text(FILE *out, const char *spec, const struct row *rows, int n,
 		       uint64_t gpu)
 {
+	/* the policy column as wide as its longest name (a path), 28 at least */
+	int w = 28;
+	for (int i = 0; i < n; i++)
+		if ((int)strlen(rows[i].label) > w)
+			w = (int)strlen(rows[i].label);
 	fprintf(out, "workload %s, GPU memory %.0f MiB\n\n", spec, mib(gpu));
-	fprintf(out, "%-28s %10s %8s %10s %10s %9s %9s %10s %10s %9s %10s %7s\n", "policy",
+	fprintf(out, "%-*s %10s %8s %10s %10s %9s %9s %10s %10s %9s %10s %7s\n", w, "policy",
 		"faults", "batches", "htod_MiB", "dtoh_MiB", "evictions", "refaults", "prefetched",
 		"est_ms", "speedup", "hooks", "errors");
 	for (int i = 0; i < n; i++) {
 		const struct uvm_stats *s = &rows[i].st;
 		double ms = (double)s->time_ps / 1e9;
 		double base = (double)rows[0].st.time_ps / 1e9;
-		fprintf(out, "%-28s %10llu %8llu %10.1f %10.1f %9llu %9llu %10llu %10.2f %8.2fx "
+		fprintf(out, "%-*s %10llu %8llu %10.1f %10.1f %9llu %9llu %10llu %10.2f %8.2fx "
 			"%10llu %7llu\n",
-			rows[i].label, (unsigned long long)s->faults,
+			w, rows[i].label, (unsigned long long)s->faults,
 			(unsigned long long)s->batches, mib(s->htod_bytes), mib(s->dtoh_bytes),
 			(unsigned long long)s->evictions, (unsigned long long)s->refaults,
 			(unsigned long long)s->prefetched_pages, ms, ms > 0 ? base / ms : 1.0,
@@ -302,12 +307,12 @@ static void print_text(FILE *out, const char *spec, const struct row *rows, int 
 		sched |= rows[i].has_sched;
 	if (!sched)
 		return;
-	fprintf(out, "\n%-28s %-16s %12s %10s %10s %9s\n", "policy", "tenant", "timeslice_us",
+	fprintf(out, "\n%-*s %-16s %12s %10s %10s %9s\n", w, "policy", "tenant", "timeslice_us",
 		"interleave", "finish_ms", "bound");
 	for (int i = 0; i < n; i++)
 		for (int t = 0; t < rows[i].sched.ntsg; t++) {
 			const struct sched_tsg *g = &rows[i].sched.tsg[t];
-			fprintf(out, "%-28s %-16u %12llu %10u %10.2f %9s\n", rows[i].label, g->tenant,
+			fprintf(out, "%-*s %-16u %12llu %10u %10.2f %9s\n", w, rows[i].label, g->tenant,
 				(unsigned long long)g->timeslice_us, g->interleave,
 				g->finish_us / 1e3, g->rejected ? "rejected" : "yes");
 		}
