@@ -139,33 +139,6 @@ static int write_changed(void *arg, const void *key, const void *value)
 	return 0;
 }
 
-struct grow {
-	struct out_entries *e;
-	size_t *cap;
-	bool failed;
-};
-
-static int append(void *arg, const void *key, const void *value)
-{
-	struct grow *gr = arg;
-	struct out_entries *e = gr->e;
-	size_t es = e->ks + e->vs;
-	if (e->n == *gr->cap) {
-		size_t cap = *gr->cap ? 2 * *gr->cap : 16;
-		unsigned char *kv = realloc(e->kv, cap * es);
-		if (!kv) {
-			gr->failed = true;
-			return 1;
-		}
-		e->kv = kv;
-		*gr->cap = cap;
-	}
-	memcpy(e->kv + e->n * es, key, e->ks);
-	memcpy(e->kv + e->n * es + e->ks, value, e->vs);
-	e->n++;
-	return 0;
-}
-
 /* After a run: what it changed in the maps it writes, written back (and
  * what it deleted, deleted there). */
 static void write_back(void *arg)
@@ -189,13 +162,11 @@ static void write_back(void *arg)
 				"where its probes read it\n", w.failed, r->obj.maps[i].name);
 		/* the holder has the VM's now: a later run before the next copy
 		 * (intervals due together) is told apart from this one */
-		struct out_entries now = { NULL, 0, c->e.ks, c->e.vs };
-		size_t cap = 0;
-		struct grow gr = { &now, &cap, false };
-		vm_map_foreach(g->x.vm, vm, append, &gr);
+		struct out_entries now;
+		int rc = out_map_read(g->x.vm, &r->obj.maps[i], &now);
 		copied_free(c);
 		c->e = now;
-		if (gr.failed || !copied_index(c))
+		if (rc || !copied_index(c))
 			copied_free(c);
 	}
 }
