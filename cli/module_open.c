@@ -50,16 +50,14 @@ static int place(int i, const char *name, char *path, size_t len, char *why, siz
 
 int module_path(const char *name, char *path, size_t len)
 {
-	char why[128], first[PATH_MAX];
-	if (len)
-		path[0] = '\0';
+	char why[128], first[PATH_MAX] = "";
 	for (int i = 0; place(i, name, path, len, why, sizeof(why)) == 0; i++) {
 		if (access(path, F_OK) == 0)
 			return 0;
 		if (i == 0)
 			snprintf(first, sizeof(first), "%s", path);
 	}
-	if (place(0, name, first, sizeof(first), why, sizeof(why)) == 0)
+	if (len)
 		snprintf(path, len, "%s", first);
 	return -1;
 }

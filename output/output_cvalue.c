@@ -18,21 +18,23 @@ static void out_int_at(FILE *out, struct type t, const unsigned char *p)
 		fprintf(out, "%llu", (unsigned long long)u);
 }
 
-void out_cvalue(FILE *out, bool json, struct type t, const unsigned char *p)
+/* How a value is written: bpftrace's text, its JSON, or the text of a
+ * map key (records without spaces, pointers in hex). */
+enum style { TEXT, JSON, KEY };
+
+static void cvalue(FILE *out, enum style st, struct type t, const unsigned char *p)
 {
 	if (t.kind == TY_RECORD && t.rec) {
-		fputs("{ ", out);
+		fputs(st == KEY ? "{" : "{ ", out);
 		for (int i = 0; i < t.rec->nfields; i++) {
 			const struct record_field *f = &t.rec->fields[i];
+			const char *name = f->name ? f->name : "";
 			if (i)
-				fputs(", ", out);
-			if (json)
-				fprintf(out, "\"%s\": ", f->name ? f->name : "");
-			else
-				fprintf(out, ".%s = ", f->name ? f->name : "");
-			out_cvalue(out, json, f->type, p + f->offset);
+				fputs(st == KEY ? "," : ", ", out);
+			fprintf(out, st == JSON ? "\"%s\": " : st == KEY ? ".%s=" : ".%s = ", name);
+			cvalue(out, st, f->type, p + f->offset);
 		}
-		fputs(" }", out);
+		fputs(st == KEY ? "}" : " }", out);
 		return;
 	}
 	if (t.kind == TY_ARRAY && t.inner) {
@@ -40,7 +42,7 @@ void out_cvalue(FILE *out, bool json, struct type t, const unsigned char *p)
 		if (t.inner->kind == TY_INT && t.inner->bits == 8) {
 			/* a char array: a string */
 			size_t n = strnlen((const char *)p, t.count);
-			if (json)
+			if (st == JSON)
 				out_json_str(out, (const char *)p, n);
 			else
 				fwrite(p, 1, n, out);
@@ -50,42 +52,26 @@ void out_cvalue(FILE *out, bool json, struct type t, const unsigned char *p)
 		for (unsigned i = 0; i < t.count; i++) {
 			if (i)
 				fputc(',', out);
-			out_cvalue(out, json, *t.inner, p + (size_t)i * es);
+			cvalue(out, st, *t.inner, p + (size_t)i * es);
 		}
 		fputc(']', out);
 		return;
 	}
-	out_int_at(out, t, p);
-}
-
-void out_ckey(FILE *out, struct type t, const unsigned char *p)
-{
-	if (t.kind == TY_RECORD && t.rec) {
-		fputc('{', out);
-		for (int i = 0; i < t.rec->nfields; i++) {
-			const struct record_field *f = &t.rec->fields[i];
-			fprintf(out, "%s.%s=", i ? "," : "", f->name ? f->name : "");
-			out_ckey(out, f->type, p + f->offset);
-		}
-		fputc('}', out);
-		return;
-	}
-	if (t.kind == TY_POINTER) {
+	if (t.kind == TY_POINTER && st == KEY) {
 		uint64_t u;
 		memcpy(&u, p, 8);
 		fprintf(out, "0x%llx", (unsigned long long)u);
 		return;
 	}
-	if (t.kind == TY_ARRAY && t.inner && !(t.inner->kind == TY_INT && t.inner->bits == 8)) {
-		unsigned es = type_mem_size(*t.inner);
-		fputc('[', out);
-		for (unsigned i = 0; i < t.count; i++) {
-			if (i)
-				fputc(',', out);
-			out_ckey(out, *t.inner, p + (size_t)i * es);
-		}
-		fputc(']', out);
-		return;
-	}
-	out_cvalue(out, false, t, p);
+	out_int_at(out, t, p);
+}
+
+void out_cvalue(FILE *out, bool json, struct type t, const unsigned char *p)
+{
+	cvalue(out, json ? JSON : TEXT, t, p);
+}
+
+void out_ckey(FILE *out, struct type t, const unsigned char *p)
+{
+	cvalue(out, KEY, t, p);
 }
