@@ -95,13 +95,20 @@ static LLVMValueRef load_at(struct hctx *h, LLVMValueRef base, unsigned off,
 			 : LLVMBuildZExt(h->b, v, h->i64, "");
 }
 
-static LLVMValueRef tp_field(struct hctx *h, const struct node *n,
-			     const char *name, unsigned *ssize)
+/* The tracepoint's field of that name, or NULL. */
+static struct tp_field *tp_find(struct hctx *h, const char *name)
 {
 	struct tp_field *f = h->tp;
 	while (f && f->f.name && strcmp(f->f.name, name))
 		f++;
-	if (!f || !f->f.name) {
+	return f && f->f.name ? f : NULL;
+}
+
+static LLVMValueRef tp_field(struct hctx *h, const struct node *n,
+			     const char *name, unsigned *ssize)
+{
+	struct tp_field *f = tp_find(h, name);
+	if (!f) {
 		host_err(h, n, "tracepoint field '%s' not found at compile time", name);
 		return NULL;
 	}
@@ -141,10 +148,8 @@ LLVMValueRef hl_tp_index(struct hctx *h, struct node *e, bool *err)
 	if (!h->tp || a->kind != N_FIELD || a->type.kind != TY_ARRAY || !a->type.inner ||
 	    a->u.field.base->type.kind == TY_POINTER || a->u.field.base->type.kind == TY_RECORD)
 		return NULL;
-	struct tp_field *f = h->tp;
-	while (f->f.name && strcmp(f->f.name, a->u.field.name))
-		f++;
-	if (!f->f.name)
+	struct tp_field *f = tp_find(h, a->u.field.name);
+	if (!f)
 		return NULL;
 	struct type el = *a->type.inner;
 	unsigned es = el.bits / 8, n = a->type.count;
