@@ -36,6 +36,9 @@ declare -A PROG=(
 	# default); all_events: the same from CUDA events (GPUX_KERNEL_END)
 	[all]='cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); } cuda:memcpy { @m = count(); }'
 	[all_events]='cuda:launch { @l = count(); } cuda:kernel_end { @e = count(); } cuda:memcpy { @m = count(); }'
+	# -f perfetto: the timeline's own probes (a record per launch and per
+	# kernel, sync, copy) beside a count; -o is the trace
+	[perfetto]='cuda:launch { @l = count(); }'
 	# a cross-layer map: each launch writes its slot to the device on
 	# its stream before the kernel (rt_push.c); the device probe never
 	# runs its body
@@ -50,11 +53,15 @@ for r in $(seq "$runs"); do
 		if [ "$m" = base ]; then
 			"$dir/launch_bench" "$batches" 256 20 $how >"$log" 2>&1
 		else
-			ke=X=1
+			ke=X=1 fmt=
 			[[ $m == *_events ]] && ke=GPUX_KERNEL_END=events
+			o=$logs/launch_${m}_$r.out
+			# the trace (hundreds of bytes a launch) is not kept
+			[ "$m" = perfetto ] && fmt="-f perfetto" o=${TMPDIR:-/tmp}/launch_trace_$r.json
 			env $ke \
-				"$gpux" -q -o "$logs/launch_${m}_$r.out" -e "${PROG[$m]}" -- \
+				"$gpux" -q $fmt -o "$o" -e "${PROG[$m]}" -- \
 				"$dir/launch_bench" "$batches" 256 20 $how >"$log" 2>&1
+			[ "$m" = perfetto ] && echo "trace $(stat -c %s "$o" 2>/dev/null) bytes" >>"$log" && rm -f "$o"
 		fi
 		v=$(grep -o 'median_ns=[0-9.]*' "$log" | cut -d= -f2)
 		echo "$m run $r: ${v:-FAILED} ns/launch"
