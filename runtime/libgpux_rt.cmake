@@ -23,6 +23,7 @@ if(GPUX_CUDA_INCLUDE)
     ${CMAKE_CURRENT_LIST_DIR}/rt_crash.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_interpose.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_entry.c
+    ${CMAKE_CURRENT_LIST_DIR}/rt_rename.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_api.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_launch_ev.c
     ${CMAKE_CURRENT_LIST_DIR}/rt_kernel_end.c

@@ -9,7 +9,6 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -167,7 +166,7 @@ int vm_helper(struct vm_exec *x, int32_t id)
 	}
 	case BPF_H_GET_CURRENT_PID_TGID:
 		r[0] = x->vm->task_set ? (uint64_t)x->vm->task_pid << 32 | x->vm->task_pid
-				       : (uint64_t)getpid() << 32 | (uint32_t)gettid();
+				       : vm_task_pid_tgid();
 		return 0;
 	case BPF_H_GET_PRANDOM_U32:
 		r[0] = next_rand(x->vm);
@@ -194,7 +193,7 @@ int vm_helper(struct vm_exec *x, int32_t id)
 		if (x->vm->task_set)
 			memcpy(comm, x->vm->task_comm, 16);
 		else
-			prctl(PR_GET_NAME, comm, 0, 0, 0);
+			vm_task_comm(comm);
 		size_t n = (uint32_t)r[2];
 		memset(v, 0, n);
 		memcpy(v, comm, n - 1 < 16 ? n - 1 : 16);

@@ -25,6 +25,8 @@ declare -A PROG=(
 	[runtime]='cuda:malloc { @ = count(); }'
 	[count]='cuda:launch { @ = count(); }'
 	[count_kernel]='cuda:launch { @[kernel] = count(); }'
+	# the task's own: pid, tid and comm, kept per thread (vm/bpf_vm_task.c)
+	[count_task]='cuda:launch { @[pid, tid, comm] = count(); }'
 	# a memory action that does nothing (launch_bench passes a null
 	# pointer): the VM's call, the allocation lookup, the driver's
 	# pointer query; under capture, the capture check

@@ -35,6 +35,10 @@
  *                units' fatbins: loads them as cudart loads relocatable
  *                device code (a version-2 wrapper listing the units) and
  *                launches _Z8rdc_vaddPKfS0_Pfi and _Z8rdc_fillPfi <<<1, 64>>>
+ *       rename   as module, then add_one<<<1, 32>>> twice, once after the
+ *                thread renamed itself with pthread_setname_np ("renamed1"),
+ *                once after prctl(PR_SET_NAME) ("renamed2"), once from a
+ *                thread named "worker"
  *       mem      as module, but add_one<<<1, 64>>> on 1 MiB of managed
  *                memory (n = 256, on a stream of its own), a synchronize of
  *                that stream, then on 4 KiB of device memory (n = 64,
@@ -87,6 +91,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -113,6 +118,46 @@ static int check(CUresult rc, const char *what)
 	cuGetErrorString(rc, &s);
 	fprintf(stderr, "drv_app: %s: %s\n", what, s ? s : "?");
 	exit(1);
+}
+
+/* rename mode: add_one<<<1, 32>>> twice under the thread's first name,
+ * after pthread_setname_np "renamed1", after prctl "renamed2", and
+ * from a thread named "worker" (the context made current there). */
+struct rename_args {
+	CUfunction f;
+	void **args;
+	CUcontext ctx;
+};
+
+static void rename_launch(const struct rename_args *a)
+{
+	check(cuLaunchKernel(a->f, 1, 1, 1, 32, 1, 1, 0, NULL, a->args, NULL), "cuLaunchKernel");
+}
+
+static void *rename_worker(void *p)
+{
+	const struct rename_args *a = p;
+	pthread_setname_np(pthread_self(), "worker");
+	check(cuCtxSetCurrent(a->ctx), "cuCtxSetCurrent");
+	rename_launch(a);
+	return NULL;
+}
+
+static void rename_launches(CUfunction f, void **args)
+{
+	struct rename_args a = { f, args, NULL };
+	pthread_t t;
+	check(cuCtxGetCurrent(&a.ctx), "cuCtxGetCurrent");
+	rename_launch(&a);
+	rename_launch(&a);
+	pthread_setname_np(pthread_self(), "renamed1");
+	rename_launch(&a);
+	prctl(PR_SET_NAME, "renamed2", 0, 0, 0);
+	rename_launch(&a);
+	if (pthread_create(&t, NULL, rename_worker, &a) || pthread_join(t, NULL))
+		exit(1);
+	check(cuCtxSynchronize(), "cuCtxSynchronize");
+	printf("drv_app: 5 launches, 3 names\n");
 }
 
 /* mem mode: whatever gpux's memory actions do, the results stay. */
@@ -507,7 +552,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "module") || !strcmp(mode, "noclean") || !strcmp(mode, "many") ||
 	    !strcmp(mode, "primary") || !strcmp(mode, "segv") || !strcmp(mode, "abort") ||
-	    !strcmp(mode, "streams") || !strcmp(mode, "live-graph") || !strcmp(mode, "graphs")) {
+	    !strcmp(mode, "streams") || !strcmp(mode, "live-graph") || !strcmp(mode, "graphs") ||
+	    !strcmp(mode, "rename")) {
 		check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
 	} else if (!strcmp(mode, "live") || !strcmp(mode, "live-twodev")) {
 		/* DRV_APP_MAXREG: loaded with CU_JIT_MAX_REGISTERS, as a
@@ -620,6 +666,10 @@ int main(int argc, char **argv)
 			check(cuGraphLaunch(i < 3 ? gadd : gscale, gs), "cuGraphLaunch");
 		check(cuStreamSynchronize(gs), "cuStreamSynchronize");
 		printf("drv_app: graphs replayed 5 times\n");
+		return 0;
+	}
+	if (!strcmp(mode, "rename")) {
+		rename_launches(add_one, args1);
 		return 0;
 	}
 	if (!strcmp(mode, "many")) {

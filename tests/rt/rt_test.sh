@@ -254,6 +254,21 @@ gdev:kernel_exit { @g[kernel] = count(); }' -c "'$RT_DRV_APP' module '$tmp/named
 	grep -qxF "gpux: a kernel name longer than 247 bytes is shown cut with \"...\": $longer" "$tmp/err" ||
 		{ cat "$tmp/err"; fail "-v: the whole name"; }
 }
+# pid, tid and comm in cuda: probes: each thread's own, read once and
+# kept (vm/bpf_vm_task.c), read again after the thread renames itself
+# through pthread_setname_np or prctl (runtime/rt_rename.c hears of
+# both), and another thread's its own.
+t_gpux_task_cached() {
+	[ "${RT_SANITIZED:-OFF}" = ON ] &&
+		{ echo "SKIP: sanitizer build (gpux preloads the runtime before the ASan runtime)"; return 77; }
+	GPUX_RT=$RT_LIB timeout 60 "$RT_GPUX" -e 'cuda:launch { printf("%s %d %d\n", comm, pid == tid, pid == cpid); }' \
+		-c "'$RT_DRV_APP' rename '$PTX'" >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; fail "gpux exited $?"; return; }
+	printf '%s\n' "rt_drv_app 1 1" "rt_drv_app 1 1" "renamed1 1 1" "renamed2 1 1" "worker 0 1" \
+		"drv_app: loaded (rename)" "drv_app: 5 launches, 3 names" | sort >"$tmp/want"
+	grep -v -e '^$' -e '^Attaching ' "$tmp/out" | sort >"$tmp/got"
+	diff "$tmp/want" "$tmp/got" || fail "comm, pid and tid"
+}
 # cuda:kernel_end through CUPTI's activity records (runtime/rt_cupti.c;
 # here fake_cupti.c, which the fake driver tells of each kernel): every
 # launch ends once, on the stream it was launched into (CUPTI's stream
