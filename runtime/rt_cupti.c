@@ -59,10 +59,11 @@ const char *gpux_rt_cupti_lib(void)
 #include <string.h>
 #include <time.h>
 
-/* One activity buffer: about 1,000 kernels, whose records (a timeline's
- * are about 220 bytes each) fit under half the host ring
- * (GPUX_SESS_HRING_SIZE), so that delivering one never waits for the
- * controller (rt_host_room); a 1 MiB buffer's did, in every delivery. */
+/* One activity buffer: about 1,200 kernel records (216 bytes each),
+ * whose timeline records (about 210 bytes each) fit under half the host
+ * ring (GPUX_SESS_HRING_SIZE), so that delivering a full buffer does not
+ * wait for the controller (rt_host_room); a full 1 MiB buffer's could
+ * not fit. */
 #define BUF_BYTES (1u << 18)
 #define FLUSH_NS 100000000ull   /* records delivered at least this often */
 #define STREAMS 1024u           /* (context, stream) pairs noted, a power of two */
