@@ -15,6 +15,7 @@
 #ifndef GPUX_CUDA_EVENTS_H
 #define GPUX_CUDA_EVENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define GPUX_CEV_STR 64 /* HOST_STR_MAX */
@@ -103,5 +104,21 @@ struct gpux_cev_graph_launch {
 	uint64_t nodes;   /* of the graph it was instantiated from (0: not seen) */
 	uint64_t kernels; /* of those, kernel nodes */
 };
+
+/* The size of event ev's context, 0 for no event. */
+static inline size_t gpux_cev_size(unsigned ev)
+{
+	static const size_t sizes[GPUX_CEV_COUNT] = {
+		[GPUX_CEV_LAUNCH] = sizeof(struct gpux_cev_launch),
+		[GPUX_CEV_MALLOC] = sizeof(struct gpux_cev_malloc),
+		[GPUX_CEV_FREE] = sizeof(struct gpux_cev_free),
+		[GPUX_CEV_MEMCPY] = sizeof(struct gpux_cev_memcpy),
+		[GPUX_CEV_SYNC] = sizeof(struct gpux_cev_sync),
+		[GPUX_CEV_MODULE_LOAD] = sizeof(struct gpux_cev_module_load),
+		[GPUX_CEV_KERNEL_END] = sizeof(struct gpux_cev_kernel_end),
+		[GPUX_CEV_GRAPH_LAUNCH] = sizeof(struct gpux_cev_graph_launch),
+	};
+	return ev < GPUX_CEV_COUNT ? sizes[ev] : 0;
+}
 
 #endif

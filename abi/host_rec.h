@@ -32,6 +32,19 @@ enum host_rec_kind {
 	HOST_REC_UNWATCH = 9, /* then u64 address: remove every watchpoint there */
 	HOST_REC_HELPER_ERR = 10, /* id: the call's site (host_obj.sites); then
 				   * i64 what the helper returned (-k, -kk) */
+	HOST_REC_CEV = 11, /* id: a cuda: event (enum gpux_cev); then struct
+			    * host_rec_cev and the event's context whole
+			    * (abi/cuda_events.h): sent by the runtime
+			    * itself in a session with GPUX_SESS_TIMELINE */
+};
+
+/* Who and when, for a timeline, of a HOST_REC_CEV record: what the
+ * probes' nsecs, pid, tid, gpu and comm would read at the event. */
+struct host_rec_cev {
+	uint64_t ns;
+	uint32_t pid, tid;
+	uint32_t gpu, pad;
+	char comm[16];
 };
 
 /* join(argv): bpftrace 0.17's limits, 16 strings of up to 1 KiB; the

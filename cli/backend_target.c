@@ -101,6 +101,8 @@ static int t_open(struct backend *b, struct diags *d)
 		t->ds.h->flags |= GPUX_SESS_VERBOSE;
 	if (r->o->no_cache)
 		t->ds.h->flags |= GPUX_SESS_NO_CACHE;
+	if (r->o->format == FMT_PERFETTO) /* the runtime sends each cuda: event whole */
+		t->ds.h->flags |= GPUX_SESS_TIMELINE;
 	/* -p with device probes: the process's modules are loaded already,
 	 * so its kernels run instrumented namesakes, as in the REPL */
 	if (r->o->pid && t->ds.nprobes)

@@ -41,8 +41,7 @@ static void kernel_name(void *ctx, uint64_t id, char *buf, size_t len)
 		snprintf(buf, len, "kernel#%llu", (unsigned long long)id);
 }
 
-static void tap_timeline(void *ctx, const struct host_fmt *f, const unsigned char *rec,
-			 size_t len)
+static void tap_cev(void *ctx, uint32_t ev, const unsigned char *rec, size_t len)
 {
 	struct run *r = ctx;
 	/* GPU tracks carry the device's name once a runtime has written it */
@@ -55,7 +54,7 @@ static void tap_timeline(void *ctx, const struct host_fmt *f, const unsigned cha
 				r->tl->named |= 1u << g;
 			}
 		}
-	timeline_probes_record(r->tl->tl, f, rec, len, kernel_name, r);
+	timeline_probes_cev(r->tl->tl, ev, rec, len, kernel_name, r);
 }
 
 /* A printf line has no time of its own: it is placed when gpux reads it. */
@@ -200,7 +199,7 @@ int run_timeline_open(struct run *r, struct diags *d)
 		return -1;
 	}
 	r->tl = t;
-	r->rs.tap = (struct rec_tap){ tap_printf, tap_timeline, r };
+	r->rs.tap = (struct rec_tap){ tap_printf, tap_cev, r };
 	sample_maps(r); /* the counters start from the run's start */
 	t->next_sample = mono_ns() + SAMPLE_NS;
 	return 0;

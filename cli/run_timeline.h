@@ -1,6 +1,6 @@
 /* The run's side of -f perfetto (timeline.h, docs/TIMELINE.md): the
- * timeline opened once the backends hold their maps; the records of the
- * timeline's probes (timeline_probes.h) and every printf line onto it as
+ * timeline opened once the backends hold their maps; the events the
+ * runtimes send whole (timeline_probes.h) and every printf line onto it as
  * they are drained; a sample of the count() and sum() maps as counters
  * every SAMPLE_NS and after END; closed with the run. */
 #ifndef GPUX_RUN_TIMELINE_H

@@ -180,6 +180,19 @@ struct gpux_sess_host *sess_host_region(const struct sess_host *sh, uint32_t i)
  * every string escaped (sess_trust.h). False (reported) for any other:
  * a record never names a command to run, a file to read or an address
  * to watch. */
+static void cev_text(unsigned char *rec, uint32_t ev)
+{
+	struct host_rec_cev *c = (struct host_rec_cev *)rec;
+	unsigned char *x = rec + sizeof(*c);
+	sess_text_field(c->comm, sizeof(c->comm));
+	if (ev == GPUX_CEV_LAUNCH)
+		sess_text_field(((struct gpux_cev_launch *)x)->kernel, GPUX_CEV_STR);
+	else if (ev == GPUX_CEV_KERNEL_END)
+		sess_text_field(((struct gpux_cev_kernel_end *)x)->kernel, GPUX_CEV_STR);
+	else if (ev == GPUX_CEV_MEMCPY)
+		sess_text_field(((struct gpux_cev_memcpy *)x)->kind, GPUX_CEV_STR);
+}
+
 static bool clean_record(struct sess_host *sh, const unsigned char *src, uint32_t len)
 {
 	const struct host_obj *o = sh->obj;
@@ -214,6 +227,12 @@ static bool clean_record(struct sess_host *sh, const unsigned char *src, uint32_
 	case HOST_REC_HELPER_ERR: /* -k: a site the compiler made, and a value */
 		if (h.id >= (unsigned)o->nsites || len < 16)
 			goto bad;
+		return true;
+	case HOST_REC_CEV: /* a timeline's event, whole: its strings escaped */
+		if (!(sh->ds->h->flags & GPUX_SESS_TIMELINE) || !gpux_cev_size(h.id) ||
+		    len != sizeof(h) + sizeof(struct host_rec_cev) + gpux_cev_size(h.id))
+			goto bad;
+		cev_text(sh->rec + sizeof(h), h.id);
 		return true;
 	default:
 		break;

@@ -1,68 +1,25 @@
-/* The timeline's probes (timeline_probes.h). Each printf's format is
- * "gpux-timeline EVENT" and its arguments, in this order: nsecs, pid,
- * tid, gpu, comm, then the event's own (SPECS); the reader finds the
- * event by the format and each value by its offset in the record. The
- * thread's name comes with every record: the process may be gone by
- * the time gpux reads it. */
+/* The timeline's probes (timeline_probes.h): one empty probe per cuda:
+ * event, which turns the event on in the runtime; a session marked
+ * GPUX_SESS_TIMELINE has the runtime send each event whole
+ * (HOST_REC_CEV), without running a program for it, and those records
+ * are read here onto the timeline. */
 #include "timeline_probes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_events.h"
 #include "frontend.h"
+#include "host_rec.h"
 
-#define PREFIX "gpux-timeline "
-#define COMMON 5 /* nsecs pid tid gpu comm */
-#define MAX_ARGS 16
 #define NAME_SIZE 512 /* a kernel's whole name, escaped */
 
-enum tl_kind {
-	K_LAUNCH, K_KERNEL_END, K_MEMCPY, K_SYNC, K_MALLOC, K_FREE, K_MODULE, K_GRAPH, K_N
-};
-
-/* Each event's own arguments; "kernel", "kind" (and "comm") are
- * strings. */
-static const struct {
-	const char *event;
-	const char *args;
-} SPECS[K_N] = {
-	[K_LAUNCH] = { "launch", "kernel stream grid.x grid.y grid.z block.x block.y block.z shmem" },
-	[K_KERNEL_END] = { "kernel_end",
-			   "kernel stream grid.x grid.y grid.z block.x block.y block.z shmem "
-			   "start end" },
-	[K_MEMCPY] = { "memcpy", "bytes kind stream async dst src" },
-	[K_SYNC] = { "sync", "stream" },
-	[K_MALLOC] = { "malloc", "ptr bytes managed" },
-	[K_FREE] = { "free", "ptr" },
-	[K_MODULE] = { "module_load", "module bytes ptx" },
-	[K_GRAPH] = { "graph_launch", "graph stream nodes kernels" },
-};
-
-static bool is_str(const char *arg, size_t n)
+/* One probe: cuda:EVENT { } */
+static void probe_text(FILE *m, int ev)
 {
-	return (n == 6 && !strncmp(arg, "kernel", 6)) || (n == 4 && !strncmp(arg, "kind", 4)) ||
-	       (n == 4 && !strncmp(arg, "comm", 4));
-}
-
-/* One probe: cuda:EVENT { printf("gpux-timeline EVENT %llu ...", nsecs, ...); } */
-static void probe_text(FILE *m, int k)
-{
-	char args[256];
-	snprintf(args, sizeof(args), "nsecs pid tid gpu comm %s", SPECS[k].args);
-	fprintf(m, "cuda:%s { printf(\"" PREFIX "%s", SPECS[k].event, SPECS[k].event);
-	for (const char *a = args; *a;) {
-		size_t n = strcspn(a, " ");
-		fputs(is_str(a, n) ? " %s" : " %llu", m);
-		a += n + (a[n] == ' ');
-	}
-	fputs("\"", m);
-	for (const char *a = args; *a;) {
-		size_t n = strcspn(a, " ");
-		fprintf(m, ", %.*s", (int)n, a);
-		a += n + (a[n] == ' ');
-	}
-	fputs("); }\n", m);
+	static const char *const names[GPUX_CEV_COUNT] = GPUX_CEV_NAMES;
+	fprintf(m, "cuda:%s { }\n", names[ev]);
 }
 
 /* Whether the user's text parses by itself (its errors printed if not).
@@ -96,8 +53,8 @@ int timeline_probes_add(struct program *prog)
 	size_t plen = 0;
 	FILE *m = open_memstream(&probes, &plen);
 	if (m) {
-		for (int k = 0; k < K_N; k++)
-			probe_text(m, k);
+		for (int ev = 0; ev < GPUX_CEV_COUNT; ev++)
+			probe_text(m, ev);
 		if (fclose(m))
 			plen = 0;
 	}
@@ -141,109 +98,71 @@ void timeline_probes_mark(struct program *prog)
 
 /* ---- reading the records ---- */
 
-/* The values of a record: integers by position, strings in order
- * (comm, then the event's). */
-struct vals {
-	uint64_t v[MAX_ARGS];
-	char str[2][HOST_STR_MAX];
-};
-
-static int kind_of(const char *fmt)
-{
-	if (strncmp(fmt, PREFIX, strlen(PREFIX)))
-		return -1;
-	fmt += strlen(PREFIX);
-	size_t n = strcspn(fmt, " ");
-	for (int k = 0; k < K_N; k++)
-		if (strlen(SPECS[k].event) == n && !strncmp(fmt, SPECS[k].event, n))
-			return k;
-	return -1;
-}
-
-/* f's arguments as vals; false for a record not of f's shape. */
-static bool read_vals(const struct host_fmt *f, const unsigned char *rec, size_t len,
-		      struct vals *out)
-{
-	if (f->nargs > MAX_ARGS)
-		return false;
-	memset(out, 0, sizeof(*out));
-	int ns = 0;
-	for (int i = 0; i < f->nargs; i++) {
-		const struct host_fmt_arg *a = &f->args[i];
-		if (a->offset > len || a->size > len - a->offset)
-			return false;
-		if (a->type.kind == TY_STR) {
-			if (ns == 2)
-				return false;
-			char *s = out->str[ns++];
-			size_t n = a->size < HOST_STR_MAX ? a->size : HOST_STR_MAX - 1;
-			memcpy(s, rec + a->offset, n);
-			s[strnlen(s, n)] = 0;
-		} else if (a->size == 8) {
-			memcpy(&out->v[i], rec + a->offset, 8);
-		}
-	}
-	return true;
-}
-
-static int nwords(const char *s)
-{
-	int n = 1;
-	for (; *s; s++)
-		n += *s == ' ';
-	return n;
-}
-
-static void dims(const uint64_t *v, struct tl_dims *d)
+static void dims(const uint32_t *grid, const uint32_t *block, uint64_t shmem, struct tl_dims *d)
 {
 	for (int i = 0; i < 3; i++) {
-		d->grid[i] = (uint32_t)v[i];
-		d->block[i] = (uint32_t)v[3 + i];
+		d->grid[i] = grid[i];
+		d->block[i] = block[i];
 	}
-	d->shmem = v[6];
+	d->shmem = shmem;
 }
 
-void timeline_probes_record(struct timeline *tl, const struct host_fmt *f,
-			    const unsigned char *rec, size_t len, timeline_kernel_fn name,
-			    void *ctx)
+void timeline_probes_cev(struct timeline *tl, uint32_t ev, const unsigned char *rec, size_t len,
+			 timeline_kernel_fn name, void *ctx)
 {
-	int k = kind_of(f->fmt);
-	struct vals x;
-	if (k < 0 || f->nargs != COMMON + nwords(SPECS[k].args) || !read_vals(f, rec, len, &x))
+	struct host_rec_cev w;
+	union {
+		struct gpux_cev_launch launch;
+		struct gpux_cev_malloc malloc;
+		struct gpux_cev_free free;
+		struct gpux_cev_memcpy memcpy;
+		struct gpux_cev_sync sync;
+		struct gpux_cev_module_load module;
+		struct gpux_cev_kernel_end end;
+		struct gpux_cev_graph_launch graph;
+	} x;
+	size_t n = gpux_cev_size(ev);
+	if (!n || len != sizeof(w) + n || n > sizeof(x))
 		return;
-	const uint64_t *v = x.v + COMMON; /* the event's own */
-	struct tl_call c = { x.v[0], (uint32_t)x.v[1], (uint32_t)x.v[2], (uint32_t)x.v[3],
-			     x.str[0] };
+	memcpy(&w, rec, sizeof(w));
+	memcpy(&x, rec + sizeof(w), n);
+	char comm[sizeof(w.comm) + 1] = { 0 };
+	memcpy(comm, w.comm, sizeof(w.comm));
+	struct tl_call c = { w.ns, w.pid, w.tid, w.gpu, comm };
 	char kname[NAME_SIZE];
 	struct tl_dims d;
-	switch (k) {
-	case K_LAUNCH:
-		name(ctx, v[0], kname, sizeof(kname));
-		dims(v + 2, &d);
-		timeline_launch(tl, &c, kname, v[1], &d);
+	switch (ev) {
+	case GPUX_CEV_LAUNCH:
+		name(ctx, x.launch.kernel_id, kname, sizeof(kname));
+		dims(x.launch.grid, x.launch.block, x.launch.shmem, &d);
+		timeline_launch(tl, &c, kname, x.launch.stream, &d);
 		break;
-	case K_KERNEL_END:
-		name(ctx, v[0], kname, sizeof(kname));
-		dims(v + 2, &d);
-		timeline_kernel(tl, c.gpu, c.pid, v[1], kname, v[9], v[10], &d);
+	case GPUX_CEV_KERNEL_END:
+		name(ctx, x.end.kernel_id, kname, sizeof(kname));
+		dims(x.end.grid, x.end.block, x.end.shmem, &d);
+		timeline_kernel(tl, c.gpu, c.pid, x.end.stream, kname, x.end.start, x.end.end, &d);
 		break;
-	case K_MEMCPY:
-		timeline_memcpy(tl, &c, v[0], x.str[1], v[2], v[3] != 0, v[4], v[5]);
+	case GPUX_CEV_MEMCPY: {
+		char kind[GPUX_CEV_STR + 1] = { 0 };
+		memcpy(kind, x.memcpy.kind, GPUX_CEV_STR);
+		timeline_memcpy(tl, &c, x.memcpy.bytes, kind, x.memcpy.stream, x.memcpy.async != 0,
+				x.memcpy.dst, x.memcpy.src);
 		break;
-	case K_SYNC:
-		timeline_sync(tl, &c, v[0]);
+	}
+	case GPUX_CEV_SYNC:
+		timeline_sync(tl, &c, x.sync.stream);
 		break;
-	case K_MALLOC:
-		timeline_malloc(tl, &c, v[0], v[1], v[2] != 0);
+	case GPUX_CEV_MALLOC:
+		timeline_malloc(tl, &c, x.malloc.ptr, x.malloc.bytes, x.malloc.managed != 0);
 		break;
-	case K_FREE:
-		timeline_free(tl, &c, v[0]);
+	case GPUX_CEV_FREE:
+		timeline_free(tl, &c, x.free.ptr);
 		break;
-	case K_MODULE:
-		timeline_module(tl, &c, v[0], v[1], v[2] != 0);
+	case GPUX_CEV_MODULE_LOAD:
+		timeline_module(tl, &c, x.module.module, x.module.bytes, x.module.ptx != 0);
 		break;
-	case K_GRAPH:
-		timeline_graph(tl, &c, v[0], v[1], v[2], v[3]);
+	case GPUX_CEV_GRAPH_LAUNCH:
+		timeline_graph(tl, &c, x.graph.graph, x.graph.stream, x.graph.nodes, x.graph.kernels);
 		break;
 	}
 }

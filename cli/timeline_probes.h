@@ -1,11 +1,11 @@
-/* The probes gpux adds to a program for -f perfetto: one per cuda:
- * event, each a printf of the event's fields (and the time, process,
- * thread and GPU of the call) whose records come back to the controller
- * by the path printf records of cuda: probes take (sess_host.c), marked
- * HOST_FMT_TIMELINE so that nothing prints them; and the reading of
- * those records onto the timeline (timeline.h). The records are the
- * traced program's to write: every value is taken as it comes, strings
- * are escaped by the timeline. */
+/* The probes gpux adds to a program for -f perfetto: one empty probe
+ * per cuda: event, which turns the event on; the session's
+ * GPUX_SESS_TIMELINE flag has the runtime send each event whole, with
+ * the time, process, thread, GPU and thread name of the call
+ * (HOST_REC_CEV), by the path records of cuda: probes take
+ * (sess_host.c, which escapes their strings); and the reading of those
+ * records onto the timeline (timeline.h). The records are the traced
+ * program's to write: every value is taken as it comes. */
 #ifndef GPUX_TIMELINE_PROBES_H
 #define GPUX_TIMELINE_PROBES_H
 
@@ -29,10 +29,10 @@ void timeline_probes_mark(struct program *prog);
 /* The whole name of kernel id into buf (len bytes). */
 typedef void (*timeline_kernel_fn)(void *ctx, uint64_t id, char *buf, size_t len);
 
-/* One record of theirs (f its format, len bytes) onto tl, the kernel's
- * name from name(ctx, ...). A record of another shape is left out. */
-void timeline_probes_record(struct timeline *tl, const struct host_fmt *f,
-			    const unsigned char *rec, size_t len, timeline_kernel_fn name,
-			    void *ctx);
+/* One event ev sent whole (rec: struct host_rec_cev and the event's
+ * context, len bytes) onto tl, the kernel's name from name(ctx, ...). A
+ * record of another size is left out. */
+void timeline_probes_cev(struct timeline *tl, uint32_t ev, const unsigned char *rec, size_t len,
+			 timeline_kernel_fn name, void *ctx);
 
 #endif

@@ -119,14 +119,6 @@ void hl_lookup_checked(struct hctx *h, LLVMValueRef p)
 		failed_record(h, "map_lookup_elem", LLVMBuildIsNull(h->b, p, ""), host_const(h, 0));
 }
 
-/* 'kernel' of cuda:launch or cuda:kernel_end, the events with a
- * kernel id after their fields (abi/cuda_events.h). */
-static bool is_kernel_field(const struct hctx *h, const struct node *a)
-{
-	return h->cuda && a->kind == N_IDENT && a->u.ident.kind == ID_FIELD &&
-	       !strcmp(a->u.ident.name, "kernel");
-}
-
 /* printf(fmt, args...): {hdr, args}; also print(value) with a made-up
  * format. Each argument takes 8 bytes, a string its size rounded up.
  * The record's format, or NULL after an error. */
@@ -137,16 +129,9 @@ static struct host_fmt *rec_printf(struct hctx *h, const char *fmt, struct node 
 	struct host_fmt_arg *fa = arena_zalloc(&h->obj->arena, sizeof(*fa) * (size_t)(nargs + 1));
 	unsigned off = 8;
 	int i = 0;
-	bool timeline = h->probe && h->probe->u.probe.timeline;
 	for (struct node *a = args; a && i < 64; a = a->next, i++) {
 		struct type t = a->type;
-		if (timeline && is_kernel_field(h, a)) {
-			/* the id, whose whole name the controller looks up */
-			vals[i] = (struct hval){ hl_cuda_kernel_id(h), 0 };
-			t = TYPE_U64;
-		} else {
-			vals[i] = hl_expr(h, a);
-		}
+		vals[i] = hl_expr(h, a);
 		if (!vals[i].v)
 			return NULL;
 		unsigned sz = vals[i].ssize ? (vals[i].ssize + 7) & ~7u : 8;
@@ -159,7 +144,7 @@ static struct host_fmt *rec_printf(struct hctx *h, const char *fmt, struct node 
 	}
 	struct host_fmt *f = new_fmt(h);
 	*f = (struct host_fmt){ .fmt = fmt, .args = fa, .nargs = nargs, .size = off,
-				.kind = timeline ? HOST_FMT_TIMELINE : HOST_FMT_PRINTF };
+				.kind = HOST_FMT_PRINTF };
 	LLVMValueRef rec = header(h, off, HOST_REC_PRINTF, (unsigned)(f - h->obj->fmts));
 	for (int k = 0; k < i; k++) {
 		LLVMValueRef dst = host_gep(h, rec, fa[k].offset);

@@ -157,8 +157,6 @@ enum host_fmt_kind {
 	HOST_FMT_VALUE,  /* print(value): one argument, a "value" record in json */
 	HOST_FMT_CAT,    /* cat(): the text names a file to print */
 	HOST_FMT_SYSTEM, /* system(): the text is a shell command to run */
-	HOST_FMT_TIMELINE, /* a printf of a timeline probe (struct probe):
-			    * its values, for the timeline, not printed */
 };
 
 struct host_fmt {

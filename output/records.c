@@ -54,11 +54,6 @@ int rec_handle(void *arg, const void *data, size_t len)
 	case HOST_REC_PRINTF:
 		if (!fmt_ok || len != o->fmts[h.id].size)
 			break;
-		if (o->fmts[h.id].kind == HOST_FMT_TIMELINE) {
-			if (s->tap.timeline)
-				s->tap.timeline(s->tap.ctx, &o->fmts[h.id], d, len);
-			break;
-		}
 		if (o->fmts[h.id].kind == HOST_FMT_CAT)
 			out_cat(s->out, s->json, &o->fmts[h.id], d, len);
 		else if (o->fmts[h.id].kind == HOST_FMT_SYSTEM)
@@ -93,6 +88,10 @@ int rec_handle(void *arg, const void *data, size_t len)
 	case HOST_REC_TIME:
 		if (fmt_ok)
 			out_time(s->out, s->json, o->fmts[h.id].fmt);
+		break;
+	case HOST_REC_CEV:
+		if (s->tap.cev)
+			s->tap.cev(s->tap.ctx, h.id, d + sizeof(h), len - sizeof(h));
 		break;
 	case HOST_REC_HELPER_ERR:
 		if (h.id < (unsigned)o->nsites && len >= 16 && s->src) {

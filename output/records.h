@@ -33,14 +33,14 @@ struct rec_watch {
 
 /* Who else takes records as they are acted on (the timeline of -f
  * perfetto); NULL members when nobody does. printf: each printf line,
- * after it is printed (a device one too: cli/dev_print.c); timeline:
- * the records of the timeline's own probes (HOST_FMT_TIMELINE), which
- * print nothing. */
+ * after it is printed (a device one too: cli/dev_print.c); cev: each
+ * cuda: event a runtime sent whole (HOST_REC_CEV: ev, then rec, len
+ * bytes: struct host_rec_cev and the event's context), which prints
+ * nothing. */
 struct rec_tap {
 	void (*printf)(void *ctx, const struct host_fmt *f, const unsigned char *rec,
 		       size_t len);
-	void (*timeline)(void *ctx, const struct host_fmt *f, const unsigned char *rec,
-			 size_t len);
+	void (*cev)(void *ctx, uint32_t ev, const unsigned char *rec, size_t len);
 	void *ctx;
 };
 

@@ -431,6 +431,8 @@ void rt_actions_event(enum gpux_cev ev, const void *ctx);
  * fires events of another context than its current one (cuda:kernel_end's
  * poller) says which. */
 void rt_actions_event_gpu(int dev);
+/* The event's GPU, as the gpu builtin reads it in a cuda: probe. */
+uint64_t rt_actions_gpu(void);
 /* Where the counts go: the process's host region, once it has one. */
 void rt_actions_counts(struct gpux_act_count *acts);
 

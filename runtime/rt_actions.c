@@ -108,7 +108,7 @@ void rt_actions_event_gpu(int dev)
 }
 
 /* The event's device ordinal: a CUdevice is its ordinal */
-static uint64_t gpu_of_event(void)
+uint64_t rt_actions_gpu(void)
 {
 	CUdevice d = 0;
 	if (event_gpu >= 0)
@@ -211,7 +211,7 @@ static uint64_t serve(void *arg, int32_t id, const uint64_t *a)
 	case GPUX_H_ADVISE: return act(GPUX_ACT_ADVISE, a);
 	case GPUX_H_ALLOC_BASE: return rt_alloc_find(a[0], &al) ? al.base : 0;
 	case GPUX_H_ALLOC_SIZE: return rt_alloc_find(a[0], &al) ? al.size : 0;
-	case GPUX_H_GPU: return gpu_of_event();
+	case GPUX_H_GPU: return rt_actions_gpu();
 	case GPUX_H_GPU_FREE: {
 		size_t free_b = 0, total = 0;
 		return drv.mem_info && drv.mem_info(&free_b, &total) == CUDA_SUCCESS ? free_b : 0;

@@ -255,6 +255,9 @@ void rt_cev_fire(enum gpux_cev ev, const void *ctx, size_t size, const char *ptx
 		return;
 	const struct host_ev *e = &rt_h.ev[ev];
 	bool ran = false;
+	struct gpux_sess_hdr *h = rt_sess();
+	if (h && (h->flags & GPUX_SESS_TIMELINE))
+		rt_host_cev(ev, ctx, size);
 	rt_actions_event(ev, ctx);
 	/* after a synchronize, mirrors hold every kernel it waited for */
 	if (ev == GPUX_CEV_SYNC && rt_h.nmirrors)

@@ -91,6 +91,26 @@ void rt_host_records(void)
 	vm_ring_drain(rt_h.vm, on_record, NULL);
 }
 
+void rt_host_cev(enum gpux_cev ev, const void *ctx, size_t size)
+{
+	struct {
+		struct host_rec_hdr h;
+		struct host_rec_cev c;
+		unsigned char ctx[sizeof(struct gpux_cev_launch)];
+	} r;
+	if (size != gpux_cev_size(ev) || size > sizeof(r.ctx) || !rt_h.region)
+		return;
+	uint64_t pt = vm_task_pid_tgid();
+	r.h = (struct host_rec_hdr){ HOST_REC_CEV, (uint32_t)ev };
+	r.c = (struct host_rec_cev){ .ns = rt_now_ns(), .pid = (uint32_t)(pt >> 32),
+				     .tid = (uint32_t)pt, .gpu = (uint32_t)rt_actions_gpu() };
+	vm_task_comm(r.c.comm);
+	memcpy(r.ctx, ctx, size);
+	vm_lock(rt_h.vm); /* the ring's one writer at a time, as in rt_host_records */
+	ring_put(&r, sizeof(r.h) + sizeof(r.c) + size);
+	vm_unlock(rt_h.vm);
+}
+
 struct dump {
 	unsigned char *p, *end;
 	uint32_t ks, vs, count;

@@ -65,5 +65,8 @@ void rt_host_dump(void);
  * dropped. From CUPTI's or the runtime's thread, or a program's thread only
  * at a context's end or exit (the forced flush), never at a launch. */
 void rt_host_room(void);
+/* A timeline's record of event ev (GPUX_SESS_TIMELINE): its context
+ * whole, with the time, process, thread, GPU and thread name. */
+void rt_host_cev(enum gpux_cev ev, const void *ctx, size_t size);
 
 #endif

@@ -85,8 +85,12 @@ void vm_set_ext(struct vm *vm, vm_ext_fn fn, void *arg);
  * the clock bpf_ktime_get_ns reads (simulated time): before any run. */
 void vm_set_task(struct vm *vm, uint32_t pid, const char *comm);
 void vm_set_clock(struct vm *vm, uint64_t (*clock)(void *arg), void *arg);
-/* A thread of this process was renamed: comm is read again (the helpers
- * keep each thread's, bpf_vm_task.c). */
+/* The current task as the helpers read it in this process, kept per
+ * process and thread (bpf_vm_task.c): pid << 32 | tid, and the thread's
+ * name; vm_task_renamed: a thread of this process was renamed, the name
+ * is read again. */
+uint64_t vm_task_pid_tgid(void);
+void vm_task_comm(char out[16]);
 void vm_task_renamed(void);
 
 /* ---- maps: for printing and for the controller's clear()/zero() ---- */

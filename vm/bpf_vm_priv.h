@@ -97,9 +97,4 @@ int vm_fault(struct vm_exec *x, int status, const char *fmt, ...)
  * VM_E* status (already reported). */
 int vm_helper(struct vm_exec *x, int32_t id);
 
-/* bpf_vm_task.c: this process's pid << 32 | the thread's id, and the
- * thread's name, cached (read again after a fork or a rename). */
-uint64_t vm_task_pid_tgid(void);
-void vm_task_comm(char out[16]);
-
 #endif

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuda_events.h"
 #include "host_rec.h"
 #include "sess_layout.h"
 
@@ -198,7 +199,8 @@ static void records(void)
 				break;
 			put32(o, n + 8);
 			put32(o + 4, n);
-			struct host_rec_hdr r = { (uint32_t)(1 + next() % 10), (uint32_t)(next() % 4) };
+			struct host_rec_hdr r = { (uint32_t)(1 + next() % HOST_REC_CEV),
+						  (uint32_t)(next() % 4) };
 			if (next() % 4 == 0)
 				r.kind = HOST_REC_WATCH;
 			unsigned char *p = at(o + 8, n);
@@ -208,6 +210,45 @@ static void records(void)
 				memcpy(p, &r, sizeof(r));
 				if (r.kind == HOST_REC_PRINT)
 					memset(p + 16, next() % 2 ? 0 : 0xff, 8);
+			}
+			pos += n + 8;
+		}
+		put64(h + offsetof(struct gpux_sess_host, ring_head), pos);
+	}
+}
+
+/* Timeline events (HOST_REC_CEV) of the right sizes with any content:
+ * escapes in every string, any ids, times, grids; then one of no event
+ * (the overwrite gpux must report). */
+static void events(void)
+{
+	static const char esc[] = "\x1b]0;owned\x07\x1b[2J\"\\\x9b" "31m\r\b\x7f";
+	claim_all();
+	for (uint32_t i = 0; i < lay.nhosts; i++) {
+		uint64_t h = host_off(i);
+		uint64_t ring = h + ((sizeof(struct gpux_sess_host) + 63) & ~63ull);
+		void *tp = at(h + offsetof(struct gpux_sess_host, ring_tail), 8);
+		uint64_t pos;
+		if (!tp)
+			return;
+		memcpy(&pos, tp, 8);
+		for (uint32_t k = 0; k <= 4 * GPUX_CEV_COUNT; k++) {
+			uint32_t ev = k % GPUX_CEV_COUNT;
+			uint32_t n = (uint32_t)(sizeof(struct host_rec_hdr) + sizeof(struct host_rec_cev) +
+						gpux_cev_size(ev));
+			if (k == 4 * GPUX_CEV_COUNT)
+				ev = 1000; /* no event */
+			uint64_t o = ring + pos % GPUX_SESS_HRING_SIZE;
+			if (pos % GPUX_SESS_HRING_SIZE + n + 8 > GPUX_SESS_HRING_SIZE)
+				break;
+			put32(o, n + 8);
+			put32(o + 4, n);
+			unsigned char *p = at(o + 8, n);
+			if (p) {
+				for (uint32_t b = 0; b < n; b++)
+					p[b] = k & 1 ? (unsigned char)next() : (unsigned char)esc[b % (sizeof(esc) - 1)];
+				struct host_rec_hdr r = { HOST_REC_CEV, ev };
+				memcpy(p, &r, sizeof(r));
 			}
 			pos += n + 8;
 		}
@@ -233,6 +274,8 @@ static void attack(const char *mode)
 		strings("\x1b]0;owned\x07\x1b[2J\x9b" "31m\r\b\x7f");
 	} else if (!strcmp(mode, "records")) {
 		records();
+	} else if (!strcmp(mode, "events")) {
+		events();
 	} else if (!strcmp(mode, "shrink")) {
 		/* gpux seals the file against this; then it scribbles */
 		if (ftruncate(seg_fd, (off_t)(next() % 4096)) == 0)

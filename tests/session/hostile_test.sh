@@ -5,7 +5,9 @@
 # For each seed and each of two programs: gpux must exit 1 (not crash,
 # not hang), say the segment was overwritten, run END, report no
 # sanitizer error, and write no byte outside printable ASCII, newline
-# and tab on stdout or stderr.
+# and tab on stdout or stderr. Then the first program with -f perfetto,
+# whose events come whole from the runtime (HOST_REC_CEV): the same,
+# END's line and the events in a trace that validate_trace.py takes.
 set -u
 GPUX=$1
 HOSTILE=$2
@@ -49,5 +51,29 @@ for seed in $(seq 1 "$seeds"); do
 		echo "--- stderr"; LC_ALL=C cat -v "$tmp/err" | head -40
 	done
 done
-[ $failed = 0 ] && echo "PASS: $mode, $seeds seeds x ${#progs[@]} programs"
+validate=$(dirname "$0")/../timeline/validate_trace.py
+p=perfetto
+for seed in $(seq 1 "$seeds"); do
+	timeout 60 "$GPUX" -f perfetto -o "$tmp/trace.json" -e "${progs[0]}" -- "$HOSTILE" "$seed" "$mode" \
+		>"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+	odd=$(cat "$tmp/out" "$tmp/err" | LC_ALL=C tr -d '\n\t -~' | wc -c)
+	if [ "$rc" != 1 ]; then
+		fail "exit status $rc, expected 1"
+	elif grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/err"; then
+		fail "a sanitizer report"
+	elif ! grep -q "overwrote gpux's shared memory" "$tmp/err"; then
+		fail "no word of the overwritten segment"
+	elif [ "$odd" != 0 ]; then
+		fail "$odd bytes outside printable ASCII"
+	elif ! python3 "$validate" "$tmp/trace.json" >"$tmp/valid" 2>&1; then
+		fail "the trace: $(head -3 "$tmp/valid")"
+	elif ! grep -q '"end' "$tmp/trace.json"; then
+		fail "END's line is not in the trace"
+	else
+		continue
+	fi
+	echo "--- stderr"; LC_ALL=C cat -v "$tmp/err" | head -40
+done
+[ $failed = 0 ] && echo "PASS: $mode, $seeds seeds x $((${#progs[@]} + 1)) programs"
 exit $failed
