@@ -40,7 +40,7 @@
 #include "gpux_dev.h"
 
 #define GPUX_SESS_MAGIC 0x53534553584e5047ull /* "GPNXSESS" little-endian */
-#define GPUX_SESS_VERSION 12
+#define GPUX_SESS_VERSION 13
 #define GPUX_SESS_ENV "GPUX_SESSION"
 
 /* gpux -p loads the runtime into the process and calls its entry
@@ -76,9 +76,10 @@
 /* A live session with :top (the REPL): the runtime counts every launch
  * and times it with events (gpux -p's live session does neither). */
 #define GPUX_SESS_TOP 16u
-/* -f perfetto: the runtime sends every cuda: event whole to the
- * controller (HOST_REC_CEV, abi/host_rec.h), once, whatever the probes
- * of the event do; the timeline's own probes only turn the events on. */
+/* -f perfetto, version 13: the runtime sends every cuda: event whole to
+ * the controller (HOST_REC_CEV, abi/host_rec.h), once, whatever the
+ * probes of the event do; the timeline's own probes only turn the events
+ * on. */
 #define GPUX_SESS_TIMELINE 32u
 
 /* Live sessions (the REPL's :top): what each GPU ran. */
