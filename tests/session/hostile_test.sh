@@ -25,55 +25,46 @@ progs=(
  END { printf("end\n"); }'
 )
 failed=0
-fail() { echo "FAIL: $mode seed $seed program $p: $*"; failed=1; }
-for seed in $(seq 1 "$seeds"); do
-	for p in 0 1; do
-		timeout 60 "$GPUX" -e "${progs[$p]}" -- "$HOSTILE" "$seed" "$mode" \
-			>"$tmp/out" 2>"$tmp/err" </dev/null
-		rc=$?
-		odd=$(cat "$tmp/out" "$tmp/err" | LC_ALL=C tr -d '\n\t -~' | wc -c)
-		if [ "$rc" != 1 ]; then
-			fail "exit status $rc, expected 1"
-		elif grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/err"; then
-			fail "a sanitizer report"
-		elif ! grep -q "overwrote gpux's shared memory" "$tmp/err"; then
-			fail "no word of the overwritten segment"
-		elif [ "$(grep -c '^gpux: WARNING: the traced program overwrote' "$tmp/err")" != 1 ]; then
-			fail "the overwritten segment reported more than once"
-		elif ! grep -qx end "$tmp/out"; then
-			fail "END did not run"
-		elif [ "$odd" != 0 ]; then
-			fail "$odd bytes outside printable ASCII"
-		else
-			continue
-		fi
-		echo "--- stdout"; LC_ALL=C cat -v "$tmp/out" | head -40
-		echo "--- stderr"; LC_ALL=C cat -v "$tmp/err" | head -40
-	done
-done
 validate=$(dirname "$0")/../timeline/validate_trace.py
-p=perfetto
-for seed in $(seq 1 "$seeds"); do
-	timeout 60 "$GPUX" -f perfetto -o "$tmp/trace.json" -e "${progs[0]}" -- "$HOSTILE" "$seed" "$mode" \
+fail() { echo "FAIL: $mode seed $seed program $p: $*"; failed=1; }
+# run SEED P [GPUX OPTIONS...]: program P under gpux against the
+# hostile program; 0 when it held up, else the reason said and 1.
+run() {
+	local seed=$1 p=$2
+	shift 2
+	timeout 60 "$GPUX" "$@" -e "${progs[$p]}" -- "$HOSTILE" "$seed" "$mode" \
 		>"$tmp/out" 2>"$tmp/err" </dev/null
-	rc=$?
+	local rc=$? odd
 	odd=$(cat "$tmp/out" "$tmp/err" | LC_ALL=C tr -d '\n\t -~' | wc -c)
 	if [ "$rc" != 1 ]; then
 		fail "exit status $rc, expected 1"
 	elif grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/err"; then
 		fail "a sanitizer report"
-	elif ! grep -q "overwrote gpux's shared memory" "$tmp/err"; then
-		fail "no word of the overwritten segment"
+	elif [ "$(grep -c "^gpux: WARNING: the traced program overwrote gpux's shared memory" \
+		"$tmp/err")" != 1 ]; then
+		fail "the overwritten segment not reported once"
 	elif [ "$odd" != 0 ]; then
 		fail "$odd bytes outside printable ASCII"
-	elif ! python3 "$validate" "$tmp/trace.json" >"$tmp/valid" 2>&1; then
-		fail "the trace: $(head -3 "$tmp/valid")"
-	elif ! grep -q '"end' "$tmp/trace.json"; then
-		fail "END's line is not in the trace"
 	else
-		continue
+		return 0
 	fi
+	echo "--- stdout"; LC_ALL=C cat -v "$tmp/out" | head -40
 	echo "--- stderr"; LC_ALL=C cat -v "$tmp/err" | head -40
+	return 1
+}
+for seed in $(seq 1 "$seeds"); do
+	for p in 0 1; do
+		run "$seed" "$p" && { grep -qx end "$tmp/out" || fail "END did not run"; }
+	done
+	# the timeline: END's line and the events in a valid trace
+	p=0
+	if run "$seed" 0 -f perfetto -o "$tmp/trace.json"; then
+		if ! python3 "$validate" "$tmp/trace.json" >"$tmp/valid" 2>&1; then
+			fail "the trace: $(head -3 "$tmp/valid")"
+		elif ! grep -q '"end' "$tmp/trace.json"; then
+			fail "END's line is not in the trace"
+		fi
+	fi
 done
 [ $failed = 0 ] && echo "PASS: $mode, $seeds seeds x $((${#progs[@]} + 1)) programs"
 exit $failed
