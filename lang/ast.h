@@ -133,7 +133,11 @@ struct node {
 		struct { struct node *value; } ret;
 		struct { struct node *stmts; } block;
 		struct { uint64_t value; } num;
-		struct { const char *s; size_t len; } str;
+		struct {
+			const char *s;
+			size_t len;
+			bool of_str; /* str($N) made it: a str() buffer to sizeof */
+		} str;
 		struct { const char *name; } var;
 		struct { int index; } positional;
 		struct { const char *name; struct node *keys; int nkeys;

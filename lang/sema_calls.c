@@ -347,6 +347,7 @@ static struct type str_positional(struct tctx *c, struct node *call, struct node
 	call->kind = N_STR;
 	call->u.str.s = arena_strndup(&c->prog->arena, s, len);
 	call->u.str.len = len;
+	call->u.str.of_str = true;
 	return TYPE_STR;
 }
 

@@ -229,18 +229,40 @@ bool sema_pointer_binop(struct tctx *c, struct node *n)
 /* sizeof(type) and sizeof(expr): a constant, rewritten to one. */
 static unsigned c_align(struct type t);
 
+/* A string's size as bpftrace 0.17 gives it: a literal's length and its
+ * NUL, comm's 16, a char array's length, any other string (str(), a
+ * field, a variable) bpftrace's default of 64. e: the expression when
+ * the value is written out (an element of a tuple literal), else NULL. */
+static unsigned c_str_size(struct type t, const struct node *e)
+{
+	if (t.count)
+		return t.count;
+	if (e && e->kind == N_STR && !e->u.str.of_str)
+		return (unsigned)e->u.str.len + 1;
+	if (e && e->kind == N_IDENT && e->u.ident.kind == ID_BUILTIN &&
+	    !strcmp(e->u.ident.name, "comm"))
+		return 16;
+	return TUPLE_STR_SIZE;
+}
+
 /* A tuple's size as bpftrace's sizeof gives it: C's layout of its
  * elements (strings their own length, each element at its alignment, the
- * whole padded to the largest), not the layout gpux keeps it in. */
-static unsigned c_size(struct type t)
+ * whole padded to the largest), not the layout gpux keeps it in. e: the
+ * expression, whose elements say their strings' lengths when it is a
+ * tuple literal. */
+static unsigned c_size(struct type t, const struct node *e)
 {
+	if (t.kind == TY_STR)
+		return c_str_size(t, e);
 	if (t.kind != TY_TUPLE || !t.tuple)
-		return t.kind == TY_INT || t.kind == TY_RECORD || t.kind == TY_ARRAY ||
-		       t.kind == TY_STR ? type_mem_size(t) : 8;
+		return t.kind == TY_INT || t.kind == TY_RECORD || t.kind == TY_ARRAY
+			       ? type_mem_size(t)
+			       : 8;
+	const struct node *el = e && e->kind == N_TUPLE ? e->u.tuple.elems : NULL;
 	unsigned off = 0, al = c_align(t);
-	for (int i = 0; i < t.tuple->n; i++) {
+	for (int i = 0; i < t.tuple->n; i++, el = el ? el->next : NULL) {
 		unsigned a = c_align(t.tuple->elem[i]);
-		off = (off + a - 1) / a * a + c_size(t.tuple->elem[i]);
+		off = (off + a - 1) / a * a + c_size(t.tuple->elem[i], el);
 	}
 	return (off + al - 1) / al * al;
 }
@@ -276,8 +298,6 @@ void sema_sizeof(struct tctx *c, struct node *n)
 		t = n->u.size_of.expr->type;
 		if (t.kind == TY_NONE)
 			return;
-		if (t.kind == TY_STR && !t.count)
-			t.count = TUPLE_STR_SIZE;
 	} else if (!resolve_type(c, n->u.size_of.tname, n->u.size_of.stars,
 				 n->u.size_of.type_span, &t)) {
 		return;
@@ -285,6 +305,7 @@ void sema_sizeof(struct tctx *c, struct node *n)
 	n->type = TYPE_U64;
 	if (!c->final)
 		return;
+	const struct node *e = n->u.size_of.expr;
 	n->kind = N_INT;
-	n->u.num.value = c_size(t);
+	n->u.num.value = c_size(t, e);
 }
