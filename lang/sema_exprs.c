@@ -212,11 +212,14 @@ static void check_tuple(struct tctx *c, struct node *n)
 	struct type_tuple *t = arena_alloc(&c->prog->arena, sizeof(*t));
 	t->n = n->u.tuple.n;
 	t->elem = arena_alloc(&c->prog->arena, sizeof(*t->elem) * (size_t)t->n);
+	t->str_size = arena_zalloc(&c->prog->arena, sizeof(*t->str_size) * (size_t)t->n);
 	bool ok = true;
 	int i = 0;
 	for (struct node *e = n->u.tuple.elems; e && i < t->n; e = e->next, i++) {
 		check_expr(c, e);
 		t->elem[i] = e->type;
+		if (e->type.kind == TY_STR)
+			t->str_size[i] = sema_str_size(e->type, e);
 		if (e->type.kind == TY_NONE) {
 			ok = false;
 		} else if (e->type.kind != TY_INT && e->type.kind != TY_STR &&

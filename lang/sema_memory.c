@@ -233,7 +233,7 @@ static unsigned c_align(struct type t);
  * NUL, comm's 16, a char array's length, any other string (str(), a
  * field, a variable) bpftrace's default of 64. e: the expression when
  * the value is written out (an element of a tuple literal), else NULL. */
-static unsigned c_str_size(struct type t, const struct node *e)
+unsigned sema_str_size(struct type t, const struct node *e)
 {
 	if (t.count)
 		return t.count;
@@ -253,7 +253,7 @@ static unsigned c_str_size(struct type t, const struct node *e)
 static unsigned c_size(struct type t, const struct node *e)
 {
 	if (t.kind == TY_STR)
-		return c_str_size(t, e);
+		return sema_str_size(t, e);
 	if (t.kind != TY_TUPLE || !t.tuple)
 		return t.kind == TY_INT || t.kind == TY_RECORD || t.kind == TY_ARRAY
 			       ? type_mem_size(t)
@@ -262,7 +262,10 @@ static unsigned c_size(struct type t, const struct node *e)
 	unsigned off = 0, al = c_align(t);
 	for (int i = 0; i < t.tuple->n; i++, el = el ? el->next : NULL) {
 		unsigned a = c_align(t.tuple->elem[i]);
-		off = (off + a - 1) / a * a + c_size(t.tuple->elem[i], el);
+		unsigned s = !el && t.tuple->str_size && t.tuple->str_size[i]
+				     ? t.tuple->str_size[i]
+				     : c_size(t.tuple->elem[i], el);
+		off = (off + a - 1) / a * a + s;
 	}
 	return (off + al - 1) / al * al;
 }

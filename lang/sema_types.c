@@ -62,6 +62,8 @@ void var_assign(struct tctx *c, struct node *target, struct type t,
 		terr(c, value_span,
 		     "Type mismatch for $%s: trying to assign value of type '%s' when variable already contains a value of type '%s'",
 		     v->name, tname(t, b1), tname(v->type, b2));
+	} else {
+		type_widen_strs(v->type, t);
 	}
 	target->type = v->type;
 }
@@ -200,6 +202,8 @@ void map_store(struct tctx *c, struct node *m, struct type t)
 		terr(c, m->span,
 		     "Type mismatch for @%s: trying to assign value of type '%s' when map already contains a value of type '%s'",
 		     mi->name, tname(t, b1), tname(mi->value, b2));
+	else
+		type_widen_strs(mi->value, t);
 	m->type = mi->value;
 }
 

@@ -67,5 +67,8 @@ void sema_index(struct tctx *c, struct node *n);
 bool sema_record_field(struct tctx *c, struct node *n);
 bool sema_pointer_binop(struct tctx *c, struct node *n);
 void sema_sizeof(struct tctx *c, struct node *n);
+/* A string's size as bpftrace's sizeof counts it: of type t, written
+ * out as e (NULL: not known). */
+unsigned sema_str_size(struct type t, const struct node *e);
 
 #endif

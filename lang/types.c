@@ -133,6 +133,19 @@ unsigned type_mem_size(struct type t)
 	}
 }
 
+void type_widen_strs(struct type into, struct type from)
+{
+	if (into.kind != TY_TUPLE || from.kind != TY_TUPLE || !into.tuple || !from.tuple ||
+	    into.tuple == from.tuple || into.tuple->n != from.tuple->n)
+		return;
+	for (int i = 0; i < into.tuple->n; i++) {
+		if (into.tuple->str_size && from.tuple->str_size &&
+		    from.tuple->str_size[i] > into.tuple->str_size[i])
+			into.tuple->str_size[i] = from.tuple->str_size[i];
+		type_widen_strs(into.tuple->elem[i], from.tuple->elem[i]);
+	}
+}
+
 unsigned tuple_size(struct type t)
 {
 	if (t.kind == TY_STR)

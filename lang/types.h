@@ -96,6 +96,9 @@ unsigned type_mem_size(struct type t);
 struct type_tuple {
 	int n;
 	struct type *elem;
+	/* per element, a string's size as sizeof counts it (bpftrace's: a
+	 * literal's length, comm's 16); 0 where not a string or not known */
+	unsigned *str_size;
 };
 #define TUPLE_STR_SIZE 64
 /* A buf() value in memory: u64 length, then up to BUF_MAX bytes. */
@@ -133,6 +136,9 @@ bool type_equal(struct type a, struct type b);
 /* Values of these types may be stored in one map slot or variable:
  * integers of any width mix (they widen to 64 bits); others must match. */
 bool type_compatible(struct type a, struct type b);
+/* A variable or map of tuple type into assigned from: each string
+ * element's sizeof size becomes the larger of the two (bpftrace's). */
+void type_widen_strs(struct type into, struct type from);
 /* Parse a cast target: int8..int64, uint8..uint64, s8..s64, u8..u64. */
 bool type_from_cast_name(const char *name, struct type *out);
 const char *agg_name(enum agg_kind k);
