@@ -175,11 +175,8 @@ struct gpux_sess_host *sess_host_region(const struct sess_host *sh, uint32_t i)
 
 /* ---- records ---- */
 
-/* A record of a cuda: probe as the traced program wrote it, into
- * sh->rec: the kinds a cuda: probe makes, of a size they have, with
- * every string escaped (sess_trust.h). False (reported) for any other:
- * a record never names a command to run, a file to read or an address
- * to watch. */
+/* A timeline event's strings, escaped in place (rec: struct
+ * host_rec_cev, then event ev's context). */
 static void cev_text(unsigned char *rec, uint32_t ev)
 {
 	struct host_rec_cev *c = (struct host_rec_cev *)rec;
@@ -193,6 +190,12 @@ static void cev_text(unsigned char *rec, uint32_t ev)
 		sess_text_field(((struct gpux_cev_memcpy *)x)->kind, GPUX_CEV_STR);
 }
 
+/* A record of a cuda: probe as the traced program wrote it, into
+ * sh->rec: the kinds a cuda: probe makes (and the runtime, for a
+ * timeline), of a size they have, with
+ * every string escaped (sess_trust.h). False (reported) for any other:
+ * a record never names a command to run, a file to read or an address
+ * to watch. */
 static bool clean_record(struct sess_host *sh, const unsigned char *src, uint32_t len)
 {
 	const struct host_obj *o = sh->obj;
