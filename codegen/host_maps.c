@@ -23,12 +23,11 @@ unsigned hl_str_size(struct hctx *h, const struct node *e)
 		return INET_SIZE;
 	if (e->type.kind == TY_USYM)
 		return USYM_SIZE;
+	unsigned known = ast_str_size(e);
+	if (known)
+		return known;
 	switch (e->kind) {
-	case N_STR:
-		return (unsigned)e->u.str.len + 1;
 	case N_IDENT:
-		if (e->u.ident.kind == ID_BUILTIN && !strcmp(e->u.ident.name, "comm"))
-			return 16;
 		if (e->u.ident.kind == ID_BUILTIN && !strcmp(e->u.ident.name, "probe"))
 			return h->probe_str;
 		return HOST_STR_MAX;

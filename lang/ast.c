@@ -1,5 +1,7 @@
 #include "ast.h"
 
+#include <string.h>
+
 struct node *ast_new(struct arena *a, enum node_kind kind, struct span sp)
 {
 	struct node *n = arena_zalloc(a, sizeof(*n));
@@ -17,6 +19,15 @@ struct node *ast_append(struct node *a, struct node *b)
 		t = t->next;
 	t->next = b;
 	return a;
+}
+
+unsigned ast_str_size(const struct node *e)
+{
+	if (e->kind == N_STR)
+		return (unsigned)e->u.str.len + 1;
+	if (e->kind == N_IDENT && e->u.ident.kind == ID_BUILTIN && !strcmp(e->u.ident.name, "comm"))
+		return 16;
+	return 0;
 }
 
 int ast_count(const struct node *list)

@@ -204,6 +204,9 @@ struct node *ast_new(struct arena *a, enum node_kind kind, struct span sp);
 /* Append b to list a (either may be NULL); returns the head. */
 struct node *ast_append(struct node *a, struct node *b);
 int ast_count(const struct node *list);
+/* The bytes string expression e is written out in when the expression
+ * alone says it: a literal's length and its NUL, comm's 16; else 0. */
+unsigned ast_str_size(const struct node *e);
 const char *op_str(int op);
 
 /* Call fn on each direct child of n, in source order (list members one by

@@ -237,12 +237,8 @@ unsigned sema_str_size(struct type t, const struct node *e)
 {
 	if (t.count)
 		return t.count;
-	if (e && e->kind == N_STR && !e->u.str.of_str)
-		return (unsigned)e->u.str.len + 1;
-	if (e && e->kind == N_IDENT && e->u.ident.kind == ID_BUILTIN &&
-	    !strcmp(e->u.ident.name, "comm"))
-		return 16;
-	return TUPLE_STR_SIZE;
+	unsigned n = e && !(e->kind == N_STR && e->u.str.of_str) ? ast_str_size(e) : 0;
+	return n ? n : TUPLE_STR_SIZE;
 }
 
 /* A tuple's size as bpftrace's sizeof gives it: C's layout of its
