@@ -7,6 +7,7 @@
  * MODE: bytes | words | ones | ranges | strings | escapes | records |
  *       shrink (cuts the segment's file short, where it can, else
  *       writes all-ones: gpux's mapping must not fault) */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -178,81 +179,96 @@ static void strings(const char *what)
 	}
 }
 
-/* Well-framed records of the host ring with kinds and ids of any sort:
- * a watchpoint, an exit, a print of map 7 with div 0... */
-static void records(void)
+/* Writing frames into host region i's ring after what gpux has read. */
+struct hring {
+	uint64_t h, ring, pos;
+};
+
+/* False when the region's tail is not in the segment. */
+static bool hring_open(uint32_t i, struct hring *w)
+{
+	w->h = host_off(i);
+	w->ring = w->h + ((sizeof(struct gpux_sess_host) + 63) & ~63ull);
+	void *tp = at(w->h + offsetof(struct gpux_sess_host, ring_tail), 8);
+	if (!tp)
+		return false;
+	memcpy(&w->pos, tp, 8);
+	return true;
+}
+
+/* A frame of n bytes: false when it would cross the ring's end; else
+ * true, and *p its bytes to fill (NULL when not in the segment). */
+static bool hring_frame(struct hring *w, uint32_t n, unsigned char **p)
+{
+	uint64_t o = w->ring + w->pos % GPUX_SESS_HRING_SIZE;
+	if (w->pos % GPUX_SESS_HRING_SIZE + n + 8 > GPUX_SESS_HRING_SIZE)
+		return false;
+	put32(o, n + 8);
+	put32(o + 4, n);
+	*p = at(o + 8, n);
+	w->pos += n + 8;
+	return true;
+}
+
+/* fill(w) on every host region's ring, the frames it wrote then
+ * published to gpux. */
+static void each_hring(void (*fill)(struct hring *w))
 {
 	claim_all();
 	for (uint32_t i = 0; i < lay.nhosts; i++) {
-		uint64_t h = host_off(i);
-		uint64_t ring = h + ((sizeof(struct gpux_sess_host) + 63) & ~63ull);
-		uint64_t tail;
-		void *tp = at(h + offsetof(struct gpux_sess_host, ring_tail), 8);
-		if (!tp)
+		struct hring w;
+		if (!hring_open(i, &w))
 			return;
-		memcpy(&tail, tp, 8);
-		uint64_t pos = tail, end = tail + 4096;
-		while (pos < end) {
-			uint32_t n = 8 * (uint32_t)(2 + next() % 8);
-			uint64_t o = ring + pos % GPUX_SESS_HRING_SIZE;
-			if (pos % GPUX_SESS_HRING_SIZE + n + 8 > GPUX_SESS_HRING_SIZE)
-				break;
-			put32(o, n + 8);
-			put32(o + 4, n);
-			struct host_rec_hdr r = { (uint32_t)(1 + next() % HOST_REC_CEV),
-						  (uint32_t)(next() % 4) };
-			if (next() % 4 == 0)
-				r.kind = HOST_REC_WATCH;
-			unsigned char *p = at(o + 8, n);
-			if (p) {
-				for (uint32_t k = 0; k < n; k++)
-					p[k] = (unsigned char)next();
-				memcpy(p, &r, sizeof(r));
-				if (r.kind == HOST_REC_PRINT)
-					memset(p + 16, next() % 2 ? 0 : 0xff, 8);
-			}
-			pos += n + 8;
+		fill(&w);
+		put64(w.h + offsetof(struct gpux_sess_host, ring_head), w.pos);
+	}
+}
+
+/* Well-framed records of the host ring with kinds and ids of any sort:
+ * a watchpoint, an exit, a print of map 7 with div 0... */
+static void records(struct hring *w)
+{
+	unsigned char *p;
+	uint64_t end = w->pos + 4096;
+	while (w->pos < end) {
+		uint32_t n = 8 * (uint32_t)(2 + next() % 8);
+		if (!hring_frame(w, n, &p))
+			break;
+		struct host_rec_hdr r = { (uint32_t)(1 + next() % HOST_REC_CEV),
+					  (uint32_t)(next() % 4) };
+		if (next() % 4 == 0)
+			r.kind = HOST_REC_WATCH;
+		if (p) {
+			for (uint32_t k = 0; k < n; k++)
+				p[k] = (unsigned char)next();
+			memcpy(p, &r, sizeof(r));
+			if (r.kind == HOST_REC_PRINT)
+				memset(p + 16, next() % 2 ? 0 : 0xff, 8);
 		}
-		put64(h + offsetof(struct gpux_sess_host, ring_head), pos);
 	}
 }
 
 /* Timeline events (HOST_REC_CEV) of the right sizes with any content:
  * escapes in every string, any ids, times, grids; then one of no event
  * (the overwrite gpux must report). */
-static void events(void)
+static void events(struct hring *w)
 {
 	static const char esc[] = "\x1b]0;owned\x07\x1b[2J\"\\\x9b" "31m\r\b\x7f";
-	claim_all();
-	for (uint32_t i = 0; i < lay.nhosts; i++) {
-		uint64_t h = host_off(i);
-		uint64_t ring = h + ((sizeof(struct gpux_sess_host) + 63) & ~63ull);
-		void *tp = at(h + offsetof(struct gpux_sess_host, ring_tail), 8);
-		uint64_t pos;
-		if (!tp)
-			return;
-		memcpy(&pos, tp, 8);
-		for (uint32_t k = 0; k <= 4 * GPUX_CEV_COUNT; k++) {
-			uint32_t ev = k % GPUX_CEV_COUNT;
-			uint32_t n = (uint32_t)(sizeof(struct host_rec_hdr) + sizeof(struct host_rec_cev) +
-						gpux_cev_size(ev));
-			if (k == 4 * GPUX_CEV_COUNT)
-				ev = 1000; /* no event */
-			uint64_t o = ring + pos % GPUX_SESS_HRING_SIZE;
-			if (pos % GPUX_SESS_HRING_SIZE + n + 8 > GPUX_SESS_HRING_SIZE)
-				break;
-			put32(o, n + 8);
-			put32(o + 4, n);
-			unsigned char *p = at(o + 8, n);
-			if (p) {
-				for (uint32_t b = 0; b < n; b++)
-					p[b] = k & 1 ? (unsigned char)next() : (unsigned char)esc[b % (sizeof(esc) - 1)];
-				struct host_rec_hdr r = { HOST_REC_CEV, ev };
-				memcpy(p, &r, sizeof(r));
-			}
-			pos += n + 8;
+	unsigned char *p;
+	for (uint32_t k = 0; k <= 4 * GPUX_CEV_COUNT; k++) {
+		uint32_t ev = k % GPUX_CEV_COUNT;
+		uint32_t n = (uint32_t)(sizeof(struct host_rec_hdr) + sizeof(struct host_rec_cev) +
+					gpux_cev_size(ev));
+		if (k == 4 * GPUX_CEV_COUNT)
+			ev = 1000; /* no event */
+		if (!hring_frame(w, n, &p))
+			break;
+		if (p) {
+			for (uint32_t b = 0; b < n; b++)
+				p[b] = k & 1 ? (unsigned char)next() : (unsigned char)esc[b % (sizeof(esc) - 1)];
+			struct host_rec_hdr r = { HOST_REC_CEV, ev };
+			memcpy(p, &r, sizeof(r));
 		}
-		put64(h + offsetof(struct gpux_sess_host, ring_head), pos);
 	}
 }
 
@@ -273,9 +289,9 @@ static void attack(const char *mode)
 	} else if (!strcmp(mode, "escapes")) {
 		strings("\x1b]0;owned\x07\x1b[2J\x9b" "31m\r\b\x7f");
 	} else if (!strcmp(mode, "records")) {
-		records();
+		each_hring(records);
 	} else if (!strcmp(mode, "events")) {
-		events();
+		each_hring(events);
 	} else if (!strcmp(mode, "shrink")) {
 		/* gpux seals the file against this; then it scribbles */
 		if (ftruncate(seg_fd, (off_t)(next() % 4096)) == 0)
