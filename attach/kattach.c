@@ -55,39 +55,8 @@ int kattach_add_link(struct kattach *l, struct bpf_link *k, char *err, size_t er
 	return 0;
 }
 
-/* At function sym, or (sym NULL) at file offset off, named name. A
- * function is found here, at its default version, and attached by its
- * offset: libbpf refuses a name that more than one version defines
- * (pthread_create@@GLIBC_2.34 and @GLIBC_2.2.5 in libc). */
-static int attach_sym(struct kattach *l, struct bpf_program *p, const char *path,
-		      const char *sym, uint64_t off, const char *name, bool ret, int pid,
-		      uint64_t cookie, char *err, size_t errlen)
-{
-	struct host_usym us;
-	char why[256];
-	if (sym && !host_usym_resolve(path, sym, 0, ret, &us, why, sizeof(why))) {
-		sym = NULL;
-		off = us.file_off;
-	}
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = sym, .retprobe = ret, .bpf_cookie = cookie);
-	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, path,
-							     (size_t)off, &uo);
-	if (!k) {
-		snprintf(err, errlen, "cannot attach to %s in %s: %s", name, path, strerror(errno));
-		return -1;
-	}
-	if (kattach_add_link(l, k, err, errlen))
-		return -1;
-	return 0;
-}
-
-/* The names func and probe read in a globbed uprobe (HOST_SYMS_MAP):
- * the function, and the probe as bpftrace names it, the target as
- * written when it is a path, else the library found, then sym (the
- * function, or uname for an offset or address). */
-static int sym_entry(struct kattach *l, const char *sec, const char *target,
-		     const char *path, const char *func, const char *sym, uint64_t *cookie,
-		     char *err, size_t errlen)
+int kattach_sym_entry(struct kattach *l, const char *func, const char *probe, uint64_t *cookie,
+		      char *err, size_t errlen)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(l->bo, HOST_SYMS_MAP);
 	*cookie = 0;
@@ -100,17 +69,15 @@ static int sym_entry(struct kattach *l, const char *sec, const char *target,
 	}
 	/* the probe string fills the rest of the value (host_syms.c) */
 	size_t vsize = bpf_map__value_size(m), psize = vsize - HOST_SYM_STR;
-	char *v = calloc(1, vsize), probe[2 * PATH_MAX];
+	char *v = calloc(1, vsize);
 	if (!v || vsize <= HOST_SYM_STR) {
 		free(v);
 		snprintf(err, errlen, "cannot fill %s", HOST_SYMS_MAP);
 		return -1;
 	}
-	int n = snprintf(probe, sizeof(probe), "%.*s:%s:%s", (int)(strchr(sec, '/') - sec), sec,
-			 strchr(target, '/') ? target : path, sym);
 	/* cut to the string size, as bpftrace cuts strings */
 	memcpy(v, func, strnlen(func, HOST_SYM_STR - 1));
-	memcpy(v + HOST_SYM_STR, probe, n < (int)psize - 1 ? (size_t)n : psize - 1);
+	memcpy(v + HOST_SYM_STR, probe, strnlen(probe, psize - 1));
 	uint32_t key = (uint32_t)l->nsyms;
 	int rc = bpf_map_update_elem(bpf_map__fd(m), &key, v, BPF_ANY);
 	free(v);
@@ -122,132 +89,29 @@ static int sym_entry(struct kattach *l, const char *sec, const char *target,
 	return 0;
 }
 
-/* "uprobe/T:S" or "uretprobe/T:S": T may hold ':' (the last one splits).
- * A glob S attaches the program to every function of T it matches; an
- * offset or address (hp) attaches at that byte of the file. */
-static int attach_uprobe(struct kattach *l, struct bpf_program *p,
-			 const struct host_prog *hp, const char *sec, int pid, char *err,
-			 size_t errlen)
+void kattach_same_probe(struct kattach *l)
 {
-	bool ret = hp->attach == ATTACH_URETPROBE;
-	const char *ts = strchr(sec, '/') + 1, *colon = strrchr(ts, ':');
-	char target[PATH_MAX], path[PATH_MAX];
-	if (!colon || (size_t)(colon - ts) >= sizeof(target)) {
-		snprintf(err, errlen, "cannot read the attach point of section %s", sec);
-		return -1;
-	}
-	snprintf(target, sizeof(target), "%.*s", (int)(colon - ts), ts);
-	if (host_resolve_target(target, pid, path, sizeof(path))) {
-		snprintf(err, errlen, "cannot find '%.256s' (no such file, executable in "
-			 "PATH, or library)", target);
-		errno = ENOENT;
-		return -1;
-	}
-	const char *sym = colon + 1;
-	if (hp && (hp->at.uprobe.addr || hp->at.uprobe.offset)) {
-		struct host_usym us;
-		uint64_t cookie;
-		if (host_usym_resolve(path, hp->at.uprobe.func, hp->at.uprobe.offset, ret, &us, err, errlen))
-			return -1;
-		return sym_entry(l, sec, target, path, us.name, hp->at.uprobe.name, &cookie, err, errlen)
-			       ? -1
-			       : attach_sym(l, p, path, NULL, us.file_off, hp->at.uprobe.name, ret, pid,
-					    cookie, err, errlen);
-	}
-	if (hp && hp->at.uprobe.func)
-		sym = hp->at.uprobe.func; /* FUNC+0 */
-	if (!strpbrk(sym, "*?[")) {
-		uint64_t cookie;
-		return sym_entry(l, sec, target, path, sym, sym, &cookie, err, errlen) ? -1
-		       : attach_sym(l, p, path, sym, 0, sym, ret, pid, cookie, err, errlen);
-	}
-	struct host_syms syms;
-	if (host_glob_symbols(path, sym, &syms)) {
-		snprintf(err, errlen, "cannot read the symbols of %s", path);
-		return -1;
-	}
-	int rc = syms.n ? 0 : -1;
-	if (!syms.n)
-		snprintf(err, errlen, "no function of %s matches %s", path, sym);
-	for (int i = 0; rc == 0 && i < syms.n; i++) {
-		uint64_t cookie;
-		rc = sym_entry(l, sec, target, path, syms.name[i], syms.name[i], &cookie, err,
-			       errlen);
-		if (rc == 0)
-			rc = attach_sym(l, p, path, syms.name[i], 0, syms.name[i], ret, pid,
-					cookie, err, errlen);
-	}
-	host_syms_free(&syms);
-	return rc;
+	l->nsame_probe++;
 }
 
-/* One usdt site (hp): a uprobe at its file offset, the kernel counting
- * its semaphore (ref_ctr_offset) while it is attached so the program's
- * own checks of it see a tracer. */
-static int attach_usdt(struct kattach *l, struct bpf_program *p, const struct host_prog *hp,
-		       int pid, char *err, size_t errlen)
+int kattach_ncpu(const struct kattach *l)
 {
-	if (!hp || !hp->at.usdt.path) {
-		snprintf(err, errlen, "no usdt site for program %s", bpf_program__name(p));
-		return -1;
-	}
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = (size_t)hp->at.usdt.sema);
-	struct bpf_link *k = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1, hp->at.usdt.path,
-							     (size_t)hp->at.usdt.off, &uo);
-	if (!k) {
-		snprintf(err, errlen, "cannot attach to %s: %s", hp->at.usdt.path, strerror(errno));
-		return -1;
-	}
-	if (kattach_add_link(l, k, err, errlen))
-		return -1;
-	return 0;
+	return l->ncpu;
 }
 
-/* "tracepoint/CATEGORY/NAME" */
-static int attach_tracepoint(struct kattach *l, struct bpf_program *p, const char *sec,
-			     char *err, size_t errlen)
-{
-	char cat[256];
-	const char *cs = strchr(sec, '/'), *name = cs ? strchr(cs + 1, '/') : NULL;
-	if (!name || (size_t)(name - cs - 1) >= sizeof(cat)) {
-		snprintf(err, errlen, "cannot read the tracepoint of section %s", sec);
-		return -1;
-	}
-	snprintf(cat, sizeof(cat), "%.*s", (int)(name - cs - 1), cs + 1);
-	struct bpf_link *k = bpf_program__attach_tracepoint(p, cat, name + 1);
-	if (!k) {
-		snprintf(err, errlen, "cannot attach to tracepoint %s:%s: %s", cat, name + 1,
-			 strerror(errno));
-		return -1;
-	}
-	if (kattach_add_link(l, k, err, errlen))
-		return -1;
-	return 0;
-}
-
-/* A kernel program attached as its provider's probes are (the object's
- * table says which kind each program is). */
+/* A kernel program attached by its unit's attacher (the object's table
+ * says which kind each program is). */
 static int attach_one(struct kattach *l, struct bpf_program *p, int pid, char *err,
 		      size_t errlen)
 {
-	const char *sec = bpf_program__section_name(p);
 	const struct host_prog *hp = kattach_prog(l->obj, bpf_program__name(p));
-	switch (hp ? hp->attach : ATTACH_DEVICE) {
-	case ATTACH_USDT:
-		return attach_usdt(l, p, hp, pid, err, errlen);
-	case ATTACH_UPROBE:
-	case ATTACH_URETPROBE:
-		return attach_uprobe(l, p, hp, sec, pid, err, errlen);
-	case ATTACH_WATCHPOINT:
-		return kattach_attach_watch(l, p, err, errlen);
-	case ATTACH_TRACEPOINT:
-		return attach_tracepoint(l, p, sec, err, errlen);
-	case ATTACH_PERF_EVENT:
-		return kattach_attach_perf(l, p, hp, err, errlen);
-	default:
-		snprintf(err, errlen, "probes of section %s cannot be attached in the kernel", sec);
+	const struct kattach_unit *u = hp ? kattach_unit_of(hp->attach) : NULL;
+	if (!u) {
+		snprintf(err, errlen, "probes of section %s cannot be attached in the kernel",
+			 bpf_program__section_name(p));
 		return -1;
 	}
+	return u->attach(l, p, hp, pid, err, errlen);
 }
 
 /* Loads the programs of l->run; the struct_ops maps only for the
@@ -317,11 +181,11 @@ bool kattach_refused(struct span *where)
 	return true;
 }
 
-static bool is_uprobe(const struct kattach *l, const struct bpf_program *p)
+static bool newest_first(const struct kattach *l, const struct bpf_program *p)
 {
 	const struct host_prog *hp = kattach_prog(l->obj, bpf_program__name(p));
-	return hp && (hp->attach == ATTACH_UPROBE || hp->attach == ATTACH_URETPROBE ||
-		      hp->attach == ATTACH_USDT);
+	const struct kattach_unit *u = hp ? kattach_unit_of(hp->attach) : NULL;
+	return u && u->newest_first;
 }
 
 static int attach_prog(struct kattach *l, struct bpf_program *p, int pid, char *err,
@@ -338,7 +202,7 @@ static int attach_prog(struct kattach *l, struct bpf_program *p, int pid, char *
 
 /* Probes on one event run in the order they are written, as bpftrace's
  * do: the kernel runs a tracepoint's programs in the order they were
- * attached and a uprobe's newest first, so uprobes attach last to
+ * attached and a uprobe's newest first, so those attach last to
  * first. */
 static int attach_kernel(struct kattach *l, int pid, char *err, size_t errlen)
 {
@@ -346,13 +210,13 @@ static int attach_kernel(struct kattach *l, int pid, char *err, size_t errlen)
 	bpf_object__for_each_program(p, l->bo) {
 		if (!bpf_program__autoload(p))
 			continue;
-		if (is_uprobe(l, p))
+		if (newest_first(l, p))
 			last = p;
 		else if (attach_prog(l, p, pid, err, errlen))
 			return -1;
 	}
 	for (struct bpf_program *u = last; u; u = bpf_object__prev_program(l->bo, u))
-		if (bpf_program__autoload(u) && is_uprobe(l, u) &&
+		if (bpf_program__autoload(u) && newest_first(l, u) &&
 		    attach_prog(l, u, pid, err, errlen))
 			return -1;
 	return 0;

@@ -1,5 +1,5 @@
-/* Shared by kattach.c (loading, kernel probes, maps) and
- * kattach_driver.c (struct_ops). */
+/* Shared by kattach.c (loading, kernel probes, maps), kattach_watch.c
+ * (breakpoints) and kattach_driver.c (struct_ops). */
 #ifndef GPUX_KATTACH_PRIV_H
 #define GPUX_KATTACH_PRIV_H
 
@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "kattach.h"
+#include "kattach_unit.h"
 
 /* A watchpoint's breakpoint event (kattach_watch.c), and the address
  * a FUNC+argN watchpoint was last set at. */
@@ -48,19 +49,8 @@ struct kattach {
 int kattach_start(const struct host_obj *obj, enum host_run run, int pid,
 		    const struct kattach *share, kattach_rec_fn rec, void *arg,
 		    struct kattach **out, char *err, size_t errlen);
-/* Keeps k to destroy at detach. 0, or -1 with err set ("out of memory")
- * and k destroyed. */
-int kattach_add_link(struct kattach *l, struct bpf_link *k, char *err, size_t errlen);
 /* The program of obj named name (its ELF symbol), or NULL. */
 const struct host_prog *kattach_prog(const struct host_obj *o, const char *name);
-/* kattach_watch.c: an ADDRESS watchpoint program on its breakpoints
- * (a FUNC+argN one waits for its addresses). 0, or -1 saying why. */
-int kattach_attach_watch(struct kattach *l, struct bpf_program *p, char *err,
-			   size_t errlen);
-/* kattach_perf.c: a sampling program (profile:) on every CPU. 0, or -1
- * saying why. */
-int kattach_attach_perf(struct kattach *l, struct bpf_program *p, const struct host_prog *hp,
-			char *err, size_t errlen);
 /* Removes every breakpoint event. */
 void kattach_detach_watches(struct kattach *l);
 /* kattach_driver.c: registers every struct_ops map of l with the driver. */

@@ -136,7 +136,7 @@ static int t_attached(const struct backend *b)
 	for (const struct node *p = b->r->prog->probes; p; p = p->next)
 		for (const struct node *a = p->u.probe.attach; a && !p->u.probe.timeline;
 		     a = a->next)
-			if (a->u.attach.prov->id == PROV_CUDA)
+			if (provider_in_target_vm(a->u.attach.prov))
 				n += a->u.attach.nevents;
 	return n;
 }

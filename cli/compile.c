@@ -11,6 +11,7 @@
 #include "dev_lower.h"
 #include "host_loader.h"
 #include "progress.h"
+#include "provider.h"
 #include "ptx_library.h"
 
 static bool has_place(const struct program *prog, unsigned places)
@@ -75,7 +76,16 @@ static int compile_device(struct program *prog, const struct options *o,
 	return rc;
 }
 
-static const enum provider_id drv_provider[HOST_DRV_N] = { PROV_GPU_MEM, PROV_GPU_SCHED };
+/* A driver probe's ABI (HOST_DRV_*): its provider's place in its unit,
+ * which lists them in that order (providers/gpu_driver.c); -1 for
+ * another probe. */
+static int drv_abi(const struct provider *p)
+{
+	if (!p || p->runner != RUNNER_DRIVER)
+		return -1;
+	long k = p - p->unit->providers;
+	return k >= 0 && k < HOST_DRV_N ? (int)k : -1;
+}
 
 int compile_driver_abis(const struct program *prog, bool running, struct driver_abis *a,
 			struct diags *diags)
@@ -85,12 +95,13 @@ int compile_driver_abis(const struct program *prog, bool running, struct driver_
 	const struct node *any = NULL;
 	for (const struct node *p = prog->probes; p; p = p->next)
 		for (const struct node *an = p->u.probe.attach; an; an = an->next)
-			for (int k = 0; k < HOST_DRV_N; k++)
-				if (an->u.attach.prov && an->u.attach.prov->id == drv_provider[k] &&
-				    !first[k]) {
-					first[k] = an;
-					any = any ? any : an;
-				}
+		{
+			int k = drv_abi(an->u.attach.prov);
+			if (k >= 0 && !first[k]) {
+				first[k] = an;
+				any = any ? any : an;
+			}
+		}
 	const char *env = getenv("GPUX_BTF_DIR");
 	if (!any || (!running && !(env && *env)))
 		return 0;

@@ -6,22 +6,12 @@
 
 #include "arena.h"
 #include "catalog.h"
+#include "provider.h"
 #include "tracepoint.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define INDENT "    "
 #define WRAP_COL 80
-
-/* What follows "provider" for probes written with arguments. */
-static const char *const templates[] = {
-	[SYN_BARE] = "",
-	[SYN_EVENT] = NULL, /* the event's own name */
-	[SYN_UPROBE] = ":TARGET:SYMBOL",
-	[SYN_USDT] = ":TARGET:[PROVIDER:]PROBE",
-	[SYN_TRACEPOINT] = ":CATEGORY:NAME",
-	[SYN_INTERVAL] = ":s:N",
-	[SYN_WATCHPOINT] = ":ADDRESS|FUNC+argN:LENGTH:MODE",
-};
 
 static const struct {
 	enum place place;
@@ -55,13 +45,14 @@ static const char *place_desc(enum place p)
 	return place_name(p);
 }
 
-static void probe_name(const struct event *e, const struct provider *p,
-		       char *buf, size_t len)
+/* A named event, or its provider's usage line (lang/provider.h). */
+static void probe_name(const struct event *e, char *buf, size_t len)
 {
-	if (p->syntax == SYN_EVENT)
-		snprintf(buf, len, "%s:%s", e->provider, e->name);
+	const char *usage = e->prov->unit->usage;
+	if (e->name || !usage)
+		snprintf(buf, len, "%s:%s", e->prov->name, e->name ? e->name : "");
 	else
-		snprintf(buf, len, "%s%s", e->provider, templates[p->syntax]);
+		snprintf(buf, len, "%s%s", e->prov->name, usage);
 }
 
 /* Words after "    label: ", wrapped under the first word. */
@@ -220,8 +211,7 @@ static void print_verbose(FILE *out, const struct event *e,
 			filter_descs[e->filter].what, name,
 			filter_descs[e->filter].example);
 	print_fields(out, fields, place_is_device(e->place));
-	const struct provider *p = catalog_provider(e->provider);
-	print_builtins(out, e->place, p ? p->runner : RUNNER_GPUX);
+	print_builtins(out, e->place, e->prov->runner);
 	print_policy(out, e);
 }
 
@@ -231,7 +221,7 @@ static int list_tracepoints(FILE *out, const char *glob, bool verbose,
 {
 	struct arena a;
 	char **names, cat[256];
-	size_t n, skip = strlen("tracepoint:");
+	size_t n, skip = strlen(tp->prov->name) + 1;
 	const char *rest = glob + skip, *colon = strchr(rest, ':');
 	const char *category = NULL;
 	int count = 0;
@@ -277,6 +267,23 @@ static int list_tracepoints(FILE *out, const char *glob, bool verbose,
 	return count;
 }
 
+/* What e's unit can attach to now that matches glob; -errno. */
+static int list_unit(FILE *out, struct arena *a, const char *glob, bool verbose,
+		     const struct event *e)
+{
+	const char **names;
+	size_t n;
+	int err = e->prov->unit->list(a, e->prov, glob, &names, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "%s\n", names[i]);
+		if (verbose)
+			print_verbose(out, e, e->fields, e->doc, names[i]);
+	}
+	return (int)n;
+}
+
 int listing_print(FILE *out, const char *glob, bool verbose)
 {
 	struct arena a;
@@ -290,17 +297,20 @@ int listing_print(FILE *out, const char *glob, bool verbose)
 	/* "t:sched:*" means "tracepoint:sched:*". */
 	const char *colon = strchr(glob, ':');
 	bool real_tp = false; /* the kernel's tracepoints, not the catalog's entry */
+	const struct provider *listed = NULL; /* its unit lists what it can attach to */
 	if (colon) {
 		char *prov = arena_strndup(&a, glob, (size_t)(colon - glob));
 		const struct provider *p = catalog_provider(prov);
 		if (p && strcmp(p->name, prov))
 			glob = arena_printf(&a, "%s%s", p->name, colon);
 		real_tp = p && p->syntax == SYN_TRACEPOINT && colon[1];
+		listed = p && p->unit->list && colon[1] ? p : NULL;
 	}
 
-	const struct event *e = catalog_events(&n);
-	for (size_t i = 0; i < n; i++, e++) {
-		const struct provider *p = catalog_provider(e->provider);
+	const struct event *const *es = catalog_events(&n);
+	for (size_t i = 0; i < n; i++) {
+		const struct event *e = es[i];
+		const struct provider *p = e->prov;
 		char name[128];
 
 		if (p->syntax == SYN_TRACEPOINT && real_tp) {
@@ -313,7 +323,16 @@ int listing_print(FILE *out, const char *glob, bool verbose)
 				r == -ENODEV ? "tracefs is not mounted"
 					     : strerror(-r));
 		}
-		probe_name(e, p, name, sizeof(name));
+		if (p == listed) {
+			int r = list_unit(out, &a, glob, verbose, e);
+			if (r >= 0) {
+				count += r;
+				continue;
+			}
+			fprintf(stderr, "gpux: cannot list %s probes: %s\n", p->name,
+				r == -ENODEV ? "tracefs is not mounted" : strerror(-r));
+		}
+		probe_name(e, name, sizeof(name));
 		if (fnmatch(glob, name, 0))
 			continue;
 		fprintf(out, "%s\n", name);

@@ -111,9 +111,9 @@ static void probe_names(struct comp *k)
 	size_t n;
 	const char *colon = strchr(k->word, ':');
 	if (!colon) {
-		const struct provider *ps = catalog_providers(&n);
+		const struct provider *const *ps = catalog_providers(&n);
 		for (size_t i = 0; i < n; i++)
-			add(k, ps[i].name, ps[i].syntax == SYN_BARE ? "" : ":");
+			add(k, ps[i]->name, ps[i]->syntax == SYN_BARE ? "" : ":");
 		return;
 	}
 	char prov[64];
@@ -127,10 +127,10 @@ static void probe_names(struct comp *k)
 	if (!p || p->syntax != SYN_EVENT)
 		return;
 	memcpy(prov + pl, ":", 2); /* as typed: an alias stays one */
-	const struct event *es = catalog_events(&n);
+	const struct event *const *es = catalog_events(&n);
 	for (size_t i = 0; i < n; i++)
-		if (es[i].name && !strcmp(es[i].provider, p->name))
-			add(k, prov, es[i].name);
+		if (es[i]->name && es[i]->prov == p)
+			add(k, prov, es[i]->name);
 }
 
 /* Every sigil+name in text ("@x", "$v"): the names an entry uses before
@@ -190,14 +190,14 @@ static void resolve(struct pctx *p, const char *s, size_t len)
 	if (!pr)
 		return;
 	p->place |= pr->place;
-	p->tracepoint |= pr->id == PROV_TRACEPOINT;
+	p->tracepoint |= pr->syntax == SYN_TRACEPOINT;
 	size_t n;
-	const struct event *es = catalog_events(&n);
+	const struct event *const *es = catalog_events(&n);
 	for (size_t i = 0; i < n && p->nev < MAX_EVENTS; i++)
-		if (!strcmp(es[i].provider, pr->name) &&
+		if (es[i]->prov == pr &&
 		    (pr->syntax != SYN_EVENT ||
-		     (ev && es[i].name && !fnmatch(ev, es[i].name, 0))))
-			p->ev[p->nev++] = &es[i];
+		     (ev && es[i]->name && !fnmatch(ev, es[i]->name, 0))))
+			p->ev[p->nev++] = es[i];
 }
 
 /* A field or action must be there in every event, as sema asks. */

@@ -15,7 +15,7 @@ static uint32_t event_mask(const struct program *prog)
 	for (const struct node *p = prog->probes; p; p = p->next)
 		for (const struct node *a = p->u.probe.attach; a; a = a->next) {
 			const struct attach *at = &a->u.attach;
-			if (at->prov->id != PROV_CUDA)
+			if (!provider_in_target_vm(at->prov))
 				continue;
 			for (int e = 0; e < at->nevents; e++)
 				for (int k = 0; k < GPUX_CEV_COUNT; k++)
@@ -29,7 +29,7 @@ static bool has_cuda(const struct program *prog)
 {
 	for (const struct node *p = prog->probes; p; p = p->next)
 		for (const struct node *a = p->u.probe.attach; a; a = a->next)
-			if (a->u.attach.prov->id == PROV_CUDA)
+			if (provider_in_target_vm(a->u.attach.prov))
 				return true;
 	return false;
 }

@@ -70,7 +70,6 @@ add_library(gpux_host_objs OBJECT
 if(GPUX_HOST_LIBBPF)
   target_sources(gpux_host_objs PRIVATE ${PROJECT_SOURCE_DIR}/attach/kattach.c
                  ${PROJECT_SOURCE_DIR}/attach/kattach_watch.c
-                 ${PROJECT_SOURCE_DIR}/attach/kattach_perf.c
                  ${PROJECT_SOURCE_DIR}/attach/kattach_driver.c
                  ${PROJECT_SOURCE_DIR}/attach/kattach_verdict.c
                  ${CMAKE_CURRENT_LIST_DIR}/host_bind.c)

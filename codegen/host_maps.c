@@ -174,7 +174,7 @@ static bool carries_kernel_id(const struct event *e)
 static bool kernel_events(const struct node *p)
 {
 	for (const struct node *a = p->u.probe.attach; a; a = a->next) {
-		if (a->u.attach.prov->id != PROV_CUDA || !a->u.attach.nevents)
+		if (!provider_in_target_vm(a->u.attach.prov) || !a->u.attach.nevents)
 			return false;
 		for (int i = 0; i < a->u.attach.nevents; i++)
 			if (!carries_kernel_id(a->u.attach.events[i]))
@@ -332,7 +332,7 @@ int hl_maps_layout(struct hctx *h)
 			continue;
 		if (hl_probe_tp(h, p))
 			return -1;
-		bool cuda = p->u.probe.attach->u.attach.prov->id == PROV_CUDA;
+		bool cuda = provider_in_target_vm(p->u.probe.attach->u.attach.prov);
 		/* FUNC+argN hands its argument over as a record */
 		for (const struct node *a = p->u.probe.attach; a; a = a->next)
 			if (a->u.attach.wp_func)

@@ -190,11 +190,11 @@ LLVMValueRef hl_map_lookup(struct hctx *h, struct hmap *hm, LLVMValueRef key);
 /* A map definition in .maps, with its BTF (vals by names). */
 LLVMValueRef hl_map_global(struct hctx *h, const char *sym, const uint32_t *vals,
 			   const char *const *names, int n);
-/* host_syms.c. In a uprobe with a symbol glob: the attached function's
- * name or full probe name, from HOST_SYMS_MAP by cookie. */
-bool hl_globbed_uprobe(const struct hctx *h);
+/* host_syms.c. In a probe with a glob of functions: the attached
+ * function's name or full probe name, from HOST_SYMS_MAP by cookie. */
+bool hl_site_globbed(const struct hctx *h);
 /* probe names the library found (bpftrace's name) or the function
- * matched: read by cookie too (uprobes of a library name or a glob). */
+ * matched: read by cookie too (attach.by_cookie). */
 bool hl_probe_by_cookie(const struct hctx *h);
 /* Sets h->probe_str: the size of probe strings (before the layout). */
 void hl_probe_str_size(struct hctx *h);

@@ -10,6 +10,7 @@
 #include "cuda_events.h"
 #include "host_path.h"
 #include "host_priv.h"
+#include "provider.h"
 
 _Static_assert(HOST_STR_MAX == GPUX_CEV_STR, "cuda: strings are inline char[HOST_STR_MAX]");
 
@@ -279,26 +280,25 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 	if (h->cuda)
 		return cuda_field(h, n, name, dim, ssize);
 	const char *prov = h->at->prov->name;
-	enum provider_id pid = h->at->prov->id;
 	if (h->usdt)
 		return hl_usdt_arg(h, n, name);
 	if (!strcmp(name, "func")) {
 		/* an address names its function when attaching */
-		if (hl_globbed_uprobe(h) || h->at->uaddr) {
+		if (hl_site_globbed(h) || h->at->addr) {
 			struct hval v = hl_sym_string(h, false);
 			*ssize = v.ssize;
 			return v.v;
 		}
-		*ssize = (unsigned)strlen(h->at->ufunc) + 1;
-		return hl_str_literal(h, h->at->ufunc, strlen(h->at->ufunc), *ssize);
+		*ssize = (unsigned)strlen(h->at->func) + 1;
+		return hl_str_literal(h, h->at->func, strlen(h->at->func), *ssize);
 	}
-	if (pid == PROV_UPROBE && !strncmp(name, "arg", 3) && name[3] >= '0' &&
-	    name[3] <= '5' && !name[4])
+	/* the event's fields say which of these it has (sema checked) */
+	bool regs = h->at->prov->regs;
+	if (regs && !strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '5' && !name[4])
 		return load_at(h, h->ctxarg, hl_pt_regs_arg[name[3] - '0'], 8, false);
-	if (pid == PROV_URETPROBE && !strcmp(name, "retval"))
+	if (regs && !strcmp(name, "retval"))
 		return load_at(h, h->ctxarg, PT_REGS_AX, 8, false);
-	if (pid == PROV_UPROBE && !strncmp(name, "sarg", 4) && name[4] >= '0' &&
-	    name[4] <= '5' && !name[5])
+	if (regs && !strncmp(name, "sarg", 4) && name[4] >= '0' && name[4] <= '5' && !name[5])
 		return stack_arg(h, name[4] - '0');
 	host_err(h, n, "'%s' cannot be read in %s probes yet", name, prov);
 	return NULL;
@@ -416,35 +416,16 @@ static const char *fn_name(struct hctx *h, const struct node *p, int k, int e)
 	return arena_strdup(&h->obj->arena, buf);
 }
 
+/* The unit names it (lang/provider.h), from what was found here: a usdt
+ * site, a driver hook's member. */
 static const char *section_of(struct hctx *h, const struct node *an,
 			      const struct event *ev)
 {
 	const struct attach *at = &an->u.attach;
-	struct arena *a = &h->obj->arena;
-	const char *prov = at->prov->name;
-	if (at->prov->attach == ATTACH_PERF_EVENT) /* attached by hand (kattach_perf.c) */
-		return "perf_event";
-	switch (at->prov->syntax) {
-	case SYN_UPROBE: /* a glob symbol is expanded when attaching */
-		return arena_printf(a, "%s/%s:%s", prov, at->event, at->filter);
-	case SYN_USDT: /* libbpf's name; the site is the program's host_prog */
-		return arena_printf(a, "usdt/%s", h->usdt->where);
-	case SYN_TRACEPOINT:
-		return arena_printf(a, "tracepoint/%s/%s", at->event, at->filter);
-	case SYN_BARE:
-		return at->prov->id == PROV_BEGIN ? HOST_SEC_BEGIN : HOST_SEC_END;
-	case SYN_INTERVAL:
-		return arena_printf(a, HOST_SEC_INTERVAL "%llu",
-				    (unsigned long long)at->interval_ns);
-	case SYN_WATCHPOINT: /* attached by hand (kattach.c) */
-		return "perf_event";
-	case SYN_EVENT:
-		if (ev->place == PLACE_DRIVER)
-			return arena_printf(a, "struct_ops/%s", h->hook->member);
-		return at->filter ? arena_printf(a, HOST_SEC_CUDA "%s:%s", ev->name, at->filter)
-				  : arena_printf(a, HOST_SEC_CUDA "%s", ev->name);
-	}
-	return NULL;
+	const char *site = h->usdt ? h->usdt->where : h->hook ? h->hook->member : NULL;
+	if (!at->prov->unit->section)
+		return NULL;
+	return at->prov->unit->section(&h->obj->arena, at, ev, site);
 }
 
 static const struct host_sops_hook *find_hook(struct hctx *h, const struct node *an,
@@ -457,10 +438,10 @@ static const struct host_sops_hook *find_hook(struct hctx *h, const struct node 
 	const struct host_sops_abi *const *abis = h->opts->abis ? h->opts->abis : builtin;
 	int nabis = h->opts->abis ? h->opts->nabis : 2;
 	char ename[64];
-	snprintf(ename, sizeof(ename), "%s:%s", ev->provider, ev->name);
+	snprintf(ename, sizeof(ename), "%s:%s", ev->prov->name, ev->name);
 	const struct host_sops_abi *seen = NULL;
 	for (int i = 0; i < nabis; i++) {
-		if (strcmp(abis[i]->provider, ev->provider))
+		if (strcmp(abis[i]->provider, ev->prov->name))
 			continue;
 		seen = abis[i];
 		for (int j = 0; j < abis[i]->nhooks; j++) {
@@ -630,11 +611,11 @@ static int check_usym(struct hctx *h, const struct node *an)
 		return -1;
 	}
 	/* FUNC+0 names FUNC; a glob is matched when attaching */
-	const char *fn = at->ufunc ? at->ufunc : at->filter;
-	bool at_offset = at->uaddr || at->uoffset;
+	const char *fn = at->func ? at->func : at->filter;
+	bool at_offset = at->addr || at->offset;
 	if (!at_offset && (!running || !fn || strpbrk(fn, "*?[")))
 		return 0;
-	if (host_usym_resolve(path, at->uaddr ? NULL : fn, at->uoffset,
+	if (host_usym_resolve(path, at->addr ? NULL : fn, at->offset,
 			      at->prov->attach == ATTACH_URETPROBE, &us, err, sizeof(err)) == 0)
 		return 0;
 	host_err(h, an, "%s", err);
@@ -666,16 +647,14 @@ static void register_prog(struct hctx *h, const struct node *an, const char *nam
 	const struct attach *at = &an->u.attach;
 	struct host_prog hp = { .func = name, .section = section, .probe = at->text,
 				.attach = at->prov->attach, .run = h->run, .span = an->span };
+	hp.site.func = at->func;
+	hp.site.offset = at->offset;
+	hp.site.addr = at->addr;
+	hp.site.name = at->sym;
+	hp.site.module = at->module;
 	switch (hp.attach) {
 	case ATTACH_VM:
 		hp.at.interval_ns = at->interval_ns;
-		break;
-	case ATTACH_UPROBE:
-	case ATTACH_URETPROBE:
-		hp.at.uprobe.func = at->ufunc;
-		hp.at.uprobe.offset = at->uoffset;
-		hp.at.uprobe.addr = at->uaddr;
-		hp.at.uprobe.name = at->uname;
 		break;
 	case ATTACH_USDT:
 		if (h->usdt) {

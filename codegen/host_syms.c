@@ -1,8 +1,9 @@
-/* func and probe in uprobes whose names are only known when attaching
- * (symbol globs, library names): each attachment's BPF cookie indexes
- * HOST_SYMS_MAP, which the loader fills (kattach.c), and the size of
- * the probe string, chosen so that the longest name fits whole, as
- * bpftrace prints probe names whole. */
+/* func and probe in probes whose names are only known when attaching
+ * (symbol globs, library names, addresses: attach.by_cookie): each
+ * attachment's BPF cookie indexes HOST_SYMS_MAP, which the unit's
+ * attacher fills (kattach_sym_entry), and the size of the probe string,
+ * chosen so that the longest name fits whole, as bpftrace prints probe
+ * names whole. */
 #include <limits.h>
 #include <string.h>
 
@@ -12,20 +13,19 @@
 /* Room on the BPF stack for a probe string, a key holding it, and more. */
 #define PROBE_STR_MAX 192
 
+/* a glob of functions, each named by its cookie */
 static bool at_globbed(const struct attach *at)
 {
-	return at && at->prov && at->prov->syntax == SYN_UPROBE && at->filter &&
-	       strpbrk(at->filter, "*?[");
+	return at && at->by_cookie && at->func && strpbrk(at->func, "*?[");
 }
 
-/* also an address, whose function is found when attaching */
+/* also an address or a library by name, found when attaching */
 static bool at_by_cookie(const struct attach *at)
 {
-	return at_globbed(at) || (at && at->prov && at->prov->syntax == SYN_UPROBE &&
-				  at->event && (!strchr(at->event, '/') || at->uaddr));
+	return at && at->by_cookie;
 }
 
-bool hl_globbed_uprobe(const struct hctx *h)
+bool hl_site_globbed(const struct hctx *h)
 {
 	return at_globbed(h->at);
 }
@@ -43,7 +43,7 @@ const char *hl_probe_text(struct hctx *h, const struct attach *at)
 		return h->usdt->probe;
 	if (at->prov->syntax == SYN_UPROBE)
 		return arena_printf(&h->obj->arena, "%s:%s:%s", at->prov->name, at->event,
-				    at->uname);
+				    at->sym);
 	if (at->prov->syntax == SYN_WATCHPOINT)
 		return hl_watch_name(h, at);
 	const char *rest = strchr(at->text, ':');
@@ -57,10 +57,13 @@ static size_t name_need(struct hctx *h, const struct attach *at, int pid)
 {
 	if (!at_by_cookie(at))
 		return strlen(hl_probe_text(h, at)) + 1;
+	/* a function of the kernel, found when attaching */
+	if (!at->prov->user_memory)
+		return strlen(hl_probe_text(h, at)) + HOST_SYM_STR;
 	char path[PATH_MAX];
 	if (host_resolve_target(at->event, pid, path, sizeof(path)))
 		return HOST_SYM_STR;
-	size_t sym = strlen(at->uname);
+	size_t sym = strlen(at->sym);
 	if (at_globbed(at)) {
 		struct host_syms s;
 		if (host_glob_symbols(path, at->filter, &s))

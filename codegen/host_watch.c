@@ -72,7 +72,7 @@ static void setup_body(struct hctx *h, const struct attach *at, int body)
 	LLVMValueRef rec = host_helper(h, BPF_H_RINGBUF_RESERVE, h->ptr, rargs, 3);
 	LLVMBuildCondBr(h->b, LLVMBuildIsNotNull(h->b, rec, ""), got, out);
 	LLVMPositionBuilderAtEnd(h->b, got);
-	if (at->prov->id != PROV_ASYNCWATCHPOINT) {
+	if (!at->wp_async) {
 		LLVMValueRef sig = host_const(h, SIGSTOP);
 		host_helper(h, BPF_H_SEND_SIGNAL, h->i64, &sig, 1);
 	}
@@ -103,7 +103,7 @@ void hl_lower_watchpoint(struct hctx *h, struct node *p, const struct node *an,
 		return;
 	struct host_prog *hp = &h->obj->progs[body];
 	hp->at.watch.deferred = at->wp_func != NULL;
-	hp->at.watch.async = at->prov->id == PROV_ASYNCWATCHPOINT;
+	hp->at.watch.async = at->wp_async;
 	hp->at.watch.addr = at->wp_addr;
 	hp->at.watch.len = at->wp_len;
 	hp->at.watch.type = bp_type(at->wp_mode);

@@ -74,13 +74,19 @@ struct attach {
 	uint64_t perf_count;  /* software:, hardware:: every N events */
 	const struct field *tp_fields; /* tracepoint: fields from tracefs */
 	int ntp_fields;
-	/* uprobe: the function of "FUNC+OFFSET" (NULL for an address), the
-	 * offset into it or the address, and the symbol as bpftrace names
-	 * the probe ("readline+8", "4660": decimal) */
-	const char *ufunc;
-	uint64_t uoffset;
-	bool uaddr;
-	const char *uname;
+	/* uprobe, kprobe: the function of "FUNC+OFFSET" (NULL for an
+	 * address), the offset into it or the address, and the symbol as
+	 * bpftrace names the probe ("readline+8", "4660": decimal); a
+	 * kprobe's kernel module, or NULL */
+	const char *func;
+	uint64_t offset;
+	bool addr;
+	const char *sym;
+	const char *module;
+	/* func and probe name a function found only when attaching (a
+	 * glob, an address, a library's name): read from the attachment's
+	 * cookie (codegen/host_syms.c) */
+	bool by_cookie;
 	/* usdt: the provider and probe globs ("*" for a provider not
 	 * written); the target is event */
 	const char *usdt_provider;
@@ -93,6 +99,7 @@ struct attach {
 	uint64_t wp_addr;
 	unsigned wp_len;
 	const char *wp_mode;
+	bool wp_async; /* set once FUNC is called, the process running on */
 };
 
 struct probe {

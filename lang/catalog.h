@@ -1,7 +1,7 @@
-/* The probe catalog: one table of providers, events, context fields,
- * builtins, policy decisions and actions. The parser's checks, `gpux -l`,
- * codegen and the SIMT verifier all read it; nothing else should hard-code
- * probe names. */
+/* The probe catalog: the providers and events of every unit
+ * (lang/provider.h, providers/), and the tables of builtins, policy
+ * decisions and actions. The parser's checks, `gpux -l`, codegen and the
+ * SIMT verifier all read it; nothing else should hard-code probe names. */
 #ifndef GPUX_CATALOG_H
 #define GPUX_CATALOG_H
 
@@ -41,29 +41,9 @@ enum attach_kind {
 	ATTACH_WATCHPOINT, /* a hardware breakpoint (perf_event) */
 	ATTACH_TRACEPOINT,
 	ATTACH_STRUCT_OPS, /* a driver hook */
-	ATTACH_KPROBE,     /* gpux's own: capturing what driver hooks read */
+	ATTACH_KPROBE,     /* a kernel function's entry or return (and gpux's own, capturing
+			    * what driver hooks read) */
 	ATTACH_PERF_EVENT, /* a sampling perf event on every CPU (the event's perf_*) */
-};
-
-/* Each provider, so code can switch on it instead of comparing names
- * (aliases like "u" then need no special case). */
-enum provider_id {
-	PROV_GDEV,
-	PROV_CUDA,
-	PROV_UPROBE,
-	PROV_URETPROBE,
-	PROV_USDT,
-	PROV_WATCHPOINT,
-	PROV_ASYNCWATCHPOINT,
-	PROV_TRACEPOINT,
-	PROV_GPU_MEM,
-	PROV_GPU_SCHED,
-	PROV_BEGIN,
-	PROV_END,
-	PROV_INTERVAL,
-	PROV_PROFILE,
-	PROV_SOFTWARE,
-	PROV_HARDWARE,
 };
 
 /* For device values: the same in every lane of a warp, or not. */
@@ -78,6 +58,7 @@ enum probe_syntax {
 	SYN_TRACEPOINT, /* tracepoint:category:name, fields from tracefs */
 	SYN_INTERVAL,   /* interval:unit:count, unit s|ms|us|hz (profile: too) */
 	SYN_WATCHPOINT, /* provider:ADDRESS|FUNC+argN:LENGTH:MODE (breakpoints) */
+	SYN_UNIT,       /* a shape its unit alone reads (lang/provider.h) */
 };
 
 /* What an event's optional third part filters on (SYN_EVENT only). */
@@ -118,8 +99,10 @@ struct field {
 	const char *doc;
 };
 
+struct provider_unit; /* lang/provider.h */
+
 struct provider {
-	enum provider_id id;
+	const struct provider_unit *unit; /* the unit it belongs to */
 	const char *name;
 	const char *alias; /* bpftrace-style short name ("u", "t") or NULL */
 	enum place place;
@@ -130,10 +113,19 @@ struct provider {
 	 * probe_read_user), else the kernel's. */
 	bool user_memory;
 	enum attach_kind attach;
+	/* Its context is the CPU's registers where it fired (pt_regs):
+	 * its events' argN, sargN and retval are read from them. */
+	bool regs;
 };
 
+/* cuda: probes: run by the traced program's runtime on the host. */
+static inline bool provider_in_target_vm(const struct provider *p)
+{
+	return p->runner == RUNNER_TARGET && p->attach == ATTACH_VM;
+}
+
 struct event {
-	const char *provider;
+	const struct provider *prov;
 	const char *name; /* NULL for SYN_BARE/UPROBE/TRACEPOINT/INTERVAL */
 	enum place place;
 	enum filter_kind filter;
@@ -195,9 +187,10 @@ struct decision_info {
 	const char *name;
 };
 
-/* Whole tables, for listing and suggestions. */
-const struct provider *catalog_providers(size_t *n);
-const struct event *catalog_events(size_t *n);
+/* Whole tables, for listing and suggestions: every provider and event
+ * of every unit (lang/provider.h), in the units' order. */
+const struct provider *const *catalog_providers(size_t *n);
+const struct event *const *catalog_events(size_t *n);
 const struct builtin *catalog_builtins(size_t *n);
 const struct action *catalog_actions(size_t *n);
 const struct decision_info *catalog_decisions(size_t *n);

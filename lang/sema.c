@@ -37,9 +37,9 @@ const struct field *probe_field(const struct node *probe, const char *name)
 const char *event_str(const struct event *e, char *buf, size_t len)
 {
 	if (e->name)
-		snprintf(buf, len, "%s:%s", e->provider, e->name);
+		snprintf(buf, len, "%s:%s", e->prov->name, e->name);
 	else
-		snprintf(buf, len, "%s", e->provider);
+		snprintf(buf, len, "%s", e->prov->name);
 	return buf;
 }
 

@@ -381,7 +381,7 @@ static struct type chk_in_target(struct tctx *c, struct node *call, const struct
 	(void)fn;
 	char pb[64];
 	const struct attach *at = &c->probe->u.probe.attach->u.attach;
-	if (!at->prov || at->prov->id != PROV_CUDA) {
+	if (!at->prov || !provider_in_target_vm(at->prov)) {
 		struct diag *dg = terr(c, call->span, "%s() is not available in %s",
 				       call->u.call.name, probe_name(c, pb, sizeof(pb)));
 		diag_hint(dg, "only cuda: probes run in the traced program, beside the driver");
@@ -407,13 +407,13 @@ static void action_where(const char *name, char *buf, size_t len)
 {
 	size_t n, off = 0;
 	char eb[64];
-	const struct event *es = catalog_events(&n);
+	const struct event *const *es = catalog_events(&n);
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && off < len; i++)
-		if (callable_in(name, &es[i]))
+		if (callable_in(name, es[i]))
 			off += (size_t)snprintf(buf + off, len - off, "%s%s",
 						off ? ", " : "",
-						event_str(&es[i], eb, sizeof(eb)));
+						event_str(es[i], eb, sizeof(eb)));
 }
 
 /* advise()'s hint: a name from the catalog's list, nothing computed. */

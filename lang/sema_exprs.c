@@ -32,14 +32,14 @@ static void explain_unknown(struct tctx *c, struct node *n)
 		return;
 	}
 	size_t n_ev;
-	const struct event *es = catalog_events(&n_ev);
+	const struct event *const *es = catalog_events(&n_ev);
 	for (size_t i = 0; i < n_ev; i++)
-		if (event_field(&es[i], name)) {
+		if (event_field(es[i], name)) {
 			struct diag *dg = terr(c, n->span,
 				"'%s' is not available in %s", name,
 				probe_name(c, pb, sizeof(pb)));
 			diag_hint(dg, "'%s' is a field of %s", name,
-				  event_str(&es[i], eb, sizeof(eb)));
+				  event_str(es[i], eb, sizeof(eb)));
 			return;
 		}
 	enum decision d;

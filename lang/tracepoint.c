@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,5 +374,83 @@ int tracepoint_list(struct arena *a, const char *category, char ***names,
 		*n = nv.len;
 	}
 	free(nv.v);
+	return err;
+}
+
+/* The kernel's functions first, then each module's, by name. */
+static int cmp_kfunc(const void *x, const void *y)
+{
+	const struct kfunc *a = x, *b = y;
+	int m = strcmp(a->module ? a->module : "", b->module ? b->module : "");
+	return m ? m : strcmp(a->name, b->name);
+}
+
+/* available_filter_functions: "name" or "name [module]" a line. */
+int tracefs_functions(struct arena *a, const char *glob, const char *module,
+		      struct kfunc **out, size_t *n)
+{
+	const char *const *roots = root_override ? &root_override : default_roots;
+	size_t nroots = root_override ? 1 : ARRAY_LEN(default_roots);
+	FILE *f = NULL;
+	int err = -ENODEV;
+	for (size_t i = 0; i < nroots && !f; i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/available_filter_functions", roots[i]);
+		f = fopen(path, "re");
+		if (!f && errno != ENOENT)
+			err = -errno;
+	}
+	if (!f)
+		return err;
+	struct kfunc *v = NULL;
+	size_t len = 0, cap = 0, lcap = 0;
+	char *line = NULL;
+	err = 0;
+	while (!err && getline(&line, &lcap, f) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		char *sp = strchr(line, ' '), *mod = NULL;
+		if (sp) {
+			*sp = '\0';
+			mod = strchr(sp + 1, '[');
+			if (mod) {
+				mod++;
+				mod[strcspn(mod, "]")] = '\0';
+			}
+		}
+		if (!*line || (glob && fnmatch(glob, line, 0)) ||
+		    (module && (!mod || fnmatch(module, mod, 0))))
+			continue;
+		if (len == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct kfunc *nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		v[len].name = arena_strdup(a, line);
+		v[len].module = mod ? arena_strdup(a, mod) : NULL;
+		len++;
+	}
+	if (!err && ferror(f))
+		err = -EIO;
+	free(line);
+	fclose(f);
+	if (!err) {
+		/* sorted, each once: static functions of one name are listed
+		 * once per file, and the kernel attaches by name */
+		size_t k = 0;
+		if (len)
+			qsort(v, len, sizeof(*v), cmp_kfunc);
+		for (size_t i = 0; i < len; i++)
+			if (!k || cmp_kfunc(&v[k - 1], &v[i]))
+				v[k++] = v[i];
+		*out = arena_zalloc(a, (k + 1) * sizeof(**out));
+		if (k)
+			memcpy(*out, v, k * sizeof(*v));
+		*n = k;
+	}
+	free(v);
 	return err;
 }

@@ -1,5 +1,6 @@
 /* Kernel tracepoints, read from tracefs at compile time: their record
- * layout (fields) and the list of those that exist.
+ * layout (fields) and the list of those that exist; and the kernel
+ * functions that kprobes may attach to.
  *
  * Field types as the language sees them:
  *   integers of size 1, 2, 4, 8   -> int/uint of that width, per "signed:"
@@ -51,6 +52,20 @@ int tracepoint_layout(struct arena *a, const char *category, const char *name,
  * is left out: its events cannot be attached to. */
 int tracepoint_list(struct arena *a, const char *category, char ***names,
 		    size_t *n);
+
+/* A kernel function kprobes may attach to, and its module (NULL: the
+ * kernel's own). */
+struct kfunc {
+	const char *name;
+	const char *module;
+};
+/* The functions of tracefs's available_filter_functions whose name
+ * matches glob (NULL: any) and, when module is not NULL, whose module
+ * matches it: each once, the kernel's own first, then by module, by
+ * name; *out ends with a { NULL } entry.
+ * -ENODEV without tracefs, -EACCES or -EPERM where it cannot be read. */
+int tracefs_functions(struct arena *a, const char *glob, const char *module,
+		      struct kfunc **out, size_t *n);
 
 /* Whether s may name a category or tracepoint (no path tricks). */
 bool tracepoint_name_ok(const char *s);

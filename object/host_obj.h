@@ -70,20 +70,21 @@ struct host_prog {
 	enum attach_kind attach; /* how it attaches (the provider's) */
 	enum host_run run;
 	struct span span;
+	/* the function its attach point names, as its unit read it (struct
+	 * attach): FUNC+OFFSET (func, offset) or an ADDRESS (addr, the
+	 * address in offset), name the symbol as the probe string names it,
+	 * module a kernel module; all 0 where there is none */
+	struct {
+		const char *func;
+		uint64_t offset;
+		bool addr;
+		const char *name;
+		const char *module;
+	} site;
 	/* what its kind needs to attach (attach says which member) */
 	union {
 		/* ATTACH_VM: an interval probe's period (0: BEGIN, END, cuda:) */
 		uint64_t interval_ns;
-		/* ATTACH_UPROBE, ATTACH_URETPROBE: uprobe:T:FUNC+OFFSET (func,
-		 * offset) and uprobe:T:ADDRESS (addr, the address in offset);
-		 * name is the symbol as the probe string names it (struct
-		 * attach); all 0 for a plain function, named by the section */
-		struct {
-			const char *func;
-			uint64_t offset;
-			bool addr;
-			const char *name;
-		} uprobe;
 		/* ATTACH_USDT: one program per site: the file, the uprobe's
 		 * offset in it and the semaphore's (0: none) */
 		struct {

@@ -532,7 +532,10 @@ int sim_policy_new(const struct host_obj *obj, uint32_t chunks,
 			p->iv[p->niv].period = hp->at.interval_ns;
 			p->iv[p->niv++].due = hp->at.interval_ns;
 			continue;
-		case ATTACH_KPROBE: /* "kprobe/FUNC" */
+		case ATTACH_KPROBE: /* "kprobe/FUNC": the driver's captures; a
+				     * kernel probe is not the simulator's */
+			if (hp->run != HOST_RUN_DRIVER)
+				continue;
 			if (capture_hook(strchr(sec, '/') + 1, &p->capture)) {
 				hk = &p->capture;
 				ev = EV_CAPTURE;

@@ -9,6 +9,7 @@
 
 #include "arena.h"
 #include "catalog.h"
+#include "provider.h"
 #include "cuda_actions.h"
 #include "listing.h"
 #include "suggest.h"
@@ -37,22 +38,33 @@ static bool streq(const char *a, const char *b)
 static void test_providers(void)
 {
 	size_t n;
-	const struct provider *p = catalog_providers(&n);
+	const struct provider *const *p = catalog_providers(&n);
 
 	CHECK(n >= 10);
 	for (size_t i = 0; i < n; i++) {
-		CHECK(p[i].name && *p[i].name && p[i].doc && *p[i].doc);
-		CHECK(catalog_provider(p[i].name) == &p[i]);
-		if (p[i].alias)
-			CHECK(catalog_provider(p[i].alias) == &p[i]);
+		CHECK(p[i]->name && *p[i]->name && p[i]->doc && *p[i]->doc);
+		CHECK(catalog_provider(p[i]->name) == p[i]);
+		if (p[i]->alias)
+			CHECK(catalog_provider(p[i]->alias) == p[i]);
+		/* its unit holds it, reads its specs, and says how -l shows it */
+		const struct provider_unit *u = p[i]->unit;
+		if (!CHECK(u && u->resolve))
+			continue;
+		CHECK(p[i] >= u->providers && p[i] < u->providers + u->nproviders);
+		CHECK((u->usage == NULL) == (p[i]->syntax == SYN_EVENT));
 		/* Every provider has its event(s). */
-		if (p[i].syntax != SYN_EVENT) {
-			const struct event *e = catalog_event(&p[i], NULL);
-			CHECK(e && !e->name && streq(e->provider, p[i].name));
-			CHECK(catalog_event(&p[i], "whatever") == e);
+		if (p[i]->syntax != SYN_EVENT) {
+			const struct event *e = catalog_event(p[i], NULL);
+			CHECK(e && !e->name && e->prov == p[i]);
+			CHECK(catalog_event(p[i], "whatever") == e);
 		} else {
-			CHECK(catalog_event(&p[i], NULL) == NULL);
-			CHECK(catalog_event(&p[i], "no_such_event") == NULL);
+			CHECK(catalog_event(p[i], NULL) == NULL);
+			CHECK(catalog_event(p[i], "no_such_event") == NULL);
+		}
+		/* a name or alias is one provider's */
+		for (size_t j = i + 1; j < n; j++) {
+			CHECK(strcmp(p[i]->name, p[j]->name) != 0);
+			CHECK(!p[i]->alias || !p[j]->alias || strcmp(p[i]->alias, p[j]->alias));
 		}
 	}
 	CHECK(catalog_provider("u") == catalog_provider("uprobe"));
@@ -70,55 +82,56 @@ static void test_providers(void)
 static void test_events(void)
 {
 	size_t n;
-	const struct event *e = catalog_events(&n);
+	const struct event *const *es = catalog_events(&n);
+	const struct provider *gdev = catalog_provider("gdev"), *cuda = catalog_provider("cuda");
 
 	for (size_t i = 0; i < n; i++) {
-		const struct provider *p = catalog_provider(e[i].provider);
-		if (!CHECK(p != NULL))
+		const struct event *e = es[i];
+		const struct provider *p = e->prov;
+		if (!CHECK(p != NULL && catalog_provider(p->name) == p))
 			continue;
-		CHECK(e[i].place == p->place);
-		CHECK((e[i].name != NULL) == (p->syntax == SYN_EVENT));
-		CHECK(e[i].doc && *e[i].doc);
-		CHECK(e[i].fields != NULL);
-		if (e[i].name)
-			CHECK(catalog_event(p, e[i].name) == &e[i]);
+		CHECK(e >= p->unit->events && e < p->unit->events + p->unit->nevents);
+		CHECK(e->place == p->place);
+		CHECK((e->name != NULL) == (p->syntax == SYN_EVENT));
+		CHECK(e->doc && *e->doc);
+		CHECK(e->fields != NULL);
+		if (e->name)
+			CHECK(catalog_event(p, e->name) == e);
 		/* Only driver hooks return decisions; device probes act
 		 * by prefetch(addr) alone, cuda: probes by the memory
 		 * actions (but cuda:kernel_end, which runs after the
 		 * kernel on the runtime's thread), the others not at all. */
-		if (e[i].place != PLACE_DRIVER)
-			CHECK(!e[i].decisions);
-		if (p->id == PROV_GDEV)
-			CHECK(e[i].actions == ACTION_BIT(ACT_DEV_PREFETCH));
-		else if (p->id == PROV_CUDA && !strcmp(e[i].name, "kernel_end"))
-			CHECK(!e[i].actions);
-		else if (p->id == PROV_CUDA)
-			CHECK(e[i].actions == (ACTION_BIT(ACT_PREFETCH) | ACTION_BIT(ACT_EVICT) |
-					       ACTION_BIT(ACT_ADVISE)));
-		else if (e[i].place != PLACE_DRIVER)
-			CHECK(!e[i].actions);
+		if (e->place != PLACE_DRIVER)
+			CHECK(!e->decisions);
+		if (p == gdev)
+			CHECK(e->actions == ACTION_BIT(ACT_DEV_PREFETCH));
+		else if (p == cuda && !strcmp(e->name, "kernel_end"))
+			CHECK(!e->actions);
+		else if (p == cuda)
+			CHECK(e->actions == (ACTION_BIT(ACT_PREFETCH) | ACTION_BIT(ACT_EVICT) |
+					     ACTION_BIT(ACT_ADVISE)));
+		else if (e->place != PLACE_DRIVER)
+			CHECK(!e->actions);
 		else
-			CHECK(e[i].decisions & DECISION_BIT(DECISION_DEFAULT));
-		CHECK(e[i].decisions < DECISION_BIT(DECISION_COUNT));
-		CHECK(e[i].actions < ACTION_BIT(ACT_COUNT));
-		CHECK(e[i].filter == FILTER_NONE || p->syntax == SYN_EVENT);
+			CHECK(e->decisions & DECISION_BIT(DECISION_DEFAULT));
+		CHECK(e->decisions < DECISION_BIT(DECISION_COUNT));
+		CHECK(e->actions < ACTION_BIT(ACT_COUNT));
+		CHECK(e->filter == FILTER_NONE || p->syntax == SYN_EVENT);
 
 		for (size_t j = i + 1; j < n; j++)
-			CHECK(!(streq(e[i].provider, e[j].provider) &&
-				streq(e[i].name, e[j].name)));
+			CHECK(!(es[j]->prov == p && streq(e->name, es[j]->name)));
 
-		for (const struct field *f = e[i].fields; f->name; f++) {
+		for (const struct field *f = e->fields; f->name; f++) {
 			CHECK(*f->name && f->doc && *f->doc);
 			CHECK(f->type.kind != TY_NONE);
 			CHECK(f->type.kind != TY_PTR || f->type.name);
-			CHECK(event_field(&e[i], f->name) == f);
+			CHECK(event_field(e, f->name) == f);
 			for (const struct field *g = f + 1; g->name; g++)
 				CHECK(strcmp(f->name, g->name) != 0);
 		}
-		CHECK(event_field(&e[i], "no_such_field") == NULL);
+		CHECK(event_field(e, "no_such_field") == NULL);
 	}
 
-	const struct provider *gdev = catalog_provider("gdev");
 	const struct event *acc = catalog_event(gdev, "access");
 	CHECK(acc && acc->filter == FILTER_KERNEL);
 	const struct field *addr = event_field(acc, "addr");
@@ -305,8 +318,26 @@ static void test_tracepoint_fake(void)
 	CHECK(tracepoint_list(&a, "ftrace", &names, &n) == 0 && n == 1);
 	CHECK(tracepoint_list(&a, "nope", &names, &n) == -ENOENT);
 
+	/* the functions kprobes attach to: each once, sorted, by module */
+	snprintf(path, sizeof(path), "%s/available_filter_functions", root);
+	CHECK(write_file(path, "vfs_write\nvfs_read\nmod_fn [mod_b]\nvfs_read\n"
+				"mod_fn [mod_a]\n__x64_sys_read\nother [mod_a]\n"));
+	struct kfunc *kf;
+	CHECK(tracefs_functions(&a, "vfs_*", NULL, &kf, &n) == 0 && n == 2 &&
+	      streq(kf[0].name, "vfs_read") && !kf[0].module && streq(kf[1].name, "vfs_write") &&
+	      kf[2].name == NULL);
+	CHECK(tracefs_functions(&a, NULL, NULL, &kf, &n) == 0 && n == 6 &&
+	      streq(kf[0].name, "__x64_sys_read") && streq(kf[3].module, "mod_a") &&
+	      streq(kf[3].name, "mod_fn") && streq(kf[4].name, "other") &&
+	      streq(kf[5].module, "mod_b"));
+	CHECK(tracefs_functions(&a, "mod_fn", "mod_b", &kf, &n) == 0 && n == 1 &&
+	      streq(kf[0].module, "mod_b"));
+	CHECK(tracefs_functions(&a, "*", "mod_?", &kf, &n) == 0 && n == 3);
+	CHECK(tracefs_functions(&a, "nope*", NULL, &kf, &n) == 0 && n == 0 && kf[0].name == NULL);
+
 	snprintf(path, sizeof(path), "%s/empty", root);
 	tracepoint_set_root(path);
+	CHECK(tracefs_functions(&a, NULL, NULL, &kf, &n) == -ENODEV);
 	CHECK(tracepoint_fields(&a, "fake", "ev", &f, &n) == -ENODEV);
 	CHECK(tracepoint_list(&a, NULL, &names, &n) == -ENODEV);
 	tracepoint_set_root(NULL);

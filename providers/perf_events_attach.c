@@ -1,5 +1,6 @@
-/* Sampling perf events (kattach.h): a perf_event program (profile:) on
- * one event per CPU, whatever runs there, as bpftrace attaches them. */
+/* profile:, software:, hardware: a perf_event program on one sampling
+ * event per CPU, whatever runs there, as bpftrace attaches them
+ * (providers/profile.c and perf_events.c read them). */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -9,11 +10,12 @@
 
 #include <bpf/libbpf.h>
 
-#include "kattach_priv.h"
+#include "kattach_unit.h"
 
-int kattach_attach_perf(struct kattach *l, struct bpf_program *p, const struct host_prog *hp,
-			char *err, size_t errlen)
+static int attach(struct kattach *l, struct bpf_program *p, const struct host_prog *hp,
+		  int pid, char *err, size_t errlen)
 {
+	(void)pid;
 	struct perf_event_attr a = {
 		.type = hp->at.perf.type,
 		.size = sizeof(a),
@@ -25,7 +27,7 @@ int kattach_attach_perf(struct kattach *l, struct bpf_program *p, const struct h
 	else
 		a.sample_period = hp->at.perf.period;
 	int opened = 0, why = ENODEV;
-	for (int cpu = 0; cpu < l->ncpu; cpu++) {
+	for (int cpu = 0; cpu < kattach_ncpu(l); cpu++) {
 		int fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			if (errno != ENODEV) /* an offline CPU has nothing to sample */
@@ -41,7 +43,7 @@ int kattach_attach_perf(struct kattach *l, struct bpf_program *p, const struct h
 		if (kattach_add_link(l, k, err, errlen))
 			return -1;
 		if (opened++)
-			l->nsame_probe++;
+			kattach_same_probe(l);
 	}
 	if (!opened) {
 		if (why == ENOENT || why == EOPNOTSUPP)
@@ -54,3 +56,6 @@ int kattach_attach_perf(struct kattach *l, struct bpf_program *p, const struct h
 	}
 	return 0;
 }
+
+static const struct kattach_unit perf = { ATTACH_PERF_EVENT, attach, false };
+const struct kattach_unit *const perf_events_attachers[] = { &perf, NULL };
