@@ -11,6 +11,7 @@
 #   qemu-sched N W KEY VALUE     (its tenants through the scheduling model)
 #   qemu-out N TEXT              gpux's output, when it failed
 #   qemu-midrun KEY VALUE
+#   qemu-kprobe rc RC | qemu-kprobe LINE   (gpux's output with kprobes)
 run=/sys/kernel/debug/gpux_uvm/run
 res=/sys/kernel/debug/gpux_uvm/result
 if insmod /lib/modules/nvidia_uvm.ko && insmod /lib/modules/nvidia.ko; then
@@ -79,6 +80,17 @@ wait $w
 sed 's/^/qemu-midrun /' $res
 echo "$(cat /qemu/midrun)" >$run
 sed 's/^/qemu-midrun-default /' $res
+# kprobes (providers/kprobe.c) on the module's own functions, over the
+# first workload: by MODULE:FUNCTION, its return, a glob, and a byte
+# into a function (/qemu/kprobes: its offset, from the build's objdump)
+off=$(cat /qemu/kprobes)
+./gpux -e "kprobe:nvidia_uvm:kmod_uvm_prefetch { @entry = count(); }
+	kretprobe:kmod_uvm_prefetch { @ret = count(); }
+	k:kmod_uvm_pref* { @glob[func, probe] = count(); }
+	kprobe:uvm_perf_prefetch_get_hint_va_block+$off { @off = count(); }
+	kr:kmod_uvm_access { @access = count(); }" -c "sh /tmp/workloads.sh k 1" >/tmp/k.out 2>&1
+echo "qemu-kprobe rc $?"
+grep -vE '^qemu-(result|sched)' /tmp/k.out | sed 's/^/qemu-kprobe /'
 # gpu_ext's newest generation: the module again, built with decision
 # contexts (KMOD_ABI=decision), every case again, tagged D
 if rmmod nvidia_uvm && insmod /lib/modules/decision/nvidia_uvm.ko; then

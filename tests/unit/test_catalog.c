@@ -404,8 +404,9 @@ static void test_listing(void)
 	CHECK(listing("gdev:*", false, &t) == 5);
 	CHECK(t && strstr(t, "gdev:kernel_entry\n") && !strstr(t, "cuda:"));
 	free(t);
-	/* 30, then profile: and the 14 software: and 12 hardware: events */
-	CHECK(listing(NULL, false, &t) == 57);
+	/* 32, then profile: and the 14 software: and 12 hardware: events */
+	CHECK(listing(NULL, false, &t) == 59);
+	CHECK(t && strstr(t, "\nkprobe:[MODULE:]FUNCTION\nkretprobe:[MODULE:]FUNCTION\n"));
 	CHECK(t && strstr(t, "profile:s:N\n") && strstr(t, "software:cpu-clock\n") &&
 	      strstr(t, "hardware:cache-misses\n"));
 	CHECK(t && strstr(t, "uprobe:TARGET:SYMBOL\n") &&
