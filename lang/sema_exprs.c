@@ -31,17 +31,21 @@ static void explain_unknown(struct tctx *c, struct node *n)
 			  k > 2 ? " and " : "", k > 2 ? where[2] : "");
 		return;
 	}
+	/* the event with it nearest this probe: of its own unit (retval is
+	 * kretprobe's, where a kprobe asks), else the first */
 	size_t n_ev;
-	const struct event *const *es = catalog_events(&n_ev);
+	const struct event *const *es = catalog_events(&n_ev), *has = NULL;
+	const struct provider *own = c->probe->u.probe.attach->u.attach.prov;
 	for (size_t i = 0; i < n_ev; i++)
-		if (event_field(es[i], name)) {
-			struct diag *dg = terr(c, n->span,
-				"'%s' is not available in %s", name,
-				probe_name(c, pb, sizeof(pb)));
-			diag_hint(dg, "'%s' is a field of %s", name,
-				  event_str(es[i], eb, sizeof(eb)));
-			return;
-		}
+		if (event_field(es[i], name) &&
+		    (!has || (own && es[i]->prov->unit == own->unit && has->prov->unit != own->unit)))
+			has = es[i];
+	if (has) {
+		struct diag *dg = terr(c, n->span, "'%s' is not available in %s", name,
+				       probe_name(c, pb, sizeof(pb)));
+		diag_hint(dg, "'%s' is a field of %s", name, event_str(has, eb, sizeof(eb)));
+		return;
+	}
 	enum decision d;
 	if (catalog_decision(name, &d)) {
 		struct diag *dg = terr(c, n->span,

@@ -58,7 +58,7 @@ static void hint_providers(struct diag *dg, const char *word)
 static const char *bpftrace_only(const char *name)
 {
 	static const char *const names[][2] = {
-		{ "kprobe", "k" }, { "kretprobe", "kr" }, { "kfunc", "f" },
+		{ "kfunc", "f" },
 		{ "kretfunc", "fr" }, { "fentry", NULL }, { "fexit", NULL },
 		{ "rawtracepoint", "rt" }, { "iter", "it" },
 	};
@@ -121,8 +121,8 @@ static int resolve_attach(struct pctx *c, struct node *an)
 			if (ps[i]->place == PLACE_HOST && ps[i]->runner != RUNNER_TARGET)
 				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
 							off ? ", " : "", ps[i]->name);
-		diag_hint(dg, "gpux probes the GPU, CUDA calls and user space: %s (see gpux -l)",
-			  list);
+		diag_hint(dg, "gpux probes the GPU, CUDA calls, user space and the kernel: %s "
+			  "(see gpux -l)", list);
 		return -1;
 	}
 	if (!at->prov) {
