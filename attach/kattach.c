@@ -16,6 +16,15 @@
 #include "session.h"
 
 static struct span refused; /* the probe the kernel's verifier refused last */
+static struct span unattached; /* the probe that could not be attached last */
+
+/* libbpf's own lines while attaching: gpux's message says what failed
+ * and why, at the probe; the raw lines on request */
+static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level, (void)fmt, (void)ap;
+	return 0;
+}
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -173,6 +182,14 @@ static int load(struct kattach *l, char *err, size_t errlen)
 	return -1;
 }
 
+bool kattach_unattached(struct span *where)
+{
+	if (!unattached.first_line)
+		return false;
+	*where = unattached;
+	return true;
+}
+
 bool kattach_refused(struct span *where)
 {
 	if (!refused.first_line)
@@ -193,8 +210,14 @@ static int attach_prog(struct kattach *l, struct bpf_program *p, int pid, char *
 {
 	const struct host_prog *hp = kattach_prog(l->obj, bpf_program__name(p));
 	char why[PATH_MAX + 256];
-	if (attach_one(l, p, pid, why, sizeof(why))) {
+	libbpf_print_fn_t print = libbpf_set_print(getenv("GPUX_VERIFIER_LOG") ? quiet_print
+									   : silent_print);
+	int rc = attach_one(l, p, pid, why, sizeof(why));
+	libbpf_set_print(print);
+	if (rc) {
 		snprintf(err, errlen, "%s: %s", hp ? hp->probe : bpf_program__name(p), why);
+		if (hp)
+			unattached = hp->span;
 		return -1;
 	}
 	return 0;
@@ -227,6 +250,7 @@ int kattach_start(const struct host_obj *obj, enum host_run run, int pid,
 		    struct kattach **out, char *err, size_t errlen)
 {
 	libbpf_set_print(quiet_print);
+	refused = unattached = (struct span){ 0 };
 	struct kattach *l = calloc(1, sizeof(*l));
 	if (!l) {
 		snprintf(err, errlen, "out of memory");

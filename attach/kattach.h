@@ -40,6 +40,10 @@ int kattach_open_driver(const struct host_obj *obj, const struct kattach *share,
  * kernel's verifier refused a program: the span of its probe (the
  * message said why). false otherwise. */
 bool kattach_refused(struct span *where);
+/* After kattach_open failed to attach a program: the span of its probe
+ * (the message said why; GPUX_VERIFIER_LOG=1 shows libbpf's own lines
+ * too). false otherwise. */
+bool kattach_unattached(struct span *where);
 /* How many probes are attached (for a driver run: struct_ops maps). */
 int kattach_attached(const struct kattach *l);
 /* A descriptor that polls readable when records wait (-1 if the program

@@ -68,6 +68,8 @@ static int k_open(struct backend *b, struct diags *d)
 		if (k->api->kattach_refused(&at))
 			diag_hint(diag_error(d, at, "%s", err),
 				  "GPUX_VERIFIER_LOG=1 prints the verifier's whole log");
+		else if (k->api->kattach_unattached(&at))
+			diag_error(d, at, "%s", err);
 		else
 			diag_error_nospan(d, "%s", err);
 		return -1;

@@ -46,12 +46,14 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.kattach_driver_check = dlsym(h, "kattach_driver_check");
 	*(void **)&api.kattach_open_driver = dlsym(h, "kattach_open_driver");
 	*(void **)&api.kattach_refused = dlsym(h, "kattach_refused");
+	*(void **)&api.kattach_unattached = dlsym(h, "kattach_unattached");
 	if (!api.kattach_open || !api.kattach_attached || !api.kattach_fd || !api.kattach_consume ||
 	    !api.kattach_detach || !api.kattach_map_read || !api.kattach_map_write ||
 	    !api.kattach_map_clear ||
 	    !api.kattach_map_zero || !api.kattach_close || !api.kattach_watch || !api.kattach_unwatch ||
 	    !api.bind_driver || !api.binding_free ||
-	    !api.kattach_driver_check || !api.kattach_open_driver || !api.kattach_refused) {
+	    !api.kattach_driver_check || !api.kattach_open_driver || !api.kattach_refused ||
+	    !api.kattach_unattached) {
 		/* built without libbpf: cannot attach nor read BTF */
 		api.kattach_open = NULL;
 		api.bind_driver = NULL;

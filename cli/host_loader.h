@@ -41,6 +41,7 @@ struct host_api {
 				kattach_rec_fn, void *, struct kattach **, char *, size_t);
 	/* the probe the kernel's verifier refused, after a failed open */
 	bool (*kattach_refused)(struct span *);
+	bool (*kattach_unattached)(struct span *);
 };
 
 /* Open the module once (later calls return the same table). NULL, with a

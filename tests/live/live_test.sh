@@ -119,7 +119,7 @@ t_hardware_counter() {
 	local rc=$?
 	case $rc in
 	0) printf 'Attaching 1 probe...\n\n\n@: 1\n' | diff - "$tmp/out" || fail "stdout differs" ;;
-	1) err_has "^stdin: ERROR: hardware:instructions:1000000: no CPU here counts this event" ;;
+	1) err_has "^stdin:1:1-30: ERROR: hardware:instructions:1000000: no CPU here counts this event" ;;
 	*) cat "$tmp/err"; fail "gpux exited $rc" ;;
 	esac
 }
