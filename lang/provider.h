@@ -77,6 +77,10 @@ struct diag *spec_warning(struct spec *s, const char *fmt, ...)
  *   the filter as the event says (a glob, or FILTER_COUNT's N);
  * - provider:UNIT:N, a period (s, ms, us) or a rate (hz). */
 int spec_resolve_bare(struct spec *s);
+/* The fields of a function's entry and return where the context is the
+ * CPU's registers (provider.regs): argN, sargN, func; retval, func. */
+extern const struct field spec_regs_entry_fields[];
+extern const struct field spec_regs_return_fields[];
 int spec_resolve_events(struct spec *s);
 int spec_resolve_period(struct spec *s);
 

@@ -212,3 +212,26 @@ int spec_resolve_period(struct spec *s)
 	spec_add_event(s, catalog_event(at->prov, NULL));
 	return 0;
 }
+
+const struct field spec_regs_entry_fields[] = {
+	{ "arg0", TYPE_U64, UNIF_UNIFORM, "first integer argument" },
+	{ "arg1", TYPE_U64, UNIF_UNIFORM, "second integer argument" },
+	{ "arg2", TYPE_U64, UNIF_UNIFORM, "third integer argument" },
+	{ "arg3", TYPE_U64, UNIF_UNIFORM, "fourth integer argument" },
+	{ "arg4", TYPE_U64, UNIF_UNIFORM, "fifth integer argument" },
+	{ "arg5", TYPE_U64, UNIF_UNIFORM, "sixth integer argument" },
+	{ "sarg0", TYPE_U64, UNIF_UNIFORM, "first argument on the stack (x86-64: past six)" },
+	{ "sarg1", TYPE_U64, UNIF_UNIFORM, "second argument on the stack" },
+	{ "sarg2", TYPE_U64, UNIF_UNIFORM, "third argument on the stack" },
+	{ "sarg3", TYPE_U64, UNIF_UNIFORM, "fourth argument on the stack" },
+	{ "sarg4", TYPE_U64, UNIF_UNIFORM, "fifth argument on the stack" },
+	{ "sarg5", TYPE_U64, UNIF_UNIFORM, "sixth argument on the stack" },
+	{ "func", TYPE_STR, UNIF_UNIFORM, "probed function name" },
+	FIELDS_END,
+};
+
+const struct field spec_regs_return_fields[] = {
+	{ "retval", TYPE_U64, UNIF_UNIFORM, "return value" },
+	{ "func", TYPE_STR, UNIF_UNIFORM, "probed function name" },
+	FIELDS_END,
+};

@@ -19,34 +19,11 @@ static const struct provider providers[] = {
 	  "return of a kernel function", false, ATTACH_KPROBE, true },
 };
 
-static const struct field kprobe_fields[] = {
-	{ "arg0", TYPE_U64, UNIF_UNIFORM, "first integer argument" },
-	{ "arg1", TYPE_U64, UNIF_UNIFORM, "second integer argument" },
-	{ "arg2", TYPE_U64, UNIF_UNIFORM, "third integer argument" },
-	{ "arg3", TYPE_U64, UNIF_UNIFORM, "fourth integer argument" },
-	{ "arg4", TYPE_U64, UNIF_UNIFORM, "fifth integer argument" },
-	{ "arg5", TYPE_U64, UNIF_UNIFORM, "sixth integer argument" },
-	{ "sarg0", TYPE_U64, UNIF_UNIFORM, "first argument on the stack (x86-64: past six)" },
-	{ "sarg1", TYPE_U64, UNIF_UNIFORM, "second argument on the stack" },
-	{ "sarg2", TYPE_U64, UNIF_UNIFORM, "third argument on the stack" },
-	{ "sarg3", TYPE_U64, UNIF_UNIFORM, "fourth argument on the stack" },
-	{ "sarg4", TYPE_U64, UNIF_UNIFORM, "fifth argument on the stack" },
-	{ "sarg5", TYPE_U64, UNIF_UNIFORM, "sixth argument on the stack" },
-	{ "func", TYPE_STR, UNIF_UNIFORM, "probed function name" },
-	FIELDS_END,
-};
-
-static const struct field kretprobe_fields[] = {
-	{ "retval", TYPE_U64, UNIF_UNIFORM, "return value" },
-	{ "func", TYPE_STR, UNIF_UNIFORM, "probed function name" },
-	FIELDS_END,
-};
-
 static const struct event events[] = {
-	{ &providers[0], NULL, PLACE_HOST, FILTER_NONE, kprobe_fields, 0, 0,
+	{ &providers[0], NULL, PLACE_HOST, FILTER_NONE, spec_regs_entry_fields, 0, 0,
 	  "entry of FUNCTION (a glob), or OFFSET bytes into it, in the kernel or in MODULE",
 	  0, 0, 0, 0 },
-	{ &providers[1], NULL, PLACE_HOST, FILTER_NONE, kretprobe_fields, 0, 0,
+	{ &providers[1], NULL, PLACE_HOST, FILTER_NONE, spec_regs_return_fields, 0, 0,
 	  "return of FUNCTION (a glob), in the kernel or in MODULE", 0, 0, 0, 0 },
 };
 
