@@ -82,13 +82,17 @@ echo "$(cat /qemu/midrun)" >$run
 sed 's/^/qemu-midrun-default /' $res
 # kprobes (providers/kprobe.c) on the module's own functions, over the
 # first workload: by MODULE:FUNCTION, its return, a glob, and a byte
-# into a function (/qemu/kprobes: its offset, from the build's objdump)
+# into a function (/qemu/kprobes: its offset, from the build's objdump),
+# beside a policy that counts its hooks (the module calls them, and so
+# those functions, only with a policy attached)
 off=$(cat /qemu/kprobes)
 ./gpux -e "kprobe:nvidia_uvm:kmod_uvm_prefetch { @entry = count(); }
 	kretprobe:kmod_uvm_prefetch { @ret = count(); }
 	k:kmod_uvm_pref* { @glob[func, probe] = count(); }
 	kprobe:uvm_perf_prefetch_get_hint_va_block+$off { @off = count(); }
-	kr:kmod_uvm_access { @access = count(); }" -c "sh /tmp/workloads.sh k 1" >/tmp/k.out 2>&1
+	kr:kmod_uvm_access { @kaccess = count(); }
+	gpu_mem:prefetch { @prefetch = count(); }
+	gpu_mem:access { @access = count(); }" -c "sh /tmp/workloads.sh k 1" >/tmp/k.out 2>&1
 echo "qemu-kprobe rc $?"
 grep -vE '^qemu-(result|sched)' /tmp/k.out | sed 's/^/qemu-kprobe /'
 # gpu_ext's newest generation: the module again, built with decision

@@ -52,10 +52,11 @@ pass "kmod/ builds against linux-headers-$abi, with lists and with decision cont
 grep -v '^#' "$here/cases" | grep -v '^$' >"$out/cases"
 # a kprobe at a byte into a function: its third instruction (past
 # endbr64 and the ftrace call), from the module as built
-objdump -d --no-show-raw-insn "$out/src/kmod/nvidia_uvm.ko" | awk '
-	/<uvm_perf_prefetch_get_hint_va_block>:$/ { base = strtonum("0x" $1); f = 1; next }
-	f && /^ *[0-9a-f]+:/ { if (++n == 3) { sub(":", "", $1); print strtonum("0x" $1) - base; exit } }' >"$out/kprobes"
-[ -s "$out/kprobes" ] || { echo "FAIL: no offset into uvm_perf_prefetch_get_hint_va_block"; exit 1; }
+read -r kbase kinsn < <(objdump -d --no-show-raw-insn "$out/src/kmod/nvidia_uvm.ko" | awk '
+	/<uvm_perf_prefetch_get_hint_va_block>:$/ { base = $1; f = 1; next }
+	f && /^ *[0-9a-f]+:/ { if (++n == 3) { sub(":", "", $1); print base, $1; exit } }')
+[ -n "${kinsn:-}" ] || { echo "FAIL: no offset into uvm_perf_prefetch_get_hint_va_block"; exit 1; }
+echo $((0x$kinsn - 0x$kbase)) >"$out/kprobes"
 bash "$here/initramfs.sh" "$out/initramfs.cpio" "$busybox" "$out/gpux/cli" "$out/src/kmod" \
 	"$here/guest.sh" "$out/cases" "$here/workloads" "$here/midrun" "$out/kprobes" ||
 	{ echo "FAIL: writing the initramfs"; exit 1; }
@@ -198,9 +199,10 @@ mid() { sed -n "s/^qemu-midrun${2:-} $1 //p" "$out/serial.txt" | head -n 1; }
 	[ "$(mid hook_calls)" -gt 0 ] && [ "$(mid unattached)" -gt 0 ] &&
 	pass "a policy detached mid-run: $(mid hook_calls) hook calls, then $(mid unattached) on the default path; every access counted ($(mid accesses))" ||
 	fail "a policy detached mid-run" "attached $(mid attached) gpux $(mid gpux_rc) write $(mid write_rc) status $(mid status) accesses $(mid accesses) of $(mid accesses -default), hooks $(mid hook_calls) then $(mid unattached)"
-# kprobes: each probe fired once per call the simulator's model makes
-# on the first workload (the module runs the same model): a counting
-# policy's hook calls there
+# kprobes: each probe fired once per call of the hook its function
+# serves, as the policy beside them counted, and as a counting policy
+# counts in gpux --sim on the same workload (the module runs the same
+# model)
 kp() { sed -n "s/^qemu-kprobe $1//p" "$out/serial.txt" | head -n 1; }
 printf 'gpu_mem:prefetch { @prefetch = count(); } gpu_mem:access { @access = count(); }\n' >"$out/count.gpx"
 simk=$("$gpux" --sim "${specs[0]}" "$out/count.gpx" 2>/dev/null)
@@ -209,8 +211,8 @@ want_p=$(echo "$simk" | sed -n 's/^@prefetch: //p') want_a=$(echo "$simk" | sed 
 	fail "kprobes attached and detached in the kernel" "rc $(kp 'rc ') $(grep -m3 '^qemu-kprobe' "$out/serial.txt" | tr '\n' ' ')"
 [ -n "$want_p" ] && [ "$want_p" -gt 0 ] && [ -n "$want_a" ] ||
 	fail "kprobes: the simulator's hook calls" "[$simk]"
-for k in "@entry: $want_p" "@ret: $want_p" "@off: $want_p" "@access: $want_a" \
-	"@glob[kmod_uvm_prefetch, kprobe:kmod_uvm_prefetch]: $want_p"; do
+for k in "@prefetch: $want_p" "@access: $want_a" "@entry: $want_p" "@ret: $want_p" \
+	"@off: $want_p" "@kaccess: $want_a" "@glob[kmod_uvm_prefetch, kprobe:kmod_uvm_prefetch]: $want_p"; do
 	grep -qxF "qemu-kprobe $k" "$out/serial.txt" && pass "kprobe count $k, as --sim's hook calls" ||
 		fail "kprobe count $k, as --sim's hook calls" "$(grep '^qemu-kprobe @' "$out/serial.txt" | tr '\n' ' ')"
 done
