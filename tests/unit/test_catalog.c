@@ -334,6 +334,15 @@ static void test_tracepoint_fake(void)
 	      streq(kf[0].module, "mod_b"));
 	CHECK(tracefs_functions(&a, "*", "mod_?", &kf, &n) == 0 && n == 3);
 	CHECK(tracefs_functions(&a, "nope*", NULL, &kf, &n) == 0 && n == 0 && kf[0].name == NULL);
+	/* kprobe's unit lists them as probes, a module's by MODULE:FUNCTION */
+	const struct provider *kp = catalog_provider("kretprobe");
+	const char **probes;
+	if (CHECK(kp && kp->unit->list) &&
+	    CHECK(kp->unit->list(&a, kp, "kretprobe:*_fn", &probes, &n) == 0) && CHECK(n == 2))
+		CHECK(streq(probes[0], "kretprobe:mod_a:mod_fn") &&
+		      streq(probes[1], "kretprobe:mod_b:mod_fn"));
+	CHECK(kp->unit->list(&a, kp, "kretprobe:vfs_*", &probes, &n) == 0 && n == 2 &&
+	      streq(probes[0], "kretprobe:vfs_read"));
 
 	snprintf(path, sizeof(path), "%s/empty", root);
 	tracepoint_set_root(path);
