@@ -17,13 +17,15 @@ int listing_print(FILE *out, const char *glob, bool verbose);
 
 struct diags;
 #define LISTING_NOT_MINE (-2)
-/* The functions of a binary (listing_uprobes.c): glob "uprobe:TARGET:SYM"
+/* The functions of a binary (listing_uprobes.c), with verbose each
+ * uprobe's parameters from DWARF as bpftrace prints them: glob "uprobe:TARGET:SYM"
  * or "uretprobe:TARGET:SYM" with a literal TARGET lists TARGET's
  * functions matching SYM (TARGET resolved as an attach point's is); with
  * pid > 0, the functions of the process's executable matching glob's
  * last part ("uprobe:FUNC"; NULL: all). How many were printed; LISTING_NOT_MINE when
  * glob is for listing_print; -1 with the reason in err. */
-int listing_uprobes(FILE *out, const char *glob, long pid, char *err, size_t errlen);
+int listing_uprobes(FILE *out, const char *glob, long pid, bool verbose, char *err,
+		    size_t errlen);
 /* The USDT probes of a binary (listing_usdt.c): glob "usdt:TARGET",
  * "usdt:TARGET:PROBE" or "usdt:TARGET:PROVIDER:PROBE" (globs but in
  * TARGET), TARGET resolved as an attach point's; with pid > 0 and a

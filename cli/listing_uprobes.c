@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "host_dwarf.h"
 #include "host_path.h"
 
 static int by_name(const void *a, const void *b)
@@ -16,9 +17,23 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Each function of path matching sym_glob, sorted, as "PREFIX:NAME". */
-static int print_syms(FILE *out, const char *path,
-		      const char *prefix, const char *sym_glob, char *err, size_t errlen)
+/* "    TYPE NAME" for each parameter DWARF gives fn (nothing without) */
+static void print_params(FILE *out, const char *path, const char *fn)
+{
+	struct host_dparam *p;
+	int n;
+	char err[PATH_MAX + 128];
+	if (host_dwarf_params(path, fn, &p, &n, err, sizeof(err)))
+		return;
+	for (int i = 0; i < n; i++)
+		fprintf(out, "    %s %s\n", p[i].ctype, p[i].name);
+	host_dparams_free(p, n);
+}
+
+/* Each function of path matching sym_glob, sorted, as "PREFIX:NAME";
+ * with params, a uprobe's parameters under each. */
+static int print_syms(FILE *out, const char *path, const char *prefix, const char *sym_glob,
+		      bool params, char *err, size_t errlen)
 {
 	struct host_syms s;
 	if (host_glob_symbols(path, sym_glob, &s)) {
@@ -30,6 +45,8 @@ static int print_syms(FILE *out, const char *path,
 	int count = 0;
 	for (int i = 0; i < s.n; i++) {
 		fprintf(out, "%s:%s\n", prefix, s.name[i]);
+		if (params)
+			print_params(out, path, s.name[i]);
 		count++;
 	}
 	host_syms_free(&s);
@@ -39,7 +56,7 @@ static int print_syms(FILE *out, const char *path,
 /* With -p: the process's executable, seen through /proc/PID/root as
  * bpftrace names it; glob's last part ("uprobe:FUNC", as a -p program
  * names one) picks its functions. */
-static int list_process(FILE *out, const char *glob, long pid,
+static int list_process(FILE *out, const char *glob, long pid, bool verbose,
 			char *err, size_t errlen)
 {
 	char link[64], exe[PATH_MAX], path[PATH_MAX + 64], prefix[PATH_MAX + 96];
@@ -53,10 +70,11 @@ static int list_process(FILE *out, const char *glob, long pid,
 	snprintf(path, sizeof(path), "/proc/%ld/root%s", pid, exe);
 	snprintf(prefix, sizeof(prefix), "uprobe:%s", path);
 	const char *sym = glob && strrchr(glob, ':') ? strrchr(glob, ':') + 1 : "*";
-	return print_syms(out, path, prefix, *sym ? sym : "*", err, errlen);
+	return print_syms(out, path, prefix, *sym ? sym : "*", verbose, err, errlen);
 }
 
-int listing_uprobes(FILE *out, const char *glob, long pid, char *err, size_t errlen)
+int listing_uprobes(FILE *out, const char *glob, long pid, bool verbose, char *err,
+		    size_t errlen)
 {
 	/* the provider as the catalog knows it, aliases ("u:") too */
 	const char *pc = glob ? strchr(glob, ':') : NULL;
@@ -75,7 +93,7 @@ int listing_uprobes(FILE *out, const char *glob, long pid, char *err, size_t err
 			return LISTING_NOT_MINE;
 	}
 	if (pid > 0)
-		return list_process(out, glob, pid, err, errlen);
+		return list_process(out, glob, pid, verbose, err, errlen);
 	char t[PATH_MAX], path[PATH_MAX], prefix[PATH_MAX + 16];
 	snprintf(t, sizeof(t), "%.*s", (int)(colon - target), target);
 	if (host_resolve_target(t, 0, path, sizeof(path)) || access(path, X_OK)) {
@@ -84,5 +102,7 @@ int listing_uprobes(FILE *out, const char *glob, long pid, char *err, size_t err
 		return -1;
 	}
 	snprintf(prefix, sizeof(prefix), "%s:%s", prov->name, path);
-	return print_syms(out, path, prefix, *(colon + 1) ? colon + 1 : "*", err, errlen);
+	/* a uretprobe's are gone when it fires: bpftrace lists none */
+	return print_syms(out, path, prefix, *(colon + 1) ? colon + 1 : "*",
+			  verbose && prov->regs && prov->attach == ATTACH_UPROBE, err, errlen);
 }

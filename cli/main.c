@@ -18,6 +18,7 @@
 #include "sim_cmd.h"
 #include "sources.h"
 #include "timeline_probes.h"
+#include "uprobe_args.h"
 
 static int do_list(const struct options *o, FILE *out)
 {
@@ -29,7 +30,7 @@ static int do_list(const struct options *o, FILE *out)
 	diags_init(&diags, &none->arena);
 	int n = listing_usdt(out, o->list_glob, o->pid, err, sizeof(err));
 	if (n == LISTING_NOT_MINE)
-		n = listing_uprobes(out, o->list_glob, o->pid, err, sizeof(err));
+		n = listing_uprobes(out, o->list_glob, o->pid, o->verbose, err, sizeof(err));
 	if (n == -1) {
 		if (*err)
 			fprintf(stderr, "gpux: ERROR: %s\n", err);
@@ -105,6 +106,8 @@ static int do_program(const struct options *o, FILE *out)
 	}
 	program_set_args(prog, o->args, o->nargs);
 	prog->unsafe = o->unsafe;
+	prog->dwarf_args = uprobe_dwarf_args;
+	prog->target_pid = (int)o->pid;
 	prog->include_dirs = (char **)o->include_dirs;
 	prog->ninclude_dirs = o->ninclude_dirs;
 	prog->include_files = (char **)o->include_files;

@@ -261,6 +261,35 @@ static LLVMValueRef stack_arg(struct hctx *h, int i)
 	return LLVMBuildLoad2(h->b, h->i64, buf, "");
 }
 
+/* args.NAME of a uprobe: the parameter's register (or stack slot, past
+ * six), cut to its type's size and extended as its sign says. */
+static LLVMValueRef dwarf_arg(struct hctx *h, const struct node *n, const char *name)
+{
+	const struct attach *at = h->at;
+	int i = 0;
+	while (i < at->nargs && strcmp(at->args[i].name, name))
+		i++;
+	if (i == at->nargs) {
+		host_err(h, n, "%s has no argument '%s'", at->func, name);
+		return NULL;
+	}
+	int reg = at->arg_regs[i];
+	if (reg < 0) {
+		host_err(h, n, "args.%s (%s) is not passed in an integer register: gpux cannot "
+			 "read it", name, at->args[i].doc);
+		return NULL;
+	}
+	LLVMValueRef v = reg < 6 ? load_at(h, h->ctxarg, hl_pt_regs_arg[reg], 8, false)
+				 : stack_arg(h, reg - 6);
+	unsigned bits = at->args[i].type.bits;
+	if (bits && bits < 64) {
+		LLVMValueRef t = LLVMBuildTrunc(h->b, v, LLVMIntTypeInContext(h->ctx, bits), "");
+		v = at->args[i].type.is_signed ? LLVMBuildSExt(h->b, t, h->i64, "")
+					       : LLVMBuildZExt(h->b, t, h->i64, "");
+	}
+	return v;
+}
+
 LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 {
 	*ssize = 0;
@@ -270,6 +299,8 @@ LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize)
 		const struct node *base = n->u.field.base;
 		if (h->tp)
 			return tp_field(h, n, n->u.field.name, ssize);
+		if (h->at->args && h->at->prov->regs)
+			return dwarf_arg(h, n, n->u.field.name);
 		name = base->u.ident.name;
 		dim = n->u.field.name[0] - 'x';
 	} else {

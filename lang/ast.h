@@ -72,8 +72,14 @@ struct attach {
 	uint64_t interval_ns; /* interval:, profile: period */
 	uint64_t interval_hz; /* the same given as a rate (unit hz), else 0 */
 	uint64_t perf_count;  /* software:, hardware:: every N events */
-	const struct field *tp_fields; /* tracepoint: fields from tracefs */
-	int ntp_fields;
+	/* args.NAME: a tracepoint's fields from tracefs, or a uprobe's
+	 * function's parameters from DWARF with the argument register each
+	 * arrives in (arg_regs, -1: not in one); args_why says why a uprobe
+	 * has none */
+	const struct field *args;
+	int nargs;
+	const int *arg_regs;
+	const char *args_why;
 	/* uprobe, kprobe: the function of "FUNC+OFFSET" (NULL for an
 	 * address), the offset into it or the address, and the symbol as
 	 * bpftrace names the probe ("readline+8", "4660": decimal); a
@@ -205,6 +211,15 @@ struct program {
 	bool unsafe;        /* --unsafe: system() is allowed */
 	struct cdefs *cdefs; /* the C definitions before the probes, or NULL */
 	bool text_only;      /* no headers read, no preprocessor run (fuzzing) */
+	/* A uprobe's function's parameters, from the DWARF of target (a
+	 * path or library name, found as an attach point's is, with
+	 * target_pid's libraries): fields typed as args.NAME reads them
+	 * and the argument register of each (-1: not in one), into the
+	 * arena. 0, or -1 with why (the file has no DWARF for it). Set by
+	 * the driver, which reads files (cli/uprobe_args.c); NULL: none. */
+	int (*dwarf_args)(struct arena *a, const char *target, int target_pid, const char *func,
+			  struct field **fields, int **regs, size_t *n, const char **why);
+	int target_pid;
 };
 
 struct node *ast_new(struct arena *a, enum node_kind kind, struct span sp);

@@ -94,6 +94,13 @@ static bool is_tracepoint(const struct tctx *c)
 	return at->prov && at->prov->syntax == SYN_TRACEPOINT;
 }
 
+/* args.NAME: a tracepoint's fields, or a uprobe's parameters (DWARF) */
+static bool has_args(const struct tctx *c)
+{
+	const struct attach *at = &c->probe->u.probe.attach->u.attach;
+	return is_tracepoint(c) || (at->prov && at->prov->regs && at->prov->user_memory);
+}
+
 static void check_ident(struct tctx *c, struct node *n)
 {
 	const char *name = n->u.ident.name;
@@ -131,8 +138,8 @@ static void check_ident(struct tctx *c, struct node *n)
 		return;
 	}
 	if (!strcmp(name, "args")) {
-		if (!is_tracepoint(c))
-			terr(c, n->span, "'args' is only available in tracepoint probes");
+		if (!has_args(c))
+			terr(c, n->span, "'args' is only available in tracepoint probes and uprobes");
 		else
 			terr(c, n->span, "'args' is a record; access a field: args.NAME");
 		return;
@@ -144,7 +151,7 @@ bool sema_is_args_field(const struct tctx *c, const struct node *n)
 {
 	const struct node *base = n->kind == N_FIELD ? n->u.field.base : NULL;
 	return base && base->kind == N_IDENT && !strcmp(base->u.ident.name, "args") &&
-	       is_tracepoint(c);
+	       has_args(c);
 }
 
 /* args.NAME (or bpftrace's args->NAME) in tracepoint probes, .x/.y/.z
@@ -156,23 +163,30 @@ static void check_field(struct tctx *c, struct node *n)
 	char b[64];
 	if (sema_is_args_field(c, n)) {
 		const struct attach *at = &c->probe->u.probe.attach->u.attach;
-		if (!at->tp_fields) {
+		if (!at->args && !is_tracepoint(c)) {
+			struct diag *dg = terr(c, n->span, "%s has no DWARF arguments: %s",
+					       at->text, at->args_why ? at->args_why : "none read");
+			diag_hint(dg, "argN reads the N-th integer argument without DWARF");
+			return;
+		}
+		if (!at->args) {
 			/* Unreadable format or a glob: checked at attach time. */
 			n->type = TYPE_U64;
 			return;
 		}
-		for (int i = 0; i < at->ntp_fields; i++)
-			if (!strcmp(at->tp_fields[i].name, name)) {
-				n->type = at->tp_fields[i].type;
+		for (int i = 0; i < at->nargs; i++)
+			if (!strcmp(at->args[i].name, name)) {
+				n->type = at->args[i].type;
 				return;
 			}
 		const char *cands[128];
 		size_t k = 0;
-		for (int i = 0; i < at->ntp_fields && k < 128; i++)
-			cands[k++] = at->tp_fields[i].name;
-		struct diag *dg = terr(c, n->span,
-			"tracepoint %s:%s has no field '%s'", at->event,
-			at->filter, name);
+		for (int i = 0; i < at->nargs && k < 128; i++)
+			cands[k++] = at->args[i].name;
+		struct diag *dg = is_tracepoint(c)
+			? terr(c, n->span, "tracepoint %s:%s has no field '%s'", at->event,
+			       at->filter, name)
+			: terr(c, n->span, "%s has no argument '%s'", at->func, name);
 		const char *best = suggest_closest(name, cands, k);
 		if (best)
 			diag_hint(dg, "did you mean 'args.%s'?", best);

@@ -14,5 +14,5 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # the runtime and the modules are gpux's own, found beside it
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR}/cli)
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bpftrace")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bpftrace, libdw1")
 include(CPack)

@@ -92,8 +92,8 @@ static int resolve(struct spec *s)
 			     s->parts[1], s->parts[2], strerror(-rc));
 		return 0;
 	}
-	at->tp_fields = fields;
-	at->ntp_fields = (int)n;
+	at->args = fields;
+	at->nargs = (int)n;
 	return 0;
 }
 

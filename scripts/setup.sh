@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 # bpftrace: tests/conformance runs it beside gpux and compares outputs;
 # libmicrohttpd and libcurl: --export; prometheus and python3: tests/export;
 # zsh: tests/install completes with the installed zsh completion
-pkgs=(build-essential cmake flex bison libreadline-dev valgrind llvm-16-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev bpftrace systemtap-sdt-dev
+pkgs=(build-essential cmake flex bison libreadline-dev valgrind llvm-16-dev libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev bpftrace systemtap-sdt-dev
 	libmicrohttpd-dev libcurl4-openssl-dev prometheus python3 zsh)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -477,6 +477,26 @@ OUT
 uprobe:/proc/$p/root$TGT:gpux_tgt_add
 OUT
 }
+t_dwarf_args() {
+	# args.NAME from probe_tgt's DWARF (built with -g): integers, a
+	# string through str(), and past six registers on the stack (where
+	# bpftrace 0.17 fails compiling); -lv lists them as bpftrace does
+	run 0 -e "uprobe:$TGT:gpux_stack_args { printf(\"%ld %ld %ld %ld\n\", args->a, args->f, args->g, args.h); }
+		uprobe:$TGT:gpux_bytes { printf(\"%s %d\n\", str(args->p), args->n); }" -c "$TGT 1" || return 1
+	grep -qxF "1 6 7 8" "$tmp/out" && grep -qxF "$(printf 'gpux\tbuf\001\377 10')" "$tmp/out" ||
+		{ cat "$tmp/out"; fail "args values"; return 1; }
+	run 0 -lv "uprobe:$TGT:gpux_walk" && expect <<OUT || return 1
+uprobe:$TGT:gpux_walk
+    const struct gpux_rec* r
+    const int* nums
+OUT
+	run 1 -e "uprobe:$TGT:gpux_tgt_add { @ = args->c; }" &&
+		err_has "^stdin:1:[0-9-]+: ERROR: gpux_tgt_add has no argument 'c'$" || return 1
+	run 1 -e "uretprobe:$TGT:gpux_tgt_add { @ = args->a; }" &&
+		err_has "has no DWARF arguments: a uretprobe fires when the function returns" || return 1
+	run 1 -e 'uprobe:/bin/true:main { @ = args->argc; }' &&
+		err_has "ERROR: uprobe:/bin/true:main has no DWARF arguments: /bin/true has no DWARF"
+}
 # probe_tgt's USDT probes: where it was built without sys/sdt.h it has
 # none, and these skip
 has_usdt() { grep -q stapsdt "$TGT"; }

@@ -1,0 +1,45 @@
+/* A uprobe's args from DWARF (struct program's dwarf_args): the target
+ * found as an attach point's is, its function's parameters read by
+ * symbols/host_dwarf.c, typed as the language reads them. */
+#include "uprobe_args.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "host_dwarf.h"
+#include "host_path.h"
+
+int uprobe_dwarf_args(struct arena *a, const char *target, int target_pid, const char *func,
+		      struct field **fields, int **regs, size_t *n, const char **why)
+{
+	char path[PATH_MAX], err[PATH_MAX + 128];
+	struct host_dparam *p;
+	int np;
+	if (host_resolve_target(target, target_pid, path, sizeof(path))) {
+		*why = arena_printf(a, "uprobe target file '%s' not found", target);
+		return -1;
+	}
+	if (host_dwarf_params(path, func, &p, &np, err, sizeof(err))) {
+		*why = arena_strdup(a, err);
+		return -1;
+	}
+	struct field *f = arena_zalloc(a, ((size_t)np + 1) * sizeof(*f));
+	int *r = arena_zalloc(a, ((size_t)np + 1) * sizeof(*r));
+	for (int i = 0; i < np; i++) {
+		/* integers as their size and sign say; pointers, and what
+		 * cannot be read, as 64-bit addresses (str(), buf() read them) */
+		bool integer = p[i].reg >= 0 && !strchr(p[i].ctype, '*');
+		f[i].name = arena_strdup(a, p[i].name);
+		f[i].type = integer ? TYPE_INT(p[i].size * 8, p[i].is_signed)
+				    : TYPE_U64;
+		f[i].unif = UNIF_UNIFORM;
+		f[i].doc = arena_printf(a, "%s %s", p[i].ctype, p[i].name);
+		r[i] = p[i].reg;
+	}
+	*fields = f;
+	*regs = r;
+	*n = (size_t)np;
+	host_dparams_free(p, np);
+	return 0;
+}

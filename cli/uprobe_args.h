@@ -1,0 +1,14 @@
+/* A uprobe's args from the DWARF of its target: struct program's
+ * dwarf_args, for gpux's front end (cli/uprobe_args.c). */
+#ifndef GPUX_UPROBE_ARGS_H
+#define GPUX_UPROBE_ARGS_H
+
+#include <stddef.h>
+
+#include "arena.h"
+#include "catalog.h"
+
+int uprobe_dwarf_args(struct arena *a, const char *target, int target_pid, const char *func,
+		      struct field **fields, int **regs, size_t *n, const char **why);
+
+#endif

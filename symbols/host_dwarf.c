@@ -1,0 +1,286 @@
+/* host_dwarf.h: a function's parameters from DWARF, through libdw loaded
+ * on first use. */
+#include "host_dwarf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void host_dparams_free(struct host_dparam *p, int n)
+{
+	for (int i = 0; p && i < n; i++) {
+		free(p[i].name);
+		free(p[i].ctype);
+	}
+	free(p);
+}
+
+#if defined(__has_include)
+#if __has_include(<elfutils/libdw.h>) && __has_include(<dwarf.h>)
+#define GPUX_HAVE_LIBDW 1
+#endif
+#endif
+
+#ifndef GPUX_HAVE_LIBDW
+
+int host_dwarf_params(const char *path, const char *func, struct host_dparam **out, int *n,
+		      char *err, size_t errlen)
+{
+	(void)path, (void)func;
+	*out = NULL;
+	*n = 0;
+	snprintf(err, errlen, "this gpux was built without libdw's headers: no DWARF arguments");
+	return -ENOSYS;
+}
+
+#else
+
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+
+/* x86-64 System V: integer and pointer arguments in six registers */
+#define INT_REGS 6
+
+static struct {
+	void *lib;
+	Dwarf *(*begin)(int, Dwarf_Cmd);
+	int (*end)(Dwarf *);
+	int (*nextcu)(Dwarf *, Dwarf_Off, Dwarf_Off *, size_t *, Dwarf_Off *, uint8_t *,
+		      uint8_t *);
+	Dwarf_Die *(*offdie)(Dwarf *, Dwarf_Off, Dwarf_Die *);
+	ptrdiff_t (*getfuncs)(Dwarf_Die *, int (*)(Dwarf_Die *, void *), void *, ptrdiff_t);
+	int (*child)(Dwarf_Die *, Dwarf_Die *);
+	int (*siblingof)(Dwarf_Die *, Dwarf_Die *);
+	int (*tag)(Dwarf_Die *);
+	const char *(*diename)(Dwarf_Die *);
+	Dwarf_Attribute *(*attr_integrate)(Dwarf_Die *, unsigned int, Dwarf_Attribute *);
+	Dwarf_Die *(*formref_die)(Dwarf_Attribute *, Dwarf_Die *);
+	int (*formudata)(Dwarf_Attribute *, Dwarf_Word *);
+	int (*bytesize)(Dwarf_Die *);
+	int (*hasattr)(Dwarf_Die *, unsigned int);
+} dw;
+static pthread_once_t dw_once = PTHREAD_ONCE_INIT;
+
+static void dw_load(void)
+{
+	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return;
+#define SYM(f, s) *(void **)&dw.f = dlsym(h, s)
+	SYM(begin, "dwarf_begin");
+	SYM(end, "dwarf_end");
+	SYM(nextcu, "dwarf_nextcu");
+	SYM(offdie, "dwarf_offdie");
+	SYM(getfuncs, "dwarf_getfuncs");
+	SYM(child, "dwarf_child");
+	SYM(siblingof, "dwarf_siblingof");
+	SYM(tag, "dwarf_tag");
+	SYM(diename, "dwarf_diename");
+	SYM(attr_integrate, "dwarf_attr_integrate");
+	SYM(formref_die, "dwarf_formref_die");
+	SYM(formudata, "dwarf_formudata");
+	SYM(bytesize, "dwarf_bytesize");
+	SYM(hasattr, "dwarf_hasattr");
+#undef SYM
+	if (!dw.begin || !dw.end || !dw.nextcu || !dw.offdie || !dw.getfuncs || !dw.child ||
+	    !dw.siblingof || !dw.tag || !dw.diename || !dw.attr_integrate || !dw.formref_die ||
+	    !dw.formudata || !dw.bytesize || !dw.hasattr) {
+		dlclose(h);
+		memset(&dw, 0, sizeof(dw));
+		return;
+	}
+	dw.lib = h;
+}
+
+/* The DIE die's DW_AT_type names, or NULL (void). */
+static Dwarf_Die *type_of(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	if (!dw.attr_integrate(die, DW_AT_type, &a))
+		return NULL;
+	return dw.formref_die(&a, out);
+}
+
+/* The type as C writes it, the way bpftrace prints it ("const char*"),
+ * into buf; depth bounds what a broken file could loop on. */
+static void ctype(Dwarf_Die *t, char *buf, size_t len, int depth)
+{
+	Dwarf_Die in;
+	const char *name = t ? dw.diename(t) : NULL;
+	if (!t || depth > 16) {
+		snprintf(buf, len, "void");
+		return;
+	}
+	switch (dw.tag(t)) {
+	case DW_TAG_pointer_type: {
+		char inner[256];
+		ctype(type_of(t, &in), inner, sizeof(inner), depth + 1);
+		snprintf(buf, len, "%s*", inner);
+		return;
+	}
+	case DW_TAG_const_type:
+	case DW_TAG_volatile_type: {
+		char inner[256];
+		ctype(type_of(t, &in), inner, sizeof(inner), depth + 1);
+		snprintf(buf, len, "%s %s", dw.tag(t) == DW_TAG_const_type ? "const" : "volatile",
+			 inner);
+		return;
+	}
+	case DW_TAG_structure_type:
+		snprintf(buf, len, "struct %s", name ? name : "(anonymous)");
+		return;
+	case DW_TAG_union_type:
+		snprintf(buf, len, "union %s", name ? name : "(anonymous)");
+		return;
+	case DW_TAG_enumeration_type:
+		snprintf(buf, len, "enum %s", name ? name : "(anonymous)");
+		return;
+	default:
+		snprintf(buf, len, "%s", name ? name : "?");
+	}
+}
+
+enum arg_class { CLASS_INT, CLASS_FLOAT, CLASS_MEMORY };
+
+/* Where a parameter of type t arrives, its size and sign. */
+static enum arg_class classify(Dwarf_Die *t, unsigned *size, bool *is_signed)
+{
+	Dwarf_Die in;
+	*size = 8;
+	*is_signed = false;
+	for (int depth = 0; t && depth < 16; depth++) {
+		int tag = dw.tag(t);
+		if (tag == DW_TAG_typedef || tag == DW_TAG_const_type ||
+		    tag == DW_TAG_volatile_type || tag == DW_TAG_restrict_type) {
+			t = type_of(t, &in);
+			continue;
+		}
+		if (tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type)
+			return CLASS_INT;
+		int bytes = dw.bytesize(t);
+		if (tag == DW_TAG_enumeration_type) {
+			*size = bytes > 0 ? (unsigned)bytes : 4;
+			return CLASS_INT;
+		}
+		if (tag != DW_TAG_base_type || bytes <= 0 || bytes > 8)
+			return CLASS_MEMORY;
+		*size = (unsigned)bytes;
+		Dwarf_Attribute a;
+		Dwarf_Word enc = 0;
+		if (dw.attr_integrate(t, DW_AT_encoding, &a))
+			dw.formudata(&a, &enc);
+		if (enc == DW_ATE_float || enc == DW_ATE_complex_float)
+			return CLASS_FLOAT;
+		*is_signed = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+		return CLASS_INT;
+	}
+	return CLASS_MEMORY; /* void or too deep: nothing to read */
+}
+
+struct find {
+	const char *func;
+	Dwarf_Die die;
+	bool found;
+};
+
+static int on_func(Dwarf_Die *f, void *arg)
+{
+	struct find *fd = arg;
+	const char *name = dw.diename(f);
+	if (!name || strcmp(name, fd->func) || dw.hasattr(f, DW_AT_declaration))
+		return DWARF_CB_OK;
+	fd->die = *f;
+	fd->found = true;
+	return DWARF_CB_ABORT;
+}
+
+static int params_of(Dwarf_Die *f, struct host_dparam **out, int *n)
+{
+	Dwarf_Die c, t;
+	int cap = 0, next = 0;
+	bool lost = false; /* a struct by value: where the rest are is not known */
+	*out = NULL;
+	*n = 0;
+	if (dw.child(f, &c) != 0)
+		return 0;
+	do {
+		if (dw.tag(&c) != DW_TAG_formal_parameter)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			struct host_dparam *v = realloc(*out, (size_t)cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			*out = v;
+		}
+		struct host_dparam *p = &(*out)[*n];
+		char buf[512];
+		Dwarf_Die *ty = type_of(&c, &t);
+		ctype(ty, buf, sizeof(buf), 0);
+		const char *name = dw.diename(&c);
+		p->name = strdup(name ? name : "");
+		p->ctype = strdup(buf);
+		(*n)++;
+		if (!p->name || !p->ctype)
+			return -ENOMEM;
+		enum arg_class k = classify(ty, &p->size, &p->is_signed);
+		p->reg = -1;
+		if (k == CLASS_MEMORY)
+			lost = true;
+		else if (k == CLASS_INT && !lost)
+			p->reg = next++;
+	} while (dw.siblingof(&c, &c) == 0);
+	return 0;
+}
+
+int host_dwarf_params(const char *path, const char *func, struct host_dparam **out, int *n,
+		      char *err, size_t errlen)
+{
+	*out = NULL;
+	*n = 0;
+	pthread_once(&dw_once, dw_load);
+	if (!dw.lib) {
+		snprintf(err, errlen, "libdw.so.1 cannot be loaded here: no DWARF arguments");
+		return -ENOSYS;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
+		return -e;
+	}
+	Dwarf *d = dw.begin(fd, DWARF_C_READ);
+	if (!d) {
+		close(fd);
+		snprintf(err, errlen, "%s has no DWARF", path);
+		return -ENOENT;
+	}
+	struct find fd_ = { .func = func };
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (!fd_.found && dw.nextcu(d, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		if (dw.offdie(d, off + hsize, &cu))
+			dw.getfuncs(&cu, on_func, &fd_, 0);
+		off = next;
+	}
+	int rc = -ENOENT;
+	if (!fd_.found)
+		snprintf(err, errlen, "%s has no DWARF for %s", path, func);
+	else if ((rc = params_of(&fd_.die, out, n)) != 0) {
+		snprintf(err, errlen, "out of memory");
+		host_dparams_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	dw.end(d);
+	close(fd);
+	return rc;
+}
+
+#endif

@@ -1,0 +1,29 @@
+/* A function's parameters from the DWARF of the file that defines it, as
+ * bpftrace reads a uprobe's args: names, C types, and where each one
+ * is. libdw is loaded when first needed (dlopen), so gpux runs where it
+ * is missing, without DWARF arguments. */
+#ifndef GPUX_HOST_DWARF_H
+#define GPUX_HOST_DWARF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct host_dparam {
+	char *name;
+	char *ctype;   /* as bpftrace prints it: "long int", "const char*" */
+	unsigned size; /* bytes */
+	bool is_signed;
+	/* the integer argument register it arrives in (x86-64 System V:
+	 * the integer and pointer parameters in order), or -1 where it is
+	 * not in one (a float, a struct passed by value, and those after) */
+	int reg;
+};
+
+/* The parameters of the function func defined in path, in order.
+ * 0, or -ENOENT (the file has no DWARF for func), -ENOSYS (no libdw
+ * here), -errno; err says why. *out is malloc'd (host_dparams_free). */
+int host_dwarf_params(const char *path, const char *func, struct host_dparam **out, int *n,
+		      char *err, size_t errlen);
+void host_dparams_free(struct host_dparam *p, int n);
+
+#endif
