@@ -7,7 +7,6 @@
 #include "arena.h"
 #include "catalog.h"
 #include "provider.h"
-#include "tracepoint.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define INDENT "    "
@@ -215,71 +214,20 @@ static void print_verbose(FILE *out, const struct event *e,
 	print_policy(out, e);
 }
 
-/* Real tracepoints matching glob; -errno when tracefs cannot be read. */
-static int list_tracepoints(FILE *out, const char *glob, bool verbose,
-			    const struct event *tp)
-{
-	struct arena a;
-	char **names, cat[256];
-	size_t n, skip = strlen(tp->prov->name) + 1;
-	const char *rest = glob + skip, *colon = strchr(rest, ':');
-	const char *category = NULL;
-	int count = 0;
-
-	/* A literal category reads one directory instead of all. */
-	size_t clen = colon ? (size_t)(colon - rest) : 0;
-	if (colon && clen < sizeof(cat) && strcspn(rest, "*?[\\") > clen) {
-		memcpy(cat, rest, clen);
-		cat[clen] = '\0';
-		category = cat;
-	}
-
-	arena_init(&a);
-	int err = tracepoint_list(&a, category, &names, &n);
-	if (err == -ENOENT || err == -EINVAL) {
-		arena_free(&a);
-		return 0;
-	}
-	if (err) {
-		arena_free(&a);
-		return err;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char full[600];
-		snprintf(full, sizeof(full), "tracepoint:%s", names[i]);
-		if (fnmatch(glob, full, 0))
-			continue;
-		fprintf(out, "%s\n", full);
-		count++;
-		if (!verbose)
-			continue;
-		char *c = names[i], *nm = strchr(c, ':');
-		struct field *f = NULL;
-		size_t nf;
-		*nm++ = '\0';
-		int r = tracepoint_fields(&a, c, nm, &f, &nf);
-		char *doc = r ? arena_printf(&a, "fields unreadable: %s",
-					     strerror(-r))
-			      : NULL;
-		print_verbose(out, tp, f, doc, full);
-	}
-	arena_free(&a);
-	return count;
-}
-
 /* What e's unit can attach to now that matches glob; -errno. */
 static int list_unit(FILE *out, struct arena *a, const char *glob, bool verbose,
 		     const struct event *e)
 {
-	const char **names;
+	struct listed_probe *lp;
 	size_t n;
-	int err = e->prov->unit->list(a, e->prov, glob, &names, &n);
+	int err = e->prov->unit->list(a, e->prov, glob, verbose, &lp, &n);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "%s\n", names[i]);
+		fprintf(out, "%s\n", lp[i].name);
 		if (verbose)
-			print_verbose(out, e, e->fields, e->doc, names[i]);
+			print_verbose(out, e, lp[i].own ? lp[i].fields : e->fields,
+				      lp[i].own ? lp[i].doc : e->doc, lp[i].name);
 	}
 	return (int)n;
 }
@@ -296,14 +244,12 @@ int listing_print(FILE *out, const char *glob, bool verbose)
 
 	/* "t:sched:*" means "tracepoint:sched:*". */
 	const char *colon = strchr(glob, ':');
-	bool real_tp = false; /* the kernel's tracepoints, not the catalog's entry */
 	const struct provider *listed = NULL; /* its unit lists what it can attach to */
 	if (colon) {
 		char *prov = arena_strndup(&a, glob, (size_t)(colon - glob));
 		const struct provider *p = catalog_provider(prov);
 		if (p && strcmp(p->name, prov))
 			glob = arena_printf(&a, "%s%s", p->name, colon);
-		real_tp = p && p->syntax == SYN_TRACEPOINT && colon[1];
 		listed = p && p->unit->list && colon[1] ? p : NULL;
 	}
 
@@ -313,16 +259,6 @@ int listing_print(FILE *out, const char *glob, bool verbose)
 		const struct provider *p = e->prov;
 		char name[128];
 
-		if (p->syntax == SYN_TRACEPOINT && real_tp) {
-			int r = list_tracepoints(out, glob, verbose, e);
-			if (r >= 0) {
-				count += r;
-				continue;
-			}
-			fprintf(stderr, "gpux: cannot list tracepoints: %s\n",
-				r == -ENODEV ? "tracefs is not mounted"
-					     : strerror(-r));
-		}
 		if (p == listed) {
 			int r = list_unit(out, &a, glob, verbose, e);
 			if (r >= 0) {

@@ -29,6 +29,15 @@ struct spec {
 	int nparts;           /* 1 to 4, 5 for more */
 };
 
+/* One probe a unit lists; with own, its fields and description (NULL:
+ * none) instead of its event's. */
+struct listed_probe {
+	const char *name;
+	bool own;
+	const struct field *fields;
+	const char *doc;
+};
+
 struct provider_unit {
 	const struct provider *providers;
 	size_t nproviders;
@@ -45,10 +54,11 @@ struct provider_unit {
 	const char *usage;
 	/* `gpux -l PROVIDER:GLOB`: the probes of provider p it can attach
 	 * to here that match glob (whole names, the provider's full name
-	 * first), into the arena. 0, or -errno where they cannot be read.
-	 * NULL: the usage line is listed. */
-	int (*list)(struct arena *a, const struct provider *p, const char *glob,
-		    const char ***names, size_t *n);
+	 * first), into the arena; with verbose, each one's own fields where
+	 * it has them (a tracepoint's). 0, or -errno where they cannot be
+	 * read. NULL: the usage line is listed. */
+	int (*list)(struct arena *a, const struct provider *p, const char *glob, bool verbose,
+		    struct listed_probe **out, size_t *n);
 	/* The ELF section of a host program for at (its event e); libbpf
 	 * takes the program's type from the prefix. site is what host
 	 * lowering found for it (a usdt site, a driver hook's member), else

@@ -93,22 +93,23 @@ static int resolve(struct spec *s)
 	return 0;
 }
 
-static int list(struct arena *a, const struct provider *p, const char *glob,
-		const char ***names, size_t *n)
+static int list(struct arena *a, const struct provider *p, const char *glob, bool verbose,
+		struct listed_probe **out, size_t *n)
 {
 	struct kfunc *fs;
 	size_t nf;
+	(void)verbose; /* the event's fields are each function's */
 	int err = tracefs_functions(a, NULL, NULL, &fs, &nf);
 	if (err)
 		return err;
-	*names = arena_zalloc(a, (nf + 1) * sizeof(**names));
+	*out = arena_zalloc(a, (nf + 1) * sizeof(**out));
 	*n = 0;
 	for (size_t i = 0; i < nf; i++) {
 		const char *probe = fs[i].module
 			? arena_printf(a, "%s:%s:%s", p->name, fs[i].module, fs[i].name)
 			: arena_printf(a, "%s:%s", p->name, fs[i].name);
 		if (!fnmatch(glob, probe, 0))
-			(*names)[(*n)++] = probe;
+			(*out)[(*n)++].name = probe;
 	}
 	return 0;
 }

@@ -97,6 +97,46 @@ static int resolve(struct spec *s)
 	return 0;
 }
 
+/* The kernel's tracepoints matching glob ("tracepoint:CATEGORY:NAME"),
+ * with verbose each one's fields from tracefs. */
+static int list(struct arena *a, const struct provider *p, const char *glob, bool verbose,
+		struct listed_probe **out, size_t *n)
+{
+	size_t skip = strlen(p->name) + 1, clen;
+	const char *rest = glob + skip, *colon = strchr(rest, ':');
+	char **names;
+	size_t nn;
+	/* a literal category reads one directory instead of all */
+	const char *category = NULL;
+	if (colon && (clen = (size_t)(colon - rest)) < strcspn(rest, "*?[\\"))
+		category = arena_strndup(a, rest, clen);
+	int err = tracepoint_list(a, category, &names, &nn);
+	*n = 0;
+	if (err == -ENOENT || err == -EINVAL)
+		return 0;
+	if (err)
+		return err;
+	*out = arena_zalloc(a, (nn + 1) * sizeof(**out));
+	for (size_t i = 0; i < nn; i++) {
+		const char *full = arena_printf(a, "%s:%s", p->name, names[i]);
+		if (fnmatch(glob, full, 0))
+			continue;
+		struct listed_probe *lp = &(*out)[(*n)++];
+		lp->name = full;
+		if (!verbose)
+			continue;
+		char *c = arena_strdup(a, names[i]), *nm = strchr(c, ':');
+		struct field *f = NULL;
+		size_t nf;
+		*nm++ = '\0';
+		int r = tracepoint_fields(a, c, nm, &f, &nf);
+		lp->own = true;
+		lp->fields = f;
+		lp->doc = r ? arena_printf(a, "fields unreadable: %s", strerror(-r)) : NULL;
+	}
+	return 0;
+}
+
 static const char *section(struct arena *a, const struct attach *at, const struct event *e,
 			   const char *site)
 {
@@ -111,5 +151,6 @@ const struct provider_unit tracepoint_unit = {
 	.nevents = sizeof(events) / sizeof(events[0]),
 	.resolve = resolve,
 	.usage = ":CATEGORY:NAME",
+	.list = list,
 	.section = section,
 };

@@ -336,13 +336,24 @@ static void test_tracepoint_fake(void)
 	CHECK(tracefs_functions(&a, "nope*", NULL, &kf, &n) == 0 && n == 0 && kf[0].name == NULL);
 	/* kprobe's unit lists them as probes, a module's by MODULE:FUNCTION */
 	const struct provider *kp = catalog_provider("kretprobe");
-	const char **probes;
+	struct listed_probe *probes;
 	if (CHECK(kp && kp->unit->list) &&
-	    CHECK(kp->unit->list(&a, kp, "kretprobe:*_fn", &probes, &n) == 0) && CHECK(n == 2))
-		CHECK(streq(probes[0], "kretprobe:mod_a:mod_fn") &&
-		      streq(probes[1], "kretprobe:mod_b:mod_fn"));
-	CHECK(kp->unit->list(&a, kp, "kretprobe:vfs_*", &probes, &n) == 0 && n == 2 &&
-	      streq(probes[0], "kretprobe:vfs_read"));
+	    CHECK(kp->unit->list(&a, kp, "kretprobe:*_fn", false, &probes, &n) == 0) &&
+	    CHECK(n == 2))
+		CHECK(streq(probes[0].name, "kretprobe:mod_a:mod_fn") &&
+		      streq(probes[1].name, "kretprobe:mod_b:mod_fn") && !probes[0].own);
+	CHECK(kp->unit->list(&a, kp, "kretprobe:vfs_*", true, &probes, &n) == 0 && n == 2 &&
+	      streq(probes[0].name, "kretprobe:vfs_read"));
+	/* tracepoint's: the fake tree's, with their own fields under -v */
+	const struct provider *tp = catalog_provider("tracepoint");
+	if (CHECK(tp->unit->list(&a, tp, "tracepoint:fake:*", true, &probes, &n) == 0) &&
+	    CHECK(n == 2))
+		CHECK(streq(probes[0].name, "tracepoint:fake:ev") && probes[0].own &&
+		      streq(probes[0].fields[0].name, "comm") && !probes[0].doc &&
+		      probes[1].own && !probes[1].fields && probes[1].doc);
+	CHECK(tp->unit->list(&a, tp, "tracepoint:fake:e?", false, &probes, &n) == 0 && n == 1 &&
+	      !probes[0].own);
+	CHECK(tp->unit->list(&a, tp, "tracepoint:nope:*", false, &probes, &n) == 0 && n == 0);
 
 	snprintf(path, sizeof(path), "%s/empty", root);
 	tracepoint_set_root(path);
