@@ -80,6 +80,7 @@ struct attach {
 	int nargs;
 	const int *arg_regs;
 	const char *args_why;
+	bool args_dwarf; /* args come from DWARF, read once a probe uses them */
 	/* uprobe, kprobe: the function of "FUNC+OFFSET" (NULL for an
 	 * address), the offset into it or the address, and the symbol as
 	 * bpftrace names the probe ("readline+8", "4660": decimal); a

@@ -147,6 +147,28 @@ static void check_ident(struct tctx *c, struct node *n)
 	explain_unknown(c, n);
 }
 
+/* A uprobe's args from DWARF, for every attach point of the probe (each
+ * compiles with its own), on first use (struct program's dwarf_args). */
+static void load_dwarf_args(struct tctx *c)
+{
+	for (struct node *a = c->probe->u.probe.attach; a; a = a->next) {
+		struct attach *at = &a->u.attach;
+		struct field *fields;
+		int *regs;
+		size_t n;
+		if (!at->args_dwarf || at->args || at->args_why)
+			continue;
+		if (!c->prog->dwarf_args)
+			at->args_why = "this front end reads no DWARF";
+		else if (!c->prog->dwarf_args(&c->prog->arena, at->event, c->prog->target_pid,
+					      at->func, &fields, &regs, &n, &at->args_why)) {
+			at->args = fields;
+			at->nargs = (int)n;
+			at->arg_regs = regs;
+		}
+	}
+}
+
 bool sema_is_args_field(const struct tctx *c, const struct node *n)
 {
 	const struct node *base = n->kind == N_FIELD ? n->u.field.base : NULL;
@@ -162,6 +184,7 @@ static void check_field(struct tctx *c, struct node *n)
 	const char *name = n->u.field.name;
 	char b[64];
 	if (sema_is_args_field(c, n)) {
+		load_dwarf_args(c);
 		const struct attach *at = &c->probe->u.probe.attach->u.attach;
 		if (!at->args && !is_tracepoint(c)) {
 			struct diag *dg = terr(c, n->span, "%s has no DWARF arguments: %s",

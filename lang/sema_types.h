@@ -31,8 +31,8 @@ struct diag *terr(struct tctx *c, struct span sp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 void check_expr(struct tctx *c, struct node *n);
-/* Whether n reads a tracepoint's field: args.NAME (args->NAME) in a
- * tracepoint probe. */
+/* Whether n reads args.NAME (args->NAME): a tracepoint's field, or a
+ * uprobe's parameter (DWARF). */
 bool sema_is_args_field(const struct tctx *c, const struct node *n);
 /* A warning at $N where the program got fewer arguments. */
 void positional_unset(struct tctx *c, const struct node *n);

@@ -73,31 +73,17 @@ static int parse_usym(struct spec *s, const char *sym)
 }
 
 /* args.NAME: a function's parameters, from the DWARF of its file, as
- * bpftrace 0.17 reads them at a function's entry */
-static int read_args(struct spec *s)
+ * bpftrace 0.17 reads them at a function's entry; read when a probe
+ * uses them (sema), since a large file's DWARF takes time */
+static int args_from_dwarf(struct spec *s)
 {
 	struct attach *at = &s->an->u.attach;
-	struct field *fields;
-	int *regs;
-	size_t n;
-	if (at->prov != &providers[0]) {
+	if (at->prov != &providers[0])
 		at->args_why = "a uretprobe fires when the function returns, its arguments gone";
-		return 0;
-	}
-	if (spec_has_glob(at->func) || at->addr || at->offset) {
+	else if (spec_has_glob(at->func) || at->addr || at->offset)
 		at->args_why = "args are read at the entry of one function named whole";
-		return 0;
-	}
-	if (!s->prog->dwarf_args) {
-		at->args_why = "this front end reads no DWARF";
-		return 0;
-	}
-	if (s->prog->dwarf_args(&s->prog->arena, at->event, s->prog->target_pid, at->func, &fields,
-				&regs, &n, &at->args_why))
-		return 0;
-	at->args = fields;
-	at->nargs = (int)n;
-	at->arg_regs = regs;
+	else
+		at->args_dwarf = true;
 	return 0;
 }
 
@@ -116,7 +102,7 @@ static int resolve(struct spec *s)
 	/* a library by name is found, a glob matched and an address named
 	 * only when attaching */
 	at->by_cookie = spec_has_glob(at->filter) || !strchr(at->event, '/') || at->addr;
-	return read_args(s);
+	return args_from_dwarf(s);
 }
 
 static const char *section(struct arena *a, const struct attach *at, const struct event *e,
