@@ -68,7 +68,7 @@ static int attach(struct kattach *l, struct bpf_program *p, const struct host_pr
 		return -1;
 	}
 	const char *sym = colon + 1;
-	if ((hp->site.addr || hp->site.offset)) {
+	if (hp->site.addr || hp->site.offset) {
 		struct host_usym us;
 		uint64_t cookie;
 		if (host_usym_resolve(path, hp->site.func, hp->site.offset, ret, &us, err, errlen))
