@@ -21,13 +21,15 @@ static int by_name(const void *a, const void *b)
 static void print_params(FILE *out, const char *path, const char *fn)
 {
 	struct host_dparam *p;
+	struct host_drecords recs;
 	int n;
 	char err[PATH_MAX + 128];
-	if (host_dwarf_params(path, fn, &p, &n, err, sizeof(err)))
+	if (host_dwarf_params(path, fn, &p, &n, &recs, err, sizeof(err)))
 		return;
 	for (int i = 0; i < n; i++)
 		fprintf(out, "    %s %s\n", p[i].ctype, p[i].name);
 	host_dparams_free(p, n);
+	host_drecords_free(&recs);
 }
 
 /* Each function of path matching sym_glob, sorted, as "PREFIX:NAME";

@@ -11,21 +11,24 @@
 #include "host_path.h"
 
 int uprobe_dwarf_args(struct arena *a, const char *target, int target_pid, const char *func,
-		      struct field **fields, int **regs, size_t *n, const char **why)
+		      struct dwarf_args *out, const char **why)
 {
 	char path[PATH_MAX], err[PATH_MAX + 128];
 	struct host_dparam *p;
+	struct host_drecords recs;
 	int np;
 	if (host_resolve_target(target, target_pid, path, sizeof(path))) {
 		*why = arena_printf(a, "uprobe target file '%s' not found", target);
 		return -1;
 	}
-	if (host_dwarf_params(path, func, &p, &np, err, sizeof(err))) {
+	if (host_dwarf_params(path, func, &p, &np, &recs, err, sizeof(err))) {
 		*why = arena_strdup(a, err);
 		return -1;
 	}
 	struct field *f = arena_zalloc(a, ((size_t)np + 1) * sizeof(*f));
 	int *r = arena_zalloc(a, ((size_t)np + 1) * sizeof(*r));
+	int *stars = arena_zalloc(a, ((size_t)np + 1) * sizeof(*stars));
+	const char **records = arena_zalloc(a, ((size_t)np + 1) * sizeof(*records));
 	for (int i = 0; i < np; i++) {
 		/* integers as their size and sign say; pointers, and what
 		 * cannot be read, as 64-bit addresses (str(), buf() read them) */
@@ -36,10 +39,19 @@ int uprobe_dwarf_args(struct arena *a, const char *target, int target_pid, const
 		f[i].unif = UNIF_UNIFORM;
 		f[i].doc = arena_printf(a, "%s %s", p[i].ctype, p[i].name);
 		r[i] = p[i].reg;
+		records[i] = p[i].record ? arena_strdup(a, p[i].record) : NULL;
+		stars[i] = p[i].stars;
 	}
-	*fields = f;
-	*regs = r;
-	*n = (size_t)np;
+	*out = (struct dwarf_args){ .fields = f, .regs = r, .records = records, .stars = stars,
+				    .n = (size_t)np, .ndefs = recs.n };
+	out->defs = recs.defs ? arena_strdup(a, recs.defs) : NULL;
+	out->def_names = arena_zalloc(a, ((size_t)recs.n + 1) * sizeof(*out->def_names));
+	out->def_sizes = arena_zalloc(a, ((size_t)recs.n + 1) * sizeof(*out->def_sizes));
+	for (int i = 0; i < recs.n; i++) {
+		out->def_names[i] = arena_strdup(a, recs.name[i]);
+		out->def_sizes[i] = recs.size[i];
+	}
 	host_dparams_free(p, np);
+	host_drecords_free(&recs);
 	return 0;
 }

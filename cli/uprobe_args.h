@@ -5,10 +5,9 @@
 
 #include <stddef.h>
 
-#include "arena.h"
-#include "catalog.h"
+#include "ast.h"
 
 int uprobe_dwarf_args(struct arena *a, const char *target, int target_pid, const char *func,
-		      struct field **fields, int **regs, size_t *n, const char **why);
+		      struct dwarf_args *out, const char **why);
 
 #endif

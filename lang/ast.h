@@ -194,6 +194,23 @@ struct map_info {
 	bool warned;        /* 'never assigned' reported once */
 };
 
+/* What struct program's dwarf_args gives: fields typed as args.NAME
+ * reads them, the argument register of each (-1: not in one), and for
+ * a pointer to a record, the record ("struct rec") and how many
+ * pointers deep (records[i] NULL: none); the records' C definitions
+ * and each one's size in DWARF, which the layout must match. */
+struct dwarf_args {
+	struct field *fields;
+	int *regs;
+	const char **records;
+	int *stars;
+	size_t n;
+	const char *defs;
+	const char **def_names;
+	unsigned *def_sizes;
+	int ndefs;
+};
+
 struct program {
 	struct arena arena;
 	struct source src;
@@ -214,12 +231,11 @@ struct program {
 	bool text_only;      /* no headers read, no preprocessor run (fuzzing) */
 	/* A uprobe's function's parameters, from the DWARF of target (a
 	 * path or library name, found as an attach point's is, with
-	 * target_pid's libraries): fields typed as args.NAME reads them
-	 * and the argument register of each (-1: not in one), into the
-	 * arena. 0, or -1 with why (the file has no DWARF for it). Set by
-	 * the driver, which reads files (cli/uprobe_args.c); NULL: none. */
+	 * target_pid's libraries), into the arena. 0, or -1 with why (the
+	 * file has no DWARF for it). Set by the driver, which reads files
+	 * (cli/uprobe_args.c); NULL: none. */
 	int (*dwarf_args)(struct arena *a, const char *target, int target_pid, const char *func,
-			  struct field **fields, int **regs, size_t *n, const char **why);
+			  struct dwarf_args *out, const char **why);
 	int target_pid;
 };
 

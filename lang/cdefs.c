@@ -274,6 +274,12 @@ static char *run_cpp(struct program *prog, struct diags *d, size_t *outlen)
 	return buf;
 }
 
+void cdefs_add(struct program *prog, struct diags *d, const char *text)
+{
+	cdefs_of(prog);
+	parse_text(prog, d, text, strlen(text), (struct span){ 1, 1, 1, 1 }, true);
+}
+
 int cdefs_build(struct program *prog, struct diags *d)
 {
 	/* --include FILE: the preprocessor reads it before the script, which

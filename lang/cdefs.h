@@ -58,6 +58,9 @@ struct macro *cdefs_parse_define(struct arena *a, const char *line, size_t len,
 
 /* Parse and lay out prog's C parts; 0, or -1 with diagnostics. */
 int cdefs_build(struct program *prog, struct diags *d);
+/* More definitions (C text gpux made: a uprobe's records from DWARF),
+ * after the script's; what they get wrong goes to d. */
+void cdefs_add(struct program *prog, struct diags *d, const char *text);
 
 /* "struct NAME" / "union NAME" (kw: "struct" or "union"), or NULL. */
 const struct record *cdefs_record(const struct cdefs *c, const char *kw,

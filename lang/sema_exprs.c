@@ -147,24 +147,49 @@ static void check_ident(struct tctx *c, struct node *n)
 	explain_unknown(c, n);
 }
 
+/* Pointers to records among a uprobe's args: the records' definitions
+ * from DWARF join the script's, and a parameter is typed as a pointer
+ * to its record, for args->p->x, where their layout here matches
+ * DWARF's sizes; where the script defines one of them, the script's
+ * definitions are used as they are. The rest stay 64-bit addresses. */
+static void type_records(struct tctx *c, struct dwarf_args *da)
+{
+	bool mine = true;
+	for (int i = 0; i < da->ndefs; i++)
+		if (sema_record_size(c, da->def_names[i]) >= 0)
+			mine = false;
+	if (da->defs && mine) {
+		struct diags quiet;
+		diags_init(&quiet, &c->prog->arena);
+		cdefs_add(c->prog, &quiet, da->defs);
+		if (quiet.errors)
+			return;
+	}
+	for (int i = 0; mine && i < da->ndefs; i++)
+		if (sema_record_size(c, da->def_names[i]) != (long)da->def_sizes[i])
+			return;
+	for (size_t i = 0; i < da->n; i++)
+		if (da->records[i])
+			sema_record_pointer(c, da->records[i], da->stars[i], &da->fields[i].type);
+}
+
 /* A uprobe's args from DWARF, for every attach point of the probe (each
  * compiles with its own), on first use (struct program's dwarf_args). */
 static void load_dwarf_args(struct tctx *c)
 {
 	for (struct node *a = c->probe->u.probe.attach; a; a = a->next) {
 		struct attach *at = &a->u.attach;
-		struct field *fields;
-		int *regs;
-		size_t n;
+		struct dwarf_args da;
 		if (!at->args_dwarf || at->args || at->args_why)
 			continue;
 		if (!c->prog->dwarf_args)
 			at->args_why = "this front end reads no DWARF";
 		else if (!c->prog->dwarf_args(&c->prog->arena, at->event, c->prog->target_pid,
-					      at->func, &fields, &regs, &n, &at->args_why)) {
-			at->args = fields;
-			at->nargs = (int)n;
-			at->arg_regs = regs;
+					      at->func, &da, &at->args_why)) {
+			type_records(c, &da);
+			at->args = da.fields;
+			at->nargs = (int)da.n;
+			at->arg_regs = da.regs;
 		}
 	}
 }

@@ -50,6 +50,28 @@ static bool resolve_type(struct tctx *c, const char *name, int stars, struct spa
 	return true;
 }
 
+static const struct record *record_named(struct tctx *c, const char *rec)
+{
+	if (!strncmp(rec, "struct ", 7))
+		return cdefs_record(c->prog->cdefs, "struct", rec + 7);
+	if (!strncmp(rec, "union ", 6))
+		return cdefs_record(c->prog->cdefs, "union", rec + 6);
+	return NULL;
+}
+
+long sema_record_size(struct tctx *c, const char *rec)
+{
+	const struct record *r = record_named(c, rec);
+	return r && r->defined ? (long)r->size : -1;
+}
+
+bool sema_record_pointer(struct tctx *c, const char *rec, int stars, struct type *out)
+{
+	if (sema_record_size(c, rec) < 0 || stars < 1)
+		return false;
+	return resolve_type(c, rec, stars, (struct span){ 0 }, out);
+}
+
 /* What reading a value of memory type t gives: a char array is a
  * string, as bpftrace has it; the rest is itself. */
 static struct type value_of(struct type t)

@@ -31,6 +31,11 @@ struct diag *terr(struct tctx *c, struct span sp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 void check_expr(struct tctx *c, struct node *n);
+/* "struct rec"'s size in the C definitions, or -1 where it has none. */
+long sema_record_size(struct tctx *c, const char *rec);
+/* A pointer (stars deep) to record rec ("struct rec") into out; false,
+ * out untouched, where it is not defined. */
+bool sema_record_pointer(struct tctx *c, const char *rec, int stars, struct type *out);
 /* Whether n reads args.NAME (args->NAME): a tracepoint's field, or a
  * uprobe's parameter (DWARF). */
 bool sema_is_args_field(const struct tctx *c, const struct node *n);

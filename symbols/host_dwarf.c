@@ -3,6 +3,7 @@
 #include "host_dwarf.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,21 @@ void host_dparams_free(struct host_dparam *p, int n)
 	for (int i = 0; p && i < n; i++) {
 		free(p[i].name);
 		free(p[i].ctype);
+		free(p[i].record);
 	}
 	free(p);
+}
+
+void host_drecords_free(struct host_drecords *r)
+{
+	for (int i = 0; r && i < r->n; i++)
+		free(r->name[i]);
+	if (r) {
+		free(r->defs);
+		free(r->name);
+		free(r->size);
+		*r = (struct host_drecords){ 0 };
+	}
 }
 
 #if defined(__has_include)
@@ -25,9 +39,10 @@ void host_dparams_free(struct host_dparam *p, int n)
 #ifndef GPUX_HAVE_LIBDW
 
 int host_dwarf_params(const char *path, const char *func, struct host_dparam **out, int *n,
-		      char *err, size_t errlen)
+		      struct host_drecords *recs, char *err, size_t errlen)
 {
 	(void)path, (void)func;
+	*recs = (struct host_drecords){ 0 };
 	*out = NULL;
 	*n = 0;
 	snprintf(err, errlen, "this gpux was built without libdw's headers: no DWARF arguments");
@@ -182,6 +197,222 @@ static enum arg_class classify(Dwarf_Die *t, unsigned *size, bool *is_signed)
 	return CLASS_MEMORY; /* void or too deep: nothing to read */
 }
 
+/* ---- the records parameters point to, as C text ---- */
+
+/* text grows by appending; failure sticks */
+struct ctext {
+	char *s;
+	size_t len, cap;
+	bool bad;
+};
+
+static void put(struct ctext *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct ctext *t, const char *fmt, ...)
+{
+	va_list ap;
+	for (int pass = 0; pass < 2 && !t->bad; pass++) {
+		va_start(ap, fmt);
+		int k = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
+		va_end(ap);
+		if (k < 0) {
+			t->bad = true;
+			return;
+		}
+		if (t->s && t->len + (size_t)k < t->cap) {
+			t->len += (size_t)k;
+			return;
+		}
+		size_t cap = (t->cap ? 2 * t->cap : 1024) + (size_t)k;
+		char *ns = realloc(t->s, cap);
+		if (!ns) {
+			t->bad = true;
+			return;
+		}
+		t->s = ns;
+		t->cap = cap;
+	}
+}
+
+struct recgen {
+	struct ctext text;
+	struct host_drecords *out;
+	int depth;
+};
+
+/* t without typedefs, const and volatile */
+static Dwarf_Die *peel(Dwarf_Die *t, Dwarf_Die *buf)
+{
+	for (int i = 0; t && i < 16; i++) {
+		int tag = dw.tag(t);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
+		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type)
+			return t;
+		t = type_of(t, buf);
+	}
+	return t;
+}
+
+static bool emit_record(struct recgen *g, Dwarf_Die *r);
+
+/* "struct x", "int": a member's or pointee's type without pointers,
+ * which the C front end knows (records emitted first); false where it
+ * cannot be written so */
+static bool base_name(struct recgen *g, Dwarf_Die *t, bool by_value, char *buf, size_t len)
+{
+	Dwarf_Die in;
+	t = peel(t, &in);
+	if (!t) {
+		snprintf(buf, len, "void");
+		return !by_value;
+	}
+	int tag = dw.tag(t);
+	const char *name = dw.diename(t);
+	if (tag == DW_TAG_base_type && name) {
+		Dwarf_Attribute a;
+		Dwarf_Word enc = 0;
+		if (dw.attr_integrate(t, DW_AT_encoding, &a))
+			dw.formudata(&a, &enc);
+		if (enc == DW_ATE_float || enc == DW_ATE_complex_float)
+			return false;
+		snprintf(buf, len, "%s", name);
+		return true;
+	}
+	if (tag == DW_TAG_enumeration_type) {
+		int b = dw.bytesize(t);
+		snprintf(buf, len, "%s", b == 1 ? "unsigned char" : b == 2 ? "short" :
+					 b == 8 ? "long" : "int");
+		return true;
+	}
+	if ((tag == DW_TAG_structure_type || tag == DW_TAG_union_type) && name) {
+		snprintf(buf, len, "%s %s", tag == DW_TAG_union_type ? "union" : "struct", name);
+		/* held by value: defined first; pointed to: named is enough */
+		return !by_value || emit_record(g, t);
+	}
+	return false;
+}
+
+/* One member, "TYPE NAME;", pointers and an array of one dimension */
+static bool emit_member(struct recgen *g, Dwarf_Die *m)
+{
+	Dwarf_Die buf, in, *t = peel(type_of(m, &buf), &in);
+	const char *name = dw.diename(m);
+	char base[256];
+	int stars = 0;
+	unsigned count = 0;
+	if (!name || dw.hasattr(m, DW_AT_bit_size) || dw.hasattr(m, DW_AT_data_bit_offset))
+		return false;
+	if (t && dw.tag(t) == DW_TAG_array_type) {
+		Dwarf_Die sub, b2;
+		Dwarf_Attribute a;
+		Dwarf_Word ub = 0;
+		if (dw.child(t, &sub) != 0 || dw.tag(&sub) != DW_TAG_subrange_type ||
+		    dw.siblingof(&sub, &b2) == 0 || !dw.attr_integrate(&sub, DW_AT_upper_bound, &a) ||
+		    dw.formudata(&a, &ub) != 0 || ub >= 1u << 20)
+			return false;
+		count = (unsigned)ub + 1;
+		t = peel(type_of(t, &buf), &in);
+	}
+	while (t && dw.tag(t) == DW_TAG_pointer_type && stars < 4) {
+		stars++;
+		t = peel(type_of(t, &buf), &in);
+	}
+	if (t && dw.tag(t) == DW_TAG_subroutine_type) { /* a function pointer */
+		if (stars != 1 || count)
+			return false;
+		put(&g->text, "\tvoid *%s;\n", name);
+		return true;
+	}
+	if (!base_name(g, t, stars == 0, base, sizeof(base)))
+		return false;
+	put(&g->text, "\t%s %.*s%s", base, stars, "****", name);
+	if (count)
+		put(&g->text, "[%u]", count);
+	put(&g->text, ";\n");
+	return true;
+}
+
+static bool known(const struct recgen *g, const char *rec)
+{
+	for (int i = 0; i < g->out->n; i++)
+		if (!strcmp(g->out->name[i], rec))
+			return true;
+	return false;
+}
+
+/* struct or union r, once, after the records it holds by value; false
+ * where a member cannot be written (bitfields, anonymous records,
+ * floats, arrays of arrays) */
+static bool emit_record(struct recgen *g, Dwarf_Die *r)
+{
+	const char *name = dw.diename(r);
+	bool is_union = dw.tag(r) == DW_TAG_union_type;
+	char rec[300];
+	int size = dw.bytesize(r);
+	if (!name || size <= 0 || dw.hasattr(r, DW_AT_declaration) || g->depth > 8)
+		return false;
+	snprintf(rec, sizeof(rec), "%s %s", is_union ? "union" : "struct", name);
+	if (known(g, rec))
+		return true;
+	/* members are written to a text of their own, after what they need */
+	struct ctext outer = g->text;
+	g->text = (struct ctext){ 0 };
+	g->depth++;
+	bool ok = true;
+	Dwarf_Die m;
+	if (dw.child(r, &m) == 0) {
+		do {
+			if (dw.tag(&m) == DW_TAG_member)
+				ok = emit_member(g, &m);
+		} while (ok && dw.siblingof(&m, &m) == 0);
+	}
+	g->depth--;
+	struct ctext body = g->text;
+	g->text = outer;
+	if (ok && !body.bad && !known(g, rec)) {
+		char **nn = realloc(g->out->name, (size_t)(g->out->n + 1) * sizeof(*nn));
+		unsigned *ns = nn ? realloc(g->out->size, (size_t)(g->out->n + 1) * sizeof(*ns))
+				  : NULL;
+		if (nn)
+			g->out->name = nn;
+		if (ns)
+			g->out->size = ns;
+		char *copy = ns ? strdup(rec) : NULL;
+		if (!copy) {
+			free(body.s);
+			g->text.bad = true;
+			return false;
+		}
+		g->out->name[g->out->n] = copy;
+		g->out->size[g->out->n++] = (unsigned)size;
+		put(&g->text, "%s {\n%.*s};\n", rec, (int)body.len, body.s ? body.s : "");
+	}
+	free(body.s);
+	return ok && !body.bad;
+}
+
+/* A parameter of type t that points to a record: the record, defined in
+ * g, and how many pointers deep */
+static void pointee_record(struct recgen *g, Dwarf_Die *t, struct host_dparam *p)
+{
+	Dwarf_Die buf, in;
+	int stars = 0;
+	t = peel(t, &in);
+	while (t && dw.tag(t) == DW_TAG_pointer_type && stars < 4) {
+		stars++;
+		t = peel(type_of(t, &buf), &in);
+	}
+	int tag = t ? dw.tag(t) : 0;
+	if (!stars || (tag != DW_TAG_structure_type && tag != DW_TAG_union_type))
+		return;
+	if (!emit_record(g, t))
+		return;
+	p->record = malloc(300);
+	if (p->record)
+		snprintf(p->record, 300, "%s %s", tag == DW_TAG_union_type ? "union" : "struct",
+			 dw.diename(t));
+	p->stars = stars;
+}
+
 struct find {
 	const char *func;
 	Dwarf_Die die;
@@ -199,7 +430,7 @@ static int on_func(Dwarf_Die *f, void *arg)
 	return DWARF_CB_ABORT;
 }
 
-static int params_of(Dwarf_Die *f, struct host_dparam **out, int *n)
+static int params_of(Dwarf_Die *f, struct host_dparam **out, int *n, struct recgen *g)
 {
 	Dwarf_Die c, t;
 	int cap = 0, next = 0;
@@ -230,6 +461,10 @@ static int params_of(Dwarf_Die *f, struct host_dparam **out, int *n)
 			return -ENOMEM;
 		enum arg_class k = classify(ty, &p->size, &p->is_signed);
 		p->reg = -1;
+		p->record = NULL;
+		p->stars = 0;
+		if (k == CLASS_INT)
+			pointee_record(g, ty, p);
 		if (k == CLASS_MEMORY)
 			lost = true;
 		else if (k == CLASS_INT && !lost)
@@ -239,10 +474,11 @@ static int params_of(Dwarf_Die *f, struct host_dparam **out, int *n)
 }
 
 int host_dwarf_params(const char *path, const char *func, struct host_dparam **out, int *n,
-		      char *err, size_t errlen)
+		      struct host_drecords *recs, char *err, size_t errlen)
 {
 	*out = NULL;
 	*n = 0;
+	*recs = (struct host_drecords){ 0 };
 	pthread_once(&dw_once, dw_load);
 	if (!dw.lib) {
 		snprintf(err, errlen, "libdw.so.1 cannot be loaded here: no DWARF arguments");
@@ -272,11 +508,19 @@ int host_dwarf_params(const char *path, const char *func, struct host_dparam **o
 	int rc = -ENOENT;
 	if (!fd_.found)
 		snprintf(err, errlen, "%s has no DWARF for %s", path, func);
-	else if ((rc = params_of(&fd_.die, out, n)) != 0) {
-		snprintf(err, errlen, "out of memory");
-		host_dparams_free(*out, *n);
-		*out = NULL;
-		*n = 0;
+	else {
+		struct recgen g = { .out = recs };
+		rc = params_of(&fd_.die, out, n, &g);
+		if (rc == 0 && g.text.bad)
+			rc = -ENOMEM;
+		recs->defs = g.text.s;
+		if (rc) {
+			snprintf(err, errlen, "out of memory");
+			host_dparams_free(*out, *n);
+			host_drecords_free(recs);
+			*out = NULL;
+			*n = 0;
+		}
 	}
 	dw.end(d);
 	close(fd);

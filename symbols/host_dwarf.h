@@ -17,13 +17,28 @@ struct host_dparam {
 	 * the integer and pointer parameters in order), or -1 where it is
 	 * not in one (a float, a struct passed by value, and those after) */
 	int reg;
+	/* a pointer to a struct or union that defs defines: its record
+	 * ("struct rec") and how many pointers deep, else NULL and 0 */
+	char *record;
+	int stars;
+};
+
+/* C definitions of the records the parameters point to (and those they
+ * hold by value), each with its size from DWARF to check the layout
+ * against: "struct a { ... };" text and "struct a" -> bytes. */
+struct host_drecords {
+	char *defs;
+	int n;
+	char **name;
+	unsigned *size;
 };
 
 /* The parameters of the function func defined in path, in order.
  * 0, or -ENOENT (the file has no DWARF for func), -ENOSYS (no libdw
  * here), -errno; err says why. *out is malloc'd (host_dparams_free). */
 int host_dwarf_params(const char *path, const char *func, struct host_dparam **out, int *n,
-		      char *err, size_t errlen);
+		      struct host_drecords *recs, char *err, size_t errlen);
 void host_dparams_free(struct host_dparam *p, int n);
+void host_drecords_free(struct host_drecords *r);
 
 #endif

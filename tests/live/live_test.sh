@@ -485,6 +485,12 @@ t_dwarf_args() {
 		uprobe:$TGT:gpux_bytes { printf(\"%s %d\n\", str(args->p), args->n); }" -c "$TGT 1" || return 1
 	grep -qxF "1 6 7 8" "$tmp/out" && grep -qxF "$(printf 'gpux\tbuf\001\377 10')" "$tmp/out" ||
 		{ cat "$tmp/out"; fail "args values"; return 1; }
+	# a pointer to a struct: its definition from DWARF, read through
+	# -> (bpftrace 0.17 aborts on this file's DWARF for gpux_walk)
+	run 0 -e "uprobe:$TGT:gpux_walk { printf(\"%d %d %s %ld %d %s\n\", args->r->id, args->r->kind,
+		args->r->name, args->r->vals[2], args->r->next->kind, args->r->next->name); }" -c "$TGT 1" ||
+		return 1
+	grep -qxF "1 5 head 30 -3 tail" "$tmp/out" || { cat "$tmp/out"; fail "struct args"; return 1; }
 	run 0 -lv "uprobe:$TGT:gpux_walk" && expect <<OUT || return 1
 uprobe:$TGT:gpux_walk
     const struct gpux_rec* r
