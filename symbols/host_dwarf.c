@@ -233,8 +233,10 @@ static void put(struct ctext *t, const char *fmt, ...)
 	}
 }
 
+/* defs: the records finished, each after those it holds by value;
+ * body: the members of the record being written */
 struct recgen {
-	struct ctext text;
+	struct ctext defs, body;
 	struct host_drecords *out;
 	int depth;
 };
@@ -319,15 +321,15 @@ static bool emit_member(struct recgen *g, Dwarf_Die *m)
 	if (t && dw.tag(t) == DW_TAG_subroutine_type) { /* a function pointer */
 		if (stars != 1 || count)
 			return false;
-		put(&g->text, "\tvoid *%s;\n", name);
+		put(&g->body, "\tvoid *%s;\n", name);
 		return true;
 	}
 	if (!base_name(g, t, stars == 0, base, sizeof(base)))
 		return false;
-	put(&g->text, "\t%s %.*s%s", base, stars, "****", name);
+	put(&g->body, "\t%s %.*s%s", base, stars, "****", name);
 	if (count)
-		put(&g->text, "[%u]", count);
-	put(&g->text, ";\n");
+		put(&g->body, "[%u]", count);
+	put(&g->body, ";\n");
 	return true;
 }
 
@@ -353,9 +355,10 @@ static bool emit_record(struct recgen *g, Dwarf_Die *r)
 	snprintf(rec, sizeof(rec), "%s %s", is_union ? "union" : "struct", name);
 	if (known(g, rec))
 		return true;
-	/* members are written to a text of their own, after what they need */
-	struct ctext outer = g->text;
-	g->text = (struct ctext){ 0 };
+	/* members are written to a body of their own; records they hold
+	 * by value are finished (in defs) first */
+	struct ctext outer = g->body;
+	g->body = (struct ctext){ 0 };
 	g->depth++;
 	bool ok = true;
 	Dwarf_Die m;
@@ -366,8 +369,8 @@ static bool emit_record(struct recgen *g, Dwarf_Die *r)
 		} while (ok && dw.siblingof(&m, &m) == 0);
 	}
 	g->depth--;
-	struct ctext body = g->text;
-	g->text = outer;
+	struct ctext body = g->body;
+	g->body = outer;
 	if (ok && !body.bad && !known(g, rec)) {
 		char **nn = realloc(g->out->name, (size_t)(g->out->n + 1) * sizeof(*nn));
 		unsigned *ns = nn ? realloc(g->out->size, (size_t)(g->out->n + 1) * sizeof(*ns))
@@ -379,12 +382,12 @@ static bool emit_record(struct recgen *g, Dwarf_Die *r)
 		char *copy = ns ? strdup(rec) : NULL;
 		if (!copy) {
 			free(body.s);
-			g->text.bad = true;
+			g->defs.bad = true;
 			return false;
 		}
 		g->out->name[g->out->n] = copy;
 		g->out->size[g->out->n++] = (unsigned)size;
-		put(&g->text, "%s {\n%.*s};\n", rec, (int)body.len, body.s ? body.s : "");
+		put(&g->defs, "%s {\n%.*s};\n", rec, (int)body.len, body.s ? body.s : "");
 	}
 	free(body.s);
 	return ok && !body.bad;
@@ -511,9 +514,10 @@ int host_dwarf_params(const char *path, const char *func, struct host_dparam **o
 	else {
 		struct recgen g = { .out = recs };
 		rc = params_of(&fd_.die, out, n, &g);
-		if (rc == 0 && g.text.bad)
+		if (rc == 0 && (g.defs.bad || g.body.bad))
 			rc = -ENOMEM;
-		recs->defs = g.text.s;
+		free(g.body.s);
+		recs->defs = g.defs.s;
 		if (rc) {
 			snprintf(err, errlen, "out of memory");
 			host_dparams_free(*out, *n);
