@@ -1,8 +1,6 @@
 /* Pass 1: attach points. Split "provider:event:filter", find the
  * provider in the catalog, have its unit read the rest (lang/provider.h;
  * globs expand), and give every probe its place. */
-#include <errno.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -160,6 +160,34 @@ static void ctype(Dwarf_Die *t, char *buf, size_t len, int depth)
 	}
 }
 
+/* t without typedefs, const and volatile */
+static Dwarf_Die *peel(Dwarf_Die *t, Dwarf_Die *buf)
+{
+	for (int i = 0; t && i < 16; i++) {
+		int tag = dw.tag(t);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
+		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type)
+			return t;
+		t = type_of(t, buf);
+	}
+	return t;
+}
+
+/* A base type's DW_ATE_* encoding (0 where it says none). */
+static Dwarf_Word encoding(Dwarf_Die *t)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word enc = 0;
+	if (dw.attr_integrate(t, DW_AT_encoding, &a))
+		dw.formudata(&a, &enc);
+	return enc;
+}
+
+static bool is_float(Dwarf_Word enc)
+{
+	return enc == DW_ATE_float || enc == DW_ATE_complex_float;
+}
+
 enum arg_class { CLASS_INT, CLASS_FLOAT, CLASS_MEMORY };
 
 /* Where a parameter of type t arrives, its size and sign. */
@@ -168,33 +196,25 @@ static enum arg_class classify(Dwarf_Die *t, unsigned *size, bool *is_signed)
 	Dwarf_Die in;
 	*size = 8;
 	*is_signed = false;
-	for (int depth = 0; t && depth < 16; depth++) {
-		int tag = dw.tag(t);
-		if (tag == DW_TAG_typedef || tag == DW_TAG_const_type ||
-		    tag == DW_TAG_volatile_type || tag == DW_TAG_restrict_type) {
-			t = type_of(t, &in);
-			continue;
-		}
-		if (tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type)
-			return CLASS_INT;
-		int bytes = dw.bytesize(t);
-		if (tag == DW_TAG_enumeration_type) {
-			*size = bytes > 0 ? (unsigned)bytes : 4;
-			return CLASS_INT;
-		}
-		if (tag != DW_TAG_base_type || bytes <= 0 || bytes > 8)
-			return CLASS_MEMORY;
-		*size = (unsigned)bytes;
-		Dwarf_Attribute a;
-		Dwarf_Word enc = 0;
-		if (dw.attr_integrate(t, DW_AT_encoding, &a))
-			dw.formudata(&a, &enc);
-		if (enc == DW_ATE_float || enc == DW_ATE_complex_float)
-			return CLASS_FLOAT;
-		*is_signed = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+	t = peel(t, &in);
+	if (!t)
+		return CLASS_MEMORY; /* void: nothing to read */
+	int tag = dw.tag(t);
+	if (tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type)
+		return CLASS_INT;
+	int bytes = dw.bytesize(t);
+	if (tag == DW_TAG_enumeration_type) {
+		*size = bytes > 0 ? (unsigned)bytes : 4;
 		return CLASS_INT;
 	}
-	return CLASS_MEMORY; /* void or too deep: nothing to read */
+	if (tag != DW_TAG_base_type || bytes <= 0 || bytes > 8)
+		return CLASS_MEMORY; /* a record, or qualifiers too deep */
+	*size = (unsigned)bytes;
+	Dwarf_Word enc = encoding(t);
+	if (is_float(enc))
+		return CLASS_FLOAT;
+	*is_signed = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+	return CLASS_INT;
 }
 
 /* ---- the records parameters point to, as C text ---- */
@@ -241,19 +261,6 @@ struct recgen {
 	int depth;
 };
 
-/* t without typedefs, const and volatile */
-static Dwarf_Die *peel(Dwarf_Die *t, Dwarf_Die *buf)
-{
-	for (int i = 0; t && i < 16; i++) {
-		int tag = dw.tag(t);
-		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
-		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type)
-			return t;
-		t = type_of(t, buf);
-	}
-	return t;
-}
-
 static bool emit_record(struct recgen *g, Dwarf_Die *r);
 
 /* "struct x", "int": a member's or pointee's type without pointers,
@@ -270,11 +277,7 @@ static bool base_name(struct recgen *g, Dwarf_Die *t, bool by_value, char *buf, 
 	int tag = dw.tag(t);
 	const char *name = dw.diename(t);
 	if (tag == DW_TAG_base_type && name) {
-		Dwarf_Attribute a;
-		Dwarf_Word enc = 0;
-		if (dw.attr_integrate(t, DW_AT_encoding, &a))
-			dw.formudata(&a, &enc);
-		if (enc == DW_ATE_float || enc == DW_ATE_complex_float)
+		if (is_float(encoding(t)))
 			return false;
 		snprintf(buf, len, "%s", name);
 		return true;
