@@ -87,6 +87,11 @@ struct diag *spec_warning(struct spec *s, const char *fmt, ...)
  *   the filter as the event says (a glob, or FILTER_COUNT's N);
  * - provider:UNIT:N, a period (s, ms, us) or a rate (hz). */
 int spec_resolve_bare(struct spec *s);
+/* The section of a program attached by hand to perf events (a unit's
+ * section: profile, software, hardware, watchpoints); libbpf's type is
+ * perf_event. */
+const char *spec_section_perf_event(struct arena *a, const struct attach *at,
+				    const struct event *e, const char *site);
 /* The fields of a function's entry and return where the context is the
  * CPU's registers (provider.regs): argN, sargN, func; retval, func. */
 extern const struct field spec_regs_entry_fields[];

@@ -78,13 +78,6 @@ static const struct event events[] = {
 		"every N reference cycles, unscaled by frequency (default 1000000)"),
 };
 
-static const char *section(struct arena *a, const struct attach *at, const struct event *e,
-			   const char *site)
-{
-	(void)a, (void)at, (void)e, (void)site;
-	return "perf_event";
-}
-
 const struct provider_unit perf_events_unit = {
 	.providers = providers,
 	.nproviders = sizeof(providers) / sizeof(providers[0]),
@@ -92,5 +85,5 @@ const struct provider_unit perf_events_unit = {
 	.nevents = sizeof(events) / sizeof(events[0]),
 	.resolve = spec_resolve_events,
 	.usage = NULL,
-	.section = section,
+	.section = spec_section_perf_event,
 };

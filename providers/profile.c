@@ -21,13 +21,6 @@ static const struct event events[] = {
 	  PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0 },
 };
 
-static const char *section(struct arena *a, const struct attach *at, const struct event *e,
-			   const char *site)
-{
-	(void)a, (void)at, (void)e, (void)site;
-	return "perf_event";
-}
-
 const struct provider_unit profile_unit = {
 	.providers = providers,
 	.nproviders = sizeof(providers) / sizeof(providers[0]),
@@ -35,5 +28,5 @@ const struct provider_unit profile_unit = {
 	.nevents = sizeof(events) / sizeof(events[0]),
 	.resolve = spec_resolve_period,
 	.usage = ":s:N",
-	.section = section,
+	.section = spec_section_perf_event,
 };

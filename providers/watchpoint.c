@@ -135,14 +135,6 @@ static int resolve(struct spec *s)
 	return 0;
 }
 
-/* attached by hand: a perf event per breakpoint */
-static const char *section(struct arena *a, const struct attach *at, const struct event *e,
-			   const char *site)
-{
-	(void)a, (void)at, (void)e, (void)site;
-	return "perf_event";
-}
-
 const struct provider_unit watchpoint_unit = {
 	.providers = providers,
 	.nproviders = sizeof(providers) / sizeof(providers[0]),
@@ -150,5 +142,5 @@ const struct provider_unit watchpoint_unit = {
 	.nevents = sizeof(events) / sizeof(events[0]),
 	.resolve = resolve,
 	.usage = ":ADDRESS|FUNC+argN:LENGTH:MODE",
-	.section = section,
+	.section = spec_section_perf_event,
 };
