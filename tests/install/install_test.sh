@@ -71,7 +71,8 @@ for o in $opts; do
 	grep -qE -- "(^|[^a-z-])$o([^a-z-]|$)" "$tmp/man.txt" || fail "the manual lacks $o"
 done
 
-# zsh's: a format after -f, in an interactive zsh on a terminal (zpty)
+# zsh's: a format after -f, in an interactive zsh on a terminal (zpty),
+# read as it comes for up to 10 s (a loaded machine draws it late)
 if command -v zsh >/dev/null; then
 	[ -f "$p/share/zsh/vendor-completions/_gpux" ] || fail "_gpux not installed"
 	zcomp=$(timeout 30 zsh -f -c '
@@ -79,8 +80,13 @@ if command -v zsh >/dev/null; then
 		zpty z zsh -f -i
 		zpty -w z "PS1=; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D; function gpux { }"
 		zpty -wn z $'"'"'gpux -f p\t'"'"'
-		zpty -r -t z out "*perfetto*" || { sleep 2; zpty -r z out "*perfetto*"; }
-		print -r -- "$out"; zpty -d z' _ "$p/share/zsh/vendor-completions" 2>&1)
+		all=
+		for i in {1..20}; do
+			zpty -r -t z out && all+=$out
+			[[ $all == *perfetto* ]] && break
+			sleep 0.5
+		done
+		print -r -- "$all"; zpty -d z' _ "$p/share/zsh/vendor-completions" 2>&1)
 	grep -q 'gpux -f perfetto' <<<"$zcomp" || fail "zsh completion: $zcomp"
 else
 	fail "no zsh to try the zsh completion with (scripts/setup.sh installs it)"
