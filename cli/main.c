@@ -10,6 +10,7 @@
 #include "compile.h"
 #include "frontend.h"
 #include "gpux_commit.h"
+#include "kernel_types.h"
 #include "listing.h"
 #include "options.h"
 #include "progress.h"
@@ -107,6 +108,7 @@ static int do_program(const struct options *o, FILE *out)
 	program_set_args(prog, o->args, o->nargs);
 	prog->unsafe = o->unsafe;
 	prog->dwarf_args = uprobe_dwarf_args;
+	prog->kernel_types = &kernel_types_btf;
 	prog->target_pid = (int)o->pid;
 	prog->include_dirs = (char **)o->include_dirs;
 	prog->ninclude_dirs = o->ninclude_dirs;

@@ -419,7 +419,10 @@ static struct hval call_value(struct hctx *h, struct node *e)
 	host_zero(h, buf, size, 8);
 	LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, size, false),
 				LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
-	host_helper(h, BPF_H_PROBE_READ_USER_STR, h->i64, args, 3);
+	/* a kernel type's char pointer is the kernel's, whatever the probe */
+	host_helper(h, e->u.call.args->type.kernel_mem ? BPF_H_PROBE_READ_KERNEL_STR
+						       : BPF_H_PROBE_READ_USER_STR,
+		    h->i64, args, 3);
 	return (struct hval){ buf, size };
 }
 

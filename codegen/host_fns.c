@@ -43,7 +43,8 @@ struct hval hl_tuple_elem(struct hctx *h, struct node *e)
 
 /* buf(data, n): {u64 length, BUF_MAX bytes}, carried as bytes the way
  * strings are. A string's bytes are copied (zeros past its end); an
- * address is read from the process, min(n, BUF_MAX) bytes. */
+ * address is read from the process (a kernel type's pointer from the
+ * kernel), min(n, BUF_MAX) bytes. */
 static struct hval buf_call(struct hctx *h, struct node *e)
 {
 	struct node *d = e->u.call.args, *n = d->next;
@@ -67,7 +68,8 @@ static struct hval buf_call(struct hctx *h, struct node *e)
 					      : len;
 	LLVMValueRef args[] = { data, LLVMBuildTrunc(h->b, size, h->i32, ""),
 				LLVMBuildIntToPtr(h->b, src.v, h->ptr, "") };
-	host_helper(h, BPF_H_PROBE_READ_USER, h->i64, args, 3);
+	host_helper(h, d->type.kernel_mem ? BPF_H_PROBE_READ_KERNEL : BPF_H_PROBE_READ_USER,
+		    h->i64, args, 3);
 	return (struct hval){ out, BUF_SIZE };
 }
 
@@ -146,9 +148,21 @@ static struct hval macaddr(struct hctx *h, struct node *e)
 /* ntop([af,] addr): {u64 family, the integer's bytes, zeros}: INET_SIZE. */
 static struct hval ntop(struct hctx *h, struct node *e)
 {
-	struct node *a = e->u.call.args;
+	struct node *a = e->u.call.args, *x = e->u.call.nargs == 2 ? a->next : a;
+	if (type_is_bytes(x->type)) { /* an array of 4 or 16 bytes: its size says */
+		unsigned n = x->type.count == 16 ? 16 : 4;
+		LLVMValueRef af = e->u.call.nargs == 2 ? hl_expr_int(h, a)
+						       : host_const(h, n == 16 ? 10 : 2);
+		struct hval b = hl_expr(h, x);
+		if (!af || !b.v)
+			return (struct hval){ 0 };
+		LLVMValueRef out = host_alloca_zero(h, INET_SIZE, "inet");
+		LLVMBuildStore(h->b, af, out);
+		LLVMBuildMemCpy(h->b, host_gep(h, out, 8), 1, b.v, 1, host_const(h, n));
+		return (struct hval){ out, INET_SIZE };
+	}
 	LLVMValueRef af = e->u.call.nargs == 2 ? hl_expr_int(h, a) : host_const(h, 2);
-	LLVMValueRef addr = hl_expr_int(h, e->u.call.nargs == 2 ? a->next : a);
+	LLVMValueRef addr = hl_expr_int(h, x);
 	if (!af || !addr)
 		return (struct hval){ 0 };
 	LLVMValueRef out = host_alloca_zero(h, INET_SIZE, "inet");

@@ -86,11 +86,22 @@ static struct type mem_type(const struct node *e)
 	}
 }
 
-/* A tracepoint's pointers may be the kernel's or, for system calls,
- * the caller's: the helper that reads either (x86-64 keeps the two
- * apart) serves both, as bpftrace's reads do. */
-static int read_helper(struct hctx *h)
+/* The pointer a read of memory e goes through. */
+static const struct node *read_through(const struct node *e)
 {
+	const struct node *b = e->kind == N_UNOP ? e->u.unop.operand
+			     : e->kind == N_FIELD ? e->u.field.base : e->u.binop.lhs;
+	return b->type.kind == TY_POINTER || !is_memory(b) ? b : read_through(b);
+}
+
+/* A kernel type's pointer reads the kernel from any probe. Otherwise a
+ * tracepoint's pointers may be the kernel's or, for system calls, the
+ * caller's: the helper that reads either (x86-64 keeps the two apart)
+ * serves both, as bpftrace's reads do. */
+static int read_helper(struct hctx *h, const struct node *e)
+{
+	if (read_through(e)->type.kernel_mem)
+		return BPF_H_PROBE_READ_KERNEL;
 	return h->at && h->at->prov && h->at->prov->user_memory ? BPF_H_PROBE_READ_USER
 								: BPF_H_PROBE_READ;
 }
@@ -123,9 +134,27 @@ static struct hval value_at(struct hctx *h, struct type vt, struct type mt, LLVM
 	return (struct hval){ out, size };
 }
 
+/* A bit-field's bits of v, the bytes around it as an integer, extended
+ * as its type says. */
+static struct hval bit_field(struct hctx *h, struct node *e, struct hval v)
+{
+	const struct record_field *f = field_of(e);
+	if (!v.v)
+		return v;
+	/* to the top, then back down: the sign comes with it */
+	unsigned up = 64 - f->bit_shift - f->bit_width;
+	LLVMValueRef x = LLVMBuildShl(h->b, v.v, host_const(h, up), "");
+	x = f->type.is_signed ? LLVMBuildAShr(h->b, x, host_const(h, up + f->bit_shift), "")
+			      : LLVMBuildLShr(h->b, x, host_const(h, up + f->bit_shift), "");
+	return (struct hval){ x, 0 };
+}
+
 struct hval hl_memory(struct hctx *h, struct node *e)
 {
 	struct type mt = mem_type(e);
+	const struct record_field *bf = e->kind == N_FIELD ? field_of(e) : NULL;
+	if (bf && bf->bit_width) /* the bytes around the bit-field */
+		mt = TYPE_INT(8 * bf->bit_bytes, bf->type.is_signed);
 	unsigned n = type_mem_size(mt);
 	if (is_memory(e)) {
 		LLVMValueRef addr = mem_addr(h, e);
@@ -142,8 +171,11 @@ struct hval hl_memory(struct hctx *h, struct node *e)
 		LLVMValueRef buf = host_alloca_zero(h, (size + 7) & ~7u, "mem");
 		LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, n, false),
 					LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
-		host_helper(h, read_helper(h), h->i64, args, 3);
-		return bytes ? (struct hval){ buf, size } : value_at(h, e->type, mt, buf);
+		host_helper(h, read_helper(h, e), h->i64, args, 3);
+		if (bytes)
+			return (struct hval){ buf, size };
+		return bf && bf->bit_width ? bit_field(h, e, value_at(h, mt, mt, buf))
+					   : value_at(h, e->type, mt, buf);
 	}
 	/* a field or element of a value held in bytes */
 	struct node *b = e->kind == N_FIELD ? e->u.field.base : e->u.binop.lhs;
@@ -165,7 +197,9 @@ struct hval hl_memory(struct hctx *h, struct node *e)
 		}
 		off = (unsigned)i * elem_size(b->type);
 	}
-	return value_at(h, e->type, mt, host_gep(h, base.v, off));
+	LLVMValueRef at = host_gep(h, base.v, off);
+	return bf && bf->bit_width ? bit_field(h, e, value_at(h, mt, mt, at))
+				   : value_at(h, e->type, mt, at);
 }
 
 LLVMValueRef hl_pointer_offset(struct hctx *h, struct node *ptr, LLVMValueRef n)

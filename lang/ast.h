@@ -211,6 +211,25 @@ struct dwarf_args {
 	int ndefs;
 };
 
+struct program;
+/* The running kernel's types (its BTF), for the records a script names
+ * without defining them, as bpftrace takes them. Set by the driver,
+ * which reads files (cli/kernel_types.c); its state is the program's
+ * kernel_state, released by release when the program is freed. */
+struct kernel_types {
+	/* whether the kernel's types can be read: bpftrace's
+	 * BPFTRACE_HAVE_BTF, for the script's #ifdefs */
+	bool (*available)(struct program *prog);
+	/* define r (named, not yet defined) as the kernel defines the
+	 * record of that name; false where it has none */
+	bool (*complete)(struct program *prog, struct record *r);
+	/* an enumerator of the kernel's enums (TCP_FIN_WAIT1) */
+	bool (*enum_value)(struct program *prog, const char *name, int64_t *out);
+	/* why the types could not be read, once tried; else NULL */
+	const char *(*why)(struct program *prog);
+	void (*release)(struct program *prog);
+};
+
 struct program {
 	struct arena arena;
 	struct source src;
@@ -237,6 +256,8 @@ struct program {
 	int (*dwarf_args)(struct arena *a, const char *target, int target_pid, const char *func,
 			  struct dwarf_args *out, const char **why);
 	int target_pid;
+	const struct kernel_types *kernel_types; /* NULL: none */
+	void *kernel_state;
 };
 
 struct node *ast_new(struct arena *a, enum node_kind kind, struct span sp);

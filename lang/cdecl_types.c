@@ -65,19 +65,6 @@ static void skip_noise(struct cparser *p, bool *packed)
 			cp_next(p);
 }
 
-static struct record *record_named(struct cparser *p, bool is_union, const char *tag)
-{
-	const char *key = arena_printf(p->arena, "%s %s", is_union ? "union" : "struct", tag);
-	struct ctype_name *n = cdefs_name_find(p->cdefs, CN_RECORD, key);
-	if (!n) {
-		n = cdefs_name_add(p->cdefs, p->arena, CN_RECORD, key);
-		n->rec = arena_zalloc(p->arena, sizeof(*n->rec));
-		n->rec->name = key;
-		n->rec->is_union = is_union;
-	}
-	return n->rec;
-}
-
 struct decl {
 	const char *name;
 	struct type type;
@@ -172,7 +159,7 @@ static void add_field(struct cparser *p, struct record *r, const char *name,
 			push_field(p, r, f, cap);
 		}
 	} else {
-		push_field(p, r, (struct record_field){ name, t, off }, cap);
+		push_field(p, r, (struct record_field){ .name = name, .type = t, .offset = off }, cap);
 	}
 	unsigned end = off + type_mem_size(t);
 	if (end > r->size)
@@ -204,7 +191,8 @@ static void record_body(struct cparser *p, struct record *r)
 			struct decl d = declarator(p, base);
 			if (d.bitfield)
 				cp_error(p, "bit-field '%s' is not supported", d.name ? d.name : "");
-			else if (d.type.kind == TY_RECORD && (!d.type.rec || !d.type.rec->defined))
+			else if (d.type.kind == TY_RECORD &&
+				 (d.type.rec == r || !cdefs_complete(p->cdefs->prog, d.type.rec)))
 				cp_error(p, "field of incomplete type '%s'", d.type.rec ? d.type.rec->name : "");
 			else
 				add_field(p, r, d.name, d.type, &cap);
@@ -321,7 +309,7 @@ static bool spec_type(struct cparser *p, struct type *out)
 		}
 		struct record *r;
 		if (tag) {
-			r = record_named(p, is_union, tag);
+			r = cdefs_record_ref(p->cdefs->prog, is_union, tag);
 		} else {
 			r = arena_zalloc(p->arena, sizeof(*r));
 			r->name = is_union ? "union (anonymous)" : "struct (anonymous)";

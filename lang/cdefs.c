@@ -14,9 +14,35 @@
 
 struct cdefs *cdefs_of(struct program *prog)
 {
-	if (!prog->cdefs)
+	if (!prog->cdefs) {
 		prog->cdefs = arena_zalloc(&prog->arena, sizeof(*prog->cdefs));
+		prog->cdefs->prog = prog;
+	}
 	return prog->cdefs;
+}
+
+struct record *cdefs_record_ref(struct program *prog, bool is_union, const char *tag)
+{
+	struct cdefs *c = cdefs_of(prog);
+	const char *key = arena_printf(&prog->arena, "%s %s", is_union ? "union" : "struct", tag);
+	struct ctype_name *n = cdefs_name_find(c, CN_RECORD, key);
+	if (!n) {
+		n = cdefs_name_add(c, &prog->arena, CN_RECORD, key);
+		n->rec = arena_zalloc(&prog->arena, sizeof(*n->rec));
+		n->rec->name = key;
+		n->rec->is_union = is_union;
+	}
+	return n->rec;
+}
+
+bool cdefs_complete(struct program *prog, const struct record *r)
+{
+	if (!r || r->defined)
+		return r != NULL;
+	const struct kernel_types *k = prog->kernel_types;
+	/* the record is the arena's, named in prog's definitions: the
+	 * kernel's layout fills it in place, so every use sees it */
+	return k && k->complete && k->complete(prog, (struct record *)r) && r->defined;
 }
 
 const struct macro *cdefs_macro(const struct cdefs *c, const char *name)
@@ -239,6 +265,10 @@ static char *run_cpp(struct program *prog, struct diags *d, size_t *outlen)
 		close(efd);
 	/* -I DIR, --include FILE: each word quoted for the shell */
 	char *opts = arena_printf(&prog->arena, "-I'%s'", incdir);
+	/* bpftrace's: scripts include kernel headers only without it */
+	const struct kernel_types *k = prog->kernel_types;
+	if (k && k->available(prog))
+		opts = arena_printf(&prog->arena, "%s -DBPFTRACE_HAVE_BTF", opts);
 	for (int i = 0; i < prog->ninclude_dirs; i++)
 		opts = arena_printf(&prog->arena, "%s -I'%s'", opts, prog->include_dirs[i]);
 	for (int i = 0; i < prog->ninclude_files; i++)

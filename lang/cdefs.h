@@ -38,6 +38,7 @@ struct cpart {
 struct ctype_name; /* typedefs, records and enum constants by name */
 
 struct cdefs {
+	struct program *prog;     /* whose definitions these are */
 	struct macro *macros;
 	struct cpart *parts, *parts_tail;
 	bool includes;            /* an #include or a conditional: needs cpp */
@@ -61,6 +62,14 @@ int cdefs_build(struct program *prog, struct diags *d);
 /* More definitions (C text gpux made: a uprobe's records from DWARF),
  * after the script's; what they get wrong goes to d. */
 void cdefs_add(struct program *prog, struct diags *d, const char *text);
+
+/* The record "struct TAG" / "union TAG" of prog's definitions: the one
+ * defined or named so far, else a new one, named and not yet defined. */
+struct record *cdefs_record_ref(struct program *prog, bool is_union, const char *tag);
+/* Whether r is defined, defining it first as the running kernel's
+ * record of its name where the script does not (struct program's
+ * kernel_types); r belongs to prog's definitions. */
+bool cdefs_complete(struct program *prog, const struct record *r);
 
 /* "struct NAME" / "union NAME" (kw: "struct" or "union"), or NULL. */
 const struct record *cdefs_record(const struct cdefs *c, const char *kw,

@@ -22,6 +22,8 @@ void program_free(struct program *prog)
 {
 	if (!prog)
 		return;
+	if (prog->kernel_types && prog->kernel_types->release)
+		prog->kernel_types->release(prog);
 	arena_free(&prog->arena);
 	free(prog);
 }

@@ -367,7 +367,10 @@ static struct type chk_str(struct tctx *c, struct node *call, const struct fn *f
 			return TYPE_STR;
 		}
 	}
-	sema_want_int(c, call, a, "address");
+	check_expr(c, a);
+	/* a pointer (char *name of a record) is the address it holds */
+	if (a->type.kind != TY_POINTER)
+		sema_want_int(c, call, a, "address");
 	if (call->u.call.nargs == 2)
 		sema_want_int(c, call, sema_arg(call, 1), "length");
 	return TYPE_STR;

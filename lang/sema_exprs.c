@@ -116,6 +116,11 @@ static void check_ident(struct tctx *c, struct node *n)
 		n->u.ident.kind = ID_BUILTIN;
 		n->u.ident.builtin = b;
 		n->type = b->type;
+		/* an opaque kernel object ("struct task_struct *"): a pointer
+		 * to its record where the kernel's types are read */
+		if (b->type.kind == TY_PTR && b->type.name &&
+		    sema_record_pointer(c, b->type.name, 1, &n->type))
+			n->type.kernel_mem = true;
 		if (b->kernel_only)
 			sema_kernel_only(c, n, name);
 		if (b->target_only && (c->probe->u.probe.place & PLACE_HOST))
@@ -130,8 +135,10 @@ static void check_ident(struct tctx *c, struct node *n)
 		return;
 	}
 	int64_t ev;
-	if (cdefs_enum_value(c->prog->cdefs, name, &ev)) {
-		/* an enumerator of the C definitions: its value */
+	const struct kernel_types *k = c->prog->kernel_types;
+	if (cdefs_enum_value(c->prog->cdefs, name, &ev) ||
+	    (k && k->available(c->prog) && k->enum_value(c->prog, name, &ev))) {
+		/* an enumerator of the C definitions or the kernel's: its value */
 		n->kind = N_INT;
 		n->u.num.value = (uint64_t)ev;
 		n->type = TYPE_I64;
@@ -147,6 +154,30 @@ static void check_ident(struct tctx *c, struct node *n)
 	explain_unknown(c, n);
 }
 
+/* A tracepoint's field declared as a pointer to a record ("struct
+ * __kernel_timespec * rqtp"): a pointer to that record where its layout
+ * is known (the script's or the kernel's), as bpftrace types it. */
+static void tp_record_pointer(struct tctx *c, const struct field *f, struct type *t)
+{
+	const char *d = f->doc;
+	if (!d || t->kind != TY_INT)
+		return;
+	if (!strncmp(d, "const ", 6))
+		d += 6;
+	size_t kw = !strncmp(d, "struct ", 7) ? 7 : !strncmp(d, "union ", 6) ? 6 : 0;
+	const char *star = kw ? strchr(d + kw, '*') : NULL;
+	if (!star || strchr(star + 1, '*'))
+		return;
+	const char *e = d + kw;
+	while (*e == '_' || (*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') ||
+	       (*e >= '0' && *e <= '9'))
+		e++;
+	if (e == d + kw || strspn(e, " ") != (size_t)(star - e))
+		return;
+	char *rec = arena_printf(&c->prog->arena, "%.*s", (int)(e - d), d);
+	sema_record_pointer(c, rec, 1, t);
+}
+
 /* Pointers to records among a uprobe's args: the records' definitions
  * from DWARF join the script's, and a parameter is typed as a pointer
  * to its record, for args->p->x, where their layout here matches
@@ -156,7 +187,7 @@ static void type_records(struct tctx *c, struct dwarf_args *da)
 {
 	bool mine = true;
 	for (int i = 0; i < da->ndefs; i++)
-		if (sema_record_size(c, da->def_names[i]) >= 0)
+		if (sema_script_record(c, da->def_names[i]))
 			mine = false;
 	if (da->defs && mine) {
 		struct diags quiet;
@@ -225,6 +256,8 @@ static void check_field(struct tctx *c, struct node *n)
 		for (int i = 0; i < at->nargs; i++)
 			if (!strcmp(at->args[i].name, name)) {
 				n->type = at->args[i].type;
+				if (is_tracepoint(c))
+					tp_record_pointer(c, &at->args[i], &n->type);
 				return;
 			}
 		const char *cands[128];

@@ -52,7 +52,8 @@ struct type sema_chk_buf(struct tctx *c, struct node *call, const struct fn *fn)
 	struct node *d = sema_arg(call, 0), *n = sema_arg(call, 1);
 	char b[64];
 	check_expr(c, d);
-	if (d->type.kind != TY_NONE && d->type.kind != TY_STR && d->type.kind != TY_INT)
+	if (d->type.kind != TY_NONE && d->type.kind != TY_STR && d->type.kind != TY_INT &&
+	    d->type.kind != TY_POINTER)
 		terr(c, d->span, "buf() reads a string or an address, not a value of type '%s'",
 		     tname(d->type, b));
 	int64_t v;
@@ -82,15 +83,30 @@ struct type sema_chk_strftime(struct tctx *c, struct node *call, const struct fn
 	return (struct type){ .kind = TY_TIMESTAMP, .name = f->u.str.s };
 }
 
+/* An array of 4 or 16 bytes (a record's u8 addr[16], read as a
+ * string), as ntop() takes an IPv4 or IPv6 address. */
+static bool inet_bytes(struct type t)
+{
+	unsigned n = t.kind == TY_STR ? t.count
+		   : t.kind == TY_ARRAY && t.inner && t.inner->kind == TY_INT && t.inner->bits == 8
+			   ? t.count
+			   : 0;
+	return n == 4 || n == 16;
+}
+
 /* ntop([af,] addr): an IPv4 address in an integer (network order), or
- * with af 10 (AF_INET6) the integer's bytes as the first of 16, printed
- * as bpftrace 0.17 prints them. */
+ * with af 10 (AF_INET6) the integer's bytes as the first of 16; or the
+ * 4 or 16 bytes of an array, IPv4 or IPv6 by its size; printed as
+ * bpftrace 0.17 prints them. */
 struct type sema_chk_ntop(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	(void)fn;
 	if (call->u.call.nargs == 2)
 		sema_want_int(c, call, sema_arg(call, 0), "address family");
-	sema_want_int(c, call, sema_arg(call, call->u.call.nargs - 1), "address");
+	struct node *a = sema_arg(call, call->u.call.nargs - 1);
+	check_expr(c, a);
+	if (!inet_bytes(a->type))
+		sema_want_int(c, call, a, "address");
 	return (struct type){ .kind = TY_INET };
 }
 

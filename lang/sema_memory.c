@@ -20,6 +20,29 @@ static struct type pointer_to(struct tctx *c, struct type t)
 	return (struct type){ .kind = TY_POINTER, .inner = boxed(c, t) };
 }
 
+/* The record "struct TAG" / "union TAG": the script's, defined or only
+ * named, else the running kernel's where the program reads its types;
+ * NULL where neither has it. */
+static const struct record *find_record(struct tctx *c, bool is_union, const char *tag)
+{
+	const struct record *r =
+		cdefs_record(c->prog->cdefs, is_union ? "union" : "struct", tag);
+	const struct kernel_types *k = c->prog->kernel_types;
+	if (r || !k || !k->available(c->prog))
+		return r;
+	/* asked of a record of its own first, so that a name the kernel
+	 * lacks is not left behind as one the script named */
+	struct record probe = { .name = arena_printf(&c->prog->arena, "%s %s",
+						     is_union ? "union" : "struct", tag),
+				.is_union = is_union };
+	if (!k->complete(c->prog, &probe) || !probe.defined)
+		return NULL;
+	struct record *named = cdefs_record_ref(c->prog, is_union, tag);
+	if (!named->defined)
+		*named = probe;
+	return named;
+}
+
 /* A type as a cast or sizeof names it: "struct x", an integer type or
  * a typedef, then stars pointers to it. */
 static bool resolve_type(struct tctx *c, const char *name, int stars, struct span sp,
@@ -34,10 +57,15 @@ static bool resolve_type(struct tctx *c, const char *name, int stars, struct spa
 		tag = name + 6;
 	}
 	if (tag) {
-		const struct record *r = cdefs_record(c->prog->cdefs, kw, tag);
-		if (!r || (!r->defined && stars == 0)) {
+		const struct record *r = find_record(c, *kw == 'u', tag);
+		if (!r || (stars == 0 && !cdefs_complete(c->prog, r))) {
 			struct diag *dg = terr(c, sp, "Unknown %s: '%s'", kw, name);
-			diag_hint(dg, "define it before the probes: %s { ... }", name);
+			const struct kernel_types *k = c->prog->kernel_types;
+			const char *why = k ? k->why(c->prog) : NULL;
+			if (why)
+				diag_hint(dg, "the kernel's types were not read: %s", why);
+			else
+				diag_hint(dg, "define it before the probes: %s { ... }", name);
 			return false;
 		}
 		*out = (struct type){ .kind = TY_RECORD, .rec = r };
@@ -53,16 +81,25 @@ static bool resolve_type(struct tctx *c, const char *name, int stars, struct spa
 static const struct record *record_named(struct tctx *c, const char *rec)
 {
 	if (!strncmp(rec, "struct ", 7))
-		return cdefs_record(c->prog->cdefs, "struct", rec + 7);
+		return find_record(c, false, rec + 7);
 	if (!strncmp(rec, "union ", 6))
-		return cdefs_record(c->prog->cdefs, "union", rec + 6);
+		return find_record(c, true, rec + 6);
 	return NULL;
+}
+
+bool sema_script_record(struct tctx *c, const char *rec)
+{
+	bool is_union = !strncmp(rec, "union ", 6);
+	const char *tag = is_union ? rec + 6 : !strncmp(rec, "struct ", 7) ? rec + 7 : NULL;
+	const struct record *r =
+		tag ? cdefs_record(c->prog->cdefs, is_union ? "union" : "struct", tag) : NULL;
+	return r && r->defined;
 }
 
 long sema_record_size(struct tctx *c, const char *rec)
 {
 	const struct record *r = record_named(c, rec);
-	return r && r->defined ? (long)r->size : -1;
+	return cdefs_complete(c->prog, r) ? (long)r->size : -1;
 }
 
 bool sema_record_pointer(struct tctx *c, const char *rec, int stars, struct type *out)
@@ -195,7 +232,7 @@ bool sema_record_field(struct tctx *c, struct node *n)
 		}
 		r = t.rec;
 	}
-	if (!r || !r->defined) {
+	if (!cdefs_complete(c->prog, r)) {
 		terr(c, n->span, "'%s' is declared but not defined", r ? r->name : "struct");
 		return true;
 	}

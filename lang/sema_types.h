@@ -31,7 +31,10 @@ struct diag *terr(struct tctx *c, struct span sp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 void check_expr(struct tctx *c, struct node *n);
-/* "struct rec"'s size in the C definitions, or -1 where it has none. */
+/* Whether the script's C definitions (not the kernel's) define "struct rec". */
+bool sema_script_record(struct tctx *c, const char *rec);
+/* "struct rec"'s size in the C definitions (the script's, else the
+ * kernel's), or -1 where it has none. */
 long sema_record_size(struct tctx *c, const char *rec);
 /* A pointer (stars deep) to record rec ("struct rec") into out; false,
  * out untouched, where it is not defined. */

@@ -65,6 +65,9 @@ struct type {
 	unsigned count;           /* TY_ARRAY: elements; TY_STR: the bytes of
 				   * the char array it was read from, or 0 */
 	const struct record *rec; /* TY_RECORD */
+	/* TY_POINTER: to the kernel's memory (a kernel type's pointer,
+	 * curtask), read as such from any probe; else the probe's own */
+	bool kernel_mem;
 	/* TY_STACK: user (ustack) or kernel, its mode and most frames */
 	bool user;
 	uint8_t stack_mode;
@@ -76,6 +79,9 @@ struct record_field {
 	const char *name;
 	struct type type;
 	unsigned offset;
+	/* a bit-field: bit_width bits from bit bit_shift (the lowest) of
+	 * the bit_bytes bytes at offset, an integer of type; 0: none */
+	uint8_t bit_shift, bit_width, bit_bytes;
 };
 struct record {
 	const char *name; /* "struct rec", "union u" */

@@ -105,7 +105,7 @@ static void put_sym(FILE *out, struct type t, const unsigned char *p, int indent
 	free(text);
 }
 
-/* Key component j: strings raw, integers decimal. */
+/* Key component j: strings raw, integers decimal, pointers in hex. */
 void out_map_key_part(FILE *out, const struct host_map *hm, int j, const unsigned char *k)
 {
 	const struct host_key *hk = &hm->keys[j];
@@ -125,7 +125,8 @@ void out_map_key_part(FILE *out, const struct host_map *hm, int j, const unsigne
 		fputs(out_inet(k + hk->offset, name, sizeof(name)), out);
 	else if (hk->type.kind == TY_TIMESTAMP)
 		fputs(out_timestamp(hk->type.name, rd64(k + hk->offset), name, sizeof(name)), out);
-	else if (hk->type.kind == TY_RECORD || hk->type.kind == TY_ARRAY)
+	else if (hk->type.kind == TY_RECORD || hk->type.kind == TY_ARRAY ||
+		 hk->type.kind == TY_POINTER)
 		out_ckey(out, hk->type, k + hk->offset);
 	else if (hk->type.kind == TY_INT && !hk->type.is_signed)
 		fprintf(out, "%llu", (unsigned long long)rd64(k + hk->offset));

@@ -10,6 +10,8 @@
  *            managed_range (so no owner); nvidia: old sched contexts
  *   sched/   nvidia: nv_gpu_sched_ops with on_timeslice_control
  *   stock/   nvidia_uvm and nvidia of a stock driver: the types, no hooks
+ *   kernel/  vmlinux: records for a script's kernel types (bit-fields,
+ *            anonymous members, an enum), read through GPUX_BTF
  * With --struct-ops OBJ, prints what a BPF object's BTF says of its
  * struct_ops variables and extern kfuncs instead.
  *   btf_gen DIR | btf_gen --struct-ops OBJ.bpf.o */
@@ -389,6 +391,51 @@ static void standalone(const char *dir, const char *name, const struct layout *L
 	btf__free(btf);
 }
 
+/* kernel/vmlinux: records as a kernel's BTF has them, for the script's
+ * kernel types (cli/kernel_types.c): bit-fields (signed, across bytes),
+ * an anonymous union holding an anonymous struct, a byte array, a
+ * pointer to itself, typedefs and an enum. */
+static void kernel_types(const char *dir)
+{
+	struct btf *btf = btf__new_empty();
+	if (!btf)
+		exit(1);
+	int u32 = CK(btf__add_int(btf, "unsigned int", 4, 0));
+	int s32 = CK(btf__add_int(btf, "int", 4, BTF_INT_SIGNED));
+	int s16 = CK(btf__add_int(btf, "short", 2, BTF_INT_SIGNED));
+	int u8 = CK(btf__add_int(btf, "unsigned char", 1, 0));
+	int s64 = CK(btf__add_int(btf, "long", 8, BTF_INT_SIGNED));
+	int ku8 = CK(btf__add_typedef(btf, "gpux_ku8", u8));
+	int en = CK(btf__add_enum(btf, "gpux_kenum", 4));
+	CK(btf__add_enum_value(btf, "GPUX_KE_A", 7));
+	CK(btf__add_enum_value(btf, "GPUX_KE_B", -2));
+	int idx = CK(btf__add_int(btf, "__ARRAY_SIZE_TYPE__", 4, 0));
+	int arr = CK(btf__add_array(btf, idx, u8, 16));
+	int fwd = CK(btf__add_fwd(btf, "gpux_kbits", BTF_FWD_STRUCT));
+	int ptr = CK(btf__add_ptr(btf, fwd));
+	int in = CK(btf__add_struct(btf, NULL, 4));
+	CK(btf__add_field(btf, "s1", s16, 0, 0));
+	CK(btf__add_field(btf, "s2", s16, 16, 0));
+	int un = CK(btf__add_union(btf, NULL, 4));
+	CK(btf__add_field(btf, "u1", s32, 0, 0));
+	CK(btf__add_field(btf, NULL, in, 0, 0));
+	CK(btf__add_struct(btf, "gpux_kbits", 40));
+	CK(btf__add_field(btf, "a", u32, 0, 3));
+	CK(btf__add_field(btf, "b", s32, 3, 5));
+	CK(btf__add_field(btf, "c", s32, 12, 3));
+	CK(btf__add_field(btf, "d", u32, 15, 9));
+	CK(btf__add_field(btf, "e", ku8, 24, 0));
+	CK(btf__add_field(btf, NULL, un, 32, 0));
+	CK(btf__add_field(btf, "addr", arr, 64, 0));
+	CK(btf__add_field(btf, "next", ptr, 192, 0));
+	CK(btf__add_field(btf, "kind", en, 256, 0));
+	CK(btf__add_union(btf, "gpux_ku", 8));
+	CK(btf__add_field(btf, "x", s32, 0, 0));
+	CK(btf__add_field(btf, "y", s64, 0, 0));
+	write_btf(btf, dir, "vmlinux");
+	btf__free(btf);
+}
+
 static int generate(const char *dir)
 {
 	char d[4096];
@@ -420,6 +467,8 @@ static int generate(const char *dir)
 	standalone(d, "nvidia", &other, 1);
 	subdir(d, sizeof(d), dir, "sched");
 	standalone(d, "nvidia", &gen_c, 0);
+	subdir(d, sizeof(d), dir, "kernel");
+	kernel_types(d);
 	subdir(d, sizeof(d), dir, "stock");
 	standalone(d, "nvidia_uvm", &stock, -1);
 	standalone(d, "nvidia", &stock, 2);

@@ -282,5 +282,58 @@ t_valgrind() {
 	[ $? = 1 ] || { cat "$tmp/vg"; fail "valgrind on a refused run"; }
 }
 
+# The script's kernel types from BTF (btf_gen's kernel/vmlinux):
+# sizes, an enum's values, the records' fields with -d types, and the
+# errors; each run of the compiler under valgrind too.
+t_kernel_types() {
+	local K=$B/kernel
+	GPUX_BTF_DIR=$K "$GPUX" -e 'BEGIN { printf("%d %d %d %d\n", sizeof(struct gpux_kbits),
+		sizeof(union gpux_ku), GPUX_KE_A, GPUX_KE_B); exit(); }' >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; fail "BEGIN on kernel types"; return 1; }
+	out_has '^40 8 7 -2$' || return 1
+	# the fields' types: bit-fields as integers, the anonymous members'
+	# fields as the record's own, the byte array a string, the pointer
+	local p='kprobe:f { $k = (struct gpux_kbits *)arg0;
+		@ = ($k->a, $k->b, $k->c, $k->d, $k->e, $k->u1, $k->s2, $k->addr, $k->kind); @p = $k->next; }'
+	GPUX_BTF_DIR=$K "$GPUX" -d types -e "$p" >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; fail "-d types"; return 1; }
+	out_has '^ @ :: \(uint32,int32,int32,uint32,uint8,int32,int16,string,int32\) \(host\)$' &&
+		out_has '^ @p :: struct gpux_kbits \* \(host\)$' || return 1
+	if [ -z "${GPUX_SANITIZED:-}" ]; then
+		GPUX_BTF_DIR=$K valgrind -q --error-exitcode=99 --leak-check=full \
+			--errors-for-leak-kinds=definite,indirect,possible \
+			--suppressions="$here/../cli/valgrind.supp" "$GPUX" --dry-run -e "$p" \
+			>/dev/null 2>"$tmp/vg" || { cat "$tmp/vg"; fail "valgrind"; return 1; }
+	fi
+	# a record the kernel lacks, and where the kernel's types are unreadable
+	GPUX_BTF_DIR=$K "$GPUX" --dry-run -e 'kprobe:f { @ = ((struct gpux_nope *)arg0)->a; }' \
+		>"$tmp/out" 2>"$tmp/err"
+	[ $? = 1 ] && one_error "stdin:1:18-36: ERROR: Unknown struct: 'struct gpux_nope'" || return 1
+	mkdir -p "$tmp/bad" && echo 'not BTF' >"$tmp/bad/vmlinux"
+	GPUX_BTF_DIR=$tmp/bad "$GPUX" --dry-run -e 'kprobe:f { @ = ((struct gpux_kbits *)arg0)->a; }' \
+		>"$tmp/out" 2>"$tmp/err"
+	[ $? = 1 ] && err_has "^HINT: the kernel's types were not read: cannot read the kernel's types \(BTF\) at $tmp/bad" ||
+		return 1
+	# a bit-field the script's own record holds is still refused
+	"$GPUX" --dry-run -e 'struct s { int a:3; }; kprobe:f { @ = ((struct s *)arg0)->a; }' \
+		>"$tmp/out" 2>"$tmp/err"
+	[ $? = 1 ] && err_has "bit-field 'a' is not supported"
+}
+# Reading them: a file name's bytes through the record, each field as
+# C lays it out (bit-fields signed and across bytes, the anonymous
+# union's, the array as an IPv6 address). Needs root and tracefs.
+t_kernel_types_read() {
+	[ "$(id -u)" = 0 ] || { echo "SKIP: not root"; return 77; }
+	[ -d /sys/kernel/tracing/events/syscalls ] || { echo "SKIP: no tracefs"; return 77; }
+	local F=/proc/self/root/proc/self/mountinfo
+	GPUX_BTF_DIR=$B/kernel "$GPUX" -e "tracepoint:syscalls:sys_enter_openat
+		/str(args->filename) == \"$F\"/ { \$k = (struct gpux_kbits *)args->filename;
+		printf(\"%d %d %d %d %d %d %d %d %s %d\\n\", \$k->a, \$k->b, \$k->c, \$k->d,
+		\$k->e, \$k->u1, \$k->s1, \$k->s2, ntop(\$k->addr), \$k->kind); }" \
+		-c "/usr/bin/head -c 0 $F" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "run"; return 1; }
+	# "/pro" = 0x6f72702f: a = 7, b = 5, c = 0b111 = -1, d = 228, e = 'o'
+	out_has '^7 5 -1 228 111 1702047587 12131 25971 6c66:2f72:6f6f:742f:7072:6f63:2f73:656c 7300718$'
+}
+
 . "$(dirname "$0")/../lib/cases.sh"
 cases_main "${4:-}"

@@ -75,6 +75,12 @@ need_watchpoint() {
 	"$TGT" wpcheck || { echo "SKIP: no hardware watchpoints here"; exit 77; }
 }
 
+# need_btf: a case on the kernel's types calls it first; it skips where
+# the kernel has no BTF (bpftrace reads the same file)
+need_btf() {
+	[ -r /sys/kernel/btf/vmlinux ] || { echo "SKIP: the kernel has no BTF"; exit 77; }
+}
+
 PROG= ARGS=() RC=0 GPUX_RC= NORM= CMP_NORM= MODE=exact XFAIL=0
 # shellcheck source=/dev/null
 . "$CASE"

@@ -503,6 +503,22 @@ OUT
 	run 1 -e 'uprobe:/bin/true:main { @ = args->argc; }' &&
 		err_has "ERROR: uprobe:/bin/true:main has no DWARF arguments: /bin/true has no DWARF"
 }
+t_kernel_types() {
+	# the running kernel's records from BTF, five pointers deep to a
+	# kernel char * (the executable's name), from a tracepoint and from
+	# a uprobe, whose own reads are the process's (bpftrace 0.17 stops
+	# short of these: it reports the fields missing)
+	[ -r /sys/kernel/btf/vmlinux ] || { echo "SKIP: the kernel has no BTF"; return 77; }
+	local name='str(curtask->mm->exe_file->f_path.dentry->d_name.name)'
+	run 0 -e "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { printf(\"t %s\n\", $name); }
+		uprobe:$TGT:gpux_tgt_add { printf(\"u %s %d\n\", $name, curtask->pid == (int32)pid); }" \
+		-c "$TGT 1" || return 1
+	grep -qxF "t probe_tgt" "$tmp/out" && grep -qxF "u probe_tgt 1" "$tmp/out" ||
+		{ cat "$tmp/out"; fail "kernel records"; return 1; }
+	# a field the kernel's record lacks, said as for the script's
+	run 1 -e 'tracepoint:syscalls:sys_enter_getppid { @ = curtask->no_such_field; }' &&
+		err_has "^stdin:1:[0-9-]+: ERROR: struct task_struct has no field named no_such_field$"
+}
 # probe_tgt's USDT probes: where it was built without sys/sdt.h it has
 # none, and these skip
 has_usdt() { grep -q stapsdt "$TGT"; }
