@@ -119,7 +119,10 @@ static struct type conv(struct program *prog, struct kstate *s, unsigned id, int
 		unsigned enc = *(const unsigned *)(t + 1);
 		if (t->size > 8 || !t->size)
 			return bytes(prog, t->size);
-		return TYPE_INT(t->size * 8, (BTF_INT_ENCODING(enc) & BTF_INT_SIGNED) != 0);
+		/* char is signed on x86-64, and its arrays are strings */
+		bool is_char = t->size == 1 && ((BTF_INT_ENCODING(enc) & BTF_INT_CHAR) ||
+						 !strcmp(kernel_btf_name(s->btf, t->name_off), "char"));
+		return TYPE_INT(t->size * 8, is_char || (BTF_INT_ENCODING(enc) & BTF_INT_SIGNED));
 	}
 	case BTF_KIND_ENUM:
 	case 19 /* BTF_KIND_ENUM64 */:

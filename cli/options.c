@@ -39,6 +39,8 @@ void options_usage(FILE *out)
 "                   accepted for bpftrace's scripts: the kernel counts a USDT\n"
 "                   probe's semaphore in each process it attaches to (without\n"
 "                   -p, every process that maps the file)\n"
+"    --btf          accepted for bpftrace's scripts: the kernel's types (BTF)\n"
+"                   are read wherever the kernel has them\n"
 "    -I DIR         where #include looks too (the C preprocessor's -I)\n"
 "    --include FILE #include FILE before the script\n"
 "    --no-cache     neither use nor fill the cache of instrumented modules\n"
@@ -133,7 +135,7 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 
 enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM, OPT_UNSAFE, OPT_NO_CACHE,
        OPT_EXPORT, OPT_EXPORT_INTERVAL, OPT_EXPORT_MAX_SERIES, OPT_NO_WARNINGS, OPT_INCLUDE,
-       OPT_USDT_FILE_ACTIVATION };
+       OPT_USDT_FILE_ACTIVATION, OPT_BTF };
 
 /* -I DIR, --include FILE: kept for the C preprocessor, which a shell
  * runs (a quote cannot be in one) */
@@ -211,6 +213,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ "no-warnings", no_argument, NULL, OPT_NO_WARNINGS },
 		{ "usdt-file-activation", no_argument, NULL, OPT_USDT_FILE_ACTIVATION },
+		{ "btf", no_argument, NULL, OPT_BTF },
 		{ "include", required_argument, NULL, OPT_INCLUDE },
 		{ "export", required_argument, NULL, OPT_EXPORT },
 		{ "export-interval", required_argument, NULL, OPT_EXPORT_INTERVAL },
@@ -279,6 +282,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		case OPT_NO_CACHE: o->no_cache = true; break;
 		case OPT_NO_WARNINGS: o->no_warnings = true; break;
 		case OPT_USDT_FILE_ACTIVATION: break; /* what attaching does anyway */
+		case OPT_BTF: break; /* the kernel's types are read wherever it has them */
 		case 'I':
 			if (add_cpp_path(o->include_dirs, &o->ninclude_dirs, "-I", optarg, err))
 				return -1;

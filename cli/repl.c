@@ -383,14 +383,6 @@ static void cmd_probe(struct repl *r, const char *arg)
 	program_free(prog);
 }
 
-/* sema_run for a lone expression statement, which the types pass
- * accepts because the program says it is being inspected. */
-static int check_expression(struct program *prog, struct diags *d)
-{
-	prog->inspect_exprs = true;
-	return sema_run(prog, d);
-}
-
 static void cmd_type(struct repl *r, const char *arg)
 {
 	struct program *prog = program_new(SRC_NAME, arg, strlen(arg));
@@ -408,7 +400,7 @@ static void cmd_type(struct repl *r, const char *arg)
 	struct node *e = rc == 0 ? stmts->u.expr_stmt.expr : NULL;
 	if (e) {
 		prog->probes = context_probe(r, prog, stmts);
-		rc = check_expression(prog, &d);
+		rc = sema_run(prog, &d);
 	}
 	diags_print(&d, &prog->src, stderr);
 	if (rc == 0) {

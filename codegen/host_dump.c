@@ -93,6 +93,7 @@ static const char *helper_name(int id)
 	case BPF_H_PROBE_READ_USER_STR: return "bpf_probe_read_user_str";
 	case BPF_H_PROBE_READ_KERNEL: return "bpf_probe_read_kernel";
 	case BPF_H_PROBE_READ_KERNEL_STR: return "bpf_probe_read_kernel_str";
+	case BPF_H_JIFFIES64: return "bpf_jiffies64";
 	case BPF_H_RINGBUF_OUTPUT: return "bpf_ringbuf_output";
 	case BPF_H_GET_ATTACH_COOKIE: return "bpf_get_attach_cookie";
 	case GPUX_H_PREFETCH: return "gpux_prefetch";

@@ -130,6 +130,10 @@ static struct hval builtin(struct hctx *h, struct node *e)
 		r.v = LLVMBuildAnd(h->b, r.v, host_const(h, 0xffffffff), "");
 	} else if (!strcmp(name, "gpu")) {
 		r.v = host_helper(h, GPUX_H_GPU, h->i64, NULL, 0);
+	} else if (!strcmp(name, "ctx")) { /* the registers: the program's context */
+		r.v = LLVMBuildPtrToInt(h->b, h->ctxarg, h->i64, "ctx");
+	} else if (!strcmp(name, "jiffies")) {
+		r.v = host_helper(h, BPF_H_JIFFIES64, h->i64, NULL, 0);
 	} else if (!strcmp(name, "cgroup")) {
 		r.v = host_helper(h, BPF_H_GET_CURRENT_CGROUP_ID, h->i64, NULL, 0);
 	} else if (!strcmp(name, "cpu")) {

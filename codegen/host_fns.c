@@ -171,6 +171,18 @@ static struct hval ntop(struct hctx *h, struct node *e)
 	return (struct hval){ out, INET_SIZE };
 }
 
+/* pton("..."): the literal's address bytes (sema checked it). */
+static struct hval pton(struct hctx *h, struct node *e)
+{
+	unsigned char b[16];
+	unsigned n = sema_pton(e->u.call.args->u.str.s, b);
+	LLVMValueRef out = host_alloca_zero(h, 16, "pton");
+	for (unsigned i = 0; i < n; i++)
+		LLVMBuildStore(h->b, LLVMConstInt(LLVMInt8TypeInContext(h->ctx), b[i], false),
+			       host_gep(h, out, i));
+	return (struct hval){ out, n };
+}
+
 bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r)
 {
 	const char *fn = e->u.call.name;
@@ -185,6 +197,8 @@ bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r)
 		*r = macaddr(h, e);
 	else if (!strcmp(fn, "ntop"))
 		*r = ntop(h, e);
+	else if (!strcmp(fn, "pton"))
+		*r = pton(h, e);
 	else if (!strcmp(fn, "kptr") || !strcmp(fn, "uptr")) /* the value itself */
 		*r = hl_expr(h, a);
 	else if (!strcmp(fn, "reg")) /* sema checked the name and the probe */

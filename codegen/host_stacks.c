@@ -1,8 +1,11 @@
 /* Stacks and symbols in host probes: ustack/kstack as a stack id from
  * bpf_get_stackid into a stack trace map per frame limit (HOST_STACK_MAP
  * names them), with the pid for user stacks; usym() as {address, pid};
- * ksym() as the address; kaddr() from /proc/kallsyms when compiling;
+ * ksym() as the address; kaddr() from /proc/kallsyms and cgroupid()
+ * from the path's file handle when compiling;
  * curtask from bpf_get_current_task. output/ symbolizes them. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +75,23 @@ bool hl_builtin_stack(struct hctx *h, struct node *e, struct hval *r)
 	return true;
 }
 
+/* A cgroup v2 directory's id: the kernfs node id its file handle holds,
+ * as the kernel's bpf_get_current_cgroup_id() gives it. 0 or an errno. */
+static int cgroup_id(const char *path, uint64_t *id)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[8];
+	} h = { .fh.handle_bytes = 8 };
+	int mnt;
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mnt, 0) < 0)
+		return errno;
+	if (h.fh.handle_bytes != 8)
+		return EOVERFLOW;
+	memcpy(id, h.fh.f_handle, 8);
+	return 0;
+}
+
 bool hl_stack_call(struct hctx *h, struct node *e, struct hval *r)
 {
 	const char *fn = e->u.call.name;
@@ -97,6 +117,13 @@ bool hl_stack_call(struct hctx *h, struct node *e, struct hval *r)
 		if (!kallsyms_addr(a->u.str.s, &addr))
 			host_err(h, e, "Failed to resolve kernel symbol: %s", a->u.str.s);
 		*r = (struct hval){ host_const(h, addr), 0 };
+	} else if (!strcmp(fn, "cgroupid")) {
+		uint64_t id = 0;
+		int err = cgroup_id(a->u.str.s, &id);
+		if (err)
+			host_err(h, e, "Failed to get `cgroupid` for path: \"%s\": %s", a->u.str.s,
+				 strerror(err));
+		*r = (struct hval){ host_const(h, id), 0 };
 	} else if (!strcmp(fn, "uaddr")) {
 		uint64_t addr = 0;
 		char path[4096];

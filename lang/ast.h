@@ -244,7 +244,6 @@ struct program {
 	 * included before the script (the C preprocessor's -I, -include) */
 	char **include_dirs, **include_files;
 	int ninclude_dirs, ninclude_files;
-	bool inspect_exprs; /* a bare expression statement is fine (REPL :type) */
 	bool unsafe;        /* --unsafe: system() is allowed */
 	struct cdefs *cdefs; /* the C definitions before the probes, or NULL */
 	bool text_only;      /* no headers read, no preprocessor run (fuzzing) */

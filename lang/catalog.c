@@ -64,6 +64,11 @@ static const struct builtin builtins[] = {
 	  "the kernel stack (kstack(N), kstack(perf), kstack(perf, N))"), .kernel_only = true },
 	{ B("curtask", TYPE_PTR("struct task_struct"), HOST, UNIF_UNIFORM,
 	  "the current task_struct's address"), .kernel_only = true },
+	{ B("ctx", TYPE_PTR("struct pt_regs"), HOST, UNIF_UNIFORM,
+	  "the registers where the probe fired (struct pt_regs *)"), .kernel_only = true,
+	  .regs_only = true },
+	{ B("jiffies", TYPE_U64, HOST, UNIF_UNIFORM, "the kernel's clock ticks since boot"),
+	  .kernel_only = true },
 };
 
 /* Indexed by enum action_id. hint_arg is -1 unless an argument names a

@@ -163,6 +163,9 @@ struct builtin {
 	/* on the host: only in probes the traced program runs (cuda:),
 	 * where the event has a CUDA context */
 	bool target_only;
+	/* the registers where the probe fired: only where the provider's
+	 * context is them (struct provider's regs) */
+	bool regs_only;
 };
 
 struct action {

@@ -33,6 +33,9 @@ bool const_int(const struct node *n, int64_t *out);
 const char *sema_function(size_t i, unsigned *places);
 /* Where register name ("ip", "di") is in x86-64's struct pt_regs, or -1. */
 int sema_reg_offset(const char *name);
+/* An IPv4 or IPv6 address's bytes into out (NULL: only checked): 4,
+ * 16, or 0 where s is neither (pton()). */
+unsigned sema_pton(const char *s, unsigned char out[16]);
 /* The number of a signal named "SIGUSR1" or "USR1", or -1. */
 int sema_signal_number(const char *name);
 

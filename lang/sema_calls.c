@@ -52,6 +52,10 @@ static const struct fn fns[] = {
 	  "it reads host memory" },
 	{ "ntop", 1, 2, HOSTISH, AGG_NONE, sema_chk_ntop,
 	  "gpux formats the address on the host" },
+	{ "pton", 1, 1, HOSTISH, AGG_NONE, sema_chk_pton,
+	  "gpux reads the address on the host" },
+	{ "cgroupid", 1, 1, HOSTISH, AGG_NONE, sema_chk_cgroupid,
+	  "gpux reads the cgroup's id on the host" },
 	{ "strftime", 2, 2, HOSTISH, AGG_NONE, sema_chk_strftime,
 	  "gpux formats the host's wall clock; use nsecs on the device" },
 	{ "buf", 2, 2, HOSTISH, AGG_NONE, sema_chk_buf,
@@ -499,8 +503,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 		cands[k++] = acts[i].name;
 	/* bpftrace 0.17's functions that gpux lacks: not a typo to correct */
 	static const char *const bt[] = {
-		"override", "sizeof", "cgroupid",
-		"path", "unwatch", "skboutput", "pton",
+		"override", "sizeof", "path", "unwatch", "skboutput",
 	};
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
 		if (!strcmp(call->u.call.name, bt[i])) {

@@ -73,13 +73,6 @@ static void explain_unknown(struct tctx *c, struct node *n)
 	if (c->probe->u.probe.policy)
 		for (size_t i = 0; i < 3 && k < 96; i++)
 			cands[k++] = decisions[i];
-	/* bpftrace 0.17's builtins that gpux lacks: not a typo to correct */
-	static const char *const bt[] = { "ctx", "jiffies" };
-	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
-		if (!strcmp(name, bt[i])) {
-			terr(c, n->span, "gpux does not support bpftrace's builtin '%s' yet", name);
-			return;
-		}
 	struct diag *dg = terr(c, n->span, "Unknown identifier: '%s'", name);
 	const char *best = suggest_closest(name, cands, k);
 	if (best)
@@ -101,6 +94,23 @@ static bool has_args(const struct tctx *c)
 	return is_tracepoint(c) || (at->prov && at->prov->regs && at->prov->user_memory);
 }
 
+/* A builtin of the registers (ctx) where the probe's context is them. */
+static bool regs_context(struct tctx *c, struct node *n, const char *name)
+{
+	const struct attach *at = &c->probe->u.probe.attach->u.attach;
+	if (at->prov && at->prov->regs)
+		return true;
+	char pb[64];
+	if (is_tracepoint(c)) { /* bpftrace 0.17's words */
+		terr(c, n->span, "Use args instead of %s in tracepoint", name);
+		return false;
+	}
+	struct diag *dg = terr(c, n->span, "%s can not be used with \"%s\" probes", name,
+			       probe_name(c, pb, sizeof(pb)));
+	diag_hint(dg, "it is the registers where a kprobe or uprobe fired (struct pt_regs *)");
+	return false;
+}
+
 static void check_ident(struct tctx *c, struct node *n)
 {
 	const char *name = n->u.ident.name;
@@ -116,10 +126,14 @@ static void check_ident(struct tctx *c, struct node *n)
 		n->u.ident.kind = ID_BUILTIN;
 		n->u.ident.builtin = b;
 		n->type = b->type;
+		if (b->regs_only && !regs_context(c, n, name))
+			return;
 		/* an opaque kernel object ("struct task_struct *"): a pointer
-		 * to its record where the kernel's types are read */
+		 * to its record where the kernel's types are read (the
+		 * registers' everywhere: gpux knows their layout) */
 		if (b->type.kind == TY_PTR && b->type.name &&
-		    sema_record_pointer(c, b->type.name, 1, &n->type))
+		    (sema_record_pointer(c, b->type.name, 1, &n->type) ||
+		     (b->regs_only && sema_pt_regs(c, &n->type))))
 			n->type.kernel_mem = true;
 		if (b->kernel_only)
 			sema_kernel_only(c, n, name);

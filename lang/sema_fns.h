@@ -33,6 +33,8 @@ struct type sema_chk_buf(struct tctx *c, struct node *call, const struct fn *fn)
 struct type sema_chk_strftime(struct tctx *c, struct node *call, const struct fn *fn);
 struct type sema_chk_ntop(struct tctx *c, struct node *call, const struct fn *fn);
 struct type sema_chk_macaddr(struct tctx *c, struct node *call, const struct fn *fn);
+struct type sema_chk_pton(struct tctx *c, struct node *call, const struct fn *fn);
+struct type sema_chk_cgroupid(struct tctx *c, struct node *call, const struct fn *fn);
 struct type sema_chk_reg(struct tctx *c, struct node *call, const struct fn *fn);
 struct type sema_chk_addr_space(struct tctx *c, struct node *call, const struct fn *fn);
 struct type sema_chk_strncmp(struct tctx *c, struct node *call, const struct fn *fn);

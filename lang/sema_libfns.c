@@ -2,9 +2,12 @@
  * has the table that names them): strings and bytes, time, addresses,
  * registers, and the unsafe ones that act on the system. */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 #include "catalog.h"
+#include "cdefs.h"
 #include "sema_fns.h"
 
 /* system(fmt, args...): as printf, only with --unsafe (bpftrace's words) */
@@ -110,6 +113,51 @@ struct type sema_chk_ntop(struct tctx *c, struct node *call, const struct fn *fn
 	return (struct type){ .kind = TY_INET };
 }
 
+/* pton("1.2.3.4"), pton("::1"): the address's bytes, an array of 4 or
+ * 16, from a literal, as bpftrace 0.17 reads it. */
+struct type sema_chk_pton(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	static const struct type byte = { .kind = TY_INT, .bits = 8 };
+	struct node *a = sema_arg(call, 0);
+	if (a->kind != N_STR) {
+		check_expr(c, a);
+		terr(c, call->span, "pton() expects a string literal of an IPv4/IPv6 address");
+		return TYPE_NONE;
+	}
+	a->type = TYPE_STR;
+	unsigned n = sema_pton(a->u.str.s, NULL);
+	if (!n) {
+		terr(c, call->span, "pton() expects a valid IPv4/IPv6 address, got %s", a->u.str.s);
+		return TYPE_NONE;
+	}
+	return (struct type){ .kind = TY_ARRAY, .inner = &byte, .count = n };
+}
+
+unsigned sema_pton(const char *s, unsigned char out[16])
+{
+	unsigned char b[16];
+	unsigned n = inet_pton(AF_INET, s, b) == 1 ? 4 : inet_pton(AF_INET6, s, b) == 1 ? 16 : 0;
+	if (out)
+		memcpy(out, b, n);
+	return n;
+}
+
+/* cgroupid("/sys/fs/cgroup/unified/x"): the cgroup's id, a number the
+ * compiler reads from the path. */
+struct type sema_chk_cgroupid(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = sema_arg(call, 0);
+	if (a->kind != N_STR) {
+		check_expr(c, a);
+		terr(c, call->span, "cgroupid() expects a string literal, a cgroup's path");
+		return TYPE_NONE;
+	}
+	a->type = TYPE_STR;
+	return TYPE_U64;
+}
+
 /* macaddr(addr): the 6 bytes at addr in the process, printed as
  * 67:70:75:78:09:62. */
 struct type sema_chk_macaddr(struct tctx *c, struct node *call, const struct fn *fn)
@@ -124,23 +172,45 @@ struct type sema_chk_macaddr(struct tctx *c, struct node *call, const struct fn 
 	return (struct type){ .kind = TY_MACADDR };
 }
 
-/* kptr(p), uptr(p): bpftrace says which address space a pointer is in;
- * gpux reads through the pointer's own probe (user memory in uprobes),
- * so the value passes unchanged. */
+/* kptr(p), uptr(p): which address space a pointer is in, as bpftrace
+ * says it: a typed pointer then reads the kernel's memory or the
+ * process's; an integer passes unchanged (gpux reads through it with
+ * its probe's own helper). */
 struct type sema_chk_addr_space(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	(void)fn;
 	struct node *a = sema_arg(call, 0);
+	check_expr(c, a);
+	if (a->type.kind == TY_POINTER) {
+		struct type t = a->type;
+		t.kernel_mem = call->u.call.name[0] == 'k';
+		return t;
+	}
 	return sema_want_int(c, call, a, "pointer") ? a->type : TYPE_NONE;
+}
+
+/* x86-64's struct pt_regs, in order, 8 bytes each */
+static const char *const regs[] = {
+	"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax",
+	"cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
+};
+
+bool sema_pt_regs(struct tctx *c, struct type *out)
+{
+	if (!sema_script_record(c, "struct pt_regs")) {
+		/* the kernel's types are not read: gpux's own layout */
+		char def[512] = "struct pt_regs {";
+		for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
+			snprintf(def + strlen(def), sizeof(def) - strlen(def), " unsigned long %s;",
+				 regs[i]);
+		snprintf(def + strlen(def), sizeof(def) - strlen(def), " };");
+		cdefs_add(c->prog, c->diags, def);
+	}
+	return sema_record_pointer(c, "struct pt_regs", 1, out);
 }
 
 int sema_reg_offset(const char *name)
 {
-	/* x86-64's struct pt_regs, in order, 8 bytes each */
-	static const char *const regs[] = {
-		"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax",
-		"cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
-	};
 	for (int i = 0; i < (int)(sizeof(regs) / sizeof(regs[0])); i++)
 		if (!strcmp(regs[i], name))
 			return 8 * i;

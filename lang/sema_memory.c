@@ -110,10 +110,12 @@ bool sema_record_pointer(struct tctx *c, const char *rec, int stars, struct type
 }
 
 /* What reading a value of memory type t gives: a char array is a
- * string, as bpftrace has it; the rest is itself. */
+ * string, as bpftrace has it (an unsigned char array is an array of
+ * numbers); the rest is itself. */
 static struct type value_of(struct type t)
 {
-	if (t.kind == TY_ARRAY && t.inner && t.inner->kind == TY_INT && t.inner->bits == 8)
+	if (t.kind == TY_ARRAY && t.inner && t.inner->kind == TY_INT && t.inner->bits == 8 &&
+	    t.inner->is_signed)
 		return (struct type){ .kind = TY_STR, .count = t.count };
 	return t;
 }
@@ -149,6 +151,9 @@ void sema_cast_to_type(struct tctx *c, struct node *n)
 		     tname(t, b2));
 		return;
 	}
+	/* a kernel pointer cast to another type still points into the kernel */
+	if (t.kind == TY_POINTER && o->type.kind == TY_POINTER)
+		t.kernel_mem = o->type.kernel_mem;
 	n->u.cast.to = t;
 	n->type = t;
 }

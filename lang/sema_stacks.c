@@ -24,8 +24,8 @@ bool sema_kernel_only(struct tctx *c, struct node *n, const char *name)
 		return true;
 	struct diag *dg = terr(c, n->span, "%s can not be used with \"%s\" probes", name,
 			       probe_name(c, pb, sizeof(pb)));
-	diag_hint(dg, "gpux reads it with a kernel helper: only uprobes, uretprobes and "
-		  "tracepoints have it");
+	diag_hint(dg, "gpux reads it with a kernel helper: only probes the kernel runs have it "
+		  "(kprobes, uprobes, tracepoints, profile...)");
 	return false;
 }
 

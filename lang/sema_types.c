@@ -375,11 +375,9 @@ static void check_stmt(struct tctx *c, struct node *s)
 		} else if (e->kind == N_INCDEC) {
 			check_expr(c, e);
 		} else {
+			/* evaluated and dropped, as bpftrace does (a read through
+			 * a pointer still happens) */
 			check_expr(c, e);
-			if (c->prog->inspect_exprs)
-				break;
-			struct diag *dg = terr(c, e->span, "this expression has no effect");
-			diag_hint(dg, "a statement is a call, an assignment or ++/--");
 		}
 		break;
 	}

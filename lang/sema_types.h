@@ -39,6 +39,9 @@ long sema_record_size(struct tctx *c, const char *rec);
 /* A pointer (stars deep) to record rec ("struct rec") into out; false,
  * out untouched, where it is not defined. */
 bool sema_record_pointer(struct tctx *c, const char *rec, int stars, struct type *out);
+/* A pointer to struct pt_regs (the kernel's, the script's, else gpux's
+ * own x86-64 layout) into out; false where none can be laid out. */
+bool sema_pt_regs(struct tctx *c, struct type *out);
 /* Whether n reads args.NAME (args->NAME): a tracepoint's field, or a
  * uprobe's parameter (DWARF). */
 bool sema_is_args_field(const struct tctx *c, const struct node *n);

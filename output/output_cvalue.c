@@ -39,8 +39,8 @@ static void cvalue(FILE *out, enum style st, struct type t, const unsigned char 
 	}
 	if (t.kind == TY_ARRAY && t.inner) {
 		unsigned es = type_mem_size(*t.inner);
-		if (t.inner->kind == TY_INT && t.inner->bits == 8) {
-			/* a char array: a string */
+		if (t.inner->kind == TY_INT && t.inner->bits == 8 && t.inner->is_signed) {
+			/* a char array: a string (unsigned bytes print as numbers) */
 			size_t n = strnlen((const char *)p, t.count);
 			if (st == JSON)
 				out_json_str(out, (const char *)p, n);

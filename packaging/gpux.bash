@@ -21,7 +21,7 @@ _gpux()
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "-e -l -v -d --dry-run --unsafe --emit --no-warnings -I
 			--include --no-cache -c -p -f -o -q -B --repl --sim --export
-			--export-interval --export-max-series --usdt-file-activation -k -kk -h --help -V
+			--export-interval --export-max-series --usdt-file-activation --btf -k -kk -h --help -V
 			--version --" -- "$cur"))
 		return
 	fi

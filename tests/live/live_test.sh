@@ -503,6 +503,13 @@ OUT
 	run 1 -e 'uprobe:/bin/true:main { @ = args->argc; }' &&
 		err_has "ERROR: uprobe:/bin/true:main has no DWARF arguments: /bin/true has no DWARF"
 }
+t_jiffies() {
+	# jiffies (bpftrace 0.17 lacks it; later versions read it the same
+	# way): the kernel's ticks, rising
+	run 0 -e "uprobe:$TGT:gpux_tgt_add { @j[arg1] = jiffies; }
+		END { printf(\"%d\\n\", @j[3] >= @j[1] && @j[1] > 0); clear(@j); }" -c "$TGT 3" || return 1
+	grep -qxF 1 "$tmp/out" || { cat "$tmp/out"; fail "jiffies"; }
+}
 t_kernel_types() {
 	# the running kernel's records from BTF, five pointers deep to a
 	# kernel char * (the executable's name), from a tracepoint and from
