@@ -398,15 +398,32 @@ static struct hval call_value(struct hctx *h, struct node *e)
 	}
 	unsigned size = HOST_STR_MAX;
 	int64_t len;
+	LLVMValueRef rsize = NULL; /* a length known only when the probe runs */
 	if (e->u.call.nargs == 2) {
-		if (!host_const_int(e->u.call.args->next, &len) || len <= 0 ||
-		    len > HOST_STR_MAX) {
-			host_err(h, e->u.call.args->next, "str() length must be a constant 1..%d",
-				 HOST_STR_MAX);
+		struct node *ln = e->u.call.args->next;
+		if (host_const_int(ln, &len)) {
+			if (len <= 0) {
+				host_err(h, ln, "str() length must be positive");
+				return r;
+			}
+			/* as bpftrace: that many characters, then the NUL, at
+			 * most the string size */
+			size = len < HOST_STR_MAX ? (unsigned)len + 1 : HOST_STR_MAX;
+		} else if (e->u.call.args->type.kind == TY_STR) {
+			host_err(h, ln, "str() of a string takes a constant length");
 			return r;
+		} else {
+			LLVMValueRef n = hl_expr_int(h, ln);
+			if (!n)
+				return r;
+			/* n + 1 bytes, the NUL's included, within 1..HOST_STR_MAX
+			 * (unsigned: a negative n reads the most) */
+			n = LLVMBuildAdd(h->b, n, host_const(h, 1), "");
+			LLVMValueRef big = LLVMBuildICmp(h->b, LLVMIntUGT, n, host_const(h, HOST_STR_MAX), "");
+			LLVMValueRef none = LLVMBuildICmp(h->b, LLVMIntEQ, n, host_const(h, 0), "");
+			n = LLVMBuildSelect(h->b, big, host_const(h, HOST_STR_MAX), n, "");
+			rsize = LLVMBuildSelect(h->b, none, host_const(h, HOST_STR_MAX), n, "");
 		}
-		/* as bpftrace: that many characters, then the NUL */
-		size = len < HOST_STR_MAX ? (unsigned)len + 1 : HOST_STR_MAX;
 	}
 	if (e->u.call.args->type.kind == TY_STR) { /* a tracepoint's string, cut to size */
 		struct hval s = hl_expr(h, e->u.call.args);
@@ -421,7 +438,8 @@ static struct hval call_value(struct hctx *h, struct node *e)
 		return r;
 	LLVMValueRef buf = host_alloca(h, size, "ustr");
 	host_zero(h, buf, size, 8);
-	LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, size, false),
+	LLVMValueRef args[] = { buf, rsize ? LLVMBuildTrunc(h->b, rsize, h->i32, "")
+					  : LLVMConstInt(h->i32, size, false),
 				LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
 	/* a kernel type's char pointer is the kernel's, whatever the probe */
 	host_helper(h, e->u.call.args->type.kernel_mem ? BPF_H_PROBE_READ_KERNEL_STR

@@ -233,9 +233,10 @@ struct type sema_chk_reg(struct tctx *c, struct node *call, const struct fn *fn)
 	if (sema_reg_offset(a->u.str.s) < 0)
 		terr(c, call->span, "'%s' is not a valid register on this architecture (x86_64)",
 		     a->u.str.s);
-	/* the registers of the task a uprobe or a breakpoint interrupted */
-	if (!p || (p->syntax != SYN_UPROBE && p->syntax != SYN_USDT &&
-		   p->syntax != SYN_WATCHPOINT))
+	/* the registers where a kprobe, uprobe, usdt probe, breakpoint or
+	 * sample fired: the probe's context holds them first */
+	if (!p || (!p->regs && p->syntax != SYN_USDT && p->syntax != SYN_WATCHPOINT &&
+		   p->attach != ATTACH_PERF_EVENT))
 		terr(c, call->span, "reg can not be used with \"%s\" probes",
 		     probe_name(c, pb, sizeof(pb)));
 	return TYPE_U64;

@@ -165,6 +165,17 @@ void sema_deref(struct tctx *c, struct node *n)
 	check_expr(c, o);
 	if (o->type.kind == TY_NONE)
 		return;
+	if (o->type.kind == TY_INT && o->type.bits == 64) {
+		/* an address as a number: bpftrace reads an integer of its
+		 * width and sign there; as a cast to a pointer to one */
+		struct node *cast = ast_new(&c->prog->arena, N_CAST, o->span);
+		cast->u.cast.name = o->type.is_signed ? "int64" : "uint64";
+		cast->u.cast.stars = 1;
+		cast->u.cast.operand = o;
+		cast->u.cast.to = pointer_to(c, TYPE_INT(64, o->type.is_signed));
+		cast->type = cast->u.cast.to;
+		n->u.unop.operand = o = cast;
+	}
 	if (o->type.kind != TY_POINTER) {
 		terr(c, n->span, "'*' reads through a pointer; '%s' is not one", tname(o->type, b));
 		return;

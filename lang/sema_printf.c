@@ -125,9 +125,16 @@ void check_printf(struct tctx *c, struct node *call)
 		size_t n = parse_spec(s + i + 1, len - i - 1, &conv);
 		enum want w;
 		if (!n || !conv_want(conv, &w)) {
-			terr(c, fmt->span, "%s: Unknown format string token: %%%.*s", who,
-			     (int)(n ? n : len - i - 1 > 0 ? 1 : 0), s + i + 1);
-			return;
+			/* not a conversion: the '%' is text, as bpftrace 0.17
+			 * prints it ("100%", "%5|"); doubled for the printer */
+			char *t = arena_alloc(&c->prog->arena, len + 2);
+			memcpy(t, s, i + 1);
+			memcpy(t + i + 1, s + i, len - i + 1);
+			fmt->u.str.s = t;
+			fmt->u.str.len = ++len;
+			s = t;
+			i++;
+			continue;
 		}
 		expected++;
 		if (a) {

@@ -200,6 +200,9 @@ int vm_helper(struct vm_exec *x, int32_t id)
 		r[0] = 0;
 		return 0;
 	}
+	case BPF_H_PROBE_READ: /* either address space: a driver program's
+				* the embedder's, as a kernel read; else gpux's own */
+		return vm_helper(x, x->vm->driver ? BPF_H_PROBE_READ_KERNEL : BPF_H_PROBE_READ_USER);
 	case BPF_H_PROBE_READ_USER:
 	case BPF_H_PROBE_READ_USER_STR: {
 		uint32_t n = (uint32_t)r[2];
