@@ -55,6 +55,10 @@ void cp_error(struct cparser *p, const char *fmt, const char *arg);
 void cp_skip_group(struct cparser *p);
 int64_t cp_const_expr(struct cparser *p);
 
+/* The script's C parts through the C preprocessor (cdefs_cpp.c): its
+ * output, malloc'd, *outlen bytes; NULL with diagnostics. */
+char *cdefs_run_cpp(struct program *prog, struct diags *d, size_t *outlen);
+
 /* Read declarations until the text ends. */
 void cdecl_parse_all(struct cparser *p);
 

@@ -1,13 +1,10 @@
 /* The script's C definitions: where the lexer's pieces are kept, the
  * names they define, and the build that reads them (through the system
- * C preprocessor when headers are included, as bpftrace reads them
- * through clang). */
+ * C preprocessor when headers are included: cdefs_cpp.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "ast.h"
 #include "cdecl_priv.h"
@@ -198,112 +195,6 @@ static void parse_text(struct program *prog, struct diags *d, const char *text,
 	cdecl_parse_all(&p);
 }
 
-/* cpp's first error, at the script's line it names ("<stdin>:3:10:
- * fatal error: x.h: No such file or directory"). */
-static void cpp_failed(struct program *prog, struct diags *d, bool ran, const char *err_path)
-{
-	if (!ran) {
-		diag_error_nospan(d, "#include needs the C preprocessor (cpp): install gcc's cpp");
-		return;
-	}
-	char line[512] = "";
-	FILE *f = err_path ? fopen(err_path, "r") : NULL;
-	while (f && fgets(line, sizeof(line), f) && !strstr(line, "error"))
-		;
-	if (f)
-		fclose(f);
-	line[strcspn(line, "\n")] = '\0';
-	const char *msg = strstr(line, "error: ");
-	msg = msg ? msg + 7 : line;
-	int at = 0;
-	if (!strncmp(line, "<stdin>:", 8))
-		at = atoi(line + 8);
-	for (struct cpart *cp = prog->cdefs->parts; cp; cp = cp->next)
-		if (cp->span.first_line == at) {
-			diag_error(d, cp->span, "%s", msg);
-			return;
-		}
-	diag_error_nospan(d, "the C preprocessor failed on the script's #include: %s", msg);
-}
-
-/* The parts through `cpp`: it finds the headers and evaluates the
- * conditionals; its line markers tell the script's lines from the
- * headers'. */
-static char *run_cpp(struct program *prog, struct diags *d, size_t *outlen)
-{
-	char in_path[] = "/tmp/gpux-cdefs-XXXXXX";
-	int fd = mkstemp(in_path);
-	if (fd < 0) {
-		diag_error_nospan(d, "cannot create a temporary file for #include: %s", strerror(errno));
-		return NULL;
-	}
-	FILE *f = fdopen(fd, "w");
-	int line = 1;
-	for (struct cpart *cp = prog->cdefs->parts; f && cp; cp = cp->next) {
-		/* keep the script's line numbers: blank lines up to the part */
-		for (; line < cp->span.first_line; line++)
-			fputc('\n', f);
-		fwrite(cp->text, 1, cp->len, f);
-		for (size_t i = 0; i < cp->len; i++)
-			line += cp->text[i] == '\n';
-		fputs(cp->directive ? "\n" : ";\n", f);
-		line++;
-	}
-	if (!f || fclose(f)) {
-		unlink(in_path);
-		diag_error_nospan(d, "cannot write a temporary file for #include");
-		return NULL;
-	}
-	const char *dir = prog->src.name ? prog->src.name : "";
-	const char *slash = strrchr(dir, '/');
-	char incdir[256] = ".";
-	if (slash && slash - dir < (long)sizeof(incdir) - 1)
-		snprintf(incdir, sizeof(incdir), "%.*s", (int)(slash - dir), dir);
-	char err_path[] = "/tmp/gpux-cpperr-XXXXXX";
-	int efd = mkstemp(err_path);
-	if (efd >= 0)
-		close(efd);
-	/* -I DIR, --include FILE: each word quoted for the shell */
-	char *opts = arena_printf(&prog->arena, "-I'%s'", incdir);
-	/* bpftrace's: scripts include kernel headers only without it */
-	const struct kernel_types *k = prog->kernel_types;
-	if (k && k->available(prog))
-		opts = arena_printf(&prog->arena, "%s -DBPFTRACE_HAVE_BTF", opts);
-	for (int i = 0; i < prog->ninclude_dirs; i++)
-		opts = arena_printf(&prog->arena, "%s -I'%s'", opts, prog->include_dirs[i]);
-	for (int i = 0; i < prog->ninclude_files; i++)
-		opts = arena_printf(&prog->arena, "%s -include '%s'", opts, prog->include_files[i]);
-	char *cmd = arena_printf(&prog->arena, "${GPUX_CPP:-cpp} -dD -x c %s - < '%s' 2> '%s'", opts,
-				 in_path, efd >= 0 ? err_path : "/dev/null");
-	FILE *pp = popen(cmd, "r");
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (int ch; pp && (ch = fgetc(pp)) != EOF;) {
-		if (len + 1 >= cap) {
-			cap = cap ? cap * 2 : 65536;
-			char *nb = realloc(buf, cap);
-			if (!nb)
-				break;
-			buf = nb;
-		}
-		buf[len++] = (char)ch;
-	}
-	int st = pp ? pclose(pp) : -1;
-	unlink(in_path);
-	if (!pp || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		free(buf);
-		cpp_failed(prog, d, pp && !(WIFEXITED(st) && WEXITSTATUS(st) == 127),
-			   efd >= 0 ? err_path : NULL);
-		if (efd >= 0)
-			unlink(err_path);
-		return NULL;
-	}
-	if (efd >= 0)
-		unlink(err_path);
-	*outlen = len;
-	return buf;
-}
-
 void cdefs_add(struct program *prog, struct diags *d, const char *text)
 {
 	cdefs_of(prog);
@@ -325,7 +216,7 @@ int cdefs_build(struct program *prog, struct diags *d)
 	}
 	if (c->includes) {
 		size_t len = 0;
-		char *text = run_cpp(prog, d, &len);
+		char *text = cdefs_run_cpp(prog, d, &len);
 		if (!text)
 			return -1;
 		char *copy = arena_strndup(&prog->arena, text, len);

@@ -319,6 +319,30 @@ t_kernel_types() {
 		>"$tmp/out" 2>"$tmp/err"
 	[ $? = 1 ] && err_has "bit-field 'a' is not supported"
 }
+# A kernel header this machine lacks, where the kernel's types come from
+# BTF: read as empty, with a warning at its #include; not without BTF,
+# nor for a header outside the kernel's trees; nothing left in TMPDIR.
+t_kernel_headers_missing() {
+	local p='#include <linux/gpux_nope.h>
+#include <net/gpux/deeper.h>
+kprobe:f { @ = ((struct gpux_kbits *)arg0)->a; }'
+	mkdir -p "$tmp/td"
+	TMPDIR=$tmp/td GPUX_BTF_DIR=$B/kernel "$GPUX" --dry-run -e "$p" >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; fail "a missing kernel header with BTF"; return 1; }
+	err_has "^stdin:1:1-29: WARNING: linux/gpux_nope.h: not found; the kernel's types are read from its BTF instead \\(the header's macros are not defined\\)$" &&
+		err_has "^stdin:2:1-29: WARNING: net/gpux/deeper.h: not found" || return 1
+	[ -z "$(ls -A "$tmp/td")" ] || { ls -R "$tmp/td"; fail "stand-in headers left behind"; return 1; }
+	# they are made under TMPDIR: where none can be, the header is missing
+	TMPDIR=$tmp/none GPUX_BTF_DIR=$B/kernel "$GPUX" --dry-run -e "$p" >"$tmp/out" 2>"$tmp/err"
+	[ $? = 1 ] && one_error "stdin:1:1-29: ERROR: linux/gpux_nope.h: No such file or directory" ||
+		return 1
+	GPUX_BTF_DIR=$B/genc "$GPUX" --dry-run -e "$p" >"$tmp/out" 2>"$tmp/err"
+	[ $? = 1 ] && one_error "stdin:1:1-29: ERROR: linux/gpux_nope.h: No such file or directory" ||
+		return 1
+	GPUX_BTF_DIR=$B/kernel "$GPUX" --dry-run -e '#include <gpux_nope.h>
+BEGIN { exit(); }' >"$tmp/out" 2>"$tmp/err"
+	[ $? = 1 ] && one_error "stdin:1:1-23: ERROR: gpux_nope.h: No such file or directory"
+}
 # Reading them: a file name's bytes through the record, each field as
 # C lays it out (bit-fields signed and across bytes, the anonymous
 # union's, the array as an IPv6 address). Needs root and tracefs.
