@@ -317,8 +317,8 @@ static void check_field(struct tctx *c, struct node *n)
 	terr(c, n->span, "a value of type '%s' has no fields", tname(base->type, b));
 }
 
-/* (a, b, ...): integers, strings, tuples, records and arrays; the device has no room for
- * them (a probe's values live in registers). */
+/* (a, b, ...): integers, pointers, strings, tuples, records and arrays;
+ * the device has no room for them (a probe's values live in registers). */
 static void check_tuple(struct tctx *c, struct node *n)
 {
 	char b[64];
@@ -337,7 +337,7 @@ static void check_tuple(struct tctx *c, struct node *n)
 			ok = false;
 		} else if (e->type.kind != TY_INT && e->type.kind != TY_STR &&
 			   e->type.kind != TY_TUPLE && e->type.kind != TY_RECORD &&
-			   e->type.kind != TY_ARRAY) {
+			   e->type.kind != TY_ARRAY && e->type.kind != TY_POINTER) {
 			if (!reject_non_scalar(c, e))
 				terr(c, e->span, "a tuple cannot hold a value of type '%s'",
 				     tname(e->type, b));

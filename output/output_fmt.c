@@ -264,7 +264,7 @@ void out_tuple(FILE *out, bool json, struct type t, const unsigned char *p)
 		} else {
 			int64_t x;
 			memcpy(&x, v, 8);
-			if (e.is_signed)
+			if (e.is_signed || e.kind == TY_POINTER) /* bpftrace's: addresses signed */
 				fprintf(out, "%lld", (long long)x);
 			else
 				fprintf(out, "%llu", (unsigned long long)x);
