@@ -18,9 +18,11 @@ const struct host_api *host_module_open(struct diags *diags)
 	void *h = module_open(MODULE_NAME, "GPUX_HOST_MODULE", why, sizeof(why), tried,
 			      sizeof(tried));
 	if (!h) {
-		struct diag *dg = diag_error_nospan(diags,
-			"cannot load the host code generator: %s", why);
-		diag_hint(dg, "looked for " MODULE_NAME " at: %s", tried);
+		if (diags) { /* NULL: the caller copes without it, silently */
+			struct diag *dg = diag_error_nospan(diags,
+				"cannot load the host code generator: %s", why);
+			diag_hint(dg, "looked for " MODULE_NAME " at: %s", tried);
+		}
 		return NULL;
 	}
 	/* dlsym gives object pointers; POSIX guarantees they convert. */
@@ -47,6 +49,7 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.kattach_open_driver = dlsym(h, "kattach_open_driver");
 	*(void **)&api.kattach_refused = dlsym(h, "kattach_refused");
 	*(void **)&api.kattach_unattached = dlsym(h, "kattach_unattached");
+	*(void **)&api.btf_lib = dlsym(h, "host_btf_lib");
 	if (!api.kattach_open || !api.kattach_attached || !api.kattach_fd || !api.kattach_consume ||
 	    !api.kattach_detach || !api.kattach_map_read || !api.kattach_map_write ||
 	    !api.kattach_map_clear ||
@@ -61,8 +64,9 @@ const struct host_api *host_module_open(struct diags *diags)
 	}
 	if (!api.compile || !api.print_ir || !api.print_bpf ||
 	    !api.emit) {
-		diag_error_nospan(diags, "%s lacks the host code generator's functions",
-				  MODULE_NAME);
+		if (diags)
+			diag_error_nospan(diags, "%s lacks the host code generator's functions",
+					  MODULE_NAME);
 		dlclose(h);
 		return NULL;
 	}

@@ -7,6 +7,7 @@
 #include "kattach.h"
 #include "host_path.h"
 #include "host_usdt.h"
+#include "kernel_btf.h"
 #include "llvm_host.h"
 
 struct host_api {
@@ -42,10 +43,14 @@ struct host_api {
 	/* the probe the kernel's verifier refused, after a failed open */
 	bool (*kattach_refused)(struct span *);
 	bool (*kattach_unattached)(struct span *);
+	/* the libbpf the module carries, for reading the kernel's types
+	 * where libbpf.so.1 is missing (kernel_btf.h); NULL without it */
+	const struct kernel_btf_lib *(*btf_lib)(void);
 };
 
 /* Open the module once (later calls return the same table). NULL, with a
- * diagnostic saying where it was looked for, if it cannot be loaded.
+ * diagnostic saying where it was looked for (none where diags is NULL),
+ * if it cannot be loaded.
  * $GPUX_HOST_MODULE overrides the search: next to the gpux binary, then
  * ../lib/gpux/ from it. */
 const struct host_api *host_module_open(struct diags *diags);

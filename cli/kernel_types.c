@@ -10,11 +10,13 @@
  * read from the smallest integer around it. */
 #include "kernel_types.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cdefs.h"
+#include "host_loader.h"
 #include "kernel_btf.h"
 
 struct kstate {
@@ -34,7 +36,17 @@ static struct kstate *state_of(struct program *prog)
 	}
 	if (s && !s->tried) {
 		s->tried = true;
-		if (!kernel_btf_open(&s->btf, s->why, sizeof(s->why))) {
+		int rc = kernel_btf_open(&s->btf, s->why, sizeof(s->why));
+		if (rc == -ENOSYS) {
+			/* no libbpf.so.1 here: the one the host module carries
+			 * (loaded anyway by a program with kernel probes) */
+			const struct host_api *api = host_module_open(NULL);
+			if (api && api->btf_lib) {
+				kernel_btf_provide(api->btf_lib());
+				rc = kernel_btf_open(&s->btf, s->why, sizeof(s->why));
+			}
+		}
+		if (!rc) {
 			s->n = kernel_btf_count(s->btf);
 			s->anon = calloc(s->n, sizeof(*s->anon));
 			if (!s->anon) {

@@ -72,7 +72,8 @@ if(GPUX_HOST_LIBBPF)
                  ${PROJECT_SOURCE_DIR}/attach/kattach_watch.c
                  ${PROJECT_SOURCE_DIR}/attach/kattach_driver.c
                  ${PROJECT_SOURCE_DIR}/attach/kattach_verdict.c
-                 ${CMAKE_CURRENT_LIST_DIR}/host_bind.c)
+                 ${CMAKE_CURRENT_LIST_DIR}/host_bind.c
+                 ${CMAKE_CURRENT_LIST_DIR}/host_btf_lib.c)
 endif()
 set_target_properties(gpux_host_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_include_directories(gpux_host_objs PUBLIC ${CMAKE_CURRENT_LIST_DIR}

@@ -1,7 +1,7 @@
-/* kernel_btf.h: the kernel's BTF through libbpf, loaded on first use.
- * Only libbpf's stable entry points are named, so no libbpf header is
- * needed to build this, and a build without libbpf still reads BTF
- * where the library is installed. */
+/* kernel_btf.h: the kernel's BTF through libbpf, loaded on first use,
+ * else through the one a caller provides. Only libbpf's stable entry
+ * points are named, so no libbpf header is needed to build this, and a
+ * build without libbpf still reads BTF where the library is installed. */
 #include "kernel_btf.h"
 
 #include <dlfcn.h>
@@ -12,23 +12,20 @@
 #include <string.h>
 #include <unistd.h>
 
-struct btf; /* libbpf's */
-
-static struct {
-	struct btf *(*load_vmlinux)(void);
-	struct btf *(*parse_raw)(const char *);
-	void (*free)(struct btf *);
-	int (*find_by_name_kind)(const struct btf *, const char *, unsigned);
-	const struct btf_type *(*type_by_id)(const struct btf *, unsigned);
-	const char *(*name_by_offset)(const struct btf *, unsigned);
-	unsigned (*type_cnt)(const struct btf *);
-	bool ok;
-} lb;
+static struct kernel_btf_lib lb;
+static bool lb_ok;
 static pthread_once_t lb_once = PTHREAD_ONCE_INIT;
+
+static bool complete_lib(const struct kernel_btf_lib *l)
+{
+	return l->load_vmlinux && l->parse_raw && l->free && l->find_by_name_kind &&
+	       l->type_by_id && l->name_by_offset && l->type_cnt;
+}
 
 static void lb_load(void)
 {
-	void *h = dlopen("libbpf.so.1", RTLD_NOW | RTLD_LOCAL);
+	const char *name = getenv("GPUX_LIBBPF");
+	void *h = dlopen(name && *name ? name : "libbpf.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		return;
 #define SYM(f, s) *(void **)&lb.f = dlsym(h, s)
@@ -40,9 +37,17 @@ static void lb_load(void)
 	SYM(name_by_offset, "btf__name_by_offset");
 	SYM(type_cnt, "btf__type_cnt");
 #undef SYM
-	lb.ok = lb.load_vmlinux && lb.parse_raw && lb.free && lb.find_by_name_kind &&
-		lb.type_by_id && lb.name_by_offset && lb.type_cnt;
+	lb_ok = complete_lib(&lb);
 	/* the library stays loaded: its functions are called until exit */
+}
+
+void kernel_btf_provide(const struct kernel_btf_lib *lib)
+{
+	pthread_once(&lb_once, lb_load);
+	if (!lb_ok && lib && complete_lib(lib)) {
+		lb = *lib;
+		lb_ok = true;
+	}
 }
 
 struct kernel_btf {
@@ -78,7 +83,7 @@ int kernel_btf_open(struct kernel_btf **out, char *err, size_t errlen)
 		return -e;
 	}
 	pthread_once(&lb_once, lb_load);
-	if (!lb.ok) {
+	if (!lb_ok) {
 		snprintf(err, errlen, "the kernel's types (BTF) are read with libbpf.so.1, "
 			 "which cannot be loaded here");
 		return -ENOSYS;

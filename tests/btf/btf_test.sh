@@ -291,6 +291,17 @@ t_kernel_types() {
 		sizeof(union gpux_ku), GPUX_KE_A, GPUX_KE_B); exit(); }' >"$tmp/out" 2>"$tmp/err" ||
 		{ cat "$tmp/err"; fail "BEGIN on kernel types"; return 1; }
 	out_has '^40 8 7 -2$' || return 1
+	# without libbpf.so.1 (the GPU machine): through the libbpf the host
+	# module carries; without that too: said at the record
+	GPUX_LIBBPF=/nonexistent GPUX_BTF_DIR=$K "$GPUX" -e 'BEGIN { printf("%d\n",
+		sizeof(struct gpux_kbits)); exit(); }' >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; fail "kernel types through the host module's libbpf"; return 1; }
+	out_has '^40$' || return 1
+	GPUX_LIBBPF=/nonexistent GPUX_HOST_MODULE=/nonexistent GPUX_BTF_DIR=$K "$GPUX" \
+		-e 'BEGIN { printf("%d\n", sizeof(struct gpux_kbits)); exit(); }' >"$tmp/out" 2>"$tmp/err"
+	[ $? = 1 ] && err_has "^stdin:1:31-48: ERROR: Unknown struct: 'struct gpux_kbits'$" &&
+		err_has "^HINT: the kernel's types were not read: the kernel's types \\(BTF\\) are read with libbpf.so.1, which cannot be loaded here$" ||
+		return 1
 	# the fields' types: bit-fields as integers, the anonymous members'
 	# fields as the record's own, the byte array (unsigned) an array, the pointer
 	local p='kprobe:f { $k = (struct gpux_kbits *)arg0;
