@@ -7,7 +7,9 @@
  * What the language has no type for is left out of a record, which
  * then has no field of that name (members of a kind BTF adds later).
  * Floats and integers over 64 bits are their bytes; a bit-field is
- * read from the smallest integer around it. */
+ * read from the smallest integer around it. Which address space a
+ * pointer reads is not the record's to say: sema gives it the space of
+ * what it was read through (lang/sema_memory.c). */
 #include "kernel_types.h"
 
 #include <errno.h>
@@ -169,7 +171,7 @@ static struct type conv(struct program *prog, struct kstate *s, unsigned id, int
 			if (in.kind == TY_NONE)
 				in = TYPE_VOID;
 		}
-		return (struct type){ .kind = TY_POINTER, .inner = boxed(prog, in), .kernel_mem = true };
+		return (struct type){ .kind = TY_POINTER, .inner = boxed(prog, in) };
 	}
 	case BTF_KIND_STRUCT:
 	case BTF_KIND_UNION: {

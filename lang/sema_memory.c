@@ -109,6 +109,18 @@ bool sema_record_pointer(struct tctx *c, const char *rec, int stars, struct type
 	return resolve_type(c, rec, stars, (struct span){ 0 }, out);
 }
 
+/* A pointer, record or array read through from (a pointer, or a record
+ * or array read so): in from's address space. What a kernel pointer reaches is the
+ * kernel's; what the probe's own pointers reach, the probe's (a
+ * syscall's user record holds user pointers), whatever the record's
+ * declaration says. */
+static struct type in_space(struct type t, struct type from)
+{
+	if (t.kind == TY_POINTER || t.kind == TY_RECORD || t.kind == TY_ARRAY)
+		t.kernel_mem = from.kernel_mem;
+	return t;
+}
+
 /* What reading a value of memory type t gives: a char array is a
  * string, as bpftrace has it (an unsigned char array is an array of
  * numbers); the rest is itself. */
@@ -185,7 +197,7 @@ void sema_deref(struct tctx *c, struct node *n)
 		return;
 	}
 	if (host_only(c, n, "reading memory through a pointer"))
-		n->type = value_of(*o->type.inner);
+		n->type = in_space(value_of(*o->type.inner), o->type);
 }
 
 /* a[i] of a pointer or an array field. */
@@ -217,7 +229,7 @@ void sema_index(struct tctx *c, struct node *n)
 		return;
 	}
 	if (host_only(c, n, "reading memory through a pointer"))
-		n->type = value_of(*a->type.inner);
+		n->type = in_space(value_of(*a->type.inner), a->type);
 }
 
 /* p->f, s.f of records. Returns false when the base is not one. */
@@ -259,7 +271,7 @@ bool sema_record_field(struct tctx *c, struct node *n)
 	}
 	if (t.kind == TY_POINTER && !host_only(c, n, "reading memory through a pointer"))
 		return true;
-	n->type = value_of(f->type);
+	n->type = in_space(value_of(f->type), t);
 	return true;
 }
 

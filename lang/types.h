@@ -65,8 +65,10 @@ struct type {
 	unsigned count;           /* TY_ARRAY: elements; TY_STR: the bytes of
 				   * the char array it was read from, or 0 */
 	const struct record *rec; /* TY_RECORD */
-	/* TY_POINTER: to the kernel's memory (a kernel type's pointer,
-	 * curtask), read as such from any probe; else the probe's own */
+	/* TY_POINTER: to the kernel's memory (curtask, ctx, or one read
+	 * through such), read as such from any probe; else the probe's
+	 * own. TY_RECORD, TY_ARRAY: read from there, so are the pointers
+	 * they hold. */
 	bool kernel_mem;
 	/* TY_STACK: user (ustack) or kernel, its mode and most frames */
 	bool user;
