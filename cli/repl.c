@@ -18,9 +18,11 @@
 #include "ast_dump.h"
 #include "repl_priv.h"
 #include "frontend.h"
+#include "kernel_types.h"
 #include "listing.h"
 #include "parse.h"
 #include "sema.h"
+#include "uprobe_args.h"
 
 #define PROMPT_MORE "  ...> "
 #define DEFAULT_CONTEXT "gdev:kernel_entry"
@@ -256,6 +258,9 @@ static enum verdict check_entry(struct repl *r, const char *text, size_t len,
 	struct program *prog = program_new(SRC_NAME, text, len);
 	if (!prog)
 		return DONE;
+	/* the kernel's types and a uprobe's DWARF args, as gpux -e reads them */
+	prog->kernel_types = &kernel_types_btf;
+	prog->dwarf_args = uprobe_dwarf_args;
 	struct diags d;
 	diags_init(&d, &prog->arena);
 	bool whole = repl_looks_like_program(prog->src.text), incomplete = false;
@@ -388,6 +393,7 @@ static void cmd_type(struct repl *r, const char *arg)
 	struct program *prog = program_new(SRC_NAME, arg, strlen(arg));
 	if (!prog)
 		return;
+	prog->kernel_types = &kernel_types_btf;
 	struct diags d;
 	diags_init(&d, &prog->arena);
 	struct node *stmts = NULL;

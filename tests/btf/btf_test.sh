@@ -291,6 +291,10 @@ t_kernel_types() {
 		sizeof(union gpux_ku), GPUX_KE_A, GPUX_KE_B); exit(); }' >"$tmp/out" 2>"$tmp/err" ||
 		{ cat "$tmp/err"; fail "BEGIN on kernel types"; return 1; }
 	out_has '^40 8 7 -2$' || return 1
+	# the REPL reads them too
+	printf ':type sizeof(struct gpux_kbits)\n:quit\n' | GPUX_BTF_DIR=$K "$GPUX" --repl \
+		>"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "the REPL"; return 1; }
+	out_has '^uint64 ' || return 1
 	# without libbpf.so.1 (the GPU machine): through the libbpf the host
 	# module carries; without that too: said at the record
 	GPUX_LIBBPF=/nonexistent GPUX_BTF_DIR=$K "$GPUX" -e 'BEGIN { printf("%d\n",
