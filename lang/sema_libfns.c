@@ -113,6 +113,19 @@ struct type sema_chk_ntop(struct tctx *c, struct node *call, const struct fn *fn
 	return (struct type){ .kind = TY_INET };
 }
 
+/* Argument a of call, which must be a string literal: typed, or why
+ * not (msg) at the call. */
+static bool literal_arg(struct tctx *c, struct node *call, struct node *a, const char *msg)
+{
+	if (a->kind != N_STR) {
+		check_expr(c, a);
+		terr(c, call->span, "%s", msg);
+		return false;
+	}
+	a->type = TYPE_STR;
+	return true;
+}
+
 /* pton("1.2.3.4"), pton("::1"): the address's bytes, an array of 4 or
  * 16, from a literal, as bpftrace 0.17 reads it. */
 struct type sema_chk_pton(struct tctx *c, struct node *call, const struct fn *fn)
@@ -120,12 +133,8 @@ struct type sema_chk_pton(struct tctx *c, struct node *call, const struct fn *fn
 	(void)fn;
 	static const struct type byte = { .kind = TY_INT, .bits = 8 };
 	struct node *a = sema_arg(call, 0);
-	if (a->kind != N_STR) {
-		check_expr(c, a);
-		terr(c, call->span, "pton() expects a string literal of an IPv4/IPv6 address");
+	if (!literal_arg(c, call, a, "pton() expects a string literal of an IPv4/IPv6 address"))
 		return TYPE_NONE;
-	}
-	a->type = TYPE_STR;
 	unsigned n = sema_pton(a->u.str.s, NULL);
 	if (!n) {
 		terr(c, call->span, "pton() expects a valid IPv4/IPv6 address, got %s", a->u.str.s);
@@ -149,13 +158,9 @@ struct type sema_chk_cgroupid(struct tctx *c, struct node *call, const struct fn
 {
 	(void)fn;
 	struct node *a = sema_arg(call, 0);
-	if (a->kind != N_STR) {
-		check_expr(c, a);
-		terr(c, call->span, "cgroupid() expects a string literal, a cgroup's path");
-		return TYPE_NONE;
-	}
-	a->type = TYPE_STR;
-	return TYPE_U64;
+	return literal_arg(c, call, a, "cgroupid() expects a string literal, a cgroup's path")
+		       ? TYPE_U64
+		       : TYPE_NONE;
 }
 
 /* macaddr(addr): the 6 bytes at addr in the process, printed as
