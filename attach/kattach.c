@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -41,10 +42,30 @@ const struct host_prog *kattach_prog(const struct host_obj *o, const char *name)
 	return NULL;
 }
 
+/* How long one kattach_consume hands records over: probes that fire on
+ * what the records' actions do (system() on sched_switch) can refill the
+ * ring as fast as it is read, and the run loop must still get to see
+ * Ctrl-C. A coarse clock is enough for this and costs nanoseconds. */
+#define CONSUME_NS 20000000LL
+#define BATCH_DONE (-EAGAIN)
+
+static int64_t coarse_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static int on_rec(void *ctx, void *data, size_t len)
 {
 	struct kattach *l = ctx;
-	return l->rec ? l->rec(l->arg, data, len) : 0;
+	int rc = l->rec ? l->rec(l->arg, data, len) : 0;
+	/* the record is consumed either way: libbpf moves past it first */
+	if (rc == 0 && coarse_ns() - l->consume_start >= CONSUME_NS) {
+		l->batch_done = true;
+		return BATCH_DONE;
+	}
+	return rc;
 }
 
 int kattach_add_link(struct kattach *l, struct bpf_link *k, char *err, size_t errlen)
@@ -304,7 +325,14 @@ int kattach_fd(const struct kattach *l)
 
 int kattach_consume(struct kattach *l)
 {
-	return l->rb && ring_buffer__consume(l->rb) < 0 ? -1 : 0;
+	if (!l->rb)
+		return 0;
+	l->consume_start = coarse_ns();
+	l->batch_done = false;
+	int rc = ring_buffer__consume(l->rb);
+	if (rc == BATCH_DONE && l->batch_done)
+		return 1;
+	return rc < 0 ? -1 : 0;
 }
 
 void kattach_detach(struct kattach *l)

@@ -49,7 +49,8 @@ int kattach_attached(const struct kattach *l);
 /* A descriptor that polls readable when records wait (-1 if the program
  * writes none). */
 int kattach_fd(const struct kattach *l);
-/* Hands every waiting record to the callback. 0, or -1. */
+/* Hands waiting records to the callback for 20 ms at most: 0 when none
+ * is left, 1 when more may wait, -1 on an error. */
 int kattach_consume(struct kattach *l);
 /* A FUNC+argN watchpoint (program prog of the object) set at addr, once
  * per address (the one it watches already: 0). 0, or -errno: ENOSPC
@@ -76,5 +77,16 @@ int kattach_map_clear(struct kattach *l, int map);
 int kattach_map_zero(struct kattach *l, int map);
 /* Detaches and frees everything; l may be NULL. */
 void kattach_close(struct kattach *l);
+
+/* What the running kernel lets BPF do (`gpux --info`), each asked of the
+ * kernel by loading a program or map of that kind. */
+enum kattach_group { KF_HELPER, KF_FEATURE, KF_MAP, KF_PROG };
+struct kattach_feature {
+	enum kattach_group group;
+	const char *name; /* as bpftrace --info names it */
+	bool yes;
+};
+/* Fills at most max entries; returns how many. */
+int kattach_features(struct kattach_feature *out, int max);
 
 #endif

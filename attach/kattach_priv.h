@@ -36,6 +36,8 @@ struct kattach {
 	struct ring_buffer *rb;
 	kattach_rec_fn rec;
 	void *arg;
+	int64_t consume_start;         /* when this kattach_consume began */
+	bool batch_done;               /* ... and it stopped for time */
 	int ncpu;
 	uint64_t nsyms; /* HOST_SYMS_MAP entries filled */
 	struct host_watch *watches;

@@ -28,6 +28,7 @@
 struct backend;
 struct exporter;
 struct kattach;
+struct host_api;
 struct run_timeline;
 
 /* A map the run prints: held by backend b as its map idx, laid out as hm
@@ -63,6 +64,8 @@ struct run {
 	bool poll_pid;        /* no pidfd: the watched process is polled */
 	struct exporter *ex;  /* --export (run_export.h), or NULL */
 	struct run_timeline *tl; /* -f perfetto (run_timeline.h), or NULL */
+	bool stopped;         /* a signal (Ctrl-C, SIGTERM) ended the run */
+	bool dropped_at_stop; /* records were left unread after it */
 };
 
 struct backend_ops {
@@ -124,6 +127,13 @@ void target_backend_kernel(struct backend *b, uint64_t id, char *buf, size_t len
 void target_backend_gpu_name(struct backend *b, uint32_t gpu, char *buf, size_t len);
 /* The kernel backend's run, whose maps driver probes share. */
 struct kattach *kernel_backend_live(struct backend *b);
+/* Hands l's records over (the kernel's and the driver's backends): a
+ * batch while its probes are attached; once they are detached, all that
+ * are left, or what the next LAST_DRAIN_MS take where a signal stopped
+ * the run, so that a flood of records cannot hold Ctrl-C up. The records
+ * left behind then are counted in r->dropped_at_stop. */
+void kernel_records_drain(struct run *r, const struct host_api *api, struct kattach *l,
+			  bool detached);
 
 /* The runner of a probe, from the catalog. */
 enum runner probe_runner(const struct node *probe);

@@ -14,6 +14,7 @@ struct driver_backend {
 	struct backend b;
 	const struct host_api *api;
 	struct kattach *l;
+	bool detached;
 };
 
 static struct driver_backend *db(const struct backend *b)
@@ -62,14 +63,14 @@ static int64_t d_wait_ns(const struct backend *b)
 static void d_drain(struct backend *b, struct diags *d)
 {
 	(void)d;
-	if (db(b)->l)
-		db(b)->api->kattach_consume(db(b)->l);
+	kernel_records_drain(b->r, db(b)->api, db(b)->l, db(b)->detached);
 }
 
 static void d_detach(struct backend *b)
 {
 	if (db(b)->l)
 		db(b)->api->kattach_detach(db(b)->l);
+	db(b)->detached = true;
 }
 
 static int d_map_read(struct backend *b, int idx, struct out_entries *e)

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "host_loader.h"
@@ -102,11 +103,35 @@ static int64_t k_wait_ns(const struct backend *b)
 	return -1;
 }
 
+#define LAST_DRAIN_MS 500
+
+void kernel_records_drain(struct run *r, const struct host_api *api, struct kattach *l,
+			  bool detached)
+{
+	if (!l)
+		return;
+	if (!detached) {
+		api->kattach_consume(l);
+		return;
+	}
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (api->kattach_consume(l) == 1) {
+		if (!r->stopped)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    LAST_DRAIN_MS) {
+			r->dropped_at_stop = true;
+			return;
+		}
+	}
+}
+
 static void k_drain(struct backend *b, struct diags *d)
 {
 	(void)d;
-	if (kb(b)->l)
-		kb(b)->api->kattach_consume(kb(b)->l);
+	kernel_records_drain(b->r, kb(b)->api, kb(b)->l, kb(b)->detached);
 }
 
 static void k_detach(struct backend *b)

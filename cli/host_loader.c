@@ -50,6 +50,7 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.kattach_refused = dlsym(h, "kattach_refused");
 	*(void **)&api.kattach_unattached = dlsym(h, "kattach_unattached");
 	*(void **)&api.btf_lib = dlsym(h, "host_btf_lib");
+	*(void **)&api.kattach_features = dlsym(h, "kattach_features");
 	if (!api.kattach_open || !api.kattach_attached || !api.kattach_fd || !api.kattach_consume ||
 	    !api.kattach_detach || !api.kattach_map_read || !api.kattach_map_write ||
 	    !api.kattach_map_clear ||

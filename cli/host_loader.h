@@ -46,6 +46,8 @@ struct host_api {
 	/* the libbpf the module carries, for reading the kernel's types
 	 * where libbpf.so.1 is missing (kernel_btf.h); NULL without it */
 	const struct kernel_btf_lib *(*btf_lib)(void);
+	/* the kernel's BPF features (`gpux --info`); NULL without libbpf */
+	int (*kattach_features)(struct kattach_feature *, int);
 };
 
 /* Open the module once (later calls return the same table). NULL, with a

@@ -214,25 +214,30 @@ static void print_verbose(FILE *out, const struct event *e,
 	print_policy(out, e);
 }
 
-/* What e's unit can attach to now that matches glob; -errno. */
-static int list_unit(FILE *out, struct arena *a, const char *glob, bool verbose,
-		     const struct event *e)
+/* What e's unit can attach to now that matches glob (and also, where
+ * not NULL); how many, or -errno. */
+static int list_unit(FILE *out, struct arena *a, const char *glob, const char *also,
+		     bool verbose, const struct event *e)
 {
 	struct listed_probe *lp;
 	size_t n;
 	int err = e->prov->unit->list(a, e->prov, glob, verbose, &lp, &n);
 	if (err)
 		return err;
+	int shown = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (also && fnmatch(also, lp[i].name, 0))
+			continue;
+		shown++;
 		fprintf(out, "%s\n", lp[i].name);
 		if (verbose)
 			print_verbose(out, e, lp[i].own ? lp[i].fields : e->fields,
 				      lp[i].own ? lp[i].doc : e->doc, lp[i].name);
 	}
-	return (int)n;
+	return shown;
 }
 
-int listing_print(FILE *out, const char *glob, bool verbose)
+int listing_print(FILE *out, const char *glob, bool verbose, bool quiet)
 {
 	struct arena a;
 	size_t n;
@@ -254,19 +259,38 @@ int listing_print(FILE *out, const char *glob, bool verbose)
 	}
 
 	const struct event *const *es = catalog_events(&n);
+	/* a pattern without a provider ("*sched_switch*") is matched against
+	 * every probe its unit can name, as bpftrace lists them: each
+	 * provider whose probes need no target file, listed once */
+	const struct provider *bare_done[64];
+	size_t nbare = 0;
+	for (size_t i = 0; !colon && strcmp(glob, "*") && i < n; i++) {
+		const struct provider *p = es[i]->prov;
+		bool seen = false;
+		for (size_t k = 0; k < nbare; k++)
+			seen = seen || bare_done[k] == p;
+		if (seen || !p->unit->list || p->syntax == SYN_UPROBE || p->syntax == SYN_USDT ||
+		    nbare == sizeof(bare_done) / sizeof(bare_done[0]))
+			continue;
+		bare_done[nbare++] = p;
+		int r = list_unit(out, &a, arena_printf(&a, "%s:*", p->name), glob, verbose, es[i]);
+		if (r > 0)
+			count += r;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct event *e = es[i];
 		const struct provider *p = e->prov;
 		char name[128];
 
 		if (p == listed) {
-			int r = list_unit(out, &a, glob, verbose, e);
+			int r = list_unit(out, &a, glob, NULL, verbose, e);
 			if (r >= 0) {
 				count += r;
 				continue;
 			}
-			fprintf(stderr, "gpux: cannot list %s probes: %s\n", p->name,
-				r == -ENODEV ? "tracefs is not mounted" : strerror(-r));
+			if (!quiet)
+				fprintf(stderr, "gpux: cannot list %s probes: %s\n", p->name,
+					r == -ENODEV ? "tracefs is not mounted" : strerror(-r));
 		}
 		probe_name(e, name, sizeof(name));
 		if (fnmatch(glob, name, 0))

@@ -13,8 +13,9 @@
  * (tracepoints and kernel functions, from tracefs). verbose adds where
  * each probe runs, its filter, fields, builtins, return decisions and
  * actions. Returns how many probes were
- * printed; the caller reports 0 as "no probes match". */
-int listing_print(FILE *out, const char *glob, bool verbose);
+ * printed; the caller reports 0 as "no probes match". quiet: no word on
+ * a provider whose probes cannot be listed here. */
+int listing_print(FILE *out, const char *glob, bool verbose, bool quiet);
 
 struct diags;
 #define LISTING_NOT_MINE (-2)

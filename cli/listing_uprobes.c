@@ -3,6 +3,7 @@
  * its ELF symbols (symbols/host_path.h: no LLVM loaded). */
 #include "listing.h"
 
+#include <glob.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,28 @@ static int print_syms(FILE *out, const char *path, const char *prefix, const cha
 	return count;
 }
 
+/* A target that is a glob (uprobe:./bin/x*:main): the functions of each
+ * ELF file it matches, in order; files that are no ELF are passed over. */
+static int list_files(FILE *out, const char *prov, const char *target_glob, const char *sym,
+		      bool params)
+{
+	glob_t g;
+	if (glob(target_glob, 0, NULL, &g))
+		return 0;
+	int count = 0;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char prefix[PATH_MAX + 16], err[PATH_MAX + 64];
+		if (access(g.gl_pathv[i], R_OK))
+			continue;
+		snprintf(prefix, sizeof(prefix), "%s:%s", prov, g.gl_pathv[i]);
+		int n = print_syms(out, g.gl_pathv[i], prefix, sym, params, err, sizeof(err));
+		if (n > 0)
+			count += n;
+	}
+	globfree(&g);
+	return count;
+}
+
 /* With -p: the process's executable, seen through /proc/PID/root as
  * bpftrace names it; glob's last part ("uprobe:FUNC", as a -p program
  * names one) picks its functions. */
@@ -90,21 +113,25 @@ int listing_uprobes(FILE *out, const char *glob, long pid, bool verbose, char *e
 	const char *target = up ? pc + 1 : NULL;
 	const char *colon = target ? strchr(target, ':') : NULL;
 	if (pid <= 0) {
-		/* a literal target: "uprobe:*" is the catalog's template */
-		if (!colon || colon == target || strcspn(target, "*?[") < (size_t)(colon - target))
+		/* a target: "uprobe:*" is the catalog's template */
+		if (!colon || colon == target)
 			return LISTING_NOT_MINE;
 	}
 	if (pid > 0)
 		return list_process(out, glob, pid, verbose, err, errlen);
-	char t[PATH_MAX], path[PATH_MAX], prefix[PATH_MAX + 16];
+	char t[PATH_MAX];
 	snprintf(t, sizeof(t), "%.*s", (int)(colon - target), target);
-	if (host_resolve_target(t, 0, path, sizeof(path)) || access(path, X_OK)) {
-		snprintf(err, errlen, "uprobe target file '%s' does not exist or is not executable",
-			 t);
+	const char *sym = *(colon + 1) ? colon + 1 : "*";
+	/* a uretprobe's are gone when it fires: bpftrace lists none */
+	bool params = verbose && prov->regs && prov->attach == ATTACH_UPROBE;
+	if (strpbrk(t, "*?["))
+		return list_files(out, prov->name, t, sym, params);
+	char path[PATH_MAX], prefix[PATH_MAX + 16];
+	/* a library need not be executable: it is mapped, not run */
+	if (host_resolve_target(t, 0, path, sizeof(path)) || access(path, R_OK)) {
+		snprintf(err, errlen, "uprobe target file '%s' does not exist or is not readable", t);
 		return -1;
 	}
 	snprintf(prefix, sizeof(prefix), "%s:%s", prov->name, path);
-	/* a uretprobe's are gone when it fires: bpftrace lists none */
-	return print_syms(out, path, prefix, *(colon + 1) ? colon + 1 : "*",
-			  verbose && prov->regs && prov->attach == ATTACH_UPROBE, err, errlen);
+	return print_syms(out, path, prefix, sym, params, err, errlen);
 }

@@ -1,5 +1,7 @@
 /* gpux: parse the command line, then list, check, dump or prompt. */
+#include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,9 +9,11 @@
 #include <unistd.h>
 
 #include "ast_dump.h"
+#include "catalog.h"
 #include "compile.h"
 #include "frontend.h"
 #include "gpux_commit.h"
+#include "info.h"
 #include "kernel_types.h"
 #include "listing.h"
 #include "options.h"
@@ -21,33 +25,60 @@
 #include "timeline_probes.h"
 #include "uprobe_args.h"
 
+/* One listing: glob's provider is a name (or glob has no provider).
+ * How many probes it printed, or -1 with the reason printed (quiet:
+ * not, for one of a provider glob's providers). */
+static int list_one(const struct options *o, const char *glob, FILE *out, bool quiet)
+{
+	char err[PATH_MAX + 128] = "";
+	int n = listing_usdt(out, glob, o->pid, err, sizeof(err));
+	if (n == LISTING_NOT_MINE)
+		n = listing_uprobes(out, glob, o->pid, o->verbose, err, sizeof(err));
+	if (n == -1 && *err && !quiet)
+		fprintf(stderr, "gpux: ERROR: %s\n", err);
+	if (n == LISTING_NOT_MINE)
+		n = listing_print(out, glob, o->verbose, quiet);
+	return n;
+}
+
 static int do_list(const struct options *o, FILE *out)
 {
-	struct program *none = program_new("-l", "", 0);
-	struct diags diags;
-	char err[PATH_MAX + 128] = "";
-	if (!none)
-		return 1;
-	diags_init(&diags, &none->arena);
-	int n = listing_usdt(out, o->list_glob, o->pid, err, sizeof(err));
-	if (n == LISTING_NOT_MINE)
-		n = listing_uprobes(out, o->list_glob, o->pid, o->verbose, err, sizeof(err));
-	if (n == -1) {
-		if (*err)
-			fprintf(stderr, "gpux: ERROR: %s\n", err);
-		diags_print(&diags, &none->src, stderr);
+	const char *glob = o->list_glob;
+	/* what may stand in an attach point (a typed struct name aside) */
+	for (const char *c = glob; c && *c && strncmp(glob, "struct ", 7); c++)
+		if (!isalnum((unsigned char)*c) && !strchr("_.*?-+[]!^~$/:\"", *c)) {
+			fprintf(stderr, "gpux: ERROR: invalid character '%c' in the search "
+				"pattern '%s'\n", *c, glob);
+			return 1;
+		}
+	const char *colon = glob ? strchr(glob, ':') : NULL;
+	int n;
+	if (colon && strcspn(glob, "*?[") < (size_t)(colon - glob)) {
+		/* a provider glob ("*:./bin:*", "*ware:*"): each provider it
+		 * matches, listed as if named */
+		size_t np;
+		const struct provider *const *ps = catalog_providers(&np);
+		char pat[64];
+		snprintf(pat, sizeof(pat), "%.*s", (int)(colon - glob), glob);
+		n = 0;
+		for (size_t i = 0; i < np; i++) {
+			if (fnmatch(pat, ps[i]->name, 0))
+				continue;
+			char *one = NULL;
+			if (asprintf(&one, "%s%s", ps[i]->name, colon) < 0)
+				return 1;
+			int k = list_one(o, one, out, true);
+			free(one);
+			if (k > 0)
+				n += k;
+		}
+	} else {
+		n = list_one(o, glob, out, false);
+		if (n == -1)
+			return 1;
 	}
-	program_free(none);
-	if (n == -1)
-		return 1;
-	if (n != LISTING_NOT_MINE) {
-		if (n == 0 && o->list_glob)
-			fprintf(stderr, "gpux: ERROR: no probes match '%s'\n", o->list_glob);
-		return n == 0 && o->list_glob ? 1 : 0;
-	}
-	n = listing_print(out, o->list_glob, o->verbose);
-	if (n == 0 && o->list_glob) {
-		fprintf(stderr, "gpux: ERROR: no probes match '%s'\n", o->list_glob);
+	if (n == 0 && glob) {
+		fprintf(stderr, "gpux: ERROR: no probes match '%s'\n", glob);
 		return 1;
 	}
 	return n < 0 ? 1 : 0;
@@ -170,6 +201,8 @@ int main(int argc, char **argv)
 			printf("gpux v%s\n", GPUX_VERSION);
 		return 0;
 	}
+	if (o.info)
+		return info_print(stdout);
 	FILE *out = stdout;
 	/* close-on-exec: a traced command must not hold our output open; a
 	 * timeline's file is the run's to write (run_timeline.c) */

@@ -73,6 +73,8 @@ void options_usage(FILE *out)
 "                   1000); the rest fold into one key=\"__overflow__\"\n"
 "    -h, --help     show this help\n"
 "    -V, --version  show the version\n"
+"    --info         what this gpux and this machine can trace: the kernel's\n"
+"                   BPF helpers, maps and probe types, the GPU and its driver\n"
 "    -- CMD ARGS    run CMD with ARGS and trace it\n"
 "\n"
 "EXAMPLES:\n"
@@ -86,7 +88,8 @@ static int usage_error(FILE *err, const char *fmt, const char *arg)
 {
 	fputs("gpux: ERROR: ", err);
 	fprintf(err, fmt, arg);
-	fputs("\nTry 'gpux --help' for more information.\n", err);
+	fputs("\nUSAGE: gpux [options] FILE | gpux [options] -e 'PROGRAM'\n"
+	      "Try 'gpux --help' for more information.\n", err);
 	return -1;
 }
 
@@ -135,7 +138,7 @@ static int parse_pid(struct options *o, const char *arg, FILE *err)
 
 enum { OPT_DRY_RUN = 256, OPT_REPL, OPT_EMIT, OPT_SIM, OPT_UNSAFE, OPT_NO_CACHE,
        OPT_EXPORT, OPT_EXPORT_INTERVAL, OPT_EXPORT_MAX_SERIES, OPT_NO_WARNINGS, OPT_INCLUDE,
-       OPT_USDT_FILE_ACTIVATION, OPT_BTF };
+       OPT_USDT_FILE_ACTIVATION, OPT_BTF, OPT_INFO };
 
 /* -I DIR, --include FILE: kept for the C preprocessor, which a shell
  * runs (a quote cannot be in one) */
@@ -214,6 +217,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		{ "no-warnings", no_argument, NULL, OPT_NO_WARNINGS },
 		{ "usdt-file-activation", no_argument, NULL, OPT_USDT_FILE_ACTIVATION },
 		{ "btf", no_argument, NULL, OPT_BTF },
+		{ "info", no_argument, NULL, OPT_INFO },
 		{ "include", required_argument, NULL, OPT_INCLUDE },
 		{ "export", required_argument, NULL, OPT_EXPORT },
 		{ "export-interval", required_argument, NULL, OPT_EXPORT_INTERVAL },
@@ -283,6 +287,7 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		case OPT_NO_WARNINGS: o->no_warnings = true; break;
 		case OPT_USDT_FILE_ACTIVATION: break; /* what attaching does anyway */
 		case OPT_BTF: break; /* the kernel's types are read wherever it has them */
+		case OPT_INFO: o->info = true; break;
 		case 'I':
 			if (add_cpp_path(o->include_dirs, &o->ninclude_dirs, "-I", optarg, err))
 				return -1;

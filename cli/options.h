@@ -60,6 +60,7 @@ struct options {
 	long export_interval_ms;
 	long export_max_series;
 	bool help, version, repl;
+	bool info; /* --info */
 };
 
 /* Parse argv. On a usage error print it to err and return -1. */

@@ -423,7 +423,7 @@ static void cmd_list(struct repl *r, const char *arg)
 	if (verbose)
 		for (arg += 2; isspace((unsigned char)*arg); arg++)
 			;
-	if (listing_print(r->out, *arg ? arg : NULL, verbose) == 0 && *arg)
+	if (listing_print(r->out, *arg ? arg : NULL, verbose, false) == 0 && *arg)
 		fprintf(stderr, "gpux: ERROR: no probes match '%s'\n", arg);
 }
 

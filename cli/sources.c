@@ -18,7 +18,7 @@ int sources_read(const char *const *paths, int nfiles, char **text, size_t *len,
 		char *t = source_read_file(path, &n);
 		char *all = t ? realloc(*text, *len + n + 2) : NULL;
 		if (!all) {
-			fprintf(stderr, "gpux: ERROR: cannot read %s: %s\n", path,
+			fprintf(stderr, "gpux: ERROR: failed to open file '%s': %s\n", path,
 				t ? "out of memory" : strerror(errno));
 			free(t);
 			free(*text);

@@ -72,6 +72,7 @@ if(GPUX_HOST_LIBBPF)
                  ${PROJECT_SOURCE_DIR}/attach/kattach_watch.c
                  ${PROJECT_SOURCE_DIR}/attach/kattach_driver.c
                  ${PROJECT_SOURCE_DIR}/attach/kattach_verdict.c
+                 ${PROJECT_SOURCE_DIR}/attach/kattach_features.c
                  ${CMAKE_CURRENT_LIST_DIR}/host_bind.c
                  ${CMAKE_CURRENT_LIST_DIR}/host_btf_lib.c)
 endif()

@@ -132,9 +132,19 @@ static struct hval strncmp_call(struct hctx *h, struct node *e)
 	return (struct hval){ LLVMBuildLoad2(h->b, h->i64, res, ""), 0 };
 }
 
-/* macaddr(addr): the 6 bytes at addr, in an integer's first ones. */
+/* macaddr(addr): the 6 bytes at addr, in an integer's first ones; of a
+ * byte array, its first 6. */
 static struct hval macaddr(struct hctx *h, struct node *e)
 {
+	struct node *a = e->u.call.args;
+	if ((a->type.kind == TY_STR && a->type.count) || type_is_bytes(a->type)) {
+		struct hval b = hl_expr(h, a);
+		if (!b.v)
+			return (struct hval){ 0 };
+		LLVMValueRef out = host_alloca_zero(h, 8, "mac");
+		LLVMBuildMemCpy(h->b, out, 1, b.v, 1, host_const(h, 6));
+		return (struct hval){ LLVMBuildLoad2(h->b, h->i64, out, ""), 0 };
+	}
 	LLVMValueRef addr = hl_expr_int(h, e->u.call.args);
 	if (!addr)
 		return (struct hval){ 0 };

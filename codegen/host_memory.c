@@ -141,11 +141,15 @@ static struct hval bit_field(struct hctx *h, struct node *e, struct hval v)
 	const struct record_field *f = field_of(e);
 	if (!v.v)
 		return v;
-	/* to the top, then back down: the sign comes with it */
+	/* to the top, then back down. The bits are read as bpftrace 0.17
+	 * reads them, into the declared integer without their own sign
+	 * (a signed 'short b:8' holding 217 is 217); only a field as wide
+	 * as its type keeps the type's sign */
 	unsigned up = 64 - f->bit_shift - f->bit_width;
+	bool sign = f->type.is_signed && f->bit_width == f->type.bits;
 	LLVMValueRef x = LLVMBuildShl(h->b, v.v, host_const(h, up), "");
-	x = f->type.is_signed ? LLVMBuildAShr(h->b, x, host_const(h, up + f->bit_shift), "")
-			      : LLVMBuildLShr(h->b, x, host_const(h, up + f->bit_shift), "");
+	x = sign ? LLVMBuildAShr(h->b, x, host_const(h, up + f->bit_shift), "")
+		 : LLVMBuildLShr(h->b, x, host_const(h, up + f->bit_shift), "");
 	return (struct hval){ x, 0 };
 }
 

@@ -249,6 +249,9 @@ void hl_stmt_assign(struct hctx *h, struct node *s)
 	if (!v.v)
 		return;
 	host_loc(h, s);
+	/* p += n moves p by n elements */
+	if ((op == OP_ADD || op == OP_SUB) && t->type.kind == TY_POINTER && !v.ssize)
+		v.v = hl_pointer_offset(h, t, v.v);
 	if (t->kind == N_MAP) {
 		map_write(h, t, op, v, update_signed(t, val), NULL, NULL);
 		return;
@@ -271,7 +274,9 @@ void hl_stmt_assign(struct hctx *h, struct node *s)
 LLVMValueRef hl_stmt_incdec(struct hctx *h, struct node *e)
 {
 	struct node *t = e->u.incdec.target;
-	struct hval one = { host_const(h, 1), 0 };
+	/* a pointer steps by one element */
+	struct hval one = { t->type.kind == TY_POINTER ? hl_pointer_offset(h, t, host_const(h, 1))
+						      : host_const(h, 1), 0 };
 	LLVMValueRef old, nv;
 	if (t->kind == N_MAP) {
 		if (!map_write(h, t, e->u.incdec.op, one, true, &old, &nv))

@@ -70,6 +70,7 @@ struct decl {
 	struct type type;
 	struct span span;
 	bool bitfield;
+	int64_t bits; /* a bit-field's width */
 };
 
 /* '*'s, a name (or none), '[N]'s; function pointers "(*f)(...)" are
@@ -127,7 +128,7 @@ static struct decl declarator(struct cparser *p, struct type base)
 	}
 	skip_noise(p, NULL);
 	if (cp_accept(p, ":")) {
-		(void)cp_const_expr(p);
+		d.bits = cp_const_expr(p);
 		d.bitfield = true;
 	}
 	skip_noise(p, NULL);
@@ -168,6 +169,42 @@ static void add_field(struct cparser *p, struct record *r, const char *name,
 		r->align = align;
 }
 
+/* A bit-field of width bits at *bitpos (the record's next free bit), as
+ * the x86-64 System V ABI lays it out: in the current unit of its type
+ * when it fits there, else from the next; width 0 only ends the unit.
+ * Read from the fewest bytes (1, 2, 4, 8) around it. */
+static void add_bitfield(struct cparser *p, struct record *r, const struct decl *d,
+			 unsigned *bitpos, int *cap)
+{
+	struct type t = d->type;
+	unsigned ubits = 8 * type_mem_size(t);
+	if (t.kind != TY_INT || d->bits < 0 || d->bits > ubits) {
+		cp_error(p, "bit-field '%s' needs an integer type as wide as its width",
+			 d->name ? d->name : "");
+		return;
+	}
+	unsigned w = (unsigned)d->bits, pos = r->is_union ? 0 : *bitpos;
+	if (w == 0 || pos / ubits != (pos + w - 1) / ubits)
+		pos = (pos + ubits - 1) / ubits * ubits;
+	if (w && d->name) {
+		unsigned sh = pos % 8, sz = 1;
+		while (sz < 8 && sh + w > sz * 8)
+			sz *= 2;
+		push_field(p, r, (struct record_field){ .name = d->name, .type = t,
+							.offset = pos / 8, .bit_shift = (uint8_t)sh,
+							.bit_width = (uint8_t)w, .bit_bytes = (uint8_t)sz },
+			   cap);
+	}
+	pos += w;
+	if (!r->is_union)
+		*bitpos = pos;
+	unsigned end = (pos + 7) / 8, align = type_align(t);
+	if (end > r->size)
+		r->size = end;
+	if (d->name && align > r->align)
+		r->align = align;
+}
+
 /* { fields } of a struct or union, laid out. */
 static void record_body(struct cparser *p, struct record *r)
 {
@@ -181,6 +218,7 @@ static void record_body(struct cparser *p, struct record *r)
 	p->bad = false;
 	bool packed = false;
 	int cap = 0;
+	unsigned bitpos = 0; /* after a bit-field: the next free bit */
 	r->size = 0;
 	r->align = 1;
 	while (!cp_is(p, "}") && p->tok.kind != CT_EOF && !p->bad) {
@@ -190,14 +228,17 @@ static void record_body(struct cparser *p, struct record *r)
 		do {
 			struct decl d = declarator(p, base);
 			if (d.bitfield)
-				cp_error(p, "bit-field '%s' is not supported", d.name ? d.name : "");
+				add_bitfield(p, r, &d, &bitpos, &cap);
 			else if (d.type.kind == TY_RECORD &&
 				 (d.type.rec == r || !cdefs_complete(p->cdefs->prog, d.type.rec)))
 				cp_error(p, "field of incomplete type '%s'", d.type.rec ? d.type.rec->name : "");
 			else
 				add_field(p, r, d.name, d.type, &cap);
+			if (!d.bitfield)
+				bitpos = 8 * r->size;
 		} while (!p->bad && cp_accept(p, ","));
-		if (!p->bad && !cp_accept(p, ";"))
+		/* the last field's ';' may be left out, as C compilers allow */
+		if (!p->bad && !cp_accept(p, ";") && !cp_is(p, "}"))
 			cp_error(p, "expected ';' after a field%s", "");
 	}
 	bool ok = !p->bad;

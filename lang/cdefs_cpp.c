@@ -52,6 +52,13 @@ static void cpp_failed(struct program *prog, struct diags *d, bool ran, const ch
 	int at = first_error(err_path, line, sizeof(line));
 	const char *msg = strstr(line, "error: ");
 	msg = msg ? msg + 7 : line;
+	/* a missing header in bpftrace's (clang's) words */
+	const char *nf = strstr(msg, ": No such file or directory");
+	char said[600];
+	if (nf && nf > msg) {
+		snprintf(said, sizeof(said), "'%.*s' file not found", (int)(nf - msg), msg);
+		msg = said;
+	}
 	const struct cpart *cp = part_at(prog, at);
 	if (cp)
 		diag_error(d, cp->span, "%s", msg);
@@ -190,7 +197,8 @@ static char *cpp_once(struct program *prog, const char *in_path, const char *err
 		opts = arena_printf(&prog->arena, "%s -include '%s'", opts, prog->include_files[i]);
 	if (stub_dir && stub_dir[0]) /* searched last: a real header wins */
 		opts = arena_printf(&prog->arena, "%s -idirafter '%s'", opts, stub_dir);
-	char *cmd = arena_printf(&prog->arena, "${GPUX_CPP:-cpp} -dD -x c %s - < '%s' 2> '%s'", opts,
+	char *cmd = arena_printf(&prog->arena, "PATH=${PATH:-/usr/local/bin:/usr/bin:/bin} "
+				 "${GPUX_CPP:-cpp} -dD -x c %s - < '%s' 2> '%s'", opts,
 				 in_path, err_path ? err_path : "/dev/null");
 	FILE *pp = popen(cmd, "r");
 	char *buf = NULL;

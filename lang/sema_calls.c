@@ -1,6 +1,7 @@
 /* Calls: aggregations, map functions, output, and policy actions. One
  * table says how many arguments each takes and where it may run. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sema_fns.h"
@@ -327,13 +328,10 @@ static struct type chk_time(struct tctx *c, struct node *call, const struct fn *
 	return TYPE_VOID;
 }
 
-/* str($N[, len]): the text of positional parameter N as given ("" when
- * it is not), numeric or not, as bpftrace has it; the call becomes that
- * string. */
-static struct type str_positional(struct tctx *c, struct node *call, struct node *p)
+/* str() of text known when compiling: the call becomes the literal (at
+ * most its length argument's bytes) in the reporting walk. */
+static struct type str_text(struct tctx *c, struct node *call, const char *s)
 {
-	int i = p->u.positional.index;
-	const char *s = i <= c->prog->npositional ? c->prog->positional[i - 1] : "";
 	size_t len = strlen(s);
 	struct node *n = sema_arg(call, 1);
 	if (n) {
@@ -344,15 +342,23 @@ static struct type str_positional(struct tctx *c, struct node *call, struct node
 		if (n->u.num.value < len)
 			len = (size_t)n->u.num.value;
 	}
-	if (!c->final) /* the reporting walk rewrites the call */
+	if (!c->final)
 		return TYPE_STR;
-	if (i > c->prog->npositional)
-		positional_unset(c, p);
 	call->kind = N_STR;
 	call->u.str.s = arena_strndup(&c->prog->arena, s, len);
 	call->u.str.len = len;
 	call->u.str.of_str = true;
 	return TYPE_STR;
+}
+
+/* str($N[, len]): the text of positional parameter N as given ("" when
+ * it is not), numeric or not, as bpftrace has it. */
+static struct type str_positional(struct tctx *c, struct node *call, struct node *p)
+{
+	int i = p->u.positional.index;
+	if (c->final && i > c->prog->npositional)
+		positional_unset(c, p);
+	return str_text(c, call, i <= c->prog->npositional ? c->prog->positional[i - 1] : "");
 }
 
 static struct type chk_str(struct tctx *c, struct node *call, const struct fn *fn)
@@ -361,6 +367,20 @@ static struct type chk_str(struct tctx *c, struct node *call, const struct fn *f
 	struct node *a = sema_arg(call, 0);
 	if (a && a->kind == N_POSITIONAL && a->u.positional.index > 0)
 		return str_positional(c, call, a);
+	/* str($1 + N): the text from its N-th byte, as bpftrace reads the
+	 * parameter's address plus N */
+	int64_t skip;
+	if (a && a->kind == N_BINOP && a->u.binop.op == OP_ADD &&
+	    a->u.binop.lhs->kind == N_POSITIONAL && a->u.binop.lhs->u.positional.index > 0 &&
+	    a->u.binop.lhs->u.positional.index <= c->prog->npositional &&
+	    const_int(a->u.binop.rhs, &skip) && skip >= 0) {
+		const char *s = c->prog->positional[a->u.binop.lhs->u.positional.index - 1];
+		char *end;
+		(void)strtoll(s, &end, 0);
+		size_t len = strlen(s);
+		if (!*s || *end) /* a string, not a number */
+			return str_text(c, call, s + ((size_t)skip < len ? (size_t)skip : len));
+	}
 	/* str(args.filename): bpftrace reads a tracepoint's string through
 	 * str(); args.NAME is that string already, which str() passes on */
 	if (a && sema_is_args_field(c, a)) {

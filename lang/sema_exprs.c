@@ -572,8 +572,22 @@ static void check_positional(struct tctx *c, struct node *n)
 	}
 	const char *s = c->prog->positional[i - 1];
 	char *end;
-	(void)strtoll(s, &end, 0);
+	long long v = strtoll(s, &end, 0);
 	n->type = *s && !*end ? TYPE_I64 : TYPE_STR;
+	/* a number given is a literal, as bpftrace substitutes it: unroll($1),
+	 * strncmp(a, b, $1) */
+	if (n->type.kind == TY_INT && v >= 0) {
+		n->kind = N_INT;
+		n->u.num.value = (uint64_t)v;
+	}
+}
+
+bool sema_str_literal(struct tctx *c, struct node *a)
+{
+	if (a->kind == N_CALL && !strcmp(a->u.call.name, "str") && a->u.call.args &&
+	    a->u.call.args->kind == N_POSITIONAL)
+		check_expr(c, a);
+	return a->kind == N_STR;
 }
 
 static void check_incdec_target(struct tctx *c, struct node *n, struct node *t)
@@ -586,7 +600,8 @@ static void check_incdec_target(struct tctx *c, struct node *n, struct node *t)
 			return;
 		}
 		t->type = v->type;
-		if (v->type.kind != TY_NONE && v->type.kind != TY_INT)
+		/* a pointer steps by its element, as in C */
+		if (v->type.kind != TY_NONE && v->type.kind != TY_INT && v->type.kind != TY_POINTER)
 			terr(c, n->span, "'%s' needs an integer variable; $%s is '%s'",
 			     op_str(n->u.incdec.op), v->name, tname(v->type, b));
 		n->type = v->type;
@@ -594,8 +609,9 @@ static void check_incdec_target(struct tctx *c, struct node *n, struct node *t)
 	}
 	if (t->kind == N_MAP) {
 		check_map_keys(c, t);
-		map_store(c, t, TYPE_I64);
-		n->type = TYPE_I64;
+		struct map_info *mi = t->u.map.info;
+		map_store(c, t, mi && mi->value.kind == TY_POINTER ? mi->value : TYPE_I64);
+		n->type = t->type.kind == TY_POINTER ? t->type : TYPE_I64;
 		return;
 	}
 	terr(c, t->span, "'%s' needs a variable or a map", op_str(n->u.incdec.op));

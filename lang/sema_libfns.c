@@ -33,7 +33,7 @@ struct type sema_chk_join(struct tctx *c, struct node *call, const struct fn *fn
 	char pb[64];
 	sema_want_int(c, call, sema_arg(call, 0), "address");
 	struct node *d = sema_arg(call, 1);
-	if (d && d->kind != N_STR) {
+	if (d && !sema_str_literal(c, d)) {
 		check_expr(c, d);
 		terr(c, d->span, "join() expects a string literal as its delimiter");
 	} else if (d) {
@@ -77,7 +77,7 @@ struct type sema_chk_strftime(struct tctx *c, struct node *call, const struct fn
 	(void)fn;
 	struct node *f = sema_arg(call, 0);
 	sema_want_int(c, call, sema_arg(call, 1), "time in ns");
-	if (f->kind != N_STR) {
+	if (!sema_str_literal(c, f)) {
 		check_expr(c, f);
 		terr(c, f->span, "strftime() expects a format string literal");
 		return TYPE_NONE;
@@ -117,7 +117,7 @@ struct type sema_chk_ntop(struct tctx *c, struct node *call, const struct fn *fn
  * not (msg) at the call. */
 static bool literal_arg(struct tctx *c, struct node *call, struct node *a, const char *msg)
 {
-	if (a->kind != N_STR) {
+	if (!sema_str_literal(c, a)) {
 		check_expr(c, a);
 		terr(c, call->span, "%s", msg);
 		return false;
@@ -164,15 +164,19 @@ struct type sema_chk_cgroupid(struct tctx *c, struct node *call, const struct fn
 }
 
 /* macaddr(addr): the 6 bytes at addr in the process, printed as
- * 67:70:75:78:09:62. */
+ * 67:70:75:78:09:62; or the first 6 of a byte array read already (a
+ * record's char mac[6]). */
 struct type sema_chk_macaddr(struct tctx *c, struct node *call, const struct fn *fn)
 {
 	(void)fn;
 	struct node *a = sema_arg(call, 0);
 	check_expr(c, a);
-	if (a->type.kind == TY_STR)
+	bool bytes = (a->type.kind == TY_STR && a->type.count) || type_is_bytes(a->type);
+	if (bytes && a->type.count < 6)
+		terr(c, call->span, "macaddr() needs 6 bytes; this array has %u", a->type.count);
+	else if (a->type.kind == TY_STR && !bytes)
 		terr(c, call->span, "macaddr() reads 6 bytes at an address; a string is not one");
-	else
+	else if (!bytes)
 		sema_want_int(c, call, a, "address");
 	return (struct type){ .kind = TY_MACADDR };
 }

@@ -13,20 +13,29 @@ struct pctx {
 	struct diags *diags;
 };
 
-/* Split text on ':' into at most 4 parts; returns the count (5 = more). */
+/* Split text on ':' into at most 4 parts; returns the count (5 = more).
+ * A quoted run ("ns::f()") is one piece of its part, quotes dropped, as
+ * bpftrace reads uprobe:BIN:"sym"+OFF. */
 static int split_attach(struct arena *a, const char *text, char *parts[4])
 {
 	int n = 0;
 	const char *p = text;
 	for (;;) {
-		const char *c = strchr(p, ':');
-		size_t len = c ? (size_t)(c - p) : strlen(p);
 		if (n == 4)
 			return 5;
-		parts[n++] = arena_strndup(a, p, len);
-		if (!c)
+		char *part = arena_alloc(a, strlen(p) + 1), *o = part;
+		bool quoted = false;
+		for (; *p && (quoted || *p != ':'); p++) {
+			if (*p == '"')
+				quoted = !quoted;
+			else
+				*o++ = *p;
+		}
+		*o = '\0';
+		parts[n++] = part;
+		if (!*p)
 			return n;
-		p = c + 1;
+		p++;
 	}
 }
 

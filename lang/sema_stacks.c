@@ -134,7 +134,7 @@ struct type sema_chk_symaddr(struct tctx *c, struct node *call, const struct fn 
 {
 	struct node *a = sema_arg(call, 0);
 	char pb[64];
-	if (a->kind != N_STR) {
+	if (!sema_str_literal(c, a)) {
 		check_expr(c, a);
 		terr(c, call->span, "%s() expects a string literal (%s provided)", fn->name,
 		     a->type.kind == TY_STR ? "string" : "integer");

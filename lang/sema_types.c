@@ -274,16 +274,23 @@ static void check_assign(struct tctx *c, struct node *s)
 			     op_str(op), tname(vt, b));
 			return;
 		}
+		/* a pointer moves by whole elements: += and -= only */
+		bool step = op == OP_ADD || op == OP_SUB;
 		if (t->kind == N_MAP) {
 			struct map_info *mi = t->u.map.info;
 			if (mi && mi->value.kind == TY_AGG)
 				terr(c, s->span, "@%s holds a %s() aggregation; '%s=' needs an integer map",
 				     mi->name, agg_name(mi->value.agg), op_str(op));
+			else if (mi && mi->value.kind == TY_POINTER && !step)
+				terr(c, s->span, "@%s holds a pointer; '%s=' needs an integer map",
+				     mi->name, op_str(op));
 			else
-				map_store(c, t, TYPE_I64);
+				map_store(c, t, mi && mi->value.kind == TY_POINTER ? mi->value
+										  : TYPE_I64);
 		} else {
 			struct var *var = var_find(c, t->u.var.name);
-			if (var->type.kind != TY_NONE && var->type.kind != TY_INT)
+			if (var->type.kind != TY_NONE && var->type.kind != TY_INT &&
+			    !(var->type.kind == TY_POINTER && step))
 				terr(c, s->span, "'%s=' needs an integer variable; $%s is '%s'",
 				     op_str(op), var->name, tname(var->type, b));
 			t->type = var->type;
@@ -396,9 +403,10 @@ static void check_stmt(struct tctx *c, struct node *s)
 		break;
 	case N_UNROLL:
 		check_const_bound(c, s->u.unroll.count, "the unroll count", &lo);
-		if (lo != -1 && (lo < 1 || lo > 100))
-			terr(c, s->span, "unroll count must be between 1 and 100, not %lld",
-			     (long long)lo);
+		if (lo != -1 && lo > 100)
+			terr(c, s->span, "unroll maximum value is 100 (not %lld)", (long long)lo);
+		else if (lo != -1 && lo < 1)
+			terr(c, s->span, "unroll minimum value is 1 (not %lld)", (long long)lo);
 		check_block(c, s->u.unroll.body);
 		break;
 	case N_FOR: {
@@ -413,9 +421,17 @@ static void check_stmt(struct tctx *c, struct node *s)
 		break;
 	}
 	case N_WHILE: {
-		struct diag *dg = terr(c, s->span,
-			"while loops are not supported: gpux runs only bounded loops");
-		diag_hint(dg, "use for ($i : 0..N) { ... } or unroll(N) { ... }");
+		/* the kernel's verifier and gpux's VM bound a loop's run; a
+		 * device probe's lanes would have to agree on every test */
+		if (c->probe->u.probe.place == PLACE_DEVICE) {
+			struct diag *dg = terr(c, s->span,
+				"while loops are not supported in device probes: they run only "
+				"bounded loops");
+			diag_hint(dg, "use for ($i : 0..N) { ... } or unroll(N) { ... }");
+			break;
+		}
+		check_cond(c, s->u.while_.cond, "a while condition");
+		check_block(c, s->u.while_.body);
 		break;
 	}
 	case N_RETURN:

@@ -31,6 +31,10 @@ struct diag *terr(struct tctx *c, struct span sp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 void check_expr(struct tctx *c, struct node *n);
+/* Whether a is a string literal where a function needs one; str($N) of
+ * a positional parameter is one, its text (bpftrace's kaddr(str($1))):
+ * the reporting walk makes the call that literal. */
+bool sema_str_literal(struct tctx *c, struct node *a);
 /* Whether the script's C definitions (not the kernel's) define "struct rec". */
 bool sema_script_record(struct tctx *c, const char *rec);
 /* "struct rec"'s size in the C definitions (the script's, else the

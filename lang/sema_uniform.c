@@ -326,8 +326,11 @@ static void stmt(struct uctx *c, struct node *s)
 		c->ctl_varying = saved;
 		break;
 	}
-	case N_UNROLL: case N_FOR: {
-		struct node *body = s->kind == N_FOR ? s->u.for_.body : s->u.unroll.body;
+	case N_UNROLL: case N_FOR: case N_WHILE: {
+		struct node *body = s->kind == N_FOR ? s->u.for_.body
+				    : s->kind == N_WHILE ? s->u.while_.body : s->u.unroll.body;
+		if (s->kind == N_WHILE)
+			expr(c, s->u.while_.cond);
 		c->branch_depth++;
 		/* Twice, so values carried around the back edge are seen. */
 		block(c, body);

@@ -1,22 +1,26 @@
 /* cat() and system() records (output.h): what they name is read or run
  * here, in gpux, when the record arrives, as bpftrace does. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
 
-/* All of f into a malloc'd buffer (*n bytes); NULL if memory ran out. */
-static char *slurp(FILE *f, size_t *n)
+/* At most max bytes of f into a malloc'd buffer (*n bytes); NULL if
+ * memory ran out. */
+static char *slurp(FILE *f, size_t max, size_t *n)
 {
 	char *buf = NULL;
 	FILE *m = open_memstream(&buf, n);
 	if (!m)
 		return NULL;
 	char chunk[4096];
-	size_t got;
-	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+	size_t got, left = max;
+	while (left && (got = fread(chunk, 1, left < sizeof(chunk) ? left : sizeof(chunk), f)) > 0) {
 		fwrite(chunk, 1, got, m);
+		left -= got;
+	}
 	if (fclose(m)) {
 		free(buf);
 		return NULL;
@@ -47,7 +51,11 @@ void out_cat(FILE *out, bool json, const struct host_fmt *fmt, const unsigned ch
 		free(path);
 		return;
 	}
-	char *text = slurp(f, &n);
+	/* as much as bpftrace's cat() prints: BPFTRACE_CAT_BYTES_MAX, else
+	 * 10 KiB (the command line checked the variable) */
+	const char *cap = getenv("BPFTRACE_CAT_BYTES_MAX");
+	size_t max = cap && *cap ? (size_t)strtoull(cap, NULL, 10) : 10240;
+	char *text = slurp(f, max, &n);
 	fclose(f);
 	if (text)
 		put(out, json, "cat", text, n);
@@ -69,7 +77,7 @@ void out_system(FILE *out, bool json, const struct host_fmt *fmt, const unsigned
 		free(cmd);
 		return;
 	}
-	char *text = slurp(p, &n);
+	char *text = slurp(p, SIZE_MAX, &n);
 	pclose(p);
 	if (text)
 		put(out, json, "syscall", text, n);

@@ -49,6 +49,11 @@ int host_dwarf_params(const char *path, const char *func, struct host_dparam **o
 	return -ENOSYS;
 }
 
+bool host_dwarf_available(void)
+{
+	return false;
+}
+
 #else
 
 #include <dlfcn.h>
@@ -110,6 +115,12 @@ static void dw_load(void)
 		return;
 	}
 	dw.lib = h;
+}
+
+bool host_dwarf_available(void)
+{
+	pthread_once(&dw_once, dw_load);
+	return dw.lib != NULL;
 }
 
 /* The DIE die's DW_AT_type names, or NULL (void). */

@@ -38,6 +38,8 @@ struct host_drecords {
  * here), -errno; err says why. *out is malloc'd (host_dparams_free). */
 int host_dwarf_params(const char *path, const char *func, struct host_dparam **out, int *n,
 		      struct host_drecords *recs, char *err, size_t errlen);
+/* Whether DWARF can be read here (libdw loads). */
+bool host_dwarf_available(void);
 void host_dparams_free(struct host_dparam *p, int n);
 void host_drecords_free(struct host_drecords *r);
 

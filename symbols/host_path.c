@@ -118,6 +118,14 @@ int host_resolve_target(const char *t, int pid, char *buf, size_t len)
 {
 	if (!*t)
 		return -1;
+	/* an absolute path missing here may be in pid's mount namespace,
+	 * which its /proc/PID/root shows (a container's program) */
+	if (t[0] == '/' && pid > 0 && access(t, F_OK)) {
+		char in_ns[PATH_MAX];
+		snprintf(in_ns, sizeof(in_ns), "/proc/%d/root%s", pid, t);
+		if (access(in_ns, F_OK) == 0)
+			return put(buf, len, in_ns);
+	}
 	if (strchr(t, '/'))
 		return put(buf, len, t);
 	if (from_path_env(t, buf, len) == 0)
@@ -322,14 +330,14 @@ int host_usym_resolve(const char *path, const char *func, uint64_t off, bool ret
 		if (func)
 			snprintf(err, errlen, "%s has no function %s", path, func);
 		else
-			snprintf(err, errlen, "no function of %s holds address 0x%llx", path,
-				 (unsigned long long)off);
+			snprintf(err, errlen, "Could not resolve address: %s:0x%llx (no function "
+				 "holds it)", path, (unsigned long long)off);
 	} else {
 		at = func ? f.sym.st_value + off : off;
 		into = at - f.sym.st_value;
 		if (func && off >= f.sym.st_size)
-			snprintf(err, errlen, "offset %llu is outside %s, which is %llu bytes long",
-				 (unsigned long long)off, func, (unsigned long long)f.sym.st_size);
+			snprintf(err, errlen, "Offset outside the function bounds ('%s' size is %llu)",
+				 func, (unsigned long long)f.sym.st_size);
 		else if (ret && into)
 			snprintf(err, errlen, "a uretprobe attaches at a function's start, and "
 				 "0x%llx is %s+%llu", (unsigned long long)at, f.name,

@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 /* Where uprobe target t is (bpftrace's resolution): a path with '/' as
- * it is; else an executable of that name in $PATH; else the library
+ * it is (an absolute one missing here: in pid's mount namespace when
+ * pid > 0 and it is there); else an executable of that name in $PATH; else the library
  * T.so* (libT.so* when T does not start with "lib") mapped by pid (when
  * pid > 0), else from the ldconfig cache, else from the standard library
  * directories. 0, or -1. */

@@ -170,7 +170,7 @@ t_file_error_name() {
 	printf 'BEGIN {\n  @x = $y;\n}\n' >"$tmp/bad.gpx"
 	run 1 --dry-run "$tmp/bad.gpx" && err_has "^$tmp/bad.gpx:2:8-10: ERROR: Undefined or undeclared variable: \\\$y$"
 }
-t_file_missing() { run 1 --dry-run "$tmp/none.gpx" && err_has "cannot read $tmp/none.gpx: No such file"; }
+t_file_missing() { run 1 --dry-run "$tmp/none.gpx" && err_has "failed to open file '$tmp/none.gpx': No such file"; }
 t_file_stdin() {
 	echo 'BEGIN { @x = 1; }' | "$GPUX" --dry-run - >"$tmp/out" 2>"$tmp/err"
 	[ $? -eq 0 ] || fail "stdin program rejected"
@@ -406,7 +406,7 @@ t_files_compose() {
 		err_has "^$tmp/bad.gpx:3:30-38: ERROR: Unknown function: counnt\$" || return 1
 	run 0 --dry-run "$tmp/lfu.gpx" "$tmp/quota.gpx" &&
 		err_has "^$tmp/lfu.gpx:3:31-33: WARNING: positional parameter \\\$1 is not given" || return 1
-	run 1 --dry-run "$tmp/lfu.gpx" "$tmp/none.gpx" && err_has 'cannot read .*none.gpx'
+	run 1 --dry-run "$tmp/lfu.gpx" "$tmp/none.gpx" && err_has "failed to open file '.*none.gpx'"
 }
 
 # prefetch() through the whole device pipeline: lowering, the SIMT
