@@ -219,11 +219,17 @@ bool kattach_refused(struct span *where)
 	return true;
 }
 
+bool kattach_always_newest(const struct host_prog *hp)
+{
+	(void)hp;
+	return true;
+}
+
 static bool newest_first(const struct kattach *l, const struct bpf_program *p)
 {
 	const struct host_prog *hp = kattach_prog(l->obj, bpf_program__name(p));
 	const struct kattach_unit *u = hp ? kattach_unit_of(hp->attach) : NULL;
-	return u && u->newest_first;
+	return u && u->newest_first && u->newest_first(hp);
 }
 
 static int attach_prog(struct kattach *l, struct bpf_program *p, int pid, char *err,

@@ -21,11 +21,15 @@ struct kattach_unit {
 	 * process only). 0, or -1 saying why in err. */
 	int (*attach)(struct kattach *l, struct bpf_program *p, const struct host_prog *hp,
 		      int pid, char *err, size_t errlen);
-	/* The kernel runs one site's programs newest first: they are
-	 * attached last to first, so that they run in the order written
-	 * as bpftrace's do. */
-	bool newest_first;
+	/* Whether the kernel runs the programs on one site of hp's newest
+	 * first: those are attached last to first, so that they run in the
+	 * order written as bpftrace's do. NULL: in the order attached. */
+	bool (*newest_first)(const struct host_prog *hp);
 };
+
+/* newest_first for the units whose every site runs newest first (a
+ * uprobe's). */
+bool kattach_always_newest(const struct host_prog *hp);
 
 /* The attacher of programs of kind, or NULL (providers/registry_attach.c). */
 const struct kattach_unit *kattach_unit_of(enum attach_kind kind);

@@ -261,6 +261,7 @@ static enum verdict check_entry(struct repl *r, const char *text, size_t len,
 	/* the kernel's types and a uprobe's DWARF args, as gpux -e reads them */
 	prog->kernel_types = &kernel_types_btf;
 	prog->dwarf_args = uprobe_dwarf_args;
+	prog->object_size = uprobe_object_size;
 	struct diags d;
 	diags_init(&d, &prog->arena);
 	bool whole = repl_looks_like_program(prog->src.text), incomplete = false;

@@ -230,6 +230,11 @@ static int run_attached(struct run *r, int *go, const sigset_t *open, struct dia
 	if (!r->o->quiet && !(r->tl && !attached))
 		out_attached(r->out, r->json, attached);
 	fflush(r->out);
+	/* bpftrace's runtime test engine waits for this line before it runs
+	 * a test's AFTER command (its suites run against gpux as they are);
+	 * bpftrace prints it before BEGIN's output */
+	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED"))
+		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
 	struct backend *vm = r->be[RUNNER_GPUX];
 	/* BEGIN after attaching, before the command runs, as bpftrace; an
 	 * exit() there means it never runs */
@@ -241,10 +246,6 @@ static int run_attached(struct run *r, int *go, const sigset_t *open, struct dia
 		spawn_release(*go);
 		*go = -1;
 	}
-	/* bpftrace's runtime test engine waits for this line before it runs
-	 * a test's AFTER command: its suites run against gpux as they are */
-	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED"))
-		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
 	if (started)
 		gone = loop(r, pidfd, &status, &left, open, d);
 	r->stopped = interrupted;

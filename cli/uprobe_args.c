@@ -55,3 +55,13 @@ int uprobe_dwarf_args(struct arena *a, const char *target, int target_pid, const
 	host_drecords_free(&recs);
 	return 0;
 }
+
+int uprobe_object_size(const char *target, int target_pid, const char *sym, uint64_t *size)
+{
+	char path[PATH_MAX];
+	uint64_t addr;
+	if (host_resolve_target(target, target_pid, path, sizeof(path)) ||
+	    host_object_addr(path, sym, &addr, size))
+		return -1;
+	return 0;
+}

@@ -274,12 +274,35 @@ static LLVMValueRef logical(struct hctx *h, struct node *e)
 	return phi;
 }
 
+/* a == b of two arrays or buffers: every byte of both (their buffers
+ * are zeroed past the value, in words of 8). */
+static LLVMValueRef bytes_eq(struct hctx *h, struct node *ln, struct node *rn, bool ne)
+{
+	struct hval a = hl_expr(h, ln), b = hl_expr(h, rn);
+	if (!a.v || !b.v)
+		return NULL;
+	unsigned n = (a.ssize < b.ssize ? a.ssize : b.ssize) / 8;
+	LLVMValueRef diff = host_const(h, a.ssize == b.ssize ? 0 : 1);
+	for (unsigned i = 0; i < n; i++) {
+		LLVMValueRef x = LLVMBuildLoad2(h->b, h->i64, host_gep(h, a.v, 8 * i), "");
+		LLVMValueRef y = LLVMBuildLoad2(h->b, h->i64, host_gep(h, b.v, 8 * i), "");
+		LLVMSetAlignment(x, 1);
+		LLVMSetAlignment(y, 1);
+		diff = LLVMBuildOr(h->b, diff, LLVMBuildXor(h->b, x, y, ""), "");
+	}
+	return from_bool(h, LLVMBuildICmp(h->b, ne ? LLVMIntNE : LLVMIntEQ, diff,
+					  host_const(h, 0), ""));
+}
+
 static LLVMValueRef binop(struct hctx *h, struct node *e)
 {
 	int op = e->u.binop.op;
 	struct node *ln = e->u.binop.lhs, *rn = e->u.binop.rhs;
 	if (op == OP_LAND || op == OP_LOR)
 		return logical(h, e);
+	if ((op == OP_EQ || op == OP_NE) && ln->type.kind == rn->type.kind &&
+	    (ln->type.kind == TY_ARRAY || ln->type.kind == TY_BUF))
+		return bytes_eq(h, ln, rn, op == OP_NE);
 	if (ln->type.kind == TY_STR || rn->type.kind == TY_STR) {
 		if (op != OP_EQ && op != OP_NE) {
 			host_err(h, e, "strings can only be compared with == and !=");

@@ -49,7 +49,8 @@ static struct hval buf_call(struct hctx *h, struct node *e)
 {
 	struct node *d = e->u.call.args, *n = d->next;
 	struct hval src = hl_expr(h, d);
-	LLVMValueRef len = hl_expr_int(h, n);
+	/* buf(array): the whole array (sema allowed no length only there) */
+	LLVMValueRef len = n ? hl_expr_int(h, n) : host_const(h, type_mem_size(d->type));
 	if (!src.v || !len)
 		return (struct hval){ 0 };
 	LLVMValueRef max = host_const(h, BUF_MAX);
@@ -64,7 +65,7 @@ static struct hval buf_call(struct hctx *h, struct node *e)
 		return (struct hval){ out, BUF_SIZE };
 	}
 	int64_t c;
-	LLVMValueRef size = host_const_int(n, &c) ? host_const(h, c < 0 ? 0 : c > BUF_MAX ? BUF_MAX : (uint64_t)c)
+	LLVMValueRef size = !n ? len : host_const_int(n, &c) ? host_const(h, c < 0 ? 0 : c > BUF_MAX ? BUF_MAX : (uint64_t)c)
 					      : len;
 	LLVMValueRef args[] = { data, LLVMBuildTrunc(h->b, size, h->i32, ""),
 				LLVMBuildIntToPtr(h->b, src.v, h->ptr, "") };

@@ -128,7 +128,7 @@ bool hl_stack_call(struct hctx *h, struct node *e, struct hval *r)
 		uint64_t addr = 0;
 		char path[4096];
 		if (host_resolve_target(h->at->event, h->opts->lib_pid, path, sizeof(path)) ||
-		    host_object_addr(path, a->u.str.s, &addr))
+		    host_object_addr(path, a->u.str.s, &addr, NULL))
 			host_err(h, e, "Could not resolve symbol: %s:%s", h->at->event, a->u.str.s);
 		*r = (struct hval){ host_const(h, addr), 0 };
 	} else {

@@ -254,6 +254,9 @@ struct program {
 	 * (cli/uprobe_args.c); NULL: none. */
 	int (*dwarf_args)(struct arena *a, const char *target, int target_pid, const char *func,
 			  struct dwarf_args *out, const char **why);
+	/* The size of data object sym of target (found as above), for
+	 * uaddr()'s type: 0, or -1 where it cannot be read. NULL: none. */
+	int (*object_size)(const char *target, int target_pid, const char *sym, uint64_t *size);
 	int target_pid;
 	const struct kernel_types *kernel_types; /* NULL: none */
 	void *kernel_state;

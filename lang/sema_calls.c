@@ -59,7 +59,7 @@ static const struct fn fns[] = {
 	  "gpux reads the cgroup's id on the host" },
 	{ "strftime", 2, 2, HOSTISH, AGG_NONE, sema_chk_strftime,
 	  "gpux formats the host's wall clock; use nsecs on the device" },
-	{ "buf", 2, 2, HOSTISH, AGG_NONE, sema_chk_buf,
+	{ "buf", 1, 2, HOSTISH, AGG_NONE, sema_chk_buf,
 	  "it reads host memory" },
 	{ "join", 1, 2, PLACE_HOST, AGG_NONE, sema_chk_join,
 	  "it reads the traced process's memory from the kernel" },

@@ -414,6 +414,16 @@ static void check_binop(struct tctx *c, struct node *n)
 	}
 	if (l->type.kind == TY_NONE || r->type.kind == TY_NONE)
 		return;
+	/* arrays and buffers of one type compare byte for byte, as in
+	 * bpftrace */
+	if ((op == OP_EQ || op == OP_NE) && l->type.kind == r->type.kind &&
+	    (l->type.kind == TY_ARRAY || l->type.kind == TY_BUF)) {
+		if (l->type.kind == TY_ARRAY && !type_compatible(l->type, r->type))
+			terr(c, n->span, "Type mismatch for '%s': comparing '%s' with '%s'",
+			     op_str(op), tname(l->type, b1), tname(r->type, b2));
+		n->type = TYPE_I64;
+		return;
+	}
 	if (reject_non_scalar(c, l) || reject_non_scalar(c, r))
 		return;
 	if (sema_pointer_binop(c, n))

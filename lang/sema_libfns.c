@@ -55,10 +55,19 @@ struct type sema_chk_buf(struct tctx *c, struct node *call, const struct fn *fn)
 	struct node *d = sema_arg(call, 0), *n = sema_arg(call, 1);
 	char b[64];
 	check_expr(c, d);
+	/* an array read already: buf(rec->bytes) takes all of it (a char
+	 * array is a string, as in bpftrace, and needs its length) */
+	bool array = d->type.kind == TY_ARRAY;
 	if (d->type.kind != TY_NONE && d->type.kind != TY_STR && d->type.kind != TY_INT &&
-	    d->type.kind != TY_POINTER)
+	    d->type.kind != TY_POINTER && !array)
 		terr(c, d->span, "buf() reads a string or an address, not a value of type '%s'",
 		     tname(d->type, b));
+	if (!n) {
+		if (!array && d->type.kind != TY_NONE)
+			terr(c, call->span, "buf() expects a length argument for non-array type %s",
+			     tname(d->type, b));
+		return (struct type){ .kind = TY_BUF };
+	}
 	int64_t v;
 	if (sema_want_int(c, call, n, "length") && const_int(n, &v)) {
 		if (v < 0)

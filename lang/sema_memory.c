@@ -224,8 +224,8 @@ void sema_index(struct tctx *c, struct node *n)
 	}
 	int64_t k;
 	if (a->type.kind == TY_ARRAY && const_int(i, &k) && (k < 0 || (uint64_t)k >= a->type.count)) {
-		terr(c, i->span, "index %lld is out of the array's bounds [0, %u)", (long long)k,
-		     a->type.count);
+		terr(c, i->span, "the index %lld is out of bounds for array of size %u",
+		     (long long)k, a->type.count);
 		return;
 	}
 	if (host_only(c, n, "reading memory through a pointer"))

@@ -141,11 +141,21 @@ struct type sema_chk_symaddr(struct tctx *c, struct node *call, const struct fn 
 		return TYPE_NONE;
 	}
 	a->type = TYPE_STR;
-	const struct provider *p = c->probe->u.probe.attach->u.attach.prov;
+	const struct attach *at = &c->probe->u.probe.attach->u.attach;
+	const struct provider *p = at->prov;
 	if (fn->name[0] == 'u' && (!p || p->syntax != SYN_UPROBE)) {
 		terr(c, call->span, "uaddr can not be used with \"%s\" probes",
 		     probe_name(c, pb, sizeof(pb)));
 		return TYPE_NONE;
+	}
+	/* uaddr: a pointer to an integer of the object's size (1, 2 or 4
+	 * bytes; else 8), as bpftrace types it, so *uaddr("x") reads x */
+	uint64_t size;
+	if (fn->name[0] == 'u' && c->prog->object_size && at->event &&
+	    c->prog->object_size(at->event, c->prog->target_pid, a->u.str.s, &size) == 0) {
+		struct type *in = arena_alloc(&c->prog->arena, sizeof(*in));
+		*in = TYPE_INT(size == 1 || size == 2 || size == 4 ? (unsigned)size * 8 : 64, true);
+		return (struct type){ .kind = TY_POINTER, .inner = in };
 	}
 	return TYPE_U64;
 }

@@ -371,12 +371,34 @@ static void check_return(struct tctx *c, struct node *s)
 		}
 }
 
+/* A block of one expression statement, e. */
+static struct node *stmt_block(struct tctx *c, struct node *e)
+{
+	struct node *s = ast_new(&c->prog->arena, N_EXPR_STMT, e->span);
+	s->u.expr_stmt.expr = e;
+	struct node *b = ast_new(&c->prog->arena, N_BLOCK, e->span);
+	b->u.block.stmts = s;
+	return b;
+}
+
 static void check_stmt(struct tctx *c, struct node *s)
 {
 	int64_t lo, hi;
 	switch (s->kind) {
 	case N_EXPR_STMT: {
 		struct node *e = s->u.expr_stmt.expr;
+		if (e->kind == N_TERNARY) {
+			/* `c ? printf("a") : printf("b");` runs one arm, as
+			 * bpftrace does: an if, whatever the arms' types */
+			struct node *cond = e->u.ternary.cond, *then = e->u.ternary.then,
+				    *els = e->u.ternary.els;
+			s->kind = N_IF;
+			s->u.if_.cond = cond;
+			s->u.if_.then = stmt_block(c, then);
+			s->u.if_.els = stmt_block(c, els);
+			check_stmt(c, s);
+			break;
+		}
 		if (e->kind == N_CALL) {
 			e->type = check_call(c, e, false);
 		} else if (e->kind == N_INCDEC) {

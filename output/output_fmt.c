@@ -35,9 +35,10 @@ const char *out_username(uint64_t uid, char *buf, size_t len)
 	return buf;
 }
 
-/* Every byte as \xNN when hex (printf's %rx), else the printable ones
- * as they are (%r). */
-static void buf_bytes(FILE *out, const unsigned char *p, bool hex)
+/* A buffer's bytes as printf's %r prints them (conv 'r': the printable
+ * ones as they are, the rest \xNN), %rx ('R': every one \xNN) or %rh
+ * ('H': every one in hex, a space between). */
+static void buf_bytes(FILE *out, const unsigned char *p, char conv)
 {
 	uint64_t n;
 	memcpy(&n, p, 8);
@@ -45,7 +46,9 @@ static void buf_bytes(FILE *out, const unsigned char *p, bool hex)
 		n = BUF_MAX;
 	for (uint64_t i = 0; i < n; i++) {
 		unsigned char c = p[8 + i];
-		if (!hex && c >= 0x20 && c <= 0x7e)
+		if (conv == 'H')
+			fprintf(out, i ? " %02x" : "%02x", c);
+		else if (conv == 'r' && c >= 0x20 && c <= 0x7e)
 			fputc(c, out);
 		else
 			fprintf(out, "\\x%02x", c);
@@ -54,7 +57,7 @@ static void buf_bytes(FILE *out, const unsigned char *p, bool hex)
 
 void out_buf(FILE *out, const unsigned char *p)
 {
-	buf_bytes(out, p, false);
+	buf_bytes(out, p, 'r');
 }
 
 const char *out_macaddr(uint64_t v, char *buf, size_t len)
@@ -95,9 +98,9 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 {
 	char buf[64];
 	size_t n = strlen(spec);
-	if (a->type.kind == TY_BUF && (conv == 'r' || conv == 'R')) {
+	if (a->type.kind == TY_BUF && (conv == 'r' || conv == 'R' || conv == 'H')) {
 		if (a->size >= BUF_SIZE)
-			buf_bytes(out, rec + a->offset, conv == 'R');
+			buf_bytes(out, rec + a->offset, conv);
 		return;
 	}
 	if (a->type.kind == TY_MACADDR && conv == 's') {
@@ -209,9 +212,8 @@ static void put_printf(FILE *out, const struct host_fmt *fmt, const unsigned cha
 		char conv = *p++;
 		spec[n++] = conv;
 		spec[n] = '\0';
-		if (conv == 'r' && *p == 'x') { /* %rx: a buffer in hex, bpftrace's */
-			conv = 'R';
-			p++;
+		if (conv == 'r' && (*p == 'x' || *p == 'h')) { /* %rx, %rh: bpftrace's hex */
+			conv = *p++ == 'x' ? 'R' : 'H';
 		}
 		if (argi >= fmt->nargs ||
 		    fmt->args[argi].offset + fmt->args[argi].size > len) {

@@ -67,5 +67,5 @@ static int attach(struct kattach *l, struct bpf_program *p, const struct host_pr
 	return rc;
 }
 
-static const struct kattach_unit kprobe = { ATTACH_KPROBE, attach, false };
+static const struct kattach_unit kprobe = { ATTACH_KPROBE, attach, NULL };
 const struct kattach_unit *const kprobe_attachers[] = { &kprobe, NULL };

@@ -57,5 +57,14 @@ static int attach(struct kattach *l, struct bpf_program *p, const struct host_pr
 	return 0;
 }
 
-static const struct kattach_unit perf = { ATTACH_PERF_EVENT, attach, false };
+/* The kernel keeps a software event's (a fault, a context switch)
+ * handlers newest first; the clocks (profile:) are timers of their own,
+ * and hardware counters overflow each on its own. */
+static bool newest_first(const struct host_prog *hp)
+{
+	return hp->at.perf.type == PERF_TYPE_SOFTWARE && hp->at.perf.config != PERF_COUNT_SW_CPU_CLOCK &&
+	       hp->at.perf.config != PERF_COUNT_SW_TASK_CLOCK;
+}
+
+static const struct kattach_unit perf = { ATTACH_PERF_EVENT, attach, newest_first };
 const struct kattach_unit *const perf_events_attachers[] = { &perf, NULL };

@@ -30,5 +30,5 @@ static int attach(struct kattach *l, struct bpf_program *p, const struct host_pr
 	return kattach_add_link(l, k, err, errlen);
 }
 
-static const struct kattach_unit tracepoint = { ATTACH_TRACEPOINT, attach, false };
+static const struct kattach_unit tracepoint = { ATTACH_TRACEPOINT, attach, NULL };
 const struct kattach_unit *const tracepoint_attachers[] = { &tracepoint, NULL };

@@ -107,6 +107,6 @@ static int attach(struct kattach *l, struct bpf_program *p, const struct host_pr
 
 
 
-static const struct kattach_unit uprobe = { ATTACH_UPROBE, attach, true };
-static const struct kattach_unit uretprobe = { ATTACH_URETPROBE, attach, true };
+static const struct kattach_unit uprobe = { ATTACH_UPROBE, attach, kattach_always_newest };
+static const struct kattach_unit uretprobe = { ATTACH_URETPROBE, attach, kattach_always_newest };
 const struct kattach_unit *const uprobe_attachers[] = { &uprobe, &uretprobe, NULL };

@@ -28,5 +28,5 @@ static int attach(struct kattach *l, struct bpf_program *p, const struct host_pr
 	return kattach_add_link(l, k, err, errlen);
 }
 
-static const struct kattach_unit usdt = { ATTACH_USDT, attach, true };
+static const struct kattach_unit usdt = { ATTACH_USDT, attach, kattach_always_newest };
 const struct kattach_unit *const usdt_attachers[] = { &usdt, NULL };

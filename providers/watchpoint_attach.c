@@ -10,5 +10,5 @@ static int attach(struct kattach *l, struct bpf_program *p, const struct host_pr
 	return kattach_attach_watch(l, p, err, errlen);
 }
 
-static const struct kattach_unit watchpoint = { ATTACH_WATCHPOINT, attach, false };
+static const struct kattach_unit watchpoint = { ATTACH_WATCHPOINT, attach, NULL };
 const struct kattach_unit *const watchpoint_attachers[] = { &watchpoint, NULL };

@@ -368,7 +368,7 @@ static Elf *open_elf(const char *path, int *fd)
 
 struct obj_want {
 	const char *name;
-	uint64_t addr;
+	uint64_t addr, size;
 };
 
 static int obj_one(void *arg, const GElf_Sym *s, const char *name)
@@ -377,20 +377,23 @@ static int obj_one(void *arg, const GElf_Sym *s, const char *name)
 	if (strcmp(name, w->name))
 		return 0;
 	w->addr = s->st_value;
+	w->size = s->st_size;
 	return 1;
 }
 
-int host_object_addr(const char *path, const char *name, uint64_t *addr)
+int host_object_addr(const char *path, const char *name, uint64_t *addr, uint64_t *size)
 {
 	int fd;
 	Elf *e = open_elf(path, &fd);
 	if (!e)
 		return -1;
-	struct obj_want w = { name, 0 };
+	struct obj_want w = { name, 0, 0 };
 	int found = each_sym(e, STT_OBJECT, obj_one, &w);
 	elf_end(e);
 	close(fd);
 	*addr = w.addr;
+	if (size)
+		*size = w.size;
 	return found ? 0 : -1;
 }
 

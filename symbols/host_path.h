@@ -38,9 +38,9 @@ struct host_usym {
 int host_usym_resolve(const char *path, const char *func, uint64_t off, bool ret,
 		      struct host_usym *out, char *err, size_t errlen);
 
-/* The address (st_value) of data object name in the ELF file path, as
- * bpftrace's uaddr() finds it. 0, or -1. */
-int host_object_addr(const char *path, const char *name, uint64_t *addr);
+/* The address (st_value) and size of data object name in the ELF file
+ * path, as bpftrace's uaddr() finds it (size may be NULL). 0, or -1. */
+int host_object_addr(const char *path, const char *name, uint64_t *addr, uint64_t *size);
 
 /* The symbols of an ELF file (symtab, dynsym, and its separate debug
  * file's, found by build id), sorted by address, and its loadable

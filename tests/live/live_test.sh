@@ -163,7 +163,7 @@ sum 1
 
 OUT
 	run 1 -e 'tracepoint:raw_syscalls:sys_enter { @ = args.args[6]; }' &&
-		err_has "^stdin:1:51-52: ERROR: index 6 is out of the array's bounds \\[0, 6\\)$"
+		err_has "^stdin:1:51-52: ERROR: the index 6 is out of bounds for array of size 6$"
 }
 # debugf(): bpftrace's warning where it is called, nothing in the output,
 # its lines in the kernel's trace buffer (a kernel probe's through
@@ -671,6 +671,25 @@ t_uprobe_relative_quoted() {
 	(cd "$tmp" && "$GPUX" -e 'uprobe:sub/probe_tgt:"gpux_tgt_add"+0 { @ = count(); }' \
 		-c "sub/probe_tgt 3" >"$tmp/out" 2>"$tmp/err") || { cat "$tmp/err"; fail "rc"; return 1; }
 	grep -qx '@: 3' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail "count"; }
+}
+# uaddr() points to an integer of the object's size, as bpftrace types
+# it: * reads 4 bytes of an int, 2 of a short, 8 of a long. Its address
+# is the symbol's, so the program must not be position-independent.
+t_uaddr_sized() {
+	local np=${TGT}_nopie
+	[ -x "$np" ] || { echo "SKIP: no $np"; return 77; }
+	run 0 -e "uprobe:$np:gpux_tgt_add /arg1 == 1/ { printf(\"%x %d %lx\n\",
+		*uaddr(\"gpux_tgt_int\"), *uaddr(\"gpux_tgt_short\"), *uaddr(\"gpux_tgt_long\")); }" \
+		-c "$np 2" && grep -qx '12345678 -2 1122334455667788' "$tmp/out" ||
+		{ cat "$tmp/out" "$tmp/err"; fail "uaddr reads"; }
+}
+# Probes on one software event run in the order written, as bpftrace's:
+# the kernel runs such an event's handlers newest first.
+t_software_order() {
+	run 0 -e 'software:page-faults:1 { @a = 1; if (@go == 1) { printf("first"); } }
+		software:page-faults:1 { @b = 1; if (@go == 1) { printf(" second\n"); exit(); } }
+		software:page-faults:1 { if (@a == 1 && @b == 1) { @go = 1; } }' -c "$TGT 200" &&
+		grep -qx 'first second' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail "order"; }
 }
 # Ctrl-C while the probes' records arrive as fast as their actions run
 # (each system() switches tasks, which fires the probe again): gpux still

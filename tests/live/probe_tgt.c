@@ -23,6 +23,11 @@ void usdt_guarded(int i); /* probe_tgt_sema.c */
 #endif
 #endif
 
+/* Data objects for uaddr(): read as their size says */
+__attribute__((used)) int gpux_tgt_int = 0x12345678;
+__attribute__((used)) short gpux_tgt_short = -2;
+__attribute__((used)) long gpux_tgt_long = 0x1122334455667788;
+
 __attribute__((noinline, used)) long gpux_tgt_add(long a, long b)
 {
 	__asm__ volatile("" ::: "memory");
