@@ -140,6 +140,7 @@ static int do_program(const struct options *o, FILE *out)
 	prog->unsafe = o->unsafe;
 	prog->dwarf_args = uprobe_dwarf_args;
 	prog->object_size = uprobe_object_size;
+	prog->dwarf_record = uprobe_dwarf_record;
 	prog->kernel_types = &kernel_types_btf;
 	prog->target_pid = (int)o->pid;
 	prog->include_dirs = (char **)o->include_dirs;

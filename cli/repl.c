@@ -262,6 +262,7 @@ static enum verdict check_entry(struct repl *r, const char *text, size_t len,
 	prog->kernel_types = &kernel_types_btf;
 	prog->dwarf_args = uprobe_dwarf_args;
 	prog->object_size = uprobe_object_size;
+	prog->dwarf_record = uprobe_dwarf_record;
 	struct diags d;
 	diags_init(&d, &prog->arena);
 	bool whole = repl_looks_like_program(prog->src.text), incomplete = false;

@@ -65,3 +65,16 @@ int uprobe_object_size(const char *target, int target_pid, const char *sym, uint
 		return -1;
 	return 0;
 }
+
+const char *uprobe_dwarf_record(struct arena *a, const char *target, int target_pid,
+				const char *rec)
+{
+	char path[PATH_MAX], err[PATH_MAX + 128];
+	struct host_drecords recs;
+	if (host_resolve_target(target, target_pid, path, sizeof(path)) ||
+	    host_dwarf_record(path, rec, &recs, err, sizeof(err)))
+		return NULL;
+	const char *defs = recs.defs ? arena_strdup(a, recs.defs) : NULL;
+	host_drecords_free(&recs);
+	return defs;
+}

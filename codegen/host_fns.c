@@ -133,6 +133,65 @@ static struct hval strncmp_call(struct hctx *h, struct node *e)
 	return (struct hval){ LLVMBuildLoad2(h->b, h->i64, res, ""), 0 };
 }
 
+/* Byte i of buf, loaded as such: volatile, so that LLVM does not split a
+ * string read at many constant offsets into as many values, which the
+ * BPF backend then spills past the 512-byte stack. */
+static LLVMValueRef byte_load(struct hctx *h, LLVMValueRef buf, unsigned i)
+{
+	LLVMValueRef v = hl_byte_at(h, buf, i);
+	LLVMSetVolatile(v, 1);
+	return v;
+}
+
+/* strcontains(s, "lit"): at each start i while no NUL of s came before
+ * it, whether the literal's bytes all agree, OR-ed together. Without a
+ * branch, so the verifier walks it once whatever s holds; what is found
+ * so far is kept in memory (volatile), so the starts are done one after
+ * another rather than all at once in registers that spill. */
+static struct hval strcontains(struct hctx *h, struct node *e)
+{
+	struct node *sa = e->u.call.args, *lit = sa->next;
+	struct hval s = hl_expr(h, sa);
+	if (!s.v || !s.ssize)
+		return (struct hval){ 0 };
+	const char *needle = lit->u.str.s;
+	size_t nl = lit->u.str.len;
+	if (!nl)
+		return (struct hval){ host_const(h, 1), 0 };
+	LLVMValueRef zero8 = LLVMConstInt(h->i8, 0, false);
+	LLVMValueRef acc = host_alloca(h, 16, "contains"); /* found, then alive */
+	LLVMValueRef alive_at = host_gep(h, acc, 8);
+	LLVMValueRef st = LLVMBuildStore(h->b, host_const(h, 0), acc);
+	LLVMSetVolatile(st, 1);
+	st = LLVMBuildStore(h->b, host_const(h, 1), alive_at);
+	LLVMSetVolatile(st, 1);
+	for (unsigned i = 0; i + nl <= s.ssize; i++) {
+		LLVMValueRef diff = zero8;
+		for (size_t j = 0; j < nl; j++) {
+			LLVMValueRef want = LLVMConstInt(h->i8, (unsigned char)needle[j], false);
+			diff = LLVMBuildOr(h->b, diff,
+					   LLVMBuildXor(h->b, byte_load(h, s.v, i + (unsigned)j), want, ""),
+					   "");
+		}
+		LLVMValueRef alive = LLVMBuildLoad2(h->b, h->i64, alive_at, "");
+		LLVMSetVolatile(alive, 1);
+		LLVMValueRef here = LLVMBuildAnd(h->b, alive,
+			LLVMBuildZExt(h->b, LLVMBuildICmp(h->b, LLVMIntEQ, diff, zero8, ""), h->i64, ""),
+			"");
+		LLVMValueRef found = LLVMBuildLoad2(h->b, h->i64, acc, "");
+		LLVMSetVolatile(found, 1);
+		st = LLVMBuildStore(h->b, LLVMBuildOr(h->b, found, here, ""), acc);
+		LLVMSetVolatile(st, 1);
+		LLVMValueRef nul = LLVMBuildZExt(
+			h->b, LLVMBuildICmp(h->b, LLVMIntNE, byte_load(h, s.v, i), zero8, ""), h->i64, "");
+		st = LLVMBuildStore(h->b, LLVMBuildAnd(h->b, alive, nul, ""), alive_at);
+		LLVMSetVolatile(st, 1);
+	}
+	LLVMValueRef found = LLVMBuildLoad2(h->b, h->i64, acc, "");
+	LLVMSetVolatile(found, 1);
+	return (struct hval){ found, 0 };
+}
+
 /* macaddr(addr): the 6 bytes at addr, in an integer's first ones; of a
  * byte array, its first 6. */
 static struct hval macaddr(struct hctx *h, struct node *e)
@@ -206,6 +265,8 @@ bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r)
 		*r = strncmp_call(h, e);
 	else if (!strcmp(fn, "macaddr"))
 		*r = macaddr(h, e);
+	else if (!strcmp(fn, "strcontains"))
+		*r = strcontains(h, e);
 	else if (!strcmp(fn, "ntop"))
 		*r = ntop(h, e);
 	else if (!strcmp(fn, "pton"))

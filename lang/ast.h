@@ -254,6 +254,11 @@ struct program {
 	 * (cli/uprobe_args.c); NULL: none. */
 	int (*dwarf_args)(struct arena *a, const char *target, int target_pid, const char *func,
 			  struct dwarf_args *out, const char **why);
+	/* The C definition of record rec ("struct foo") from the DWARF of
+	 * target (found as above), into the arena: NULL where it has none.
+	 * For a uprobe's casts to records the script does not define. */
+	const char *(*dwarf_record)(struct arena *a, const char *target, int target_pid,
+				    const char *rec);
 	/* The size of data object sym of target (found as above), for
 	 * uaddr()'s type: 0, or -1 where it cannot be read. NULL: none. */
 	int (*object_size)(const char *target, int target_pid, const char *sym, uint64_t *size);

@@ -330,6 +330,26 @@ struct type sema_chk_unwatch(struct tctx *c, struct node *call, const struct fn 
 	return TYPE_VOID;
 }
 
+/* strcontains(haystack, needle): 1 when needle occurs in haystack. The
+ * needle is a literal in gpux (a string known when compiling): each
+ * place it may start is compared against its bytes. */
+struct type sema_chk_strcontains(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	char b[64];
+	struct node *h = sema_arg(call, 0), *n = sema_arg(call, 1);
+	check_expr(c, h);
+	if (h->type.kind != TY_STR && h->type.kind != TY_NONE)
+		terr(c, h->span, "strcontains() expects a string (%s supplied)", tname(h->type, b));
+	if (!sema_str_literal(c, n)) {
+		check_expr(c, n);
+		terr(c, n->span, "strcontains() takes a string literal as its needle in gpux");
+		return TYPE_U64;
+	}
+	n->type = TYPE_STR;
+	return TYPE_U64;
+}
+
 /* strncmp(a, b, n): 0 when the strings agree in their first n bytes (or
  * up to an end both reach together), 1 otherwise; n is a literal, as
  * bpftrace 0.17 wants it. */

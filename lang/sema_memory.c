@@ -20,13 +20,46 @@ static struct type pointer_to(struct tctx *c, struct type t)
 	return (struct type){ .kind = TY_POINTER, .inner = boxed(c, t) };
 }
 
+/* In a uprobe, a record the script does not define may come from the
+ * DWARF of the probe's target (a cast to the program's own struct), as
+ * bpftrace reads it: its definition joins the script's. */
+static const struct record *dwarf_record(struct tctx *c, bool is_union, const char *tag)
+{
+	const struct attach *at = &c->probe->u.probe.attach->u.attach;
+	if (!c->prog->dwarf_record || !at->prov || at->prov->syntax != SYN_UPROBE || !at->event)
+		return NULL;
+	const char *rec = arena_printf(&c->prog->arena, "%s %s", is_union ? "union" : "struct", tag);
+	const char *key = arena_printf(&c->prog->arena, "%s\n%s", at->event, rec);
+	for (struct dwarf_miss *m = c->dwarf_misses; m; m = m->next)
+		if (!strcmp(m->key, key))
+			return NULL;
+	const char *defs = c->prog->dwarf_record(&c->prog->arena, at->event, c->prog->target_pid,
+						 rec);
+	if (!defs) {
+		struct dwarf_miss *m = arena_alloc(&c->prog->arena, sizeof(*m));
+		*m = (struct dwarf_miss){ key, c->dwarf_misses };
+		c->dwarf_misses = m;
+		return NULL;
+	}
+	struct diags quiet;
+	diags_init(&quiet, &c->prog->arena);
+	cdefs_add(c->prog, &quiet, defs);
+	const struct record *r = cdefs_record(c->prog->cdefs, is_union ? "union" : "struct", tag);
+	return r && r->defined && !quiet.errors ? r : NULL;
+}
+
 /* The record "struct TAG" / "union TAG": the script's, defined or only
- * named, else the running kernel's where the program reads its types;
- * NULL where neither has it. */
+ * named, else (in a uprobe) its target's from DWARF, else the running
+ * kernel's where the program reads its types; NULL where none has it. */
 static const struct record *find_record(struct tctx *c, bool is_union, const char *tag)
 {
 	const struct record *r =
 		cdefs_record(c->prog->cdefs, is_union ? "union" : "struct", tag);
+	if (!r || !r->defined) {
+		const struct record *d = dwarf_record(c, is_union, tag);
+		if (d)
+			return d;
+	}
 	const struct kernel_types *k = c->prog->kernel_types;
 	if (r || !k || !k->available(c->prog))
 		return r;

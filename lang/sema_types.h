@@ -24,6 +24,13 @@ struct tctx {
 	/* prog->maps by name (open addressing), and its list's end */
 	struct map_info **map_tab, **map_tail;
 	unsigned map_cap, nmaps;
+	/* "TARGET\nstruct x" asked of a target's DWARF in vain: asked once */
+	struct dwarf_miss *dwarf_misses;
+};
+
+struct dwarf_miss {
+	const char *key;
+	struct dwarf_miss *next;
 };
 
 /* Record an error only on the reporting walk; NULL otherwise. */

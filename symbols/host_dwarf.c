@@ -54,6 +54,15 @@ bool host_dwarf_available(void)
 	return false;
 }
 
+int host_dwarf_record(const char *path, const char *rec, struct host_drecords *recs, char *err,
+		      size_t errlen)
+{
+	(void)path, (void)rec;
+	*recs = (struct host_drecords){ 0 };
+	snprintf(err, errlen, "this gpux was built without libdw's headers: no DWARF types");
+	return -ENOSYS;
+}
+
 #else
 
 #include <dlfcn.h>
@@ -488,6 +497,76 @@ static int params_of(Dwarf_Die *f, struct host_dparam **out, int *n, struct recg
 			p->reg = next++;
 	} while (dw.siblingof(&c, &c) == 0);
 	return 0;
+}
+
+/* The first definition of struct or union tag among the compile units'
+ * top-level types. */
+static bool find_record_die(Dwarf *d, bool is_union, const char *tag, Dwarf_Die *out)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	int want = is_union ? DW_TAG_union_type : DW_TAG_structure_type;
+	while (dw.nextcu(d, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, c;
+		if (dw.offdie(d, off + hsize, &cu) && dw.child(&cu, &c) == 0) {
+			do {
+				const char *name = dw.diename(&c);
+				if (dw.tag(&c) == want && name && !strcmp(name, tag) &&
+				    !dw.hasattr(&c, DW_AT_declaration)) {
+					*out = c;
+					return true;
+				}
+			} while (dw.siblingof(&c, &c) == 0);
+		}
+		off = next;
+	}
+	return false;
+}
+
+int host_dwarf_record(const char *path, const char *rec, struct host_drecords *recs, char *err,
+		      size_t errlen)
+{
+	*recs = (struct host_drecords){ 0 };
+	bool is_union = !strncmp(rec, "union ", 6);
+	const char *tag = is_union ? rec + 6 : !strncmp(rec, "struct ", 7) ? rec + 7 : NULL;
+	if (!tag) {
+		snprintf(err, errlen, "%s is not a struct or union", rec);
+		return -EINVAL;
+	}
+	pthread_once(&dw_once, dw_load);
+	if (!dw.lib) {
+		snprintf(err, errlen, "libdw.so.1 cannot be loaded here: no DWARF types");
+		return -ENOSYS;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
+		return -e;
+	}
+	Dwarf *d = dw.begin(fd, DWARF_C_READ);
+	int rc = -ENOENT;
+	Dwarf_Die r;
+	if (!d)
+		snprintf(err, errlen, "%s has no DWARF", path);
+	else if (!find_record_die(d, is_union, tag, &r))
+		snprintf(err, errlen, "%s has no DWARF for %s", path, rec);
+	else {
+		struct recgen g = { .out = recs };
+		bool ok = emit_record(&g, &r);
+		free(g.body.s);
+		recs->defs = g.defs.s;
+		if (!ok || g.defs.bad) {
+			snprintf(err, errlen, "%s in %s holds members gpux cannot type", rec, path);
+			host_drecords_free(recs);
+		} else {
+			rc = 0;
+		}
+	}
+	if (d)
+		dw.end(d);
+	close(fd);
+	return rc;
 }
 
 int host_dwarf_params(const char *path, const char *func, struct host_dparam **out, int *n,

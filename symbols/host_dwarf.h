@@ -38,6 +38,12 @@ struct host_drecords {
  * here), -errno; err says why. *out is malloc'd (host_dparams_free). */
 int host_dwarf_params(const char *path, const char *func, struct host_dparam **out, int *n,
 		      struct host_drecords *recs, char *err, size_t errlen);
+/* The C definition of record rec ("struct foo", "union u") from the
+ * DWARF of path, with the records it holds by value before it. 0, or
+ * -ENOENT (no such record there), -ENOSYS (no libdw), -errno; err says
+ * why. recs->defs is malloc'd (host_drecords_free). */
+int host_dwarf_record(const char *path, const char *rec, struct host_drecords *recs, char *err,
+		      size_t errlen);
 /* Whether DWARF can be read here (libdw loads). */
 bool host_dwarf_available(void);
 void host_dparams_free(struct host_dparam *p, int n);

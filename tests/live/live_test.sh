@@ -691,6 +691,14 @@ t_software_order() {
 		software:page-faults:1 { if (@a == 1 && @b == 1) { @go = 1; } }' -c "$TGT 200" &&
 		grep -qx 'first second' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail "order"; }
 }
+# strcontains() of a string a probe reads (bpftrace 0.17 runs out of BPF
+# stack here): found at its start, in its middle, not at all, empty.
+t_strcontains() {
+	run 0 -e "uprobe:$TGT:gpux_bytes { \$s = str(arg0); printf(\"%d %d %d %d\n\",
+		strcontains(\$s, \"gpux\"), strcontains(\$s, \"buf\"), strcontains(\$s, \"bug\"),
+		strcontains(\$s, \"\")); }" -c "$TGT 1" && grep -qx '1 1 0 1' "$tmp/out" ||
+		{ cat "$tmp/out" "$tmp/err"; fail "strcontains"; }
+}
 # Ctrl-C while the probes' records arrive as fast as their actions run
 # (each system() switches tasks, which fires the probe again): gpux still
 # ends, runs END, and says what it dropped. The bound is generous, a hang
