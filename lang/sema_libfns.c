@@ -330,6 +330,14 @@ struct type sema_chk_unwatch(struct tctx *c, struct node *call, const struct fn 
 	return TYPE_VOID;
 }
 
+/* strerror(n): error number n, printed as the C library's text for it. */
+struct type sema_chk_strerror(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	sema_want_int(c, call, sema_arg(call, 0), "error number");
+	return (struct type){ .kind = TY_ERRNO };
+}
+
 /* strcontains(haystack, needle): 1 when needle occurs in haystack. The
  * needle is a literal in gpux (a string known when compiling): each
  * place it may start is compared against its bytes. */

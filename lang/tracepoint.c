@@ -386,6 +386,18 @@ static int cmp_kfunc(const void *x, const void *y)
 }
 
 /* available_filter_functions: "name" or "name [module]" a line. */
+bool kretprobe_banned(const char *fn)
+{
+	static const char *const banned[] = {
+		"_raw_spin_lock", "_raw_spin_lock_irqsave", "_raw_spin_unlock_irqrestore",
+		"queued_spin_lock_slowpath",
+	};
+	for (size_t i = 0; i < sizeof(banned) / sizeof(banned[0]); i++)
+		if (!strcmp(fn, banned[i]))
+			return true;
+	return false;
+}
+
 int tracefs_functions(struct arena *a, const char *glob, const char *module,
 		      struct kfunc **out, size_t *n)
 {

@@ -67,6 +67,11 @@ struct kfunc {
 int tracefs_functions(struct arena *a, const char *glob, const char *module,
 		      struct kfunc **out, size_t *n);
 
+/* Whether a kretprobe on kernel function fn may lock the system up (the
+ * spinlock functions a return probe's own bookkeeping takes), as bpftrace
+ * refuses them. */
+bool kretprobe_banned(const char *fn);
+
 /* Whether s may name a category or tracepoint (no path tricks). */
 bool tracepoint_name_ok(const char *s);
 

@@ -53,6 +53,9 @@ const char *type_str(struct type t, char *buf, size_t len)
 	case TY_MACADDR:
 		snprintf(buf, len, "macaddr");
 		break;
+	case TY_ERRNO:
+		snprintf(buf, len, "strerror");
+		break;
 	case TY_STACK:
 		snprintf(buf, len, "%s", t.user ? "ustack" : "kstack");
 		break;

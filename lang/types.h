@@ -20,6 +20,7 @@ enum type_kind {
 	TY_TIMESTAMP, /* strftime(): ns since boot, printed with name as format */
 	TY_INET,  /* ntop(): an address family and 16 address bytes */
 	TY_MACADDR, /* macaddr(): 6 bytes in an integer's first ones */
+	TY_ERRNO,   /* strerror(): an error number, printed as its text */
 	TY_POINTER, /* an address in the probed memory; inner: what is there */
 	TY_RECORD,  /* a struct or union of the script's C definitions */
 	TY_ARRAY,   /* count elements of type inner, back to back */

@@ -46,6 +46,8 @@ void out_join(FILE *out, bool json, const char *delim, const unsigned char *rec,
 void out_buf(FILE *out, const unsigned char *p);
 /* A macaddr() value as 67:70:75:78:09:62, into buf. */
 const char *out_macaddr(uint64_t v, char *buf, size_t len);
+/* strerror()'s text for error number v. */
+const char *out_strerror(int64_t v);
 /* An ntop() value (INET_SIZE bytes at p) as text, into buf. */
 const char *out_inet(const unsigned char *p, char *buf, size_t len);
 /* strftime(fmt) of a time in ns since boot, into buf ("" if too long). */

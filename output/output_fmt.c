@@ -60,6 +60,11 @@ void out_buf(FILE *out, const unsigned char *p)
 	buf_bytes(out, p, 'r');
 }
 
+const char *out_strerror(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX ? strerror((int)v) : "Unknown error";
+}
+
 const char *out_macaddr(uint64_t v, char *buf, size_t len)
 {
 	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", (unsigned)(v & 0xff),
@@ -101,6 +106,12 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 	if (a->type.kind == TY_BUF && (conv == 'r' || conv == 'R' || conv == 'H')) {
 		if (a->size >= BUF_SIZE)
 			buf_bytes(out, rec + a->offset, conv);
+		return;
+	}
+	if (a->type.kind == TY_ERRNO && conv == 's') {
+		int64_t v;
+		memcpy(&v, rec + a->offset, 8);
+		fprintf(out, spec, out_strerror(v));
 		return;
 	}
 	if (a->type.kind == TY_MACADDR && conv == 's') {
@@ -321,6 +332,7 @@ void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 		fputs("{\"type\": \"value\", \"data\": ", out);
 		if (fmt->args[0].type.kind == TY_STR || fmt->args[0].type.kind == TY_USERNAME ||
 		    fmt->args[0].type.kind == TY_INET || fmt->args[0].type.kind == TY_MACADDR ||
+		    fmt->args[0].type.kind == TY_ERRNO ||
 		    fmt->args[0].type.kind == TY_TIMESTAMP || fmt->args[0].type.kind == TY_STACK ||
 		    fmt->args[0].type.kind == TY_KSYM ||
 		    fmt->args[0].type.kind == TY_USYM) /* bpftrace: bare, not json */

@@ -121,6 +121,8 @@ void out_map_key_part(FILE *out, const struct host_map *hm, int j, const unsigne
 		out_buf(out, k + hk->offset);
 	else if (hk->type.kind == TY_MACADDR)
 		fputs(out_macaddr(rd64(k + hk->offset), name, sizeof(name)), out);
+	else if (hk->type.kind == TY_ERRNO)
+		fputs(out_strerror((int64_t)rd64(k + hk->offset)), out);
 	else if (hk->type.kind == TY_INET && hk->size >= INET_SIZE)
 		fputs(out_inet(k + hk->offset, name, sizeof(name)), out);
 	else if (hk->type.kind == TY_TIMESTAMP)
@@ -256,6 +258,8 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 		fputs(out_inet(v, name, sizeof(name)), out);
 	} else if (hm->value.kind == TY_MACADDR) {
 		fputs(out_macaddr((uint64_t)x, name, sizeof(name)), out);
+	} else if (hm->value.kind == TY_ERRNO) {
+		fputs(out_strerror(x), out);
 	} else if (hm->value.kind == TY_TIMESTAMP) {
 		fputs(out_timestamp(hm->value.name, (uint64_t)x, name, sizeof(name)), out);
 	} else if (hm->value_str) {
@@ -339,10 +343,13 @@ static void put_json_value(FILE *out, const struct host_map *hm, const unsigned 
 	} else if (hm->value.kind == TY_INET && hm->value_str >= INET_SIZE) {
 		out_inet(v, name, sizeof(name));
 		out_json_str(out, name, strlen(name));
-	} else if (hm->value.kind == TY_MACADDR || hm->value.kind == TY_TIMESTAMP) {
+	} else if (hm->value.kind == TY_MACADDR || hm->value.kind == TY_TIMESTAMP ||
+		   hm->value.kind == TY_ERRNO) {
 		/* strings: bpftrace 0.17 writes them bare, which is not json */
 		if (hm->value.kind == TY_MACADDR)
 			out_macaddr(rd64(v), name, sizeof(name));
+		else if (hm->value.kind == TY_ERRNO)
+			snprintf(name, sizeof(name), "%s", out_strerror((int64_t)rd64(v)));
 		else
 			out_timestamp(hm->value.name, rd64(v), name, sizeof(name));
 		out_json_str(out, name, strlen(name));

@@ -79,6 +79,11 @@ static int resolve(struct spec *s)
 	at->module = s->nparts == 3 ? s->parts[1] : NULL;
 	if (parse_function(s, s->parts[s->nparts - 1]))
 		return -1;
+	if (at->prov == &providers[1] && kretprobe_banned(at->func)) {
+		spec_error(s, "kretprobe:%s can't be used as it might lock up your system",
+			   at->func);
+		return -1;
+	}
 	spec_add_event(s, catalog_event(at->prov, NULL));
 	at->by_cookie = spec_has_glob(at->func) || spec_has_glob(at->module);
 	if (at->by_cookie)

@@ -56,6 +56,8 @@ static int attach(struct kattach *l, struct bpf_program *p, const struct host_pr
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		char probe[600];
 		uint64_t cookie;
+		if (ret && kretprobe_banned(fs[i].name))
+			continue; /* a glob passes over them, as bpftrace's does */
 		snprintf(name, sizeof(name), "%s%s%s", fs[i].module ? fs[i].module : "",
 			 fs[i].module ? ":" : "", fs[i].name);
 		snprintf(probe, sizeof(probe), "%s:%s", prov, mod ? name : fs[i].name);
