@@ -265,7 +265,7 @@ bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r)
 		*r = strncmp_call(h, e);
 	else if (!strcmp(fn, "macaddr"))
 		*r = macaddr(h, e);
-	else if (!strcmp(fn, "strerror")) /* the number; printing writes its text */
+	else if (!strcmp(fn, "strerror") || !strcmp(fn, "cgroup_path")) /* printing writes it */
 		*r = (struct hval){ hl_expr_int(h, a), 0 };
 	else if (!strcmp(fn, "strcontains"))
 		*r = strcontains(h, e);

@@ -299,6 +299,7 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 							a->type.kind == TY_INET ||
 							a->type.kind == TY_MACADDR ||
 							a->type.kind == TY_ERRNO ||
+							a->type.kind == TY_CGROUP_PATH ||
 							a->type.kind == TY_STACK ||
 							a->type.kind == TY_KSYM ||
 							a->type.kind == TY_USYM ? "%s\n"

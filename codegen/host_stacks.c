@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "host_cgroup.h"
 #include "host_path.h"
 #include "host_priv.h"
 
@@ -75,23 +76,6 @@ bool hl_builtin_stack(struct hctx *h, struct node *e, struct hval *r)
 	return true;
 }
 
-/* A cgroup v2 directory's id: the kernfs node id its file handle holds,
- * as the kernel's bpf_get_current_cgroup_id() gives it. 0 or an errno. */
-static int cgroup_id(const char *path, uint64_t *id)
-{
-	struct {
-		struct file_handle fh;
-		unsigned char bytes[8];
-	} h = { .fh.handle_bytes = 8 };
-	int mnt;
-	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mnt, 0) < 0)
-		return errno;
-	if (h.fh.handle_bytes != 8)
-		return EOVERFLOW;
-	memcpy(id, h.fh.f_handle, 8);
-	return 0;
-}
-
 bool hl_stack_call(struct hctx *h, struct node *e, struct hval *r)
 {
 	const char *fn = e->u.call.name;
@@ -119,7 +103,7 @@ bool hl_stack_call(struct hctx *h, struct node *e, struct hval *r)
 		*r = (struct hval){ host_const(h, addr), 0 };
 	} else if (!strcmp(fn, "cgroupid")) {
 		uint64_t id = 0;
-		int err = cgroup_id(a->u.str.s, &id);
+		int err = host_cgroup_id(a->u.str.s, &id);
 		if (err)
 			host_err(h, e, "Failed to get `cgroupid` for path: \"%s\": %s", a->u.str.s,
 				 strerror(err));

@@ -90,6 +90,8 @@ static const struct fn fns[] = {
 	  "device code compares only kernel names" },
 	{ "strerror", 1, 1, HOSTISH, AGG_NONE, sema_chk_strerror,
 	  "gpux writes the text on the host" },
+	{ "cgroup_path", 1, 2, HOSTISH, AGG_NONE, sema_chk_cgroup_path,
+	  "gpux finds the directories on the host" },
 	{ "strcontains", 2, 2, HOSTISH, AGG_NONE, sema_chk_strcontains,
 	  "device code compares only kernel names" },
 	{ "alloc_base", 1, 1, PLACE_HOST, AGG_NONE, chk_in_target,

@@ -338,6 +338,24 @@ struct type sema_chk_strerror(struct tctx *c, struct node *call, const struct fn
 	return (struct type){ .kind = TY_ERRNO };
 }
 
+/* cgroup_path(id[, "glob"]): a cgroup id, printed as its directory in
+ * each mounted hierarchy (those the glob names), found when printed. */
+struct type sema_chk_cgroup_path(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	sema_want_int(c, call, sema_arg(call, 0), "cgroup id");
+	struct node *g = sema_arg(call, 1);
+	if (!g)
+		return (struct type){ .kind = TY_CGROUP_PATH };
+	if (!sema_str_literal(c, g)) {
+		check_expr(c, g);
+		terr(c, g->span, "cgroup_path() expects a string literal as its filter");
+		return TYPE_NONE;
+	}
+	g->type = TYPE_STR;
+	return (struct type){ .kind = TY_CGROUP_PATH, .name = g->u.str.s };
+}
+
 /* strcontains(haystack, needle): 1 when needle occurs in haystack. The
  * needle is a literal in gpux (a string known when compiling): each
  * place it may start is compared against its bytes. */

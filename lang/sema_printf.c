@@ -64,6 +64,7 @@ static bool arg_fits(enum want w, struct type t)
 	case WANT_STR:
 		return t.kind == TY_STR || t.kind == TY_USERNAME || t.kind == TY_TIMESTAMP ||
 		       t.kind == TY_INET || t.kind == TY_MACADDR || t.kind == TY_ERRNO ||
+		       t.kind == TY_CGROUP_PATH ||
 		       t.kind == TY_STACK ||
 		       t.kind == TY_KSYM || t.kind == TY_USYM;
 	case WANT_PTR:

@@ -56,6 +56,9 @@ const char *type_str(struct type t, char *buf, size_t len)
 	case TY_ERRNO:
 		snprintf(buf, len, "strerror");
 		break;
+	case TY_CGROUP_PATH:
+		snprintf(buf, len, "cgroup_path");
+		break;
 	case TY_STACK:
 		snprintf(buf, len, "%s", t.user ? "ustack" : "kstack");
 		break;

@@ -21,6 +21,8 @@ enum type_kind {
 	TY_INET,  /* ntop(): an address family and 16 address bytes */
 	TY_MACADDR, /* macaddr(): 6 bytes in an integer's first ones */
 	TY_ERRNO,   /* strerror(): an error number, printed as its text */
+	TY_CGROUP_PATH, /* cgroup_path(): a cgroup id, printed as its directories
+			 * (name: the hierarchies' glob, or NULL) */
 	TY_POINTER, /* an address in the probed memory; inner: what is there */
 	TY_RECORD,  /* a struct or union of the script's C definitions */
 	TY_ARRAY,   /* count elements of type inner, back to back */

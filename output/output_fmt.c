@@ -1,6 +1,7 @@
 /* printf and time() records, the attach line, json strings (output.h). */
 #include "output.h"
 #include "out_syms.h"
+#include "host_cgroup.h"
 
 #include <arpa/inet.h>
 #include <pwd.h>
@@ -106,6 +107,14 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 	if (a->type.kind == TY_BUF && (conv == 'r' || conv == 'R' || conv == 'H')) {
 		if (a->size >= BUF_SIZE)
 			buf_bytes(out, rec + a->offset, conv);
+		return;
+	}
+	if (a->type.kind == TY_CGROUP_PATH && conv == 's') {
+		uint64_t v;
+		memcpy(&v, rec + a->offset, 8);
+		char *p = host_cgroup_path(v, a->type.name);
+		fprintf(out, spec, p ? p : "");
+		free(p);
 		return;
 	}
 	if (a->type.kind == TY_ERRNO && conv == 's') {
@@ -332,7 +341,7 @@ void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 		fputs("{\"type\": \"value\", \"data\": ", out);
 		if (fmt->args[0].type.kind == TY_STR || fmt->args[0].type.kind == TY_USERNAME ||
 		    fmt->args[0].type.kind == TY_INET || fmt->args[0].type.kind == TY_MACADDR ||
-		    fmt->args[0].type.kind == TY_ERRNO ||
+		    fmt->args[0].type.kind == TY_ERRNO || fmt->args[0].type.kind == TY_CGROUP_PATH ||
 		    fmt->args[0].type.kind == TY_TIMESTAMP || fmt->args[0].type.kind == TY_STACK ||
 		    fmt->args[0].type.kind == TY_KSYM ||
 		    fmt->args[0].type.kind == TY_USYM) /* bpftrace: bare, not json */

@@ -11,6 +11,7 @@
 #include "output.h"
 #include "bytes.h"
 #include "out_syms.h"
+#include "host_cgroup.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,17 @@ static int grp_by_total(const void *a, const void *b)
 	return c ? c : memcmp(x->key, y->key, cur_prefix);
 }
 
+/* cgroup_path()'s text for id, as a json string where json */
+static void put_cgroup_path(FILE *out, struct type t, uint64_t id, bool json)
+{
+	char *p = host_cgroup_path(id, t.name);
+	if (json)
+		out_json_str(out, p ? p : "", p ? strlen(p) : 0);
+	else
+		fputs(p ? p : "", out);
+	free(p);
+}
+
 static void put_sym(FILE *out, struct type t, const unsigned char *p, int indent)
 {
 	char *text = out_sym_text(t, p, indent);
@@ -123,6 +135,8 @@ void out_map_key_part(FILE *out, const struct host_map *hm, int j, const unsigne
 		fputs(out_macaddr(rd64(k + hk->offset), name, sizeof(name)), out);
 	else if (hk->type.kind == TY_ERRNO)
 		fputs(out_strerror((int64_t)rd64(k + hk->offset)), out);
+	else if (hk->type.kind == TY_CGROUP_PATH)
+		put_cgroup_path(out, hk->type, rd64(k + hk->offset), false);
 	else if (hk->type.kind == TY_INET && hk->size >= INET_SIZE)
 		fputs(out_inet(k + hk->offset, name, sizeof(name)), out);
 	else if (hk->type.kind == TY_TIMESTAMP)
@@ -260,6 +274,8 @@ static void put_value(FILE *out, const struct host_map *hm, const unsigned char 
 		fputs(out_macaddr((uint64_t)x, name, sizeof(name)), out);
 	} else if (hm->value.kind == TY_ERRNO) {
 		fputs(out_strerror(x), out);
+	} else if (hm->value.kind == TY_CGROUP_PATH) {
+		put_cgroup_path(out, hm->value, (uint64_t)x, false);
 	} else if (hm->value.kind == TY_TIMESTAMP) {
 		fputs(out_timestamp(hm->value.name, (uint64_t)x, name, sizeof(name)), out);
 	} else if (hm->value_str) {
@@ -343,6 +359,8 @@ static void put_json_value(FILE *out, const struct host_map *hm, const unsigned 
 	} else if (hm->value.kind == TY_INET && hm->value_str >= INET_SIZE) {
 		out_inet(v, name, sizeof(name));
 		out_json_str(out, name, strlen(name));
+	} else if (hm->value.kind == TY_CGROUP_PATH) {
+		put_cgroup_path(out, hm->value, rd64(v), true);
 	} else if (hm->value.kind == TY_MACADDR || hm->value.kind == TY_TIMESTAMP ||
 		   hm->value.kind == TY_ERRNO) {
 		/* strings: bpftrace 0.17 writes them bare, which is not json */
