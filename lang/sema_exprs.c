@@ -337,7 +337,10 @@ static void check_tuple(struct tctx *c, struct node *n)
 			ok = false;
 		} else if (e->type.kind != TY_INT && e->type.kind != TY_STR &&
 			   e->type.kind != TY_TUPLE && e->type.kind != TY_RECORD &&
-			   e->type.kind != TY_ARRAY && e->type.kind != TY_POINTER) {
+			   e->type.kind != TY_ARRAY && e->type.kind != TY_POINTER &&
+			   /* numbers printed as text: strftime(), macaddr() ... */
+			   e->type.kind != TY_TIMESTAMP && e->type.kind != TY_MACADDR &&
+			   e->type.kind != TY_ERRNO && e->type.kind != TY_USERNAME) {
 			if (!reject_non_scalar(c, e))
 				terr(c, e->span, "a tuple cannot hold a value of type '%s'",
 				     tname(e->type, b));

@@ -283,6 +283,19 @@ void out_tuple(FILE *out, bool json, struct type t, const unsigned char *p)
 				out_json_str(out, (const char *)v, n);
 			else
 				fwrite(v, 1, n, out);
+		} else if (e.kind == TY_TIMESTAMP || e.kind == TY_MACADDR || e.kind == TY_ERRNO ||
+			   e.kind == TY_USERNAME) {
+			char text[256];
+			uint64_t x;
+			memcpy(&x, v, 8);
+			const char *s = e.kind == TY_TIMESTAMP ? out_timestamp(e.name, x, text, sizeof(text))
+				      : e.kind == TY_MACADDR ? out_macaddr(x, text, sizeof(text))
+				      : e.kind == TY_ERRNO ? out_strerror((int64_t)x)
+				      : out_username(x, text, sizeof(text));
+			if (json)
+				out_json_str(out, s, strlen(s));
+			else
+				fputs(s, out);
 		} else {
 			int64_t x;
 			memcpy(&x, v, 8);

@@ -11,6 +11,12 @@
  * the output (where bpftrace 0.17 prints it, among the records). */
 static void helper_failed(const struct rec_state *s, const struct host_site *site, int64_t ret)
 {
+	if (s->json) { /* bpftrace's record of it */
+		fprintf(s->out, "{\"type\": \"helper_error\", \"helper\": \"%s\", \"retcode\": %lld, "
+			"\"line\": %d, \"col\": %d}\n", site->helper, (long long)ret,
+			site->span.first_line, site->span.first_column);
+		return;
+	}
 	struct arena a;
 	struct diags d;
 	arena_init(&a);
