@@ -32,7 +32,7 @@ int host_cgroup_id(const char *path, uint64_t *id)
  * into found (PATH_MAX); depth bounds the walk. */
 static bool find_dir(const char *dir, uint64_t id, int depth, char *found)
 {
-	uint64_t have;
+	uint64_t have = 0;
 	if (host_cgroup_id(dir, &have) == 0 && have == id) {
 		snprintf(found, PATH_MAX, "%s", dir);
 		return true;
