@@ -499,6 +499,32 @@ static int params_of(Dwarf_Die *f, struct host_dparam **out, int *n, struct recg
 	return 0;
 }
 
+/* libdw loaded, path opened (*fd) and its DWARF begun (*d). 0, or
+ * -ENOSYS (no libdw; what: what is then missing), -ENOENT (no DWARF),
+ * -errno, err saying why; nothing is left open then. */
+static int open_dwarf(const char *path, const char *what, int *fd, Dwarf **d, char *err,
+		      size_t errlen)
+{
+	pthread_once(&dw_once, dw_load);
+	if (!dw.lib) {
+		snprintf(err, errlen, "libdw.so.1 cannot be loaded here: no DWARF %s", what);
+		return -ENOSYS;
+	}
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
+		return -e;
+	}
+	*d = dw.begin(*fd, DWARF_C_READ);
+	if (!*d) {
+		close(*fd);
+		snprintf(err, errlen, "%s has no DWARF", path);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 /* The first definition of struct or union tag among the compile units'
  * top-level types. */
 static bool find_record_die(Dwarf *d, bool is_union, const char *tag, Dwarf_Die *out)
@@ -533,23 +559,14 @@ int host_dwarf_record(const char *path, const char *rec, struct host_drecords *r
 		snprintf(err, errlen, "%s is not a struct or union", rec);
 		return -EINVAL;
 	}
-	pthread_once(&dw_once, dw_load);
-	if (!dw.lib) {
-		snprintf(err, errlen, "libdw.so.1 cannot be loaded here: no DWARF types");
-		return -ENOSYS;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
-		return -e;
-	}
-	Dwarf *d = dw.begin(fd, DWARF_C_READ);
-	int rc = -ENOENT;
+	int fd;
+	Dwarf *d;
+	int rc = open_dwarf(path, "types", &fd, &d, err, errlen);
+	if (rc)
+		return rc;
+	rc = -ENOENT;
 	Dwarf_Die r;
-	if (!d)
-		snprintf(err, errlen, "%s has no DWARF", path);
-	else if (!find_record_die(d, is_union, tag, &r))
+	if (!find_record_die(d, is_union, tag, &r))
 		snprintf(err, errlen, "%s has no DWARF for %s", path, rec);
 	else {
 		struct recgen g = { .out = recs };
@@ -563,8 +580,7 @@ int host_dwarf_record(const char *path, const char *rec, struct host_drecords *r
 			rc = 0;
 		}
 	}
-	if (d)
-		dw.end(d);
+	dw.end(d);
 	close(fd);
 	return rc;
 }
@@ -575,23 +591,11 @@ int host_dwarf_params(const char *path, const char *func, struct host_dparam **o
 	*out = NULL;
 	*n = 0;
 	*recs = (struct host_drecords){ 0 };
-	pthread_once(&dw_once, dw_load);
-	if (!dw.lib) {
-		snprintf(err, errlen, "libdw.so.1 cannot be loaded here: no DWARF arguments");
-		return -ENOSYS;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
-		return -e;
-	}
-	Dwarf *d = dw.begin(fd, DWARF_C_READ);
-	if (!d) {
-		close(fd);
-		snprintf(err, errlen, "%s has no DWARF", path);
-		return -ENOENT;
-	}
+	int fd;
+	Dwarf *d;
+	int rc0 = open_dwarf(path, "arguments", &fd, &d, err, errlen);
+	if (rc0)
+		return rc0;
 	struct find fd_ = { .func = func };
 	Dwarf_Off off = 0, next;
 	size_t hsize;
