@@ -110,7 +110,9 @@ static void print_gpu(FILE *out)
 	fputs("\nGPU\n", out);
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		fputs("  CUDA driver: no (libcuda.so.1 cannot be loaded)\n", out);
+		const char *e = dlerror();
+		fprintf(out, "  CUDA driver: no (%s)\n", e ? e : "libcuda.so.1 cannot be loaded");
+		(void)dlerror(); /* glibc frees the message it kept only now */
 		return;
 	}
 	cu_init_fn init = (cu_init_fn)dlsym(h, "cuInit");

@@ -689,7 +689,8 @@ t_software_order() {
 	run 0 -e 'software:page-faults:1 { @a = 1; if (@go == 1) { printf("first"); } }
 		software:page-faults:1 { @b = 1; if (@go == 1) { printf(" second\n"); exit(); } }
 		software:page-faults:1 { if (@a == 1 && @b == 1) { @go = 1; } }' -c "$TGT 200" &&
-		grep -qx 'first second' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail "order"; }
+		# faults on another CPU at the same time may add a "first"
+		grep -Eqx '(first)+ second' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail "order"; }
 }
 # strcontains() of a string a probe reads (bpftrace 0.17 runs out of BPF
 # stack here): found at its start, in its middle, not at all, empty.
