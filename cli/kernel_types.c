@@ -243,13 +243,11 @@ static bool fill(struct program *prog, struct kstate *s, struct record *r, unsig
 		if (bsize || boff % 8) {
 			/* a bit-field, of its declared type: read from the
 			 * fewest bytes (1, 2, 4 or 8) that hold it */
-			struct type it = conv(prog, s, m->type, depth);
-			unsigned sh = boff % 8, sz = 1;
-			while (sz < 8 && sh + bsize > sz * 8)
-				sz *= 2;
-			if (*name && it.kind == TY_INT && bsize && sh + bsize <= sz * 8)
-				push(prog, &f, (struct record_field){ name, it, boff / 8, (uint8_t)sh,
-								      (uint8_t)bsize, (uint8_t)sz });
+			struct record_field bf =
+				record_bit_field(name, conv(prog, s, m->type, depth), boff, bsize);
+			if (*name && bf.type.kind == TY_INT && bsize &&
+			    bf.bit_shift + bsize <= 8u * bf.bit_bytes)
+				push(prog, &f, bf);
 			continue;
 		}
 		struct type ft = conv(prog, s, m->type, depth);

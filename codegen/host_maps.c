@@ -265,11 +265,7 @@ static int layout_one(struct hctx *h, struct seen *e, struct hmap *hm)
 		else if (type_is_bytes(t))
 			sz = (e->key_str[j] + 7) & ~7u;
 		else if (t.kind != TY_INT && t.kind != TY_PTR && t.kind != TY_POINTER &&
-			 t.kind != TY_USERNAME &&
-			 t.kind != TY_TIMESTAMP && t.kind != TY_MACADDR && t.kind != TY_ERRNO &&
-			 t.kind != TY_CGROUP_PATH &&
-			 t.kind != TY_STACK &&
-			 t.kind != TY_KSYM) {
+			 !type_prints_as_text(t) && t.kind != TY_STACK && t.kind != TY_KSYM) {
 			host_err(h, mi->first_use, "@%s: keys of this type are not supported in host probes",
 				 mi->name);
 			return -1;

@@ -294,12 +294,8 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 				 a->type.kind == TY_POINTER;
 			struct host_fmt *f = rec_printf(h, a->type.kind == TY_STR ||
 							type_is_bytes(a->type) ||
-							a->type.kind == TY_USERNAME ||
-							a->type.kind == TY_TIMESTAMP ||
+							type_prints_as_text(a->type) ||
 							a->type.kind == TY_INET ||
-							a->type.kind == TY_MACADDR ||
-							a->type.kind == TY_ERRNO ||
-							a->type.kind == TY_CGROUP_PATH ||
 							a->type.kind == TY_STACK ||
 							a->type.kind == TY_KSYM ||
 							a->type.kind == TY_USYM ? "%s\n"

@@ -171,8 +171,7 @@ static void add_field(struct cparser *p, struct record *r, const char *name,
 
 /* A bit-field of width bits at *bitpos (the record's next free bit), as
  * the x86-64 System V ABI lays it out: in the current unit of its type
- * when it fits there, else from the next; width 0 only ends the unit.
- * Read from the fewest bytes (1, 2, 4, 8) around it. */
+ * when it fits there, else from the next; width 0 only ends the unit. */
 static void add_bitfield(struct cparser *p, struct record *r, const struct decl *d,
 			 unsigned *bitpos, int *cap)
 {
@@ -186,15 +185,8 @@ static void add_bitfield(struct cparser *p, struct record *r, const struct decl 
 	unsigned w = (unsigned)d->bits, pos = r->is_union ? 0 : *bitpos;
 	if (w == 0 || pos / ubits != (pos + w - 1) / ubits)
 		pos = (pos + ubits - 1) / ubits * ubits;
-	if (w && d->name) {
-		unsigned sh = pos % 8, sz = 1;
-		while (sz < 8 && sh + w > sz * 8)
-			sz *= 2;
-		push_field(p, r, (struct record_field){ .name = d->name, .type = t,
-							.offset = pos / 8, .bit_shift = (uint8_t)sh,
-							.bit_width = (uint8_t)w, .bit_bytes = (uint8_t)sz },
-			   cap);
-	}
+	if (w && d->name)
+		push_field(p, r, record_bit_field(d->name, t, pos, w), cap);
 	pos += w;
 	if (!r->is_union)
 		*bitpos = pos;

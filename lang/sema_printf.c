@@ -62,11 +62,8 @@ static bool arg_fits(enum want w, struct type t)
 		return t.kind == TY_INT || t.kind == TY_POINTER ||
 		       (t.kind == TY_PTR && t.name && !strncmp(t.name, "struct ", 7));
 	case WANT_STR:
-		return t.kind == TY_STR || t.kind == TY_USERNAME || t.kind == TY_TIMESTAMP ||
-		       t.kind == TY_INET || t.kind == TY_MACADDR || t.kind == TY_ERRNO ||
-		       t.kind == TY_CGROUP_PATH ||
-		       t.kind == TY_STACK ||
-		       t.kind == TY_KSYM || t.kind == TY_USYM;
+		return t.kind == TY_STR || type_prints_as_text(t) || t.kind == TY_INET ||
+		       t.kind == TY_STACK || t.kind == TY_KSYM || t.kind == TY_USYM;
 	case WANT_PTR:
 		return t.kind == TY_INT || t.kind == TY_PTR || t.kind == TY_POINTER;
 	case WANT_BUF:

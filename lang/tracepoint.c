@@ -385,7 +385,6 @@ static int cmp_kfunc(const void *x, const void *y)
 	return m ? m : strcmp(a->name, b->name);
 }
 
-/* available_filter_functions: "name" or "name [module]" a line. */
 bool kretprobe_banned(const char *fn)
 {
 	static const char *const banned[] = {
@@ -398,6 +397,7 @@ bool kretprobe_banned(const char *fn)
 	return false;
 }
 
+/* available_filter_functions: "name" or "name [module]" a line. */
 int tracefs_functions(struct arena *a, const char *glob, const char *module,
 		      struct kfunc **out, size_t *n)
 {

@@ -152,6 +152,23 @@ void type_widen_strs(struct type into, struct type from)
 	}
 }
 
+bool type_prints_as_text(struct type t)
+{
+	return t.kind == TY_USERNAME || t.kind == TY_TIMESTAMP || t.kind == TY_MACADDR ||
+	       t.kind == TY_ERRNO || t.kind == TY_CGROUP_PATH;
+}
+
+struct record_field record_bit_field(const char *name, struct type t, unsigned bit,
+				     unsigned width)
+{
+	unsigned sh = bit % 8, sz = 1;
+	while (sz < 8 && sh + width > sz * 8)
+		sz *= 2;
+	return (struct record_field){ .name = name, .type = t, .offset = bit / 8,
+				      .bit_shift = (uint8_t)sh, .bit_width = (uint8_t)width,
+				      .bit_bytes = (uint8_t)sz };
+}
+
 unsigned tuple_size(struct type t)
 {
 	if (t.kind == TY_STR)

@@ -98,6 +98,14 @@ struct record {
 };
 /* A field of r by name, or NULL. */
 const struct record_field *record_field(const struct record *r, const char *name);
+/* An integer printed as text: username, strftime(), macaddr(),
+ * strerror(), cgroup_path(). */
+bool type_prints_as_text(struct type t);
+/* A bit-field of width bits from bit bit of its record, read from the
+ * fewest bytes (1, 2, 4 or 8) that hold it: bit_shift + width exceeds
+ * 8 * bit_bytes only where 8 bytes cannot hold it. */
+struct record_field record_bit_field(const char *name, struct type t, unsigned bit,
+				     unsigned width);
 /* Bytes a value of type t takes in probed memory (C layout). */
 unsigned type_mem_size(struct type t);
 

@@ -352,10 +352,8 @@ void out_printf(FILE *out, bool json, const struct host_fmt *fmt,
 		if (n && buf[n - 1] == '\n')
 			n--;
 		fputs("{\"type\": \"value\", \"data\": ", out);
-		if (fmt->args[0].type.kind == TY_STR || fmt->args[0].type.kind == TY_USERNAME ||
-		    fmt->args[0].type.kind == TY_INET || fmt->args[0].type.kind == TY_MACADDR ||
-		    fmt->args[0].type.kind == TY_ERRNO || fmt->args[0].type.kind == TY_CGROUP_PATH ||
-		    fmt->args[0].type.kind == TY_TIMESTAMP || fmt->args[0].type.kind == TY_STACK ||
+		if (fmt->args[0].type.kind == TY_STR || type_prints_as_text(fmt->args[0].type) ||
+		    fmt->args[0].type.kind == TY_INET || fmt->args[0].type.kind == TY_STACK ||
 		    fmt->args[0].type.kind == TY_KSYM ||
 		    fmt->args[0].type.kind == TY_USYM) /* bpftrace: bare, not json */
 			out_json_str(out, buf, n);
