@@ -49,7 +49,7 @@ const struct host_prog *kattach_prog(const struct host_obj *o, const char *name)
 #define CONSUME_NS 20000000LL
 #define BATCH_DONE (-EAGAIN)
 
-static int64_t coarse_ns(void)
+int64_t kattach_coarse_ns(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
@@ -61,7 +61,7 @@ static int on_rec(void *ctx, void *data, size_t len)
 	struct kattach *l = ctx;
 	int rc = l->rec ? l->rec(l->arg, data, len) : 0;
 	/* the record is consumed either way: libbpf moves past it first */
-	if (rc == 0 && coarse_ns() - l->consume_start >= CONSUME_NS) {
+	if (rc == 0 && kattach_coarse_ns() - l->consume_start >= CONSUME_NS) {
 		l->batch_done = true;
 		return BATCH_DONE;
 	}
@@ -331,9 +331,11 @@ int kattach_fd(const struct kattach *l)
 
 int kattach_consume(struct kattach *l)
 {
+	l->consume_start = kattach_coarse_ns();
+	if (l->iter.link)
+		return kattach_iter_consume(l, l->consume_start + CONSUME_NS);
 	if (!l->rb)
 		return 0;
-	l->consume_start = coarse_ns();
 	l->batch_done = false;
 	int rc = ring_buffer__consume(l->rb);
 	if (rc == BATCH_DONE && l->batch_done)
@@ -343,6 +345,7 @@ int kattach_consume(struct kattach *l)
 
 void kattach_detach(struct kattach *l)
 {
+	kattach_iter_stop(l);
 	kattach_detach_watches(l);
 	while (l->nlinks > 0)
 		bpf_link__destroy(l->links[--l->nlinks]);

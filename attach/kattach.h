@@ -52,6 +52,16 @@ int kattach_fd(const struct kattach *l);
 /* Hands waiting records to the callback for 20 ms at most: 0 when none
  * is left, 1 when more may wait, -1 on an error. */
 int kattach_consume(struct kattach *l);
+/* An iter: program's run: the records are its output, handed over by
+ * kattach_consume from the first call after attaching (so after BEGIN)
+ * until it has visited every object. */
+enum kattach_iter_state {
+	KATTACH_NO_ITER,
+	KATTACH_ITERATING,
+	KATTACH_ITER_DONE,
+	KATTACH_ITER_FAILED, /* why in err */
+};
+enum kattach_iter_state kattach_iter_state(const struct kattach *l, char *err, size_t errlen);
 /* A FUNC+argN watchpoint (program prog of the object) set at addr, once
  * per address (the one it watches already: 0). 0, or -errno: ENOSPC
  * when the process has no debug register left. */

@@ -9,7 +9,7 @@
 
 #include "kattach.h"
 
-enum how { HELPER, MAP, PROG, LOOP, PMU };
+enum how { HELPER, MAP, PROG, LOOP, PMU, ITER, BTF_FUNC };
 
 static const struct {
 	enum kattach_group group;
@@ -28,6 +28,7 @@ static const struct {
 	{ KF_HELPER, "override_return", HELPER, BPF_FUNC_override_return },
 	{ KF_HELPER, "get_boot_ns", HELPER, BPF_FUNC_ktime_get_boot_ns },
 	{ KF_HELPER, "ringbuf_output", HELPER, BPF_FUNC_ringbuf_output },
+	{ KF_HELPER, "dpath", BTF_FUNC, 0 }, /* path(), in iterators */
 	{ KF_FEATURE, "Loop support", LOOP, 0 },
 	{ KF_MAP, "hash", MAP, BPF_MAP_TYPE_HASH },
 	{ KF_MAP, "percpu hash", MAP, BPF_MAP_TYPE_PERCPU_HASH },
@@ -41,6 +42,9 @@ static const struct {
 	{ KF_PROG, "tracepoint", PROG, BPF_PROG_TYPE_TRACEPOINT },
 	{ KF_PROG, "perf_event", PROG, BPF_PROG_TYPE_PERF_EVENT },
 	{ KF_PROG, "struct_ops", PROG, BPF_PROG_TYPE_STRUCT_OPS },
+	{ KF_PROG, "iter:task", ITER, 0 },
+	{ KF_PROG, "iter:task_file", ITER, 1 },
+	{ KF_PROG, "iter:task_vma", ITER, 2 },
 };
 
 /* kprobes and uprobes attach through the kernel's perf PMU of that name,
@@ -77,6 +81,28 @@ static bool loops_load(void)
 	return true;
 }
 
+/* An iterator program of that kind loads (the kernel has the iterator
+ * and BTF to name it by). */
+static bool iter_loads(int which)
+{
+	static const char *const kinds[] = { "task", "task_file", "task_vma" };
+	int id = libbpf_find_vmlinux_btf_id(kinds[which], BPF_TRACE_ITER);
+	if (id <= 0)
+		return false;
+	const struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_ITER,
+		    .attach_btf_id = (unsigned)id);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", prog,
+			       sizeof(prog) / sizeof(prog[0]), &o);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 int kattach_features(struct kattach_feature *out, int max)
 {
 	int n = 0;
@@ -97,6 +123,12 @@ int kattach_features(struct kattach_feature *out, int max)
 			break;
 		case PMU:
 			yes = pmu_attach(checks[i].id);
+			break;
+		case ITER:
+			yes = iter_loads(checks[i].id);
+			break;
+		case BTF_FUNC: /* the helper's function is in the kernel's BTF */
+			yes = libbpf_find_vmlinux_btf_id("bpf_d_path", BPF_TRACE_FENTRY) > 0;
 			break;
 		}
 		out[n++] = (struct kattach_feature){ checks[i].group, checks[i].name, yes > 0 };

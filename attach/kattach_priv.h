@@ -44,6 +44,14 @@ struct kattach {
 	int nwatches, capwatches;
 	int nwatch_probes;             /* ADDRESS watchpoints set when attaching */
 	struct host_wp_last *wp_last;  /* per program, NULL until one is set */
+	struct {                       /* an iterator's run (kattach_iter.c) */
+		struct bpf_link *link; /* one of links, or NULL */
+		int fd;                /* reading it, once the run starts */
+		unsigned char *buf;    /* bytes read, not yet handed over */
+		size_t len;
+		enum kattach_iter_state state;
+		char err[256];
+	} iter;
 };
 
 /* Opens obj, loads the programs of run (maps of share reused), attaches
@@ -55,6 +63,14 @@ int kattach_start(const struct host_obj *obj, enum host_run run, int pid,
 const struct host_prog *kattach_prog(const struct host_obj *o, const char *name);
 /* Removes every breakpoint event. */
 void kattach_detach_watches(struct kattach *l);
+/* CLOCK_MONOTONIC_COARSE in ns: how long a kattach_consume has taken. */
+int64_t kattach_coarse_ns(void);
+/* Hands an iterator's records over until until_ns (kattach_coarse_ns's
+ * clock): 1 when more may come, 0 at its end or without one, -1 when
+ * reading it failed (kattach_iter_state says why). */
+int kattach_iter_consume(struct kattach *l, int64_t until_ns);
+/* Stops reading the iterator (its records not yet read are dropped). */
+void kattach_iter_stop(struct kattach *l);
 /* kattach_driver.c: registers every struct_ops map of l with the driver. */
 int kattach_driver_attach(struct kattach *l, char *err, size_t errlen);
 

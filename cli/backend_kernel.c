@@ -17,6 +17,7 @@ struct kernel_backend {
 	const struct host_api *api;
 	struct kattach *l;
 	bool detached;
+	bool iter_failed; /* said so */
 };
 
 static struct kernel_backend *kb(const struct backend *b)
@@ -97,10 +98,30 @@ static int k_fds(struct backend *b, struct pollfd *fds, int max)
 	return 1;
 }
 
+/* An iterator is read on, between the loop's looks at signals, until
+ * it has visited everything. */
 static int64_t k_wait_ns(const struct backend *b)
 {
-	(void)b;
-	return -1;
+	const struct kernel_backend *k = kb(b);
+	char err[8];
+	return k->l && !k->detached &&
+	       k->api->kattach_iter_state(k->l, err, sizeof(err)) == KATTACH_ITERATING ? 0 : -1;
+}
+
+/* An iterator's run ends the run when it has visited everything (or
+ * could not), as exit() would. */
+static bool k_ending(struct backend *b)
+{
+	struct kernel_backend *k = kb(b);
+	char err[256];
+	enum kattach_iter_state st = k->l ? k->api->kattach_iter_state(k->l, err, sizeof(err))
+					  : KATTACH_NO_ITER;
+	if (st == KATTACH_ITER_FAILED && !k->iter_failed) {
+		fprintf(stderr, "gpux: %s\n", err);
+		k->iter_failed = true;
+		b->r->rs.failed = 1;
+	}
+	return st == KATTACH_ITER_DONE || st == KATTACH_ITER_FAILED;
 }
 
 #define LAST_DRAIN_MS 500
@@ -172,6 +193,7 @@ static const struct backend_ops kernel_ops = {
 	.fds = k_fds,
 	.wait_ns = k_wait_ns,
 	.drain = k_drain,
+	.ending = k_ending,
 	.detach = k_detach,
 	.map_read = k_map_read,
 	.map_reset = k_map_reset,

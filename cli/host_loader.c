@@ -35,6 +35,7 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.kattach_fd = dlsym(h, "kattach_fd");
 	*(void **)&api.kattach_consume = dlsym(h, "kattach_consume");
 	*(void **)&api.kattach_detach = dlsym(h, "kattach_detach");
+	*(void **)&api.kattach_iter_state = dlsym(h, "kattach_iter_state");
 	*(void **)&api.kattach_map_read = dlsym(h, "kattach_map_read");
 	*(void **)&api.kattach_map_write = dlsym(h, "kattach_map_write");
 	*(void **)&api.kattach_map_clear = dlsym(h, "kattach_map_clear");
@@ -52,7 +53,7 @@ const struct host_api *host_module_open(struct diags *diags)
 	*(void **)&api.btf_lib = dlsym(h, "host_btf_lib");
 	*(void **)&api.kattach_features = dlsym(h, "kattach_features");
 	if (!api.kattach_open || !api.kattach_attached || !api.kattach_fd || !api.kattach_consume ||
-	    !api.kattach_detach || !api.kattach_map_read || !api.kattach_map_write ||
+	    !api.kattach_detach || !api.kattach_iter_state || !api.kattach_map_read || !api.kattach_map_write ||
 	    !api.kattach_map_clear ||
 	    !api.kattach_map_zero || !api.kattach_close || !api.kattach_watch || !api.kattach_unwatch ||
 	    !api.bind_driver || !api.binding_free ||

@@ -25,6 +25,7 @@ struct host_api {
 	int (*kattach_fd)(const struct kattach *);
 	int (*kattach_consume)(struct kattach *);
 	void (*kattach_detach)(struct kattach *);
+	enum kattach_iter_state (*kattach_iter_state)(const struct kattach *, char *, size_t);
 	int (*kattach_map_read)(struct kattach *, int, unsigned char **, size_t *);
 	int (*kattach_map_write)(struct kattach *, int, const void *, const void *);
 	int (*kattach_map_clear)(struct kattach *, int);

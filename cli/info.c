@@ -55,7 +55,7 @@ static void print_own(FILE *out, enum kattach_group g, bool btf)
 {
 	switch (g) {
 	case KF_HELPER:
-		fputs("  dpath: no\n  skboutput: no\n", out);
+		fputs("  skboutput: no\n", out);
 		break;
 	case KF_FEATURE:
 		fprintf(out, "  btf: %s\n", yn(btf));
@@ -67,7 +67,7 @@ static void print_own(FILE *out, enum kattach_group g, bool btf)
 		break;
 	case KF_PROG:
 		/* bpftrace's probe types that gpux does not build */
-		fputs("  kfunc: no\n  iter:task: no\n  iter:task_file: no\n  kprobe_multi: no\n", out);
+		fputs("  kfunc: no\n  kprobe_multi: no\n", out);
 		break;
 	}
 }

@@ -70,6 +70,7 @@ add_library(gpux_host_objs OBJECT
 if(GPUX_HOST_LIBBPF)
   target_sources(gpux_host_objs PRIVATE ${PROJECT_SOURCE_DIR}/attach/kattach.c
                  ${PROJECT_SOURCE_DIR}/attach/kattach_watch.c
+                 ${PROJECT_SOURCE_DIR}/attach/kattach_iter.c
                  ${PROJECT_SOURCE_DIR}/attach/kattach_driver.c
                  ${PROJECT_SOURCE_DIR}/attach/kattach_verdict.c
                  ${PROJECT_SOURCE_DIR}/attach/kattach_features.c

@@ -253,6 +253,31 @@ static struct hval pton(struct hctx *h, struct node *e)
 	return (struct hval){ out, n };
 }
 
+/* path(P): the kernel's d_path of the struct path, given the kernel's
+ * own pointer to it; empty where it fails (a path longer than the
+ * string: d_path leaves a part of it). */
+static struct hval path_call(struct hctx *h, struct node *e)
+{
+	LLVMValueRef p = hl_kernel_object(h, e->u.call.args);
+	if (!p) {
+		host_err(h, e->u.call.args, "path() takes a struct path reached from ctx through "
+			 "the kernel's pointers (ctx->file->f_path)");
+		return (struct hval){ 0 };
+	}
+	LLVMValueRef buf = host_alloca_zero(h, HOST_STR_MAX, "path");
+	LLVMValueRef args[] = { LLVMBuildIntToPtr(h->b, p, h->ptr, ""), buf,
+				host_const(h, HOST_STR_MAX) };
+	LLVMValueRef rc = host_helper(h, BPF_H_D_PATH, h->i64, args, 3);
+	LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "no_path");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "path_done");
+	LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntSLT, rc, host_const(h, 0), ""), bad, done);
+	LLVMPositionBuilderAtEnd(h->b, bad);
+	host_zero(h, buf, HOST_STR_MAX, 8);
+	LLVMBuildBr(h->b, done);
+	LLVMPositionBuilderAtEnd(h->b, done);
+	return (struct hval){ buf, HOST_STR_MAX };
+}
+
 bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r)
 {
 	const char *fn = e->u.call.name;
@@ -269,6 +294,8 @@ bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r)
 		*r = (struct hval){ hl_expr_int(h, a), 0 };
 	else if (!strcmp(fn, "strcontains"))
 		*r = strcontains(h, e);
+	else if (!strcmp(fn, "path"))
+		*r = path_call(h, e);
 	else if (!strcmp(fn, "ntop"))
 		*r = ntop(h, e);
 	else if (!strcmp(fn, "pton"))

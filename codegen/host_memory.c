@@ -210,3 +210,43 @@ LLVMValueRef hl_pointer_offset(struct hctx *h, struct node *ptr, LLVMValueRef n)
 {
 	return LLVMBuildMul(h->b, n, host_const(h, elem_size(ptr->type)), "");
 }
+
+/* ctx itself: the iterator's context record (the event names one). */
+static bool is_ctx_record(const struct node *e)
+{
+	return e->kind == N_IDENT && e->u.ident.kind == ID_BUILTIN && e->type.kind == TY_POINTER &&
+	       e->u.ident.builtin && e->u.ident.builtin->regs_only;
+}
+
+static LLVMValueRef object_addr(struct hctx *h, struct node *e);
+
+/* The pointer e holds, loaded directly: the context's words where the
+ * kernel checks them, then the kernel's own pointers, which the
+ * verifier types by BTF (a read through a helper gives a number). */
+static LLVMValueRef object_ptr(struct hctx *h, struct node *e)
+{
+	if (e->kind == N_FIELD && e->u.field.base->type.kind == TY_POINTER &&
+	    is_ctx_record(e->u.field.base)) {
+		const struct record_field *f = field_of(e);
+		return f && type_mem_size(f->type) == 8 ? hl_ctx_word(h, f->offset) : NULL;
+	}
+	LLVMValueRef a = object_addr(h, e);
+	return a ? LLVMBuildLoad2(h->b, h->i64, LLVMBuildIntToPtr(h->b, a, h->ptr, ""), "") : NULL;
+}
+
+static LLVMValueRef object_addr(struct hctx *h, struct node *e)
+{
+	if (e->kind != N_FIELD || e->u.field.index >= 0)
+		return NULL;
+	const struct record_field *f = field_of(e);
+	struct node *b = e->u.field.base;
+	if (!f || f->bit_width)
+		return NULL;
+	LLVMValueRef base = b->type.kind == TY_POINTER ? object_ptr(h, b) : object_addr(h, b);
+	return base ? LLVMBuildAdd(h->b, base, host_const(h, f->offset), "") : NULL;
+}
+
+LLVMValueRef hl_kernel_object(struct hctx *h, struct node *e)
+{
+	return object_addr(h, e);
+}

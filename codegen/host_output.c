@@ -27,8 +27,29 @@ static struct host_fmt *new_fmt(struct hctx *h)
 	return &o->fmts[o->nfmts++];
 }
 
+/* An iterator's records go to its seq file (what reading it returns):
+ * the kernel runs the program only as fast as they are read. Each is
+ * its length, then its bytes (attach/kattach_iter.c reads them). The
+ * seq file is ctx->meta->seq, loaded directly: the helper takes only
+ * the kernel's own pointer to it. */
+static void emit_seq(struct hctx *h, LLVMValueRef rec, unsigned size)
+{
+	LLVMValueRef meta = LLVMBuildIntToPtr(h->b, hl_ctx_word(h, 0), h->ptr, "meta");
+	LLVMValueRef seq = LLVMBuildLoad2(h->b, h->i64, meta, "seq");
+	LLVMValueRef len = host_alloca(h, 8, "reclen");
+	LLVMBuildStore(h->b, host_const(h, size), len);
+	LLVMValueRef largs[] = { seq, len, host_const(h, 8) };
+	host_helper(h, BPF_H_SEQ_WRITE, h->i64, largs, 3);
+	LLVMValueRef rargs[] = { seq, rec, host_const(h, size) };
+	host_helper(h, BPF_H_SEQ_WRITE, h->i64, rargs, 3);
+}
+
 static void emit(struct hctx *h, LLVMValueRef rec, unsigned size)
 {
+	if (h->at && h->at->prov->attach == ATTACH_ITER) {
+		emit_seq(h, rec, size);
+		return;
+	}
 	LLVMValueRef args[] = { h->events, rec, host_const(h, size), host_const(h, 0) };
 	host_helper(h, BPF_H_RINGBUF_OUTPUT, h->i64, args, 4);
 }
@@ -199,8 +220,7 @@ static void join(struct hctx *h, struct node *call)
 	LLVMBuildStore(h->b, host_const(h, HOST_JOIN_MAX), host_gep(h, rec, 8));
 	LLVMBuildBr(h->b, send);
 	LLVMPositionBuilderAtEnd(h->b, send);
-	LLVMValueRef oargs[] = { h->events, rec, host_const(h, HOST_JOIN_BYTES), host_const(h, 0) };
-	host_helper(h, BPF_H_RINGBUF_OUTPUT, h->i64, oargs, 4);
+	emit(h, rec, HOST_JOIN_BYTES);
 	LLVMBuildBr(h->b, done);
 	LLVMPositionBuilderAtEnd(h->b, done);
 }

@@ -234,6 +234,11 @@ extern const unsigned hl_pt_regs_arg[6]; /* HOST_PT_REGS_ARGS */
  * when e is one, its value in *r). */
 /* host_memory.c: '*p', 'p->f', 'a[i]' and what they reach */
 struct hval hl_memory(struct hctx *h, struct node *e);
+/* The address of e, a record in the kernel reached from ctx through
+ * the kernel's pointers (ctx->file->f_path), as the kernel's own pointer
+ * to it: what a helper taking a kernel object wants. NULL where e is
+ * not such a chain. */
+LLVMValueRef hl_kernel_object(struct hctx *h, struct node *e);
 /* n elements of what ptr points to, in bytes */
 LLVMValueRef hl_pointer_offset(struct hctx *h, struct node *ptr, LLVMValueRef n);
 struct hval hl_tuple(struct hctx *h, struct node *e);
@@ -287,6 +292,9 @@ void hl_prog_append(struct hctx *h, const struct host_prog *p);
  * other probes); -1 with a diagnostic when tracefs cannot say. */
 int hl_probe_tp(struct hctx *h, struct node *probe);
 LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize);
+/* The context's 8 bytes at off, loaded directly at the top of the
+ * program (what the kernel checks as a context access). */
+LLVMValueRef hl_ctx_word(struct hctx *h, unsigned off);
 /* args.F[i] of a tracepoint's array of integers F (e an OP_INDEX whose
  * lhs is that field), or NULL when e is not one. *err: it is one, and
  * an error was reported. */

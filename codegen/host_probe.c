@@ -84,6 +84,11 @@ static LLVMValueRef ctx_load(struct hctx *h, unsigned off, unsigned size)
 	return v;
 }
 
+LLVMValueRef hl_ctx_word(struct hctx *h, unsigned off)
+{
+	return ctx_load(h, off, 8);
+}
+
 static LLVMValueRef load_at(struct hctx *h, LLVMValueRef base, unsigned off,
 			    unsigned size, bool is_signed)
 {
@@ -574,10 +579,26 @@ static void lower_body(struct hctx *h, struct node *p, const struct node *an)
 		hl_leave(h, host_const(h, 0));
 }
 
+/* An iterator's last call has no object (it is for a program's
+ * epilogue): a probe runs once per object, so it returns there. */
+static void skip_last_call(struct hctx *h, const struct event *e)
+{
+	LLVMBasicBlockRef none = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "no_object");
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "object");
+	LLVMValueRef obj = hl_ctx_word(h, e->ctx_object);
+	LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntEQ, obj, host_const(h, 0), ""), none,
+			body);
+	LLVMPositionBuilderAtEnd(h->b, none);
+	LLVMBuildRet(h->b, host_const(h, 0));
+	LLVMPositionBuilderAtEnd(h->b, body);
+}
+
 static LLVMValueRef lower_one(struct hctx *h, struct node *p, const struct node *an,
 			      const char *name, const char *section)
 {
 	LLVMValueRef fn = hl_begin_fn(h, (unsigned)p->span.first_line, name, section);
+	if (an->u.attach.prov->attach == ATTACH_ITER)
+		skip_last_call(h, an->u.attach.events[0]);
 	lower_body(h, p, an);
 	return fn;
 }

@@ -44,6 +44,7 @@ enum attach_kind {
 	ATTACH_KPROBE,     /* a kernel function's entry or return (and gpux's own, capturing
 			    * what driver hooks read) */
 	ATTACH_PERF_EVENT, /* a sampling perf event on every CPU (the event's perf_*) */
+	ATTACH_ITER,       /* a kernel iterator, run once over its objects (the event's ctx_*) */
 };
 
 /* For device values: the same in every lane of a warp, or not. */
@@ -140,6 +141,12 @@ struct event {
 	unsigned perf_type;
 	uint64_t perf_config;
 	uint64_t perf_period;
+	/* The kernel record ctx points to where it is not the registers (an
+	 * iterator's struct bpf_iter__NAME), else NULL; ATTACH_ITER: the
+	 * offset in it of the object visited, NULL in the iterator's last
+	 * call, which gpux skips */
+	const char *ctx_record;
+	unsigned ctx_object;
 };
 
 /* How a device event's probes reach a kernel (struct event.paths): its

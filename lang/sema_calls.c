@@ -92,6 +92,8 @@ static const struct fn fns[] = {
 	  "gpux writes the text on the host" },
 	{ "cgroup_path", 1, 2, HOSTISH, AGG_NONE, sema_chk_cgroup_path,
 	  "gpux finds the directories on the host" },
+	{ "path", 1, 1, PLACE_HOST, AGG_NONE, sema_chk_path,
+	  "the kernel writes it, in an iterator" },
 	{ "strcontains", 2, 2, HOSTISH, AGG_NONE, sema_chk_strcontains,
 	  "device code compares only kernel names" },
 	{ "alloc_base", 1, 1, PLACE_HOST, AGG_NONE, chk_in_target,
@@ -529,7 +531,7 @@ static void unknown_function(struct tctx *c, struct node *call)
 		cands[k++] = acts[i].name;
 	/* bpftrace 0.17's functions that gpux lacks: not a typo to correct */
 	static const char *const bt[] = {
-		"override", "sizeof", "path", "unwatch", "skboutput",
+		"override", "sizeof", "unwatch", "skboutput",
 	};
 	for (size_t i = 0; i < sizeof(bt) / sizeof(bt[0]); i++)
 		if (!strcmp(call->u.call.name, bt[i])) {

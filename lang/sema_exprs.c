@@ -126,6 +126,17 @@ static void check_ident(struct tctx *c, struct node *n)
 		n->u.ident.kind = ID_BUILTIN;
 		n->u.ident.builtin = b;
 		n->type = b->type;
+		const struct event *ev = c->probe->u.probe.attach->u.attach.nevents
+			? c->probe->u.probe.attach->u.attach.events[0] : NULL;
+		if (b->regs_only && ev && ev->ctx_record) {
+			/* the context is the event's own kernel record */
+			if (sema_record_pointer(c, ev->ctx_record, 1, &n->type))
+				n->type.kernel_mem = true;
+			else
+				terr(c, n->span, "ctx needs the kernel's %s: no BTF here has it",
+				     ev->ctx_record);
+			return;
+		}
 		if (b->regs_only && !regs_context(c, n, name))
 			return;
 		/* an opaque kernel object ("struct task_struct *"): a pointer

@@ -41,6 +41,7 @@ struct type sema_chk_strncmp(struct tctx *c, struct node *call, const struct fn 
 struct type sema_chk_strcontains(struct tctx *c, struct node *call, const struct fn *fn);
 struct type sema_chk_strerror(struct tctx *c, struct node *call, const struct fn *fn);
 struct type sema_chk_cgroup_path(struct tctx *c, struct node *call, const struct fn *fn);
+struct type sema_chk_path(struct tctx *c, struct node *call, const struct fn *fn);
 
 /* sema_stacks.c */
 struct type sema_chk_stack(struct tctx *c, struct node *call, const struct fn *fn);

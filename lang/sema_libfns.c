@@ -356,6 +356,30 @@ struct type sema_chk_cgroup_path(struct tctx *c, struct node *call, const struct
 	return (struct type){ .kind = TY_CGROUP_PATH, .name = g->u.str.s };
 }
 
+/* path(P): the path of a kernel struct path P reached from ctx
+ * (ctx->file->f_path), written by the kernel's d_path, which it lets
+ * only iterators call among gpux's probes. */
+struct type sema_chk_path(struct tctx *c, struct node *call, const struct fn *fn)
+{
+	(void)fn;
+	struct node *a = sema_arg(call, 0);
+	check_expr(c, a);
+	const struct attach *at = &c->probe->u.probe.attach->u.attach;
+	if (!at->prov || at->prov->attach != ATTACH_ITER) {
+		/* bpftrace 0.17's words, less the probes gpux lacks */
+		terr(c, call->span, "The path function can only be used with 'iter' probes");
+		return TYPE_NONE;
+	}
+	if (a->type.kind != TY_RECORD || !a->type.rec || strcmp(a->type.rec->name, "struct path") ||
+	    !a->type.kernel_mem) {
+		char tb[64];
+		terr(c, a->span, "path() expects a kernel struct path (%s provided)",
+		     type_str(a->type, tb, sizeof(tb)));
+		return TYPE_NONE;
+	}
+	return TYPE_STR;
+}
+
 /* strcontains(haystack, needle): 1 when needle occurs in haystack. The
  * needle is a literal in gpux (a string known when compiling): each
  * place it may start is compared against its bytes. */

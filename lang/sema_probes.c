@@ -67,7 +67,7 @@ static const char *bpftrace_only(const char *name)
 	static const char *const names[][2] = {
 		{ "kfunc", "f" },
 		{ "kretfunc", "fr" }, { "fentry", NULL }, { "fexit", NULL },
-		{ "rawtracepoint", "rt" }, { "iter", "it" },
+		{ "rawtracepoint", "rt" },
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(name, names[i][0]) || (names[i][1] && !strcmp(name, names[i][1])))
@@ -179,6 +179,30 @@ static int resolve_probe(struct pctx *c, struct node *pn, int index)
 	return rc;
 }
 
+/* An iterator runs once, when the probes are attached, and its end ends
+ * the run: nothing else may attach beside it, only gpux's own BEGIN,
+ * END and interval run around it. */
+static int iterator_alone(struct pctx *c)
+{
+	const struct node *iter = NULL, *other = NULL;
+	for (struct node *p = c->prog->probes; p; p = p->next)
+		for (struct node *a = p->u.probe.place ? p->u.probe.attach : NULL; a; a = a->next) {
+			const struct provider *pv = a->u.attach.prov;
+			if (pv->attach == ATTACH_ITER && !iter)
+				iter = a;
+			else if (pv->attach == ATTACH_ITER || pv->runner != RUNNER_GPUX)
+				other = other ? other : a;
+		}
+	if (!iter || !other)
+		return 0;
+	struct diag *dg = diag_error(c->diags, other->span,
+				     "%s cannot run beside the iterator %s", other->u.attach.text,
+				     iter->u.attach.text);
+	diag_hint(dg, "an iter probe runs alone (BEGIN and END may be there): the run ends "
+		  "when it has visited every object");
+	return -1;
+}
+
 int sema_probes(struct program *prog, struct diags *diags)
 {
 	struct pctx c = { prog, diags };
@@ -186,5 +210,7 @@ int sema_probes(struct program *prog, struct diags *diags)
 	for (struct node *p = prog->probes; p; p = p->next)
 		if (resolve_probe(&c, p, index++))
 			rc = -1;
+	if (rc == 0 && iterator_alone(&c))
+		rc = -1;
 	return rc;
 }

@@ -18,9 +18,9 @@ static const struct field no_fields[] = { FIELDS_END };
 
 static const struct event events[] = {
 	{ &providers[0], NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
-	  "once, before any other probe fires", 0, 0, 0, 0 },
+	  "once, before any other probe fires", 0, 0, 0, 0, NULL, 0 },
 	{ &providers[1], NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
-	  "once, at exit (after exit(), Ctrl-C or the traced program ends)", 0, 0, 0, 0 },
+	  "once, at exit (after exit(), Ctrl-C or the traced program ends)", 0, 0, 0, 0, NULL, 0 },
 };
 
 static const char *section(struct arena *a, const struct attach *at, const struct event *e,

@@ -100,24 +100,24 @@ static const struct field cuda_kend_fields[] = {
 
 static const struct event events[] = {
 	{ &providers[0], "launch", PLACE_HOST, FILTER_KERNEL, cuda_launch_fields,
-	  0, MEM_ACTS, "kernel launch (cuLaunchKernel / cudaLaunchKernel)", 0, 0, 0, 0 },
+	  0, MEM_ACTS, "kernel launch (cuLaunchKernel / cudaLaunchKernel)", 0, 0, 0, 0, NULL, 0 },
 	{ &providers[0], "malloc", PLACE_HOST, FILTER_NONE, cuda_malloc_fields, 0, MEM_ACTS,
-	  "device or managed allocation (cuMemAlloc*, cudaMalloc*)", 0, 0, 0, 0 },
+	  "device or managed allocation (cuMemAlloc*, cudaMalloc*)", 0, 0, 0, 0, NULL, 0 },
 	{ &providers[0], "free", PLACE_HOST, FILTER_NONE, cuda_free_fields, 0, MEM_ACTS,
-	  "device memory release (cuMemFree, cudaFree)", 0, 0, 0, 0 },
+	  "device memory release (cuMemFree, cudaFree)", 0, 0, 0, 0, NULL, 0 },
 	{ &providers[0], "memcpy", PLACE_HOST, FILTER_NONE, cuda_memcpy_fields, 0, MEM_ACTS,
-	  "memory copy (cuMemcpy*, cudaMemcpy*)", 0, 0, 0, 0 },
+	  "memory copy (cuMemcpy*, cudaMemcpy*)", 0, 0, 0, 0, NULL, 0 },
 	{ &providers[0], "sync", PLACE_HOST, FILTER_NONE, cuda_sync_fields, 0, MEM_ACTS,
-	  "stream or device synchronization", 0, 0, 0, 0 },
+	  "stream or device synchronization", 0, 0, 0, 0, NULL, 0 },
 	{ &providers[0], "module_load", PLACE_HOST, FILTER_NONE, cuda_module_fields,
-	  0, MEM_ACTS, "module (cubin/PTX image) load", 0, 0, 0, 0 },
+	  0, MEM_ACTS, "module (cubin/PTX image) load", 0, 0, 0, 0, NULL, 0 },
 	/* no memory actions: it runs on the runtime's thread, after the
 	 * kernel, unordered with the program's streams */
 	{ &providers[0], "kernel_end", PLACE_HOST, FILTER_KERNEL, cuda_kend_fields, 0, 0,
 	  "a kernel finished on the GPU, launched or in a graph replay (timed by CUPTI, else "
-	  "by CUDA events around launches; no instrumentation)", 0, 0, 0, 0 },
+	  "by CUDA events around launches; no instrumentation)", 0, 0, 0, 0, NULL, 0 },
 	{ &providers[0], "graph_launch", PLACE_HOST, FILTER_NONE, cuda_graph_fields, 0, MEM_ACTS,
-	  "an executable graph launched (cuGraphLaunch), once per replay", 0, 0, 0, 0 },
+	  "an executable graph launched (cuGraphLaunch), once per replay", 0, 0, 0, 0, NULL, 0 },
 };
 
 /* the runtime finds a probe's event (and kernel filter) by its section */

@@ -31,16 +31,16 @@ static const struct field gdev_func_fields[] = {
 
 static const struct event events[] = {
 	{ &providers[0], "kernel_entry", PLACE_DEVICE, FILTER_KERNEL, no_fields, 0, DEV_ACTS,
-	  "kernel start, once per thread (after parameter loads)", DEV_PATH_PTX | DEV_PATH_SASS, 0, 0, 0 },
+	  "kernel start, once per thread (after parameter loads)", DEV_PATH_PTX | DEV_PATH_SASS, 0, 0, 0, NULL, 0 },
 	{ &providers[0], "kernel_exit", PLACE_DEVICE, FILTER_KERNEL, no_fields, 0, DEV_ACTS,
-	  "kernel end, once per thread, on every exit path", DEV_PATH_PTX | DEV_PATH_SASS, 0, 0, 0 },
+	  "kernel end, once per thread, on every exit path", DEV_PATH_PTX | DEV_PATH_SASS, 0, 0, 0, NULL, 0 },
 	{ &providers[0], "access", PLACE_DEVICE, FILTER_KERNEL, gdev_access_fields,
 	  0, DEV_ACTS, "global load/store/atomic, once per thread per instruction",
-	  DEV_PATH_PTX | DEV_PATH_SASS, 0, 0, 0 },
+	  DEV_PATH_PTX | DEV_PATH_SASS, 0, 0, 0, NULL, 0 },
 	{ &providers[0], "func_entry", PLACE_DEVICE, FILTER_FUNC, gdev_func_fields,
-	  0, DEV_ACTS, "device function entry, once per thread", DEV_PATH_PTX, 0, 0, 0 },
+	  0, DEV_ACTS, "device function entry, once per thread", DEV_PATH_PTX, 0, 0, 0, NULL, 0 },
 	{ &providers[0], "func_exit", PLACE_DEVICE, FILTER_FUNC, gdev_func_fields,
-	  0, DEV_ACTS, "device function return, once per thread", DEV_PATH_PTX, 0, 0, 0 },
+	  0, DEV_ACTS, "device function return, once per thread", DEV_PATH_PTX, 0, 0, 0, NULL, 0 },
 };
 
 const struct provider_unit gdev_unit = {

@@ -14,7 +14,7 @@ static const struct field no_fields[] = { FIELDS_END };
 
 static const struct event events[] = {
 	{ &providers[0], NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
-	  "every N seconds; unit s, ms, us, or hz for N times a second", 0, 0, 0, 0 },
+	  "every N seconds; unit s, ms, us, or hz for N times a second", 0, 0, 0, 0, NULL, 0 },
 };
 
 static const char *section(struct arena *a, const struct attach *at, const struct event *e,

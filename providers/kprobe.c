@@ -22,9 +22,9 @@ static const struct provider providers[] = {
 static const struct event events[] = {
 	{ &providers[0], NULL, PLACE_HOST, FILTER_NONE, spec_regs_entry_fields, 0, 0,
 	  "entry of FUNCTION (a glob), or OFFSET bytes into it, in the kernel or in MODULE",
-	  0, 0, 0, 0 },
+	  0, 0, 0, 0, NULL, 0 },
 	{ &providers[1], NULL, PLACE_HOST, FILTER_NONE, spec_regs_return_fields, 0, 0,
-	  "return of FUNCTION (a glob), in the kernel or in MODULE", 0, 0, 0, 0 },
+	  "return of FUNCTION (a glob), in the kernel or in MODULE", 0, 0, 0, 0, NULL, 0 },
 };
 
 /* FUNCTION or FUNCTION+OFFSET (decimal, 0x hex or 0 octal), as

@@ -20,7 +20,7 @@ static const struct field no_fields[] = { FIELDS_END };
 /* sampled every N of a perf event (FILTER_COUNT: the probe's N, else
  * the default), on every CPU; an alias is a row of its own */
 #define PERF_ROW(prov, ev, type, cfg, n, doc)                                         \
-	{ prov, ev, PLACE_HOST, FILTER_COUNT, no_fields, 0, 0, doc, 0, type, cfg, n }
+	{ prov, ev, PLACE_HOST, FILTER_COUNT, no_fields, 0, 0, doc, 0, type, cfg, n, NULL, 0 }
 #define PERF_SW(ev, cfg, n, doc) \
 	PERF_ROW(&providers[0], ev, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_##cfg, n, doc)
 #define PERF_SW_ALIAS(ev, cfg, n, of) PERF_SW(ev, cfg, n, "the same as " of)

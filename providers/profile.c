@@ -18,7 +18,7 @@ static const struct event events[] = {
 	/* the CPU clock, its period from the probe */
 	{ &providers[0], NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
 	  "every N s, ms or us of each CPU's time, or N times a second (hz)", 0,
-	  PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0 },
+	  PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0, NULL, 0 },
 };
 
 const struct provider_unit profile_unit = {

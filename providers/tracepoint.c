@@ -19,7 +19,7 @@ static const struct field no_fields[] = { FIELDS_END };
 
 static const struct event events[] = {
 	{ &providers[0], NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
-	  "kernel tracepoint CATEGORY:NAME; fields come from tracefs", 0, 0, 0, 0 },
+	  "kernel tracepoint CATEGORY:NAME; fields come from tracefs", 0, 0, 0, 0, NULL, 0 },
 };
 
 /* A glob (tracepoint:syscalls:sys_enter_open*) becomes one attach point

@@ -18,9 +18,9 @@ static const struct provider providers[] = {
 
 static const struct event events[] = {
 	{ &providers[0], NULL, PLACE_HOST, FILTER_NONE, spec_regs_entry_fields, 0, 0,
-	  "entry of SYMBOL in TARGET (a path or library name)", 0, 0, 0, 0 },
+	  "entry of SYMBOL in TARGET (a path or library name)", 0, 0, 0, 0, NULL, 0 },
 	{ &providers[1], NULL, PLACE_HOST, FILTER_NONE, spec_regs_return_fields, 0, 0,
-	  "return of SYMBOL in TARGET (a path or library name)", 0, 0, 0, 0 },
+	  "return of SYMBOL in TARGET (a path or library name)", 0, 0, 0, 0, NULL, 0 },
 };
 
 /* The symbol of a uprobe, as bpftrace reads it: FUNC, FUNC+OFFSET (an

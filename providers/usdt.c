@@ -31,7 +31,7 @@ static const struct field usdt_fields[] = {
 
 static const struct event events[] = {
 	{ &providers[0], NULL, PLACE_HOST, FILTER_NONE, usdt_fields, 0, 0,
-	  "USDT probe [PROVIDER:]PROBE of TARGET (a path; with -p, any file the process maps)", 0, 0, 0, 0 },
+	  "USDT probe [PROVIDER:]PROBE of TARGET (a path; with -p, any file the process maps)", 0, 0, 0, 0, NULL, 0 },
 };
 
 /* usdt:TARGET:PROBE or usdt:TARGET:PROVIDER:PROBE (globs in both);

@@ -23,9 +23,9 @@ static const struct field no_fields[] = { FIELDS_END };
 static const struct event events[] = {
 	{ &providers[0], NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
 	  "LENGTH bytes at ADDRESS, or at the pointer argN of FUNC once it is called, "
-	  "read (r), written (w) or run (x)", 0, 0, 0, 0 },
+	  "read (r), written (w) or run (x)", 0, 0, 0, 0, NULL, 0 },
 	{ &providers[1], NULL, PLACE_HOST, FILTER_NONE, no_fields, 0, 0,
-	  "the pointer argN of FUNC, watched once FUNC is called; the process runs on meanwhile", 0, 0, 0, 0 },
+	  "the pointer argN of FUNC, watched once FUNC is called; the process runs on meanwhile", 0, 0, 0, 0, NULL, 0 },
 };
 
 /* x86-64 passes six integer arguments in registers */

@@ -733,6 +733,90 @@ t_notify_attached() {
 	! grep -q NOTIFY "$tmp/err" || fail "the line came without the variable"
 }
 # --info asks the kernel: a program that loads here is reported as such.
+# iter: the kernel's iterators, each object once. A waiting probe_tgt
+# (stdio on /dev/null) is the process whose tasks, files and maps the
+# iterators must list exactly as /proc does.
+iter_tgt() {
+	"$TGT" 1 5 </dev/null >/dev/null 2>&1 &
+	p=$!
+	sleep 0.3
+}
+iter_done() { kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; }
+t_iter_task() {
+	iter_tgt
+	run 0 -e "iter:task /ctx->task->tgid == $p/ { printf(\"%s %d %d\n\", ctx->task->comm,
+		ctx->task->pid, ctx->task->tgid); }" && expect <<OUT
+Attaching 1 probe...
+probe_tgt $p $p
+
+
+OUT
+	local rc=$?
+	iter_done
+	return "$rc"
+}
+# iter_as_proc WHAT EXPECTED PROGRAM: PROGRAM's stdout is exactly
+# EXPECTED (built from what /proc says of probe_tgt $p).
+iter_as_proc() {
+	run 0 -e "$3" && { printf '%s' "$2" | diff -u - "$tmp/out"; } ||
+		{ cat "$tmp/err"; fail "$1 differ from /proc/$p"; }
+	local rc=$?
+	iter_done
+	return "$rc"
+}
+# every open file of it, with the kernel's path of each; END after
+t_iter_task_file() {
+	iter_tgt
+	local want
+	want=$(for f in /proc/$p/fd/*; do echo "${f##*/} $(readlink "$f")"; done | sort -n)
+	iter_as_proc files "Attaching 2 probes...
+$want
+end
+
+
+" "iter:task_file /ctx->task->tgid == $p/ { printf(\"%d %s\n\", ctx->fd,
+		path(ctx->file->f_path)); } END { printf(\"end\n\"); }"
+}
+t_iter_task_vma() {
+	iter_tgt
+	local want
+	want=$(cut -d' ' -f1 "/proc/$p/maps" | grep -v '^ffffffffff600000-')
+	iter_as_proc maps "Attaching 1 probe...
+$want
+
+
+" "iter:task_vma /ctx->task->tgid == $p/ { printf(\"%lx-%lx\n\", ctx->vma->vm_start,
+		ctx->vma->vm_end); }"
+}
+# Every memory map of every task: thousands of records, well past what
+# one read of the iterator takes, read as the kernel writes them: as
+# many lines as the kernel's own count of calls, none lost, none run
+# twice; the last call (no object) is not a probe's.
+t_iter_every_vma() {
+	run 0 -e 'iter:task_vma { printf("%lx %s\n", ctx->vma->vm_start, ctx->task->comm);
+		@ = count(); if (ctx->vma == 0) { @null = count(); } }' || return 1
+	local lines n
+	lines=$(grep -cE '^[0-9a-f]+ ' "$tmp/out")
+	n=$(sed -n 's/^@: //p' "$tmp/out")
+	[ "$lines" -gt 200 ] && [ "$lines" = "$n" ] && grep -qx '@null: 0' "$tmp/out" ||
+		{ tail -5 "$tmp/out"; fail "$lines lines, @ says $n"; }
+}
+# BEGIN's map is read by the iterator; -f json; exit() ends the run
+t_iter_json() {
+	iter_tgt
+	run 0 -f json -e "BEGIN { @want = $p; } iter:task /ctx->task->tgid == @want/ {
+		printf(\"%s\n\", ctx->task->comm); @n = count(); }" && expect <<OUT
+{"type": "attached_probes", "data": {"probes": 2}}
+{"type": "printf", "data": "probe_tgt\n"}
+
+
+{"type": "map", "data": {"@n": 1}}
+{"type": "map", "data": {"@want": $p}}
+OUT
+	local rc=$?
+	iter_done
+	return "$rc"
+}
 t_info() {
 	run 0 --info &&
 		grep -q '^Kernel helpers$' "$tmp/out" &&
@@ -740,6 +824,7 @@ t_info() {
 		grep -q '^  tracepoint: yes$' "$tmp/out" &&
 		grep -q '^  uprobe: yes$' "$tmp/out" &&
 		grep -q '^  kfunc: no$' "$tmp/out" &&
+		grep -q '^  iter:task_file: yes$' "$tmp/out" &&
 		grep -q '^GPU$' "$tmp/out" || { cat "$tmp/out"; fail "--info lacks a line"; }
 }
 

@@ -424,11 +424,13 @@ static void test_listing(void)
 	CHECK(listing("gdev:*", false, &t) == 5);
 	CHECK(t && strstr(t, "gdev:kernel_entry\n") && !strstr(t, "cuda:"));
 	free(t);
-	/* 32, then profile: and the 14 software: and 12 hardware: events */
-	CHECK(listing(NULL, false, &t) == 59);
+	/* 32, then profile:, the 14 software: and 12 hardware: events and
+	 * the 3 iterators */
+	CHECK(listing(NULL, false, &t) == 62);
 	CHECK(t && strstr(t, "\nkprobe:[MODULE:]FUNCTION\nkretprobe:[MODULE:]FUNCTION\n"));
 	CHECK(t && strstr(t, "profile:s:N\n") && strstr(t, "software:cpu-clock\n") &&
 	      strstr(t, "hardware:cache-misses\n"));
+	CHECK(t && strstr(t, "\niter:task\niter:task_file\niter:task_vma\n"));
 	CHECK(t && strstr(t, "uprobe:TARGET:SYMBOL\n") &&
 	      strstr(t, "watchpoint:ADDRESS|FUNC+argN:LENGTH:MODE\n") &&
 	      strstr(t, "usdt:TARGET:[PROVIDER:]PROBE\n") &&
