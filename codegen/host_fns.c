@@ -44,10 +44,16 @@ struct hval hl_tuple_elem(struct hctx *h, struct node *e)
 /* buf(data, n): {u64 length, BUF_MAX bytes}, carried as bytes the way
  * strings are. A string's bytes are copied (zeros past its end); an
  * address is read from the process (a kernel type's pointer from the
- * kernel), min(n, BUF_MAX) bytes. */
-static struct hval buf_call(struct hctx *h, struct node *e)
+ * kernel), min(n, BUF_MAX) bytes. fitted: only as many bytes as a
+ * constant n (or the array) can hold, for a printf argument, whose
+ * record says its size: six buf()s then fit the BPF stack. */
+struct hval hl_buf(struct hctx *h, struct node *e, bool fitted)
 {
 	struct node *d = e->u.call.args, *n = d->next;
+	int64_t c;
+	bool known = n ? host_const_int(n, &c) : (c = type_mem_size(d->type), true);
+	unsigned cap = known ? (c < 0 ? 0 : c > BUF_MAX ? BUF_MAX : (unsigned)c) : BUF_MAX;
+	unsigned size = fitted ? 8 + ((cap + 7) & ~7u) : BUF_SIZE;
 	struct hval src = hl_expr(h, d);
 	/* buf(array): the whole array (sema allowed no length only there) */
 	LLVMValueRef len = n ? hl_expr_int(h, n) : host_const(h, type_mem_size(d->type));
@@ -56,22 +62,21 @@ static struct hval buf_call(struct hctx *h, struct node *e)
 	LLVMValueRef max = host_const(h, BUF_MAX);
 	LLVMValueRef big = LLVMBuildICmp(h->b, LLVMIntUGT, len, max, "");
 	len = LLVMBuildSelect(h->b, big, max, len, "");
-	LLVMValueRef out = host_alloca_zero(h, BUF_SIZE, "buf");
+	LLVMValueRef out = host_alloca(h, size, "buf"); /* the statement's: zeroed here */
+	host_zero(h, out, size, 8);
 	LLVMBuildStore(h->b, len, out);
 	LLVMValueRef data = host_gep(h, out, 8);
 	if (src.ssize) {
-		unsigned k = src.ssize < BUF_MAX ? src.ssize : BUF_MAX;
+		unsigned k = src.ssize < size - 8 ? src.ssize : size - 8;
 		LLVMBuildMemCpy(h->b, data, 1, src.v, 1, host_const(h, k));
-		return (struct hval){ out, BUF_SIZE };
+		return (struct hval){ out, size };
 	}
-	int64_t c;
-	LLVMValueRef size = !n ? len : host_const_int(n, &c) ? host_const(h, c < 0 ? 0 : c > BUF_MAX ? BUF_MAX : (uint64_t)c)
-					      : len;
-	LLVMValueRef args[] = { data, LLVMBuildTrunc(h->b, size, h->i32, ""),
+	LLVMValueRef rsize = known ? host_const(h, cap) : len;
+	LLVMValueRef args[] = { data, LLVMBuildTrunc(h->b, rsize, h->i32, ""),
 				LLVMBuildIntToPtr(h->b, src.v, h->ptr, "") };
 	host_helper(h, d->type.kernel_mem ? BPF_H_PROBE_READ_KERNEL : BPF_H_PROBE_READ_USER,
 		    h->i64, args, 3);
-	return (struct hval){ out, BUF_SIZE };
+	return (struct hval){ out, size };
 }
 
 /* bswap(x): llvm.bswap at x's width (a byte is itself), back to 64 bits
@@ -285,7 +290,7 @@ bool hl_lib_call(struct hctx *h, struct node *e, struct hval *r)
 	if (!strcmp(fn, "bswap"))
 		*r = bswap(h, e);
 	else if (!strcmp(fn, "buf"))
-		*r = buf_call(h, e);
+		*r = hl_buf(h, e, false);
 	else if (!strcmp(fn, "strncmp"))
 		*r = strncmp_call(h, e);
 	else if (!strcmp(fn, "macaddr"))

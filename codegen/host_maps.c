@@ -394,6 +394,22 @@ LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 		     LLVMValueRef bucket)
 {
 	struct host_map *p = hm->pub;
+	struct node *k0 = m->u.map.keys;
+	/* one key of bytes as big as the key (a record, an array): its own
+	 * buffer is the key, not a copy of it, which would double the BPF
+	 * stack it takes */
+	if (p->nkeys == 1 && !bucket && !p->device && !p->kernel_id_keys && k0 &&
+	    type_is_bytes(k0->type)) {
+		struct hval v = hl_expr(h, k0);
+		if (!v.v)
+			return NULL;
+		if (v.ssize == p->key_size)
+			return v.v;
+		LLVMValueRef key = host_alloca(h, p->key_size, "key");
+		host_zero(h, key, p->key_size, 8);
+		hl_str_copy(h, key, p->keys[0].size, v);
+		return key;
+	}
 	LLVMValueRef key = host_alloca(h, p->key_size, "key");
 	host_zero(h, key, p->key_size, 8);
 	int i = 0;

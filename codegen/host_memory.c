@@ -106,6 +106,18 @@ static int read_helper(struct hctx *h, const struct node *e)
 								: BPF_H_PROBE_READ;
 }
 
+/* A statement's temporary of bytes (a multiple of 8) whose first n
+ * bytes the caller writes next: the rest zeroed here. Pooled, so that
+ * reads in different statements share the BPF stack. */
+static LLVMValueRef temp_after(struct hctx *h, unsigned bytes, unsigned n, const char *name)
+{
+	LLVMValueRef t = host_alloca(h, bytes, name);
+	unsigned from = n & ~7u;
+	if (from < bytes)
+		host_zero(h, host_gep(h, t, from), bytes - from, 8);
+	return t;
+}
+
 /* A value of type vt (memory type mt) from the bytes at p, which hold
  * at least its size: integers extend, the rest are copied. */
 static struct hval value_at(struct hctx *h, struct type vt, struct type mt, LLVMValueRef p)
@@ -128,7 +140,7 @@ static struct hval value_at(struct hctx *h, struct type vt, struct type mt, LLVM
 	 * size rounded to 8, the layout maps and records keep */
 	unsigned n = type_mem_size(mt);
 	unsigned size = vt.kind == TY_STR ? n + 1 : tuple_size(vt);
-	LLVMValueRef out = host_alloca_zero(h, (size + 7) & ~7u, "memval");
+	LLVMValueRef out = temp_after(h, (size + 7) & ~7u, n, "memval");
 	if (n)
 		LLVMBuildMemCpy(h->b, out, 1, p, 1, host_const(h, n));
 	return (struct hval){ out, size };
@@ -172,7 +184,7 @@ struct hval hl_memory(struct hctx *h, struct node *e)
 		bool bytes = type_is_bytes(e->type);
 		unsigned size = !bytes ? 8 : e->type.kind == TY_STR ? n + 1 : tuple_size(e->type);
 		/* bytes are read where the value lives; zeros past them */
-		LLVMValueRef buf = host_alloca_zero(h, (size + 7) & ~7u, "mem");
+		LLVMValueRef buf = temp_after(h, (size + 7) & ~7u, n, "mem");
 		LLVMValueRef args[] = { buf, LLVMConstInt(h->i32, n, false),
 					LLVMBuildIntToPtr(h->b, addr, h->ptr, "") };
 		host_helper(h, read_helper(h, e), h->i64, args, 3);

@@ -152,7 +152,9 @@ static struct host_fmt *rec_printf(struct hctx *h, const char *fmt, struct node 
 	int i = 0;
 	for (struct node *a = args; a && i < 64; a = a->next, i++) {
 		struct type t = a->type;
-		vals[i] = hl_expr(h, a);
+		/* a buf() here is as big as its length: the record says so */
+		bool buf = a->kind == N_CALL && t.kind == TY_BUF && !strcmp(a->u.call.name, "buf");
+		vals[i] = buf ? hl_buf(h, a, true) : hl_expr(h, a);
 		if (!vals[i].v)
 			return NULL;
 		unsigned sz = vals[i].ssize ? (vals[i].ssize + 7) & ~7u : 8;

@@ -234,6 +234,8 @@ extern const unsigned hl_pt_regs_arg[6]; /* HOST_PT_REGS_ARGS */
  * when e is one, its value in *r). */
 /* host_memory.c: '*p', 'p->f', 'a[i]' and what they reach */
 struct hval hl_memory(struct hctx *h, struct node *e);
+/* buf(): BUF_SIZE bytes, or fitted to a constant length (host_fns.c). */
+struct hval hl_buf(struct hctx *h, struct node *e, bool fitted);
 /* The address of e, a record in the kernel reached from ctx through
  * the kernel's pointers (ctx->file->f_path), as the kernel's own pointer
  * to it: what a helper taking a kernel object wants. NULL where e is

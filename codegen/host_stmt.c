@@ -174,6 +174,11 @@ static bool map_write(struct hctx *h, struct node *m, int op, struct hval val, b
 	LLVMValueRef key = hl_map_key(h, hm, m, NULL);
 	if (!key)
 		return false;
+	/* bytes as big as the value are stored from where they are */
+	if (op == OP_ASSIGN && val.ssize && val.ssize == p->value_size) {
+		hl_map_update(h, hm, key, val.v, 0);
+		return true;
+	}
 	LLVMValueRef buf = host_alloca(h, p->value_size, "mval");
 	host_zero(h, buf, p->value_size, 8);
 	if (op == OP_ASSIGN) {

@@ -39,12 +39,14 @@ const char *out_username(uint64_t uid, char *buf, size_t len)
 /* A buffer's bytes as printf's %r prints them (conv 'r': the printable
  * ones as they are, the rest \xNN), %rx ('R': every one \xNN) or %rh
  * ('H': every one in hex, a space between). */
-static void buf_bytes(FILE *out, const unsigned char *p, char conv)
+static void buf_bytes(FILE *out, const unsigned char *p, size_t cap, char conv)
 {
 	uint64_t n;
 	memcpy(&n, p, 8);
 	if (n > BUF_MAX)
 		n = BUF_MAX;
+	if (n > cap)
+		n = cap;
 	for (uint64_t i = 0; i < n; i++) {
 		unsigned char c = p[8 + i];
 		if (conv == 'H')
@@ -58,7 +60,7 @@ static void buf_bytes(FILE *out, const unsigned char *p, char conv)
 
 void out_buf(FILE *out, const unsigned char *p)
 {
-	buf_bytes(out, p, 'r');
+	buf_bytes(out, p, BUF_MAX, 'r');
 }
 
 const char *out_strerror(int64_t v)
@@ -105,8 +107,8 @@ static void convert(FILE *out, const char *spec, char conv, bool wide,
 	char buf[64];
 	size_t n = strlen(spec);
 	if (a->type.kind == TY_BUF && (conv == 'r' || conv == 'R' || conv == 'H')) {
-		if (a->size >= BUF_SIZE)
-			buf_bytes(out, rec + a->offset, conv);
+		if (a->size >= 8) /* a printf argument's buf() holds size - 8 bytes */
+			buf_bytes(out, rec + a->offset, a->size - 8, conv);
 		return;
 	}
 	if (a->type.kind == TY_CGROUP_PATH && conv == 's') {

@@ -817,6 +817,33 @@ OUT
 	iter_done
 	return "$rc"
 }
+# buf()s as big as their lengths: six in one printf fit the BPF stack
+# (each was 72 bytes), the bytes as %r, %rx and %rh print them.
+t_buf_six() {
+	run 0 -e "uprobe:$TGT:gpux_bytes { printf(\"%r|%r|%rx|%rh|%r|%r\n\", buf(arg0, 4),
+		buf(arg0 + 4, 4), buf(arg0 + 8, 2), buf(arg0, 2), buf(arg0, arg1), buf(arg0, 1)); }" \
+		-c "$TGT 1" && expect <<'OUT'
+Attaching 1 probe...
+gpux|\x09buf|\x01\xff|67 70|gpux\x09buf\x01\xff|g
+sum 1
+
+
+OUT
+}
+# Records as map keys and values, read a dozen times in one probe: each
+# read takes the statement's stack only (so 9 reads of 64 bytes fit),
+# and a key or value as big as the record is stored from where it was
+# read.
+t_record_key_value() {
+	run 0 -e "struct R { int id; short kind; char name[12]; long vals[3]; unsigned char flag;
+		struct R *next; } uprobe:$TGT:gpux_walk { \$r = *(struct R *)arg0; @v[1] = *(struct R *)arg0;
+		@k[*(struct R *)arg0] = 7; @n[*((struct R *)arg0)->next] = 8;
+		\$i = 0; unroll(9) { @u[\$i] = *(struct R *)arg0; \$i++; }
+		printf(\"%d %s %d\n\", \$r.id, @v[1].name, @v[1].vals[2]); }" -c "$TGT 1" || return 1
+	grep -qx '1 head 30' "$tmp/out" && [ "$(grep -c '^@u\[[0-8]\]: { .id = 1, ' "$tmp/out")" = 9 ] && grep -q '^@k\[{.id=1,.kind=5,.name=head,' "$tmp/out" &&
+		grep -q '^@n\[{.id=2,.kind=-3,.name=tail,.vals=\[7,-8,9\],.flag=200,' "$tmp/out" ||
+		{ cat "$tmp/out" "$tmp/err"; fail "records as keys and values"; }
+}
 t_info() {
 	run 0 --info &&
 		grep -q '^Kernel helpers$' "$tmp/out" &&
