@@ -59,7 +59,7 @@ enum kattach_iter_state {
 	KATTACH_NO_ITER,
 	KATTACH_ITERATING,
 	KATTACH_ITER_DONE,
-	KATTACH_ITER_FAILED, /* why in err */
+	KATTACH_ITER_FAILED, /* why in err (may be NULL) */
 };
 enum kattach_iter_state kattach_iter_state(const struct kattach *l, char *err, size_t errlen);
 /* A FUNC+argN watchpoint (program prog of the object) set at addr, once

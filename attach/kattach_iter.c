@@ -123,7 +123,7 @@ void kattach_iter_stop(struct kattach *l)
 
 enum kattach_iter_state kattach_iter_state(const struct kattach *l, char *err, size_t errlen)
 {
-	if (l->iter.state == KATTACH_ITER_FAILED)
+	if (l->iter.state == KATTACH_ITER_FAILED && err)
 		snprintf(err, errlen, "%s", l->iter.err);
 	return l->iter.state;
 }

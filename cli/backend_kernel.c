@@ -103,9 +103,8 @@ static int k_fds(struct backend *b, struct pollfd *fds, int max)
 static int64_t k_wait_ns(const struct backend *b)
 {
 	const struct kernel_backend *k = kb(b);
-	char err[8];
 	return k->l && !k->detached &&
-	       k->api->kattach_iter_state(k->l, err, sizeof(err)) == KATTACH_ITERATING ? 0 : -1;
+	       k->api->kattach_iter_state(k->l, NULL, 0) == KATTACH_ITERATING ? 0 : -1;
 }
 
 /* An iterator's run ends the run when it has visited everything (or
