@@ -60,6 +60,7 @@ enum kattach_iter_state {
 	KATTACH_ITERATING,
 	KATTACH_ITER_DONE,
 	KATTACH_ITER_FAILED, /* why in err (may be NULL) */
+	KATTACH_ITER_PINNED, /* where in err: its readers run it, not gpux */
 };
 enum kattach_iter_state kattach_iter_state(const struct kattach *l, char *err, size_t errlen);
 /* A FUNC+argN watchpoint (program prog of the object) set at addr, once

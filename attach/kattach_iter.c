@@ -22,7 +22,8 @@
 /* The largest record a program writes (a probe's stack holds it). */
 #define RECORD_MAX 65536
 
-int kattach_add_iterator(struct kattach *l, struct bpf_link *k, char *err, size_t errlen)
+int kattach_add_iterator(struct kattach *l, struct bpf_link *k, char *err, size_t errlen,
+			 const char *pin)
 {
 	if (kattach_add_link(l, k, err, errlen))
 		return -1;
@@ -32,7 +33,9 @@ int kattach_add_iterator(struct kattach *l, struct bpf_link *k, char *err, size_
 	}
 	l->iter.link = k;
 	l->iter.fd = -1;
-	l->iter.state = KATTACH_ITERATING;
+	l->iter.state = pin ? KATTACH_ITER_PINNED : KATTACH_ITERATING;
+	if (pin)
+		snprintf(l->iter.err, sizeof(l->iter.err), "%s", pin);
 	return 0;
 }
 
@@ -123,7 +126,7 @@ void kattach_iter_stop(struct kattach *l)
 
 enum kattach_iter_state kattach_iter_state(const struct kattach *l, char *err, size_t errlen)
 {
-	if (l->iter.state == KATTACH_ITER_FAILED && err)
+	if ((l->iter.state == KATTACH_ITER_FAILED || l->iter.state == KATTACH_ITER_PINNED) && err)
 		snprintf(err, errlen, "%s", l->iter.err);
 	return l->iter.state;
 }

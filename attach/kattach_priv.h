@@ -50,7 +50,7 @@ struct kattach {
 		unsigned char *buf;    /* bytes read, not yet handed over */
 		size_t len;
 		enum kattach_iter_state state;
-		char err[256];
+		char err[4096];        /* why it failed, or where it is pinned */
 	} iter;
 };
 

@@ -38,8 +38,10 @@ const struct kattach_unit *kattach_unit_of(enum attach_kind kind);
  * and k destroyed. */
 int kattach_add_link(struct kattach *l, struct bpf_link *k, char *err, size_t errlen);
 /* k is an iterator's link, kept as kattach_add_link keeps it: the run
- * reads it once the probes are attached (kattach_iter.c). */
-int kattach_add_iterator(struct kattach *l, struct bpf_link *k, char *err, size_t errlen);
+ * reads it once the probes are attached (kattach_iter.c), or, pinned
+ * at pin, ends there, saying so. */
+int kattach_add_iterator(struct kattach *l, struct bpf_link *k, char *err, size_t errlen,
+			 const char *pin);
 /* One more link of a probe that has one already (a perf event's CPUs
  * past the first): `Attaching N probes` counts probes. */
 void kattach_same_probe(struct kattach *l);

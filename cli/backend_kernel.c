@@ -17,7 +17,7 @@ struct kernel_backend {
 	const struct host_api *api;
 	struct kattach *l;
 	bool detached;
-	bool iter_failed; /* said so */
+	bool iter_said; /* said it failed, or where it is pinned */
 };
 
 static struct kernel_backend *kb(const struct backend *b)
@@ -108,19 +108,23 @@ static int64_t k_wait_ns(const struct backend *b)
 }
 
 /* An iterator's run ends the run when it has visited everything (or
- * could not), as exit() would. */
+ * could not), as exit() would; a pinned one at once, saying where. */
 static bool k_ending(struct backend *b)
 {
 	struct kernel_backend *k = kb(b);
-	char err[256];
+	char err[4096];
 	enum kattach_iter_state st = k->l ? k->api->kattach_iter_state(k->l, err, sizeof(err))
 					  : KATTACH_NO_ITER;
-	if (st == KATTACH_ITER_FAILED && !k->iter_failed) {
-		fprintf(stderr, "gpux: %s\n", err);
-		k->iter_failed = true;
-		b->r->rs.failed = 1;
+	if ((st == KATTACH_ITER_FAILED || st == KATTACH_ITER_PINNED) && !k->iter_said) {
+		if (st == KATTACH_ITER_PINNED) {
+			fprintf(b->r->out, "Program pinned to %s\n", err); /* bpftrace's words */
+		} else {
+			fprintf(stderr, "gpux: %s\n", err);
+			b->r->rs.failed = 1;
+		}
+		k->iter_said = true;
 	}
-	return st == KATTACH_ITER_DONE || st == KATTACH_ITER_FAILED;
+	return st == KATTACH_ITER_DONE || st == KATTACH_ITER_FAILED || st == KATTACH_ITER_PINNED;
 }
 
 #define LAST_DRAIN_MS 500

@@ -95,6 +95,7 @@ static const char *helper_name(int id)
 	case BPF_H_PROBE_READ_KERNEL_STR: return "bpf_probe_read_kernel_str";
 	case BPF_H_JIFFIES64: return "bpf_jiffies64";
 	case BPF_H_RINGBUF_OUTPUT: return "bpf_ringbuf_output";
+	case BPF_H_SEQ_PRINTF: return "bpf_seq_printf";
 	case BPF_H_SEQ_WRITE: return "bpf_seq_write";
 	case BPF_H_D_PATH: return "bpf_d_path";
 	case BPF_H_GET_ATTACH_COOKIE: return "bpf_get_attach_cookie";

@@ -27,15 +27,27 @@ static struct host_fmt *new_fmt(struct hctx *h)
 	return &o->fmts[o->nfmts++];
 }
 
-/* An iterator's records go to its seq file (what reading it returns):
- * the kernel runs the program only as fast as they are read. Each is
- * its length, then its bytes (attach/kattach_iter.c reads them). The
- * seq file is ctx->meta->seq, loaded directly: the helper takes only
- * the kernel's own pointer to it. */
-static void emit_seq(struct hctx *h, LLVMValueRef rec, unsigned size)
+/* An iterator's seq file (what reading it returns), ctx->meta->seq,
+ * loaded directly: its helpers take only the kernel's own pointer. */
+static LLVMValueRef seq_file(struct hctx *h)
 {
 	LLVMValueRef meta = LLVMBuildIntToPtr(h->b, hl_ctx_word(h, 0), h->ptr, "meta");
-	LLVMValueRef seq = LLVMBuildLoad2(h->b, h->i64, meta, "seq");
+	return LLVMBuildLoad2(h->b, h->i64, meta, "seq");
+}
+
+/* A pinned iterator runs when its file is read, gpux gone by then:
+ * only its printf() writes there, as text (seq_printf below). */
+static bool pinned(const struct hctx *h)
+{
+	return h->at && h->at->prov->attach == ATTACH_ITER && h->at->filter;
+}
+
+/* An iterator's records go to its seq file: the kernel runs the
+ * program only as fast as they are read. Each is its length, then its
+ * bytes (attach/kattach_iter.c reads them). */
+static void emit_seq(struct hctx *h, LLVMValueRef rec, unsigned size)
+{
+	LLVMValueRef seq = seq_file(h);
 	LLVMValueRef len = host_alloca(h, 8, "reclen");
 	LLVMBuildStore(h->b, host_const(h, size), len);
 	LLVMValueRef largs[] = { seq, len, host_const(h, 8) };
@@ -46,12 +58,123 @@ static void emit_seq(struct hctx *h, LLVMValueRef rec, unsigned size)
 
 static void emit(struct hctx *h, LLVMValueRef rec, unsigned size)
 {
+	if (pinned(h))
+		return; /* no one reads records there (sema refused what writes them) */
 	if (h->at && h->at->prov->attach == ATTACH_ITER) {
 		emit_seq(h, rec, size);
 		return;
 	}
 	LLVMValueRef args[] = { h->events, rec, host_const(h, size), host_const(h, 0) };
 	host_helper(h, BPF_H_RINGBUF_OUTPUT, h->i64, args, 4);
+}
+
+/* The kernel's bpf_seq_printf takes at most 12 arguments. */
+#define SEQ_ARGS 12
+
+/* One conversion of printf's format (s[i] is its '%') in the kernel's
+ * words into out at *o: flags and width as written, no precision; every
+ * integer 64 bits (ll); %p as bpftrace prints it, 0x and hex. The
+ * index past it, or 0 where the kernel has no such conversion. */
+static size_t seq_conversion(const char *s, size_t len, size_t i, char *out, size_t *o,
+			     char *conv)
+{
+	size_t j = i + 1, w0, w1;
+	while (j < len && strchr("-+ 0", s[j]))
+		j++;
+	w0 = i + 1;
+	while (j < len && s[j] >= '0' && s[j] <= '9')
+		j++;
+	w1 = j;
+	if (j < len && (s[j] == '.' || s[j] == '#'))
+		return 0;
+	static const char *const lengths[] = { "hh", "ll", "h", "l", "z", "j", "t" };
+	for (size_t k = 0; k < sizeof(lengths) / sizeof(lengths[0]); k++)
+		if (!strncmp(s + j, lengths[k], strlen(lengths[k]))) {
+			j += strlen(lengths[k]);
+			break;
+		}
+	if (j >= len || !strchr("diuxXcsp", s[j]))
+		return 0;
+	*conv = s[j];
+	if (*conv == 'p') {
+		memcpy(out + *o, "0x", 2);
+		*o += 2;
+	}
+	out[(*o)++] = '%';
+	memcpy(out + *o, s + w0, w1 - w0);
+	*o += w1 - w0;
+	if (strchr("diuxXp", *conv)) {
+		memcpy(out + *o, "ll", 2);
+		*o += 2;
+	}
+	out[(*o)++] = *conv == 'p' ? 'x' : *conv;
+	return j + 1;
+}
+
+/* A pinned iterator's printf(): the text, formatted by the kernel's
+ * bpf_seq_printf into the file its readers read. Each argument is 8
+ * bytes of the helper's array: an integer's value, a string's address
+ * (the kernel copies it). */
+static void seq_printf(struct hctx *h, struct node *call)
+{
+	struct node *fmt = call->u.call.args, *a = fmt->next;
+	const char *s = fmt->u.str.s;
+	size_t len = fmt->u.str.len, o = 0;
+	char *out = arena_alloc(&h->obj->arena, 3 * len + 8);
+	LLVMValueRef vals[SEQ_ARGS];
+	int n = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] != '%') {
+			out[o++] = s[i];
+			continue;
+		}
+		if (i + 1 < len && s[i + 1] == '%') {
+			out[o++] = '%';
+			out[o++] = '%';
+			i++;
+			continue;
+		}
+		char conv = 0;
+		size_t next = seq_conversion(s, len, i, out, &o, &conv);
+		if (!next) {
+			host_err(h, fmt, "a pinned iterator's printf() is the kernel's seq_printf: "
+				 "'%.*s...' has no conversion there (it takes flags, a width and "
+				 "d, i, u, x, X, c, s or p)", (int)(len - i < 6 ? len - i : 6), s + i);
+			return;
+		}
+		i = next - 1;
+		if (!a)
+			return; /* sema said so */
+		if (n == SEQ_ARGS) {
+			host_err(h, a, "a pinned iterator's printf() takes at most %d arguments "
+				 "(the kernel's seq_printf)", SEQ_ARGS);
+			return;
+		}
+		bool text = conv == 's';
+		if (text ? a->type.kind != TY_STR
+			 : a->type.kind != TY_INT && a->type.kind != TY_POINTER &&
+				   a->type.kind != TY_PTR) {
+			host_err(h, a, "a pinned iterator's printf() prints %s with the kernel's "
+				 "seq_printf: gpux, which formats other values, is not there when "
+				 "the file is read", text ? "strings" : "integers and addresses");
+			return;
+		}
+		struct hval v = hl_expr(h, a);
+		if (!v.v)
+			return;
+		vals[n++] = v.ssize ? LLVMBuildPtrToInt(h->b, v.v, h->i64, "") : v.v;
+		a = a->next;
+	}
+	out[o] = '\0';
+	LLVMValueRef data = LLVMConstNull(h->ptr);
+	if (n) {
+		data = host_alloca(h, 8 * (unsigned)n, "seqargs");
+		for (int k = 0; k < n; k++)
+			LLVMBuildStore(h->b, vals[k], host_gep(h, data, 8 * (unsigned)k));
+	}
+	LLVMValueRef args[] = { seq_file(h), hl_str_literal(h, out, o, (unsigned)o + 1),
+				host_const(h, o + 1), data, host_const(h, 8 * (unsigned)n) };
+	host_helper(h, BPF_H_SEQ_PRINTF, h->i64, args, 5);
 }
 
 static LLVMValueRef header(struct hctx *h, unsigned size, enum host_rec_kind kind,
@@ -304,6 +427,8 @@ void hl_call_stmt(struct hctx *h, struct node *call)
 			hl_kfunc_call(h, call);
 	} else if (!strcmp(name, "debugf")) {
 		debugf(h, call);
+	} else if (!strcmp(name, "printf") && pinned(h)) {
+		seq_printf(h, call);
 	} else if (!strcmp(name, "printf") || !strcmp(name, "cat") || !strcmp(name, "system")) {
 		struct host_fmt *f = rec_printf(h, a->u.str.s, a->next, call->u.call.nargs - 1);
 		if (f && name[0] != 'p')

@@ -294,6 +294,10 @@ void hl_prog_append(struct hctx *h, const struct host_prog *p);
  * other probes); -1 with a diagnostic when tracefs cannot say. */
 int hl_probe_tp(struct hctx *h, struct node *probe);
 LLVMValueRef hl_ctx_field(struct hctx *h, const struct node *n, unsigned *ssize);
+/* Where an iter: probe's iterator is pinned (/sys/fs/bpf/PIN for a
+ * relative PIN), or NULL: gpux runs it. Its printf() is the kernel's
+ * seq_printf then, and nothing else writes records. */
+const char *hl_iter_pin(struct hctx *h, const struct attach *at);
 /* The context's 8 bytes at off, loaded directly at the top of the
  * program (what the kernel checks as a context access). */
 LLVMValueRef hl_ctx_word(struct hctx *h, unsigned off);

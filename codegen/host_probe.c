@@ -84,6 +84,14 @@ static LLVMValueRef ctx_load(struct hctx *h, unsigned off, unsigned size)
 	return v;
 }
 
+const char *hl_iter_pin(struct hctx *h, const struct attach *at)
+{
+	if (!at->filter)
+		return NULL;
+	return at->filter[0] == '/' ? at->filter
+				    : arena_printf(&h->obj->arena, "/sys/fs/bpf/%s", at->filter);
+}
+
 LLVMValueRef hl_ctx_word(struct hctx *h, unsigned off)
 {
 	return ctx_load(h, off, 8);
@@ -720,6 +728,9 @@ static void register_prog(struct hctx *h, const struct node *an, const char *nam
 		hp.at.perf.config = at->events[0]->perf_config;
 		hp.at.perf.period = at->perf_count ? at->perf_count : at->interval_ns;
 		hp.at.perf.freq = at->interval_hz;
+		break;
+	case ATTACH_ITER:
+		hp.at.iter.pin = hl_iter_pin(h, at);
 		break;
 	default: /* the watchpoint's are set by host_watch.c */
 		break;

@@ -104,6 +104,25 @@ static const struct fn fns[] = {
 	  "the driver answers on the host; a cuda: probe can ask it" },
 };
 
+/* Calls whose work gpux does on a record the probe writes (printf's is
+ * the kernel's seq_printf in a pinned iterator). */
+static bool writes_records(const char *name)
+{
+	static const char *const w[] = { "print", "exit", "time", "cat", "system", "join",
+					 "clear", "zero", "unwatch" };
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (!strcmp(name, w[i]))
+			return true;
+	return false;
+}
+
+/* iter:KIND:PIN: the kernel runs it when the file is read. */
+static bool pinned_iterator(const struct tctx *c)
+{
+	const struct attach *at = &c->probe->u.probe.attach->u.attach;
+	return at->prov && at->prov->attach == ATTACH_ITER && at->filter;
+}
+
 static const struct fn *fn_find(const char *name)
 {
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
@@ -578,6 +597,14 @@ struct type check_call(struct tctx *c, struct node *call, bool map_value)
 	}
 	if (!check_nargs(c, call, fn->min, fn->max))
 		return fn->agg ? TYPE_AGG(fn->agg) : TYPE_NONE;
+	if (writes_records(name) && pinned_iterator(c)) {
+		struct diag *dg = terr(c, call->span, "%s() cannot be used in a pinned iterator",
+				       name);
+		diag_hint(dg, "it runs when its file is read, after gpux has ended: only "
+			  "printf() writes there (the kernel's seq_printf), and maps keep what "
+			  "it counts");
+		return fn->check(c, call, fn);
+	}
 	return fn->check(c, call, fn);
 }
 

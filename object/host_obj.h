@@ -110,6 +110,11 @@ struct host_prog {
 			unsigned type;
 			uint64_t config, period, freq;
 		} perf;
+		/* ATTACH_ITER: where its link is pinned (an absolute path),
+		 * or NULL: gpux runs it once and reads what it writes */
+		struct {
+			const char *pin;
+		} iter;
 	} at;
 };
 

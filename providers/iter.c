@@ -3,6 +3,8 @@
  * attached; the run ends when it has visited them all. ctx points to
  * the kernel's struct bpf_iter__NAME; attached and read by
  * providers/iter_attach.c. */
+#include <string.h>
+
 #include "provider.h"
 
 extern const struct provider_unit iter_unit;
@@ -29,18 +31,25 @@ static const struct event events[] = {
 		 "(struct vm_area_struct *)", 16),
 };
 
-/* iter:KIND, one kind (an iterator is run alone), without bpftrace's
- * :PIN: what the program writes is gpux's records, read by gpux */
+/* iter:KIND[:PIN], one kind (an iterator is run alone); PIN, a file
+ * under /sys/fs/bpf or an absolute path, keeps the iterator there for
+ * its readers, as bpftrace's does */
 static int resolve(struct spec *s)
 {
 	struct attach *at = &s->an->u.attach;
-	if (s->nparts == 3) {
-		struct diag *dg = spec_error(s, "gpux cannot pin an iterator to '%s'", s->parts[2]);
-		diag_hint(dg, "its output is gpux's own records, which only gpux reads: run "
-			  "iter:%s without ':%s'", s->parts[1], s->parts[2]);
+	if (s->nparts == 3 && !*s->parts[2]) {
+		spec_error(s, "iter:%s: the file to pin the iterator to is empty", s->parts[1]);
 		return -1;
 	}
-	if (spec_resolve_events(s))
+	if (s->nparts == 3 && (strstr(s->parts[2], "..") || s->parts[2][strlen(s->parts[2]) - 1] == '/')) {
+		spec_error(s, "iter:%s: '%s' does not name a file", s->parts[1], s->parts[2]);
+		return -1;
+	}
+	int n = s->nparts;
+	s->nparts = n == 3 ? 2 : n; /* the pin is no event filter */
+	int rc = spec_resolve_events(s);
+	s->nparts = n;
+	if (rc)
 		return -1;
 	if (at->nevents > 1) {
 		spec_error(s, "iter:%s names %d iterators: an iter probe runs one", s->parts[1],

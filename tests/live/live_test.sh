@@ -844,6 +844,30 @@ t_record_key_value() {
 		grep -q '^@n\[{.id=2,.kind=-3,.name=tail,.vals=\[7,-8,9\],.flag=200,' "$tmp/out" ||
 		{ cat "$tmp/out" "$tmp/err"; fail "records as keys and values"; }
 }
+# iter:KIND:PIN: the iterator pinned in the BPF file system, gpux gone;
+# each read of the file runs it, its printf() the kernel's seq_printf
+# (flags, widths, strings, %p as bpftrace prints it).
+t_iter_pinned() {
+	local fs=/sys/fs/bpf pin=gpux_live_$$
+	if ! grep -q " $fs bpf " /proc/mounts; then
+		mount -t bpf bpf "$fs" 2>/dev/null || { echo "SKIP: no BPF file system at $fs"; return 77; }
+	fi
+	iter_tgt
+	run 0 -e "iter:task:$pin /ctx->task->tgid == $p/ { printf(\"%s|%-6d|%5u|%x|%p|%c\n\",
+		ctx->task->comm, ctx->task->pid, 42, 255, 4096, 65); @calls = count(); }" || { iter_done; return 1; }
+	local want="Attaching 1 probe...
+Program pinned to $fs/$pin
+
+
+@calls: 0"
+	printf '%s\n' "$want" | diff -u - "$tmp/out" || { iter_done; rm -f "$fs/$pin"; fail "gpux's output"; return 1; }
+	local got
+	got=$(cat "$fs/$pin"; cat "$fs/$pin")
+	rm -f "$fs/$pin"
+	iter_done
+	[ "$got" = "$(printf 'probe_tgt|%-6d|   42|ff|0x1000|A\nprobe_tgt|%-6d|   42|ff|0x1000|A' "$p" "$p")" ] ||
+		{ printf '%s\n' "$got"; fail "the pinned iterator's text"; }
+}
 t_info() {
 	run 0 --info &&
 		grep -q '^Kernel helpers$' "$tmp/out" &&
