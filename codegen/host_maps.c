@@ -403,7 +403,7 @@ LLVMValueRef hl_map_key(struct hctx *h, struct hmap *hm, const struct node *m,
 		struct hval v = hl_expr(h, k0);
 		if (!v.v)
 			return NULL;
-		if (v.ssize == p->key_size)
+		if (v.ssize == p->keys[0].size && p->keys[0].size == p->key_size)
 			return v.v;
 		LLVMValueRef key = host_alloca(h, p->key_size, "key");
 		host_zero(h, key, p->key_size, 8);
