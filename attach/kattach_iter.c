@@ -6,6 +6,7 @@
  * runs the program only as fast as they are read, so none is lost,
  * however many objects there are. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -296,6 +296,11 @@ struct type sema_chk_signal(struct tctx *c, struct node *call, const struct fn *
 	if (!p || p->runner != RUNNER_KERNEL)
 		terr(c, call->span, "signal can not be used with \"%s\" probes",
 		     probe_name(c, pb, sizeof(pb)));
+	else if (p->attach == ATTACH_ITER) /* the current task is the one reading it */
+		diag_hint(terr(c, call->span, "signal can not be used with \"%s\" probes",
+			       probe_name(c, pb, sizeof(pb))),
+			  "an iterator runs in the task that reads it (gpux, or a pinned "
+			  "file's reader), not in the task it visits");
 	if (a->kind == N_STR) {
 		a->type = TYPE_STR;
 		if (sema_signal_number(a->u.str.s) < 0)

@@ -188,6 +188,11 @@ static int iterator_alone(struct pctx *c)
 	for (struct node *p = c->prog->probes; p; p = p->next)
 		for (struct node *a = p->u.probe.place ? p->u.probe.attach : NULL; a; a = a->next) {
 			const struct provider *pv = a->u.attach.prov;
+			/* its body is the iterator's alone (ctx is its record) */
+			if (pv->attach == ATTACH_ITER && p->u.probe.attach->next) {
+				diag_error(c->diags, a->span, "Only single iter attach point is allowed.");
+				return -1;
+			}
 			if (pv->attach == ATTACH_ITER && !iter)
 				iter = a;
 			else if (pv->attach == ATTACH_ITER || pv->runner != RUNNER_GPUX)
