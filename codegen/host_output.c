@@ -71,44 +71,31 @@ static void emit(struct hctx *h, LLVMValueRef rec, unsigned size)
 /* The kernel's bpf_seq_printf takes at most 12 arguments. */
 #define SEQ_ARGS 12
 
-/* One conversion of printf's format (s[i] is its '%') in the kernel's
- * words into out at *o: flags and width as written, no precision; every
- * integer 64 bits (ll); %p as bpftrace prints it, 0x and hex. The
- * index past it, or 0 where the kernel has no such conversion. */
+/* One conversion of printf's format (s[i] is its '%', as printf()
+ * reads it) in the kernel's words into out at *o: flags and width as
+ * written, no precision nor '#'; every integer 64 bits (ll); %p as
+ * bpftrace prints it, 0x and hex. The index past it, or 0 where the
+ * kernel has no such conversion. */
 static size_t seq_conversion(const char *s, size_t len, size_t i, char *out, size_t *o,
 			     char *conv)
 {
-	size_t j = i + 1, w0, w1;
-	while (j < len && strchr("-+ 0", s[j]))
-		j++;
-	w0 = i + 1;
-	while (j < len && s[j] >= '0' && s[j] <= '9')
-		j++;
-	w1 = j;
-	if (j < len && (s[j] == '.' || s[j] == '#'))
+	struct printf_spec sp = sema_printf_spec(s + i + 1, len - i - 1);
+	if (!sp.len || sp.alt || sp.precision || !strchr("diuxXcsp", sp.conv))
 		return 0;
-	static const char *const lengths[] = { "hh", "ll", "h", "l", "z", "j", "t" };
-	for (size_t k = 0; k < sizeof(lengths) / sizeof(lengths[0]); k++)
-		if (!strncmp(s + j, lengths[k], strlen(lengths[k]))) {
-			j += strlen(lengths[k]);
-			break;
-		}
-	if (j >= len || !strchr("diuxXcsp", s[j]))
-		return 0;
-	*conv = s[j];
+	*conv = sp.conv;
 	if (*conv == 'p') {
 		memcpy(out + *o, "0x", 2);
 		*o += 2;
 	}
 	out[(*o)++] = '%';
-	memcpy(out + *o, s + w0, w1 - w0);
-	*o += w1 - w0;
+	memcpy(out + *o, s + i + 1, sp.flags_width);
+	*o += sp.flags_width;
 	if (strchr("diuxXp", *conv)) {
 		memcpy(out + *o, "ll", 2);
 		*o += 2;
 	}
 	out[(*o)++] = *conv == 'p' ? 'x' : *conv;
-	return j + 1;
+	return i + 1 + sp.len;
 }
 
 /* A pinned iterator's printf(): the text, formatted by the kernel's

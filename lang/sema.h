@@ -38,5 +38,16 @@ int sema_reg_offset(const char *name);
 unsigned sema_pton(const char *s, unsigned char out[16]);
 /* The number of a signal named "SIGUSR1" or "USR1", or -1. */
 int sema_signal_number(const char *name);
+/* One printf conversion as printf() reads it, from just after its '%'
+ * in s (len bytes): its flags and width, whether it has the '#' flag or
+ * a precision, and its conversion character. len is how many bytes it
+ * takes (0: malformed, conv unset). */
+struct printf_spec {
+	size_t len;
+	size_t flags_width; /* the leading bytes of flags and width */
+	bool alt, precision;
+	char conv;
+};
+struct printf_spec sema_printf_spec(const char *s, size_t len);
 
 #endif

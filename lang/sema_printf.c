@@ -7,16 +7,17 @@
 
 enum want { WANT_INT, WANT_STR, WANT_PTR, WANT_BUF };
 
-/* Parse one conversion starting after '%'. Returns its length, and the
- * conversion character in *conv; 0 if malformed. */
-static size_t parse_spec(const char *s, size_t len, char *conv)
+struct printf_spec sema_printf_spec(const char *s, size_t len)
 {
+	struct printf_spec sp = { 0 };
 	size_t i = 0;
 	while (i < len && strchr("-+ #0", s[i]))
-		i++;
+		sp.alt |= s[i++] == '#';
 	while (i < len && s[i] >= '0' && s[i] <= '9')
 		i++;
+	sp.flags_width = i;
 	if (i < len && s[i] == '.') {
+		sp.precision = true;
 		i++;
 		while (i < len && s[i] >= '0' && s[i] <= '9')
 			i++;
@@ -30,9 +31,10 @@ static size_t parse_spec(const char *s, size_t len, char *conv)
 		}
 	}
 	if (i >= len)
-		return 0;
-	*conv = s[i];
-	return i + 1;
+		return sp;
+	sp.conv = s[i];
+	sp.len = i + 1;
+	return sp;
 }
 
 static bool conv_want(char conv, enum want *w)
@@ -120,8 +122,9 @@ void check_printf(struct tctx *c, struct node *call)
 			i++;
 			continue;
 		}
-		char conv = 0;
-		size_t n = parse_spec(s + i + 1, len - i - 1, &conv);
+		struct printf_spec sp = sema_printf_spec(s + i + 1, len - i - 1);
+		char conv = sp.conv;
+		size_t n = sp.len;
 		enum want w;
 		if (!n || !conv_want(conv, &w)) {
 			/* not a conversion: the '%' is text, as bpftrace 0.17
