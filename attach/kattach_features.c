@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <stddef.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "kattach.h"
@@ -43,8 +44,8 @@ static const struct {
 	{ KF_PROG, "perf_event", PROG, BPF_PROG_TYPE_PERF_EVENT },
 	{ KF_PROG, "struct_ops", PROG, BPF_PROG_TYPE_STRUCT_OPS },
 	{ KF_PROG, "iter:task", ITER, 0 },
-	{ KF_PROG, "iter:task_file", ITER, 1 },
-	{ KF_PROG, "iter:task_vma", ITER, 2 },
+	{ KF_PROG, "iter:task_file", ITER, 0 },
+	{ KF_PROG, "iter:task_vma", ITER, 0 },
 };
 
 /* kprobes and uprobes attach through the kernel's perf PMU of that name,
@@ -64,6 +65,17 @@ static bool pmu_attach(int which)
 	       access(events[which][1], F_OK) == 0;
 }
 
+/* Whether the kernel loads prog, a program of type t. */
+static bool loads(enum bpf_prog_type t, const struct bpf_insn *prog, size_t n,
+		  const struct bpf_prog_load_opts *o)
+{
+	int fd = bpf_prog_load(t, NULL, "GPL", prog, n, o);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 /* A counted loop: the verifier takes backward jumps from kernel 5.3. */
 static bool loops_load(void)
 {
@@ -73,20 +85,14 @@ static bool loops_load(void)
 		{ .code = BPF_JMP | BPF_JLT | BPF_K, .dst_reg = BPF_REG_0, .off = -2, .imm = 4 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", prog,
-			       sizeof(prog) / sizeof(prog[0]), NULL);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+	return loads(BPF_PROG_TYPE_KPROBE, prog, sizeof(prog) / sizeof(prog[0]), NULL);
 }
 
-/* An iterator program of that kind loads (the kernel has the iterator
- * and BTF to name it by). */
-static bool iter_loads(int which)
+/* An iterator program of kind ("iter:KIND", bpftrace's name for it)
+ * loads: the kernel has the iterator, and BTF to name it by. */
+static bool iter_loads(const char *name)
 {
-	static const char *const kinds[] = { "task", "task_file", "task_vma" };
-	int id = libbpf_find_vmlinux_btf_id(kinds[which], BPF_TRACE_ITER);
+	int id = libbpf_find_vmlinux_btf_id(name + strlen("iter:"), BPF_TRACE_ITER);
 	if (id <= 0)
 		return false;
 	const struct bpf_insn prog[] = {
@@ -95,12 +101,7 @@ static bool iter_loads(int which)
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_ITER,
 		    .attach_btf_id = (unsigned)id);
-	int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", prog,
-			       sizeof(prog) / sizeof(prog[0]), &o);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+	return loads(BPF_PROG_TYPE_TRACING, prog, sizeof(prog) / sizeof(prog[0]), &o);
 }
 
 int kattach_features(struct kattach_feature *out, int max)
@@ -125,7 +126,7 @@ int kattach_features(struct kattach_feature *out, int max)
 			yes = pmu_attach(checks[i].id);
 			break;
 		case ITER:
-			yes = iter_loads(checks[i].id);
+			yes = iter_loads(checks[i].name);
 			break;
 		case BTF_FUNC: /* the helper's function is in the kernel's BTF */
 			yes = libbpf_find_vmlinux_btf_id("bpf_d_path", BPF_TRACE_FENTRY) > 0;
