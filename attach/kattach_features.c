@@ -65,9 +65,10 @@ static bool pmu_attach(int which)
 	       access(events[which][1], F_OK) == 0;
 }
 
-/* Whether the kernel loads prog, a program of type t. */
+/* Whether the kernel loads prog, a program of type t (o not const: the
+ * guest's libbpf 1.4 takes it so). */
 static bool loads(enum bpf_prog_type t, const struct bpf_insn *prog, size_t n,
-		  const struct bpf_prog_load_opts *o)
+		  struct bpf_prog_load_opts *o)
 {
 	int fd = bpf_prog_load(t, NULL, "GPL", prog, n, o);
 	if (fd < 0)
